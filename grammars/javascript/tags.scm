@@ -1,0 +1,33 @@
+; JavaScript definitions and references (also inherited by TypeScript and TSX, so only node
+; types that all three grammars share appear here).
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(method_definition name: (property_identifier) @name) @definition.method
+(class_declaration name: (_) @name) @definition.class
+(class name: (_) @name) @definition.class
+
+; `const f = () => ..`, `let g = function () ..`
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+
+; Top-level constants (a function value above wins: the earliest pattern on a name wins).
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(program
+  (export_statement
+    declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+
+; `exports.f = function ..`, `Foo.prototype.bar = () => ..`
+(assignment_expression
+  left: (member_expression property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]) @definition.function
+
+(pair
+  key: (property_identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.function
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+(new_expression constructor: (identifier) @name) @reference.class
+(new_expression constructor: (member_expression property: (property_identifier) @name)) @reference.class

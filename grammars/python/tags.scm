@@ -1,0 +1,29 @@
+; Python definitions and references. Docstrings are read by the extractor from the first
+; statement of a body; functions inside a class become methods.
+
+(class_definition name: (identifier) @name) @definition.class
+(function_definition name: (identifier) @name) @definition.function
+
+; Module-level and class-level assignments.
+(module
+  (expression_statement
+    (assignment left: (identifier) @name) @definition.variable))
+(class_definition
+  body: (block
+    (expression_statement
+      (assignment left: (identifier) @name) @definition.field)))
+
+(call function: (identifier) @name) @reference.call
+(call function: (attribute attribute: (identifier) @name)) @reference.call
+
+; Base classes.
+(class_definition
+  superclasses: (argument_list
+    [
+      (identifier) @name
+      (attribute attribute: (identifier) @name)
+    ] @reference.class))
+
+; Annotations.
+(type (identifier) @name @reference.type)
+(type (attribute attribute: (identifier) @name) @reference.type)

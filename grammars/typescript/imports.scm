@@ -1,0 +1,3 @@
+; inherits: javascript
+; `import x = require("y")`
+(import_alias (identifier) @import.alias (nested_identifier) @import.path) @import

@@ -1,0 +1,108 @@
+//! clap definitions: the command names and flags users and scripts rely on.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "ken", version, about = "Index a codebase and find what matters for a task")]
+pub struct Cli {
+    /// Less output on stderr (errors only).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More output on stderr (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+impl Cli {
+    pub fn verbosity(&self) -> &'static str {
+        match (self.quiet, self.verbose) {
+            (true, _) => "error",
+            (false, 0) => "warn",
+            (false, 1) => "info",
+            (false, 2) => "debug",
+            _ => "trace",
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build or inspect the index.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Find definitions by name or qualified name (exact, then case-insensitive, then prefix).
+    Symbol(SymbolArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Index a repository (incremental: unchanged files are not parsed again).
+    Build(BuildArgs),
+    /// What the index holds and what changed in the working tree since it was built.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexLocation {
+    /// Where the index lives (default: <repo>/.kenning).
+    #[arg(long, value_name = "DIR")]
+    pub index_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Repository root.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub threads: usize,
+    /// Skip files larger than this many bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub max_file_size: Option<u64>,
+    /// Follow symbolic links (loops are detected and reported).
+    #[arg(long)]
+    pub follow_symlinks: bool,
+    /// Ignore the previous index and parse every file.
+    #[arg(long)]
+    pub full: bool,
+    /// Print the build report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Repository root (default: found upwards from the current folder).
+    pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    /// List every skipped file and diagnostic, not only counts.
+    #[arg(long)]
+    pub details: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SymbolArgs {
+    /// A name (`register_hook`), a qualified name (`requests.models.Request.register_hook`,
+    /// `Request.register_hook`, `grep::Searcher::new`) or a prefix.
+    pub name: String,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    /// At most this many results.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,100 @@
+//! Runs a parsed command line.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use super::args::{BuildArgs, Cli, Command, IndexCommand, StatusArgs, SymbolArgs};
+use super::progress::ProgressBars;
+use super::render;
+use crate::index::{Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SymbolLookup, WalkConfig, WorkingTreeDiff};
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let quiet = cli.quiet;
+    match cli.command {
+        Command::Index(IndexCommand::Build(a)) => build(a, quiet),
+        Command::Index(IndexCommand::Status(a)) => status(a),
+        Command::Symbol(a) => symbol(a),
+    }
+}
+
+fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
+    let mut walk = WalkConfig::default();
+    if let Some(n) = a.max_file_size {
+        walk.max_file_size = n;
+    }
+    walk.follow_symlinks = a.follow_symlinks;
+    let config = IndexConfig { walk, index_dir: a.location.index_dir, threads: a.threads, full: a.full };
+    let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
+    let builder = IndexBuilder::new(&a.path, &config, &progress)
+        .with_context(|| format!("cannot index {}", a.path.display()))?;
+    let report = builder.build().with_context(|| format!("indexing {} failed", builder.root().display()))?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        render::build_report(&mut out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The repository root and index folder: explicit, or found upwards from `start` like git.
+fn locate(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<(PathBuf, PathBuf)> {
+    let start = match start {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let start = start.canonicalize().with_context(|| format!("{} does not exist", start.display()))?;
+    if let Some(dir) = index_dir {
+        return Ok((start, dir));
+    }
+    let found = start.ancestors().find(|d| d.join(".kenning").join("FORMAT").is_file());
+    match found {
+        Some(root) => Ok((root.to_path_buf(), root.join(".kenning"))),
+        None => anyhow::bail!(
+            "no index found at {} or above it; run `ken index build {}` first",
+            start.display(),
+            start.display()
+        ),
+    }
+}
+
+fn status(a: StatusArgs) -> Result<ExitCode> {
+    let (root, dir) = locate(a.path.as_deref(), a.location.index_dir)?;
+    let snapshot = IndexSnapshot::open(&dir)?;
+    let diff = WorkingTreeDiff::compute(&root, &snapshot)
+        .with_context(|| format!("comparing {} with its index", root.display()))?;
+    let view = render::StatusView::new(&root, &snapshot, &diff);
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &view)?;
+        writeln!(out)?;
+    } else {
+        render::status(&mut out, &view, a.details)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn symbol(a: SymbolArgs) -> Result<ExitCode> {
+    let (root, dir) = locate(a.repo.as_deref(), a.location.index_dir)?;
+    let snapshot = IndexSnapshot::open(&dir)?;
+    let lookup = SymbolLookup::new(&snapshot)?;
+    let mut hits = lookup.find(&a.name)?;
+    let total = hits.len();
+    hits.truncate(a.limit);
+    let diff = WorkingTreeDiff::compute(&root, &snapshot).ok();
+    let coverage = Coverage::of(&snapshot, diff.as_ref());
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let v = serde_json::json!({ "query": a.name, "total": total, "hits": hits, "coverage": coverage });
+        serde_json::to_writer_pretty(&mut out, &v)?;
+        writeln!(out)?;
+    } else {
+        render::symbol_hits(&mut out, &hits, total)?;
+    }
+    render::coverage_note(&coverage, hits.is_empty(), &a.name);
+    Ok(if hits.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

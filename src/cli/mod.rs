@@ -1,0 +1,10 @@
+//! Command line: clap arguments -> configs -> the library; output rendering. The only layer
+//! that prints (results to stdout, progress and logs to stderr).
+
+mod args;
+mod commands;
+mod progress;
+mod render;
+
+pub use args::Cli;
+pub use commands::run;

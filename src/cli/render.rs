@@ -1,0 +1,175 @@
+//! Human-readable output. Stable, sorted, repository-relative.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::index::{BuildReport, Coverage, IndexSnapshot, Manifest, SkippedFile, SymbolHit, WorkingTreeDiff};
+use crate::symbols::Diagnostic;
+
+pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
+    let m = &r.manifest;
+    let s = &m.summary;
+    let st = &m.stats;
+    writeln!(
+        out,
+        "indexed {} files ({} lines) in {:.2}s: {} parsed, {} unchanged, {} removed{}",
+        s.files,
+        s.lines,
+        st.total_ms as f64 / 1000.0,
+        st.parsed,
+        st.reused,
+        st.removed,
+        if st.full { " (full build)" } else { "" }
+    )?;
+    let langs: Vec<String> = s.by_language.iter().map(|(l, x)| format!("{l} {}", x.files)).collect();
+    writeln!(out, "languages: {}", langs.join(", "))?;
+    let kinds: Vec<String> = s.symbols_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    writeln!(out, "symbols: {}", kinds.join(", "))?;
+    writeln!(out, "skipped: {}", counts(&s.skipped_by_reason))?;
+    writeln!(out, "files with parse errors: {}", s.files_with_diagnostics)?;
+    writeln!(out, "index: {} (generation {})", r.index_dir.display(), m.generation)
+}
+
+fn counts(m: &BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The data behind `ken index status`, also its JSON form.
+#[derive(Serialize)]
+pub struct StatusView<'a> {
+    pub root: String,
+    pub index_dir: String,
+    pub generation: u64,
+    pub ken_version: &'a str,
+    pub created_unix_ms: u64,
+    pub age_secs: u64,
+    pub summary: &'a crate::index::Summary,
+    pub last_build: &'a crate::index::BuildStats,
+    pub skipped: &'a [SkippedFile],
+    pub unsupported_by_extension: &'a BTreeMap<String, u64>,
+    pub diagnostics: Vec<FileDiagnostics<'a>>,
+    pub working_tree: &'a WorkingTreeDiff,
+}
+
+#[derive(Serialize)]
+pub struct FileDiagnostics<'a> {
+    pub path: &'a str,
+    pub diagnostics: &'a [Diagnostic],
+}
+
+impl<'a> StatusView<'a> {
+    pub fn new(root: &Path, s: &'a IndexSnapshot, diff: &'a WorkingTreeDiff) -> Self {
+        let m: &Manifest = &s.manifest;
+        StatusView {
+            root: root.display().to_string(),
+            index_dir: s.index_dir().display().to_string(),
+            generation: s.generation(),
+            ken_version: &m.ken_version,
+            created_unix_ms: m.created_unix_ms,
+            age_secs: Coverage::of(s, None).index_age_secs,
+            summary: &m.summary,
+            last_build: &m.stats,
+            skipped: &s.table.skipped,
+            unsupported_by_extension: &s.table.unsupported_by_extension,
+            diagnostics: s
+                .table
+                .files
+                .iter()
+                .filter(|f| !f.diagnostics.is_empty())
+                .map(|f| FileDiagnostics { path: f.path.as_str(), diagnostics: &f.diagnostics })
+                .collect(),
+            working_tree: diff,
+        }
+    }
+}
+
+pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result<()> {
+    let s = v.summary;
+    writeln!(out, "index {} (generation {}, built {} ago by ken {})", v.index_dir, v.generation, age(v.age_secs), v.ken_version)?;
+    writeln!(out, "{} files, {} lines, {} bytes", s.files, s.lines, s.bytes)?;
+    writeln!(out, "\nfiles by language:")?;
+    for (l, x) in &s.by_language {
+        writeln!(out, "  {l:<12} {:>8} files {:>10} lines", x.files, x.lines)?;
+    }
+    writeln!(out, "\nsymbols by kind:")?;
+    for (k, n) in &s.symbols_by_kind {
+        writeln!(out, "  {k:<12} {n:>8}")?;
+    }
+    writeln!(out, "  {:<12} {:>8}\n  {:<12} {:>8}", "references", s.references, "imports", s.imports)?;
+    writeln!(out, "\nskipped: {}", counts(&s.skipped_by_reason))?;
+    let shown = if details { v.skipped.len() } else { v.skipped.len().min(10) };
+    for f in &v.skipped[..shown] {
+        writeln!(out, "  {:<20} {}{}", f.reason.as_str(), f.path, f.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())?;
+    }
+    if shown < v.skipped.len() {
+        writeln!(out, "  ... {} more (--details lists all)", v.skipped.len() - shown)?;
+    }
+    writeln!(out, "\nfiles with parse errors: {}", s.files_with_diagnostics)?;
+    let shown = if details { v.diagnostics.len() } else { v.diagnostics.len().min(10) };
+    for f in &v.diagnostics[..shown] {
+        for d in f.diagnostics {
+            writeln!(out, "  {}:{}: {}", f.path, d.line, d.message)?;
+        }
+    }
+    if shown < v.diagnostics.len() {
+        writeln!(out, "  ... {} more (--details lists all)", v.diagnostics.len() - shown)?;
+    }
+    let wt = v.working_tree;
+    if wt.is_clean() {
+        writeln!(out, "\nworking tree: up to date with the index")?;
+    } else {
+        writeln!(out, "\nworking tree: {} changed, {} added, {} removed since the build (run `ken index build`)", wt.changed.len(), wt.added.len(), wt.removed.len())?;
+        for (tag, list) in [("changed", &wt.changed), ("added", &wt.added), ("removed", &wt.removed)] {
+            let n = if details { list.len() } else { list.len().min(20) };
+            for p in &list[..n] {
+                writeln!(out, "  {tag:<8} {p}")?;
+            }
+            if n < list.len() {
+                writeln!(out, "  {tag:<8} ... {} more", list.len() - n)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn age(secs: u64) -> String {
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+pub fn symbol_hits(out: &mut impl Write, hits: &[SymbolHit], total: usize) -> io::Result<()> {
+    for h in hits {
+        writeln!(out, "{:<9} {}  {}:{}", h.kind.as_str(), h.qualified_name, h.path, h.line)?;
+        if !h.signature.is_empty() {
+            writeln!(out, "          {}", h.signature)?;
+        }
+    }
+    if total > hits.len() {
+        writeln!(out, "... {} more (--limit)", total - hits.len())?;
+    }
+    Ok(())
+}
+
+/// Coverage goes to stderr so stdout stays pure results; an empty answer always says why.
+pub fn coverage_note(c: &Coverage, empty: bool, query: &str) {
+    let stale = match c.stale {
+        Some(0) => "index up to date".to_string(),
+        Some(n) => format!("{n} files changed since the build; run `ken index build`"),
+        None => "staleness unknown".to_string(),
+    };
+    if empty {
+        eprintln!("no definition matches {query:?} ({} files indexed, {} skipped, {} with parse errors; {stale})", c.files_indexed, c.files_skipped, c.files_with_errors);
+    } else if c.stale.unwrap_or(0) > 0 {
+        eprintln!("note: {stale}");
+    }
+}

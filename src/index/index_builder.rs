@@ -1,0 +1,397 @@
+//! `IndexBuilder`: one build, full or incremental, committed as a new generation.
+//!
+//! Incremental rule: a file whose size and mtime match the previous record (and whose mtime is
+//! older than the previous build's start) is reused without being read; otherwise it is read
+//! and hashed, and parsed only if the hash changed. New records go to one new segment; when
+//! more than half of the referenced segment slots are dead, or there are too many segments,
+//! all live records are rewritten into one segment.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use rayon::prelude::*;
+
+use super::manifest::FORMAT_NAME;
+use super::repo_walker::Candidate;
+use super::{
+    BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
+    LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
+};
+use crate::lang::LanguageRegistry;
+use crate::parse::{FileParser, ModulePaths};
+use crate::symbols::{FileSymbols, SymbolKind};
+
+/// Compact when more segments than this are referenced.
+const MAX_SEGMENTS: usize = 16;
+/// Bytes inspected for NUL to call a file binary (git's heuristic).
+const BINARY_PROBE: usize = 8000;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildReport {
+    pub index_dir: PathBuf,
+    pub manifest: Manifest,
+}
+
+pub struct IndexBuilder<'a> {
+    root: PathBuf,
+    config: &'a IndexConfig,
+    observer: &'a dyn BuildObserver,
+}
+
+/// What happened to one candidate file.
+enum Outcome {
+    Reused(FileRecord),
+    Parsed(FileRecord, FileSymbols),
+    Skipped(SkippedFile),
+}
+
+struct Previous {
+    generation: u64,
+    manifest: Manifest,
+    table: FileTable,
+}
+
+impl<'a> IndexBuilder<'a> {
+    pub fn new(root: &Path, config: &'a IndexConfig, observer: &'a dyn BuildObserver) -> Result<Self, IndexError> {
+        let root = root.canonicalize().map_err(IndexError::io(root))?;
+        if !root.is_dir() {
+            return Err(IndexError::NotADirectory(root));
+        }
+        Ok(IndexBuilder { root, config, observer })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn build(&self) -> Result<BuildReport, IndexError> {
+        let t0 = Instant::now();
+        let registry = LanguageRegistry::builtin()?;
+        let index_dir = self.config.index_dir_for(&self.root);
+        let store = IndexStore::new(&index_dir);
+        store.prepare()?;
+        let _lock = store.lock()?;
+        let previous = if self.config.full { None } else { load_previous(&store, registry)? };
+        let build_started = now_ns();
+
+        let _walk_span = tracing::info_span!("index.walk").entered();
+        self.observer.phase("walk", 0);
+        let exclude = index_dir.canonicalize().ok();
+        let walked = RepoWalker::new(&self.root, &self.config.walk, registry, exclude).walk();
+        self.observer.finish_phase();
+        drop(_walk_span);
+        let t_walk = t0.elapsed();
+
+        let _parse_span = tracing::info_span!("index.parse", files = walked.candidates.len()).entered();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.config.threads)
+            .build()
+            .map_err(|e| IndexError::ThreadPool(e.to_string()))?;
+        let threads = pool.current_num_threads();
+        self.observer.phase("parse", walked.candidates.len() as u64);
+        let outcomes: Vec<Outcome> = pool.install(|| {
+            walked
+                .candidates
+                .par_iter()
+                .map_init(FileParser::new, |parser, c| {
+                    let prev = previous.as_ref().and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
+                    let out = self.classify(c, prev, registry, parser);
+                    self.observer.advance(1);
+                    out
+                })
+                .collect()
+        });
+        self.observer.finish_phase();
+        drop(_parse_span);
+        let t_parse = t0.elapsed();
+
+        let _write_span = tracing::info_span!("index.write").entered();
+        self.observer.phase("write", 0);
+        let mut skipped = walked.skipped;
+        let mut records = Vec::with_capacity(outcomes.len());
+        let mut fresh: Vec<FileSymbols> = Vec::new();
+        let (mut parsed, mut reused) = (0u64, 0u64);
+        let next_segment = previous
+            .as_ref()
+            .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())
+            .unwrap_or(1);
+        for o in outcomes {
+            match o {
+                Outcome::Reused(r) => {
+                    reused += 1;
+                    records.push(r);
+                }
+                Outcome::Parsed(mut r, s) => {
+                    parsed += 1;
+                    r.segment = next_segment;
+                    r.slot = fresh.len() as u32;
+                    fresh.push(s);
+                    records.push(r);
+                }
+                Outcome::Skipped(s) => skipped.push(s),
+            }
+        }
+        skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
+        let prev_segments = previous.as_ref().map(|p| p.manifest.segments.as_slice()).unwrap_or(&[]);
+        let (segments, compacted) = self.write_segments(&store, prev_segments, next_segment, &mut records, fresh)?;
+
+        let modules = ModulePaths::new(records.iter().map(|r| (&r.path, r.language.as_str())), &walked.layout);
+        for r in &mut records {
+            r.module = modules.module_of(&r.path, &r.language, r.package.as_deref());
+        }
+        let removed = previous
+            .as_ref()
+            .map(|p| p.table.files.iter().filter(|f| records.binary_search_by(|r| r.path.cmp(&f.path)).is_err()).count())
+            .unwrap_or(0) as u64;
+        let table = FileTable { files: records, skipped, unsupported_by_extension: walked.unsupported_by_extension };
+        let generation = previous.as_ref().map(|p| p.generation + 1).unwrap_or(1);
+        let mut manifest = Manifest {
+            format: FORMAT_NAME.to_string(),
+            version: FORMAT_VERSION,
+            generation,
+            ken_version: env!("CARGO_PKG_VERSION").to_string(),
+            extractor: registry.fingerprint().to_string(),
+            created_unix_ms: (now_ns() / 1_000_000) as u64,
+            build_started_unix_ns: build_started,
+            walk: self.config.walk.clone(),
+            summary: summarize(&table),
+            segments,
+            parts: BTreeMap::new(),
+            stats: BuildStats {
+                full: previous.is_none(),
+                parsed,
+                reused,
+                removed,
+                compacted,
+                threads,
+                walk_ms: t_walk.as_millis() as u64,
+                parse_ms: (t_parse - t_walk).as_millis() as u64,
+                write_ms: 0,
+                total_ms: 0,
+            },
+        };
+        manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
+        manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
+        store.commit(&manifest, &table)?;
+        let keep: Vec<u64> = std::iter::once(generation).chain(previous.as_ref().map(|p| p.generation)).collect();
+        store.collect_garbage(&keep);
+        self.observer.finish_phase();
+        Ok(BuildReport { index_dir, manifest })
+    }
+
+    fn classify(
+        &self,
+        c: &Candidate,
+        prev: Option<(&FileRecord, &Previous)>,
+        registry: &LanguageRegistry,
+        parser: &mut FileParser,
+    ) -> Outcome {
+        if let Some((r, p)) = prev {
+            let racy = c.mtime_ns >= p.manifest.build_started_unix_ns;
+            if r.size == c.size && r.mtime_ns == c.mtime_ns && !racy {
+                return Outcome::Reused(r.clone());
+            }
+        }
+        let bytes = match std::fs::read(&c.abs) {
+            Ok(b) => b,
+            Err(e) => return skip(c, SkipReason::Unreadable, e.to_string()),
+        };
+        if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
+            return skip(c, SkipReason::Binary, "NUL byte in the first 8 KiB".into());
+        }
+        if let Some(detail) = minified(&bytes, &self.config.walk) {
+            return skip(c, SkipReason::Minified, detail);
+        }
+        let hash = *blake3::hash(&bytes).as_bytes();
+        if let Some((r, _)) = prev.filter(|(r, _)| r.hash == hash) {
+            return Outcome::Reused(FileRecord { size: c.size, mtime_ns: c.mtime_ns, ..r.clone() });
+        }
+        let Some(spec) = registry.languages().get(c.language) else {
+            return skip(c, SkipReason::UnsupportedLanguage, "language vanished from registry".into());
+        };
+        let symbols = parser.parse(spec, &bytes);
+        let record = FileRecord {
+            path: c.path.clone(),
+            language: spec.name.clone(),
+            size: bytes.len() as u64,
+            mtime_ns: c.mtime_ns,
+            hash,
+            lines: count_lines(&bytes),
+            module: String::new(),
+            package: symbols.package.clone(),
+            symbol_counts: count_kinds(&symbols),
+            references: symbols.references.len() as u32,
+            imports: symbols.imports.len() as u32,
+            diagnostics: symbols.diagnostics.clone(),
+            segment: 0,
+            slot: 0,
+        };
+        Outcome::Parsed(record, symbols)
+    }
+
+    /// Writes the new segment, or compacts everything into it; fixes records' slots.
+    fn write_segments(
+        &self,
+        store: &IndexStore,
+        prev: &[SegmentInfo],
+        new_id: u32,
+        records: &mut [FileRecord],
+        fresh: Vec<FileSymbols>,
+    ) -> Result<(Vec<SegmentInfo>, bool), IndexError> {
+        let mut live: BTreeMap<u32, u32> = BTreeMap::new();
+        for r in records.iter().filter(|r| r.segment != new_id) {
+            *live.entry(r.segment).or_default() += 1;
+        }
+        let referenced: Vec<&SegmentInfo> = prev.iter().filter(|s| live.contains_key(&s.id)).collect();
+        let total: u64 = referenced.iter().map(|s| u64::from(s.slots)).sum::<u64>() + fresh.len() as u64;
+        let live_total = records.len() as u64;
+        let segment_count = referenced.len() + usize::from(!fresh.is_empty());
+        let compact = (total > 0 && (total - live_total) * 2 > total) || segment_count > MAX_SEGMENTS;
+        if !compact {
+            let mut out: Vec<SegmentInfo> = referenced.into_iter().cloned().collect();
+            if !fresh.is_empty() {
+                let refs: Vec<&FileSymbols> = fresh.iter().collect();
+                out.push(store.write_segment(new_id, &refs)?);
+            }
+            return Ok((out, false));
+        }
+        let _span = tracing::info_span!("index.compact", segments = referenced.len()).entered();
+        let loaded: HashMap<u32, Vec<FileSymbols>> = referenced
+            .par_iter()
+            .map(|s| store.read_segment(s).map(|v| (s.id, v)))
+            .collect::<Result<_, _>>()?;
+        let mut all: Vec<&FileSymbols> = Vec::with_capacity(records.len());
+        for r in records.iter_mut() {
+            let src = if r.segment == new_id { fresh.get(r.slot as usize) } else { loaded.get(&r.segment).and_then(|v| v.get(r.slot as usize)) };
+            let Some(s) = src else {
+                return Err(IndexError::Corrupt {
+                    path: store.dir().join("segments"),
+                    detail: format!("segment {} has no slot {} for {}", r.segment, r.slot, r.path),
+                });
+            };
+            r.segment = new_id;
+            r.slot = all.len() as u32;
+            all.push(s);
+        }
+        Ok((vec![store.write_segment(new_id, &all)?], true))
+    }
+}
+
+fn load_previous(store: &IndexStore, registry: &LanguageRegistry) -> Result<Option<Previous>, IndexError> {
+    if !store.check_format()? {
+        return Ok(None);
+    }
+    let Some(generation) = store.current()? else { return Ok(None) };
+    let manifest = match store.read_manifest(generation) {
+        Ok(m) => m,
+        Err(IndexError::NewerFormat { .. } | IndexError::Foreign { .. }) | Err(IndexError::Corrupt { .. }) => {
+            tracing::warn!("previous index generation unreadable; rebuilding from scratch");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    if manifest.version != FORMAT_VERSION || manifest.extractor != registry.fingerprint() {
+        tracing::info!("extractor or format changed; rebuilding from scratch");
+        return Ok(None);
+    }
+    let table = store.read_file_table(generation)?;
+    Ok(Some(Previous { generation, manifest, table }))
+}
+
+fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {
+    Outcome::Skipped(SkippedFile { path: c.path.to_string(), reason, detail: Some(detail) })
+}
+
+/// `Some(reason)` when the content looks minified or generated: a very long line, or long
+/// lines on average in a file of some size.
+fn minified(bytes: &[u8], cfg: &super::WalkConfig) -> Option<String> {
+    let mut longest = 0usize;
+    let mut lines = 0usize;
+    for line in bytes.split(|&b| b == b'\n') {
+        longest = longest.max(line.len());
+        lines += 1;
+    }
+    if longest > cfg.max_line_length {
+        return Some(format!("a line of {longest} bytes"));
+    }
+    let average = bytes.len() / lines.max(1);
+    (bytes.len() > 4096 && average > cfg.max_average_line_length).then(|| format!("average line of {average} bytes"))
+}
+
+fn count_lines(bytes: &[u8]) -> u32 {
+    let n = bytes.iter().filter(|&&b| b == b'\n').count() + usize::from(bytes.last().is_some_and(|&b| b != b'\n'));
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn count_kinds(s: &FileSymbols) -> BTreeMap<SymbolKind, u32> {
+    let mut m = BTreeMap::new();
+    for d in &s.definitions {
+        *m.entry(d.kind).or_default() += 1;
+    }
+    m
+}
+
+fn summarize(table: &FileTable) -> Summary {
+    let mut s = Summary::default();
+    for r in &table.files {
+        s.files += 1;
+        s.lines += u64::from(r.lines);
+        s.bytes += r.size;
+        let l: &mut LanguageSummary = s.by_language.entry(r.language.clone()).or_default();
+        l.files += 1;
+        l.lines += u64::from(r.lines);
+        l.bytes += r.size;
+        for (k, n) in &r.symbol_counts {
+            *s.symbols_by_kind.entry(k.as_str().to_string()).or_default() += u64::from(*n);
+        }
+        s.references += u64::from(r.references);
+        s.imports += u64::from(r.imports);
+        if !r.diagnostics.is_empty() {
+            s.files_with_diagnostics += 1;
+        }
+        let mut kinds: Vec<_> = r.diagnostics.iter().map(|d| d.kind).collect();
+        kinds.dedup();
+        for k in kinds {
+            let key = serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            *s.diagnostics_by_kind.entry(key).or_default() += 1;
+        }
+    }
+    for k in &table.skipped {
+        *s.skipped_by_reason.entry(k.reason.as_str().to_string()).or_default() += 1;
+    }
+    let unsupported: u64 = table.unsupported_by_extension.values().sum();
+    if unsupported > 0 {
+        s.skipped_by_reason.insert(SkipReason::UnsupportedLanguage.as_str().to_string(), unsupported);
+    }
+    s
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minified_detection_uses_line_lengths() {
+        let cfg = super::super::WalkConfig::default();
+        assert!(minified(b"fn main() {}\n", &cfg).is_none());
+        let long = vec![b'a'; 20_000];
+        assert!(minified(&long, &cfg).is_some());
+        let avg: Vec<u8> = (0..20).flat_map(|_| { let mut l = vec![b'x'; 600]; l.push(b'\n'); l }).collect();
+        assert!(minified(&avg, &cfg).is_some());
+    }
+
+    #[test]
+    fn lines_are_counted_with_or_without_final_newline() {
+        assert_eq!(count_lines(b""), 0);
+        assert_eq!(count_lines(b"a\nb"), 2);
+        assert_eq!(count_lines(b"a\nb\n"), 2);
+    }
+}

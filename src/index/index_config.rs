@@ -1,0 +1,76 @@
+//! Knobs of a build, with their defaults decided here and nowhere else.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What the walker visits. Stored in the manifest so `ken index status` compares the working
+/// tree under the same rules the build used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalkConfig {
+    /// Files larger than this are skipped (`too-large`).
+    pub max_file_size: u64,
+    /// A file with a line longer than this is skipped as minified.
+    pub max_line_length: usize,
+    /// A file whose average line is longer than this (over 4 KiB) is skipped as minified.
+    pub max_average_line_length: usize,
+    pub follow_symlinks: bool,
+    /// Folder names skipped anywhere in the tree (vendored code, caches, build output).
+    pub skip_dirs: Vec<String>,
+}
+
+impl Default for WalkConfig {
+    fn default() -> Self {
+        WalkConfig {
+            max_file_size: 1024 * 1024,
+            max_line_length: 10_000,
+            max_average_line_length: 400,
+            follow_symlinks: false,
+            skip_dirs: [
+                "node_modules",
+                "bower_components",
+                "jspm_packages",
+                "vendor",
+                "__pycache__",
+                "site-packages",
+                ".tox",
+                ".nox",
+                ".venv",
+                "venv",
+                ".mypy_cache",
+                ".pytest_cache",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct IndexConfig {
+    pub walk: WalkConfig,
+    /// Where the index lives; `None` is `<root>/.kenning`.
+    pub index_dir: Option<PathBuf>,
+    /// Worker threads; 0 is one per core.
+    pub threads: usize,
+    /// Ignore the previous generation and parse everything.
+    pub full: bool,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            walk: WalkConfig::default(),
+            index_dir: None,
+            threads: 0,
+            full: false,
+        }
+    }
+}
+
+impl IndexConfig {
+    /// The index folder for a repository root.
+    pub fn index_dir_for(&self, root: &std::path::Path) -> PathBuf {
+        self.index_dir.clone().unwrap_or_else(|| root.join(".kenning"))
+    }
+}

@@ -1,0 +1,40 @@
+//! Errors of the index layer. Messages are lowercase and name the path they concern.
+
+use std::path::PathBuf;
+
+use crate::lang::LangError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("no index at {0}; run `ken index build` first")]
+    NoIndex(PathBuf),
+    #[error("{dir} is not a kenning index ({detail}); refusing to use it")]
+    Foreign { dir: PathBuf, detail: String },
+    #[error(
+        "the index at {dir} has format version {found}, newer than this ken supports ({supported}); upgrade ken or delete the folder"
+    )]
+    NewerFormat { dir: PathBuf, found: u32, supported: u32 },
+    #[error("another `ken index build` is running on {dir} ({holder}); wait for it to finish")]
+    Locked { dir: PathBuf, holder: String },
+    #[error("index file {path} is corrupt: {detail}")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Lang(#[from] LangError),
+    #[error("building the thread pool: {0}")]
+    ThreadPool(String),
+}
+
+impl IndexError {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IndexError {
+        let path = path.into();
+        move |source| IndexError::Io { path, source }
+    }
+}

@@ -1,0 +1,92 @@
+//! `IndexSnapshot`: a committed generation opened for reading. Takes no lock; a build running
+//! meanwhile writes a new generation and never touches this one.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::{FileTable, IndexError, IndexStore, Manifest};
+use crate::symbols::{FileId, FileSymbols};
+
+#[derive(Debug)]
+pub struct IndexSnapshot {
+    store: IndexStore,
+    generation: u64,
+    pub manifest: Manifest,
+    pub table: FileTable,
+}
+
+impl IndexSnapshot {
+    /// Opens the current generation of the index in `index_dir`.
+    pub fn open(index_dir: &Path) -> Result<IndexSnapshot, IndexError> {
+        let store = IndexStore::new(index_dir);
+        if !store.check_format()? {
+            return Err(IndexError::NoIndex(index_dir.to_path_buf()));
+        }
+        // A build may switch CURRENT and collect the generation we just chose: retry once.
+        let mut last_err = None;
+        for _ in 0..2 {
+            let Some(generation) = store.current()? else {
+                return Err(IndexError::NoIndex(index_dir.to_path_buf()));
+            };
+            match Self::open_generation(&store, generation) {
+                Ok(s) => return Ok(s),
+                Err(e @ IndexError::Io { .. }) => last_err = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| IndexError::NoIndex(index_dir.to_path_buf())))
+    }
+
+    fn open_generation(store: &IndexStore, generation: u64) -> Result<IndexSnapshot, IndexError> {
+        let manifest = store.read_manifest(generation)?;
+        let table = store.read_file_table(generation)?;
+        Ok(IndexSnapshot { store: store.clone(), generation, manifest, table })
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn index_dir(&self) -> &Path {
+        self.store.dir()
+    }
+
+    pub fn generation_dir(&self) -> PathBuf {
+        self.store.generation_dir(self.generation)
+    }
+
+    /// Loads every file's symbols, in `FileId` order (segments decoded in parallel).
+    pub fn load_symbols(&self) -> Result<Vec<FileSymbols>, IndexError> {
+        let segments: Vec<(u32, Vec<FileSymbols>)> = self
+            .manifest
+            .segments
+            .par_iter()
+            .map(|s| self.store.read_segment(s).map(|v| (s.id, v)))
+            .collect::<Result<_, _>>()?;
+        let mut by_id: std::collections::HashMap<u32, Vec<Option<FileSymbols>>> =
+            segments.into_iter().map(|(id, v)| (id, v.into_iter().map(Some).collect())).collect();
+        self.table
+            .files
+            .iter()
+            .map(|r| {
+                by_id
+                    .get_mut(&r.segment)
+                    .and_then(|v| v.get_mut(r.slot as usize))
+                    .and_then(Option::take)
+                    .ok_or_else(|| IndexError::Corrupt {
+                        path: self.generation_dir().join("files.bin"),
+                        detail: format!("{} points at missing segment {} slot {}", r.path, r.segment, r.slot),
+                    })
+            })
+            .collect()
+    }
+
+    pub fn file_id(&self, path: &str) -> Option<FileId> {
+        self.table
+            .files
+            .binary_search_by(|r| r.path.as_str().cmp(path))
+            .ok()
+            .map(|i| FileId(i as u32))
+    }
+}

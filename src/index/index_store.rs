@@ -1,0 +1,280 @@
+//! `IndexStore`: the index folder's layout, format check, build lock, generations, segments.
+//!
+//! ```text
+//! .kenning/
+//!   .gitignore           `*`: the index ignores itself
+//!   FORMAT               `kenning-index <version>`: checked before anything else is read
+//!   CURRENT              name of the committed generation, replaced by rename
+//!   lock                 held (flock) by the one running build; holds its pid
+//!   segments/seg-N.bin   immutable symbol records, shared by generations
+//!   gen-N/manifest.json  what the generation holds (written last)
+//!   gen-N/files.bin      the file table
+//! ```
+//! A build writes `gen-N.tmp/`, renames it to `gen-N/`, then replaces `CURRENT`. Garbage
+//! collection keeps the current and the previous generation (a reader that read `CURRENT` just
+//! before a switch still finds its generation) and the segments they reference.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::manifest::FORMAT_NAME;
+use super::{FileTable, IndexError, Manifest, SegmentInfo};
+use crate::symbols::FileSymbols;
+use crate::util::{fsync_dir, write_atomic};
+
+/// The on-disk format this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x01";
+
+#[derive(Debug, Clone)]
+pub struct IndexStore {
+    dir: PathBuf,
+}
+
+/// Holds the build lock until dropped (the OS releases it if the process dies).
+#[derive(Debug)]
+pub struct BuildLock {
+    _file: File,
+}
+
+impl IndexStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        IndexStore { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn format_path(&self) -> PathBuf {
+        self.dir.join("FORMAT")
+    }
+
+    /// Checks `FORMAT`. `Ok(false)` when there is no index yet (no folder or an empty one).
+    pub fn check_format(&self) -> Result<bool, IndexError> {
+        let text = match fs::read_to_string(self.format_path()) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let empty = match fs::read_dir(&self.dir) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+                    Err(e) => return Err(IndexError::io(&self.dir)(e)),
+                    Ok(mut entries) => entries.next().is_none(),
+                };
+                return if empty {
+                    Ok(false)
+                } else {
+                    Err(IndexError::Foreign {
+                        dir: self.dir.clone(),
+                        detail: "the folder exists but has no FORMAT file".into(),
+                    })
+                };
+            }
+            Err(e) => return Err(IndexError::io(self.format_path())(e)),
+        };
+        let mut words = text.split_whitespace();
+        let (Some(FORMAT_NAME), Some(v)) = (words.next(), words.next()) else {
+            return Err(IndexError::Foreign {
+                dir: self.dir.clone(),
+                detail: format!("FORMAT says {:?}", text.trim()),
+            });
+        };
+        let found: u32 = v.parse().map_err(|_| IndexError::Foreign {
+            dir: self.dir.clone(),
+            detail: format!("FORMAT version {v:?} is not a number"),
+        })?;
+        if found > FORMAT_VERSION {
+            return Err(IndexError::NewerFormat { dir: self.dir.clone(), found, supported: FORMAT_VERSION });
+        }
+        Ok(found == FORMAT_VERSION)
+    }
+
+    /// Creates the folder, `FORMAT` and `.gitignore` if missing. Refuses foreign folders.
+    pub fn prepare(&self) -> Result<(), IndexError> {
+        self.check_format()?;
+        fs::create_dir_all(self.dir.join("segments")).map_err(IndexError::io(&self.dir))?;
+        let gi = self.dir.join(".gitignore");
+        if !gi.exists() {
+            write_atomic(&gi, b"# written by ken: the index ignores itself\n*\n").map_err(IndexError::io(&gi))?;
+        }
+        let fmt = format!("{FORMAT_NAME} {FORMAT_VERSION}\n");
+        if fs::read_to_string(self.format_path()).ok().as_deref() != Some(fmt.as_str()) {
+            write_atomic(&self.format_path(), fmt.as_bytes()).map_err(IndexError::io(self.format_path()))?;
+        }
+        Ok(())
+    }
+
+    /// Takes the build lock, or fails at once naming the holder.
+    pub fn lock(&self) -> Result<BuildLock, IndexError> {
+        let path = self.dir.join("lock");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(IndexError::io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = match holder.trim() {
+                    "" => "lock file held".to_string(),
+                    h => h.to_string(),
+                };
+                return Err(IndexError::Locked { dir: self.dir.clone(), holder });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(IndexError::io(&path)(e)),
+        }
+        file.set_len(0).map_err(IndexError::io(&path))?;
+        let _ = write!(file, "pid {}", std::process::id());
+        let _ = file.flush();
+        Ok(BuildLock { _file: file })
+    }
+
+    /// The committed generation, `None` before the first build.
+    pub fn current(&self) -> Result<Option<u64>, IndexError> {
+        let path = self.dir.join("CURRENT");
+        match fs::read_to_string(&path) {
+            Ok(t) => parse_gen_name(t.trim()).map(Some).ok_or_else(|| IndexError::Corrupt {
+                path,
+                detail: format!("expected gen-<n>, found {:?}", t.trim()),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(IndexError::io(path)(e)),
+        }
+    }
+
+    pub fn generation_dir(&self, generation: u64) -> PathBuf {
+        self.dir.join(gen_name(generation))
+    }
+
+    pub fn read_manifest(&self, generation: u64) -> Result<Manifest, IndexError> {
+        let path = self.generation_dir(generation).join("manifest.json");
+        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| IndexError::Corrupt { path: path.clone(), detail: e.to_string() })?;
+        let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+        if value.get("format").and_then(|v| v.as_str()) != Some(FORMAT_NAME) {
+            return Err(IndexError::Foreign { dir: self.dir.clone(), detail: format!("{} has no kenning format tag", path.display()) });
+        }
+        if version > FORMAT_VERSION {
+            return Err(IndexError::NewerFormat { dir: self.dir.clone(), found: version, supported: FORMAT_VERSION });
+        }
+        serde_json::from_value(value).map_err(|e| IndexError::Corrupt { path, detail: e.to_string() })
+    }
+
+    pub fn read_file_table(&self, generation: u64) -> Result<FileTable, IndexError> {
+        let path = self.generation_dir(generation).join("files.bin");
+        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt { path, detail: e.to_string() })
+    }
+
+    fn segment_path(&self, id: u32) -> PathBuf {
+        self.dir.join("segments").join(format!("seg-{id:08}.bin"))
+    }
+
+    /// Writes an immutable segment. It is invisible until a manifest references it.
+    pub fn write_segment(&self, id: u32, records: &[&FileSymbols]) -> Result<SegmentInfo, IndexError> {
+        let path = self.segment_path(id);
+        let mut bytes = SEGMENT_MAGIC.to_vec();
+        let body = postcard::to_stdvec(records).map_err(|e| IndexError::Corrupt { path: path.clone(), detail: e.to_string() })?;
+        bytes.extend_from_slice(&body);
+        write_atomic(&path, &bytes).map_err(IndexError::io(&path))?;
+        Ok(SegmentInfo {
+            id,
+            slots: records.len() as u32,
+            bytes: bytes.len() as u64,
+            blake3: blake3::hash(&bytes).to_hex().to_string(),
+        })
+    }
+
+    /// Reads a segment and checks it against its manifest entry.
+    pub fn read_segment(&self, info: &SegmentInfo) -> Result<Vec<FileSymbols>, IndexError> {
+        let path = self.segment_path(info.id);
+        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        let corrupt = |detail: String| IndexError::Corrupt { path: path.clone(), detail };
+        if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        let body = bytes.strip_prefix(SEGMENT_MAGIC.as_slice()).ok_or_else(|| corrupt("bad magic".into()))?;
+        let records: Vec<FileSymbols> = postcard::from_bytes(body).map_err(|e| corrupt(e.to_string()))?;
+        if records.len() != info.slots as usize {
+            return Err(corrupt(format!("{} records, manifest says {}", records.len(), info.slots)));
+        }
+        Ok(records)
+    }
+
+    /// Writes a generation folder and switches `CURRENT` to it: the commit point of a build.
+    pub fn commit(&self, manifest: &Manifest, table: &FileTable) -> Result<(), IndexError> {
+        let name = gen_name(manifest.generation);
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        let dest = self.dir.join(&name);
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
+        }
+        fs::create_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
+        let files = tmp.join("files.bin");
+        let table_bytes = postcard::to_stdvec(table).map_err(|e| IndexError::Corrupt { path: files.clone(), detail: e.to_string() })?;
+        write_synced(&files, &table_bytes)?;
+        let mpath = tmp.join("manifest.json");
+        let mbytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexError::Corrupt { path: mpath.clone(), detail: e.to_string() })?;
+        write_synced(&mpath, &mbytes)?;
+        fsync_dir(&tmp).map_err(IndexError::io(&tmp))?;
+        if dest.exists() {
+            fs::remove_dir_all(&dest).map_err(IndexError::io(&dest))?;
+        }
+        fs::rename(&tmp, &dest).map_err(IndexError::io(&dest))?;
+        fsync_dir(&self.dir).map_err(IndexError::io(&self.dir))?;
+        let current = self.dir.join("CURRENT");
+        write_atomic(&current, format!("{name}\n").as_bytes()).map_err(IndexError::io(&current))
+    }
+
+    /// Removes generations other than `keep`, temporaries, and segments no kept generation
+    /// references. Failures are ignored: garbage is retried next build.
+    pub fn collect_garbage(&self, keep: &[u64]) {
+        let mut live_segments = std::collections::HashSet::new();
+        for &g in keep {
+            if let Ok(m) = self.read_manifest(g) {
+                live_segments.extend(m.segments.iter().map(|s| s.id));
+            }
+        }
+        if let Ok(entries) = fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                let stale_gen = parse_gen_name(&name).is_some_and(|g| !keep.contains(&g));
+                let tmp = name.starts_with("gen-") && name.ends_with(".tmp") || name.contains(".tmp-");
+                if stale_gen || tmp {
+                    let _ = fs::remove_dir_all(e.path()).or_else(|_| fs::remove_file(e.path()));
+                }
+            }
+        }
+        if let Ok(entries) = fs::read_dir(self.dir.join("segments")) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                let id = name
+                    .strip_prefix("seg-")
+                    .and_then(|s| s.strip_suffix(".bin"))
+                    .and_then(|s| s.parse::<u32>().ok());
+                if id.is_none_or(|id| !live_segments.contains(&id)) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    let mut f = File::create(path).map_err(IndexError::io(path))?;
+    f.write_all(bytes).map_err(IndexError::io(path))?;
+    f.sync_all().map_err(IndexError::io(path))
+}
+
+fn gen_name(generation: u64) -> String {
+    format!("gen-{generation:08}")
+}
+
+fn parse_gen_name(name: &str) -> Option<u64> {
+    name.strip_prefix("gen-")?.parse().ok()
+}

@@ -1,0 +1,81 @@
+//! `Manifest`: what one index generation contains, written last, as JSON, so a person can read
+//! it and an old or foreign index is recognised before anything binary is decoded.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::WalkConfig;
+
+pub const FORMAT_NAME: &str = "kenning-index";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    pub generation: u64,
+    /// The `ken` that wrote it.
+    pub ken_version: String,
+    /// Digest of the grammars and queries the records were extracted with.
+    pub extractor: String,
+    pub created_unix_ms: u64,
+    /// When the build began walking: a file modified after this is re-hashed next time even if
+    /// its size and mtime match (git's "racily clean" rule).
+    pub build_started_unix_ns: i64,
+    pub walk: WalkConfig,
+    /// Symbol segments this generation reads, in id order.
+    pub segments: Vec<SegmentInfo>,
+    /// Parts that other layers (lexical, vector, graph) store in this generation, by name.
+    #[serde(default)]
+    pub parts: BTreeMap<String, serde_json::Value>,
+    pub stats: BuildStats,
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentInfo {
+    pub id: u32,
+    /// Records in the segment (live or not).
+    pub slots: u32,
+    pub bytes: u64,
+    /// blake3 of the file, checked on load.
+    pub blake3: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BuildStats {
+    /// The previous generation was not used (first build, `--full`, new extractor or format).
+    pub full: bool,
+    pub parsed: u64,
+    pub reused: u64,
+    pub removed: u64,
+    /// Segments rewritten into one because too much of them was dead.
+    pub compacted: bool,
+    pub threads: usize,
+    pub walk_ms: u64,
+    pub parse_ms: u64,
+    pub write_ms: u64,
+    pub total_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LanguageSummary {
+    pub files: u64,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub files: u64,
+    pub lines: u64,
+    pub bytes: u64,
+    pub by_language: BTreeMap<String, LanguageSummary>,
+    pub symbols_by_kind: BTreeMap<String, u64>,
+    pub references: u64,
+    pub imports: u64,
+    pub skipped_by_reason: BTreeMap<String, u64>,
+    /// Files with at least one diagnostic, by diagnostic kind.
+    pub diagnostics_by_kind: BTreeMap<String, u64>,
+    pub files_with_diagnostics: u64,
+}

@@ -1,0 +1,39 @@
+//! Orchestration and the on-disk store: walk the repository, parse what changed in parallel,
+//! and commit a new index generation atomically.
+//!
+//! Invariants:
+//! - `index` owns all disk layout (see [`IndexStore`]); other layers add parts to a generation
+//!   through it, never by writing files of their own.
+//! - A build never modifies a committed generation: it writes a new one and switches `CURRENT`
+//!   with a rename, so a build killed at any moment leaves the previous index readable.
+//! - One builder at a time (an OS file lock); readers never take the lock.
+//! - The stored result is a function of the tree alone: the same at any thread count, and an
+//!   incremental build equals a full rebuild of the same tree.
+
+mod build_observer;
+mod coverage;
+mod file_table;
+mod index_builder;
+mod index_config;
+mod index_error;
+mod index_snapshot;
+mod index_store;
+mod manifest;
+mod repo_walker;
+mod skip_reason;
+mod symbol_lookup;
+mod working_tree_diff;
+
+pub use build_observer::{BuildObserver, NoProgress};
+pub use coverage::Coverage;
+pub use file_table::{FileRecord, FileTable, SkippedFile};
+pub use index_builder::{BuildReport, IndexBuilder};
+pub use index_config::{IndexConfig, WalkConfig};
+pub use index_error::IndexError;
+pub use index_snapshot::IndexSnapshot;
+pub use index_store::{FORMAT_VERSION, IndexStore};
+pub use manifest::{BuildStats, LanguageSummary, Manifest, SegmentInfo, Summary};
+pub use repo_walker::{RepoWalker, WalkOutcome};
+pub use skip_reason::SkipReason;
+pub use symbol_lookup::{MatchQuality, SymbolHit, SymbolLookup};
+pub use working_tree_diff::WorkingTreeDiff;

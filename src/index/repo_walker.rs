@@ -1,0 +1,208 @@
+//! `RepoWalker`: the files of a repository worth indexing, with every skip counted.
+//!
+//! Honours `.gitignore` (also outside a git checkout), `.ignore` and `.kenignore`; skips hidden
+//! files, the index folder itself, and the configured vendored/build folders. Only metadata is
+//! read here; content checks (binary, minified) happen when the builder reads a file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use ignore::WalkBuilder;
+
+use super::{SkipReason, SkippedFile, WalkConfig};
+use crate::lang::LanguageRegistry;
+use crate::parse::LayoutFile;
+use crate::symbols::RepoPath;
+
+/// A file to index: it has a grammar and passed the metadata checks.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub path: RepoPath,
+    pub abs: PathBuf,
+    pub language: usize,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct WalkOutcome {
+    /// Sorted by path.
+    pub candidates: Vec<Candidate>,
+    pub skipped: Vec<SkippedFile>,
+    pub unsupported_by_extension: BTreeMap<String, u64>,
+    /// `Cargo.toml`/`go.mod` files, read during the walk.
+    pub layout: Vec<LayoutFile>,
+}
+
+pub struct RepoWalker<'a> {
+    root: PathBuf,
+    config: &'a WalkConfig,
+    registry: &'a LanguageRegistry,
+    exclude: Option<PathBuf>,
+}
+
+impl<'a> RepoWalker<'a> {
+    /// `exclude` is a folder never to enter (the index folder, wherever it is).
+    pub fn new(root: &Path, config: &'a WalkConfig, registry: &'a LanguageRegistry, exclude: Option<PathBuf>) -> Self {
+        RepoWalker { root: root.to_path_buf(), config, registry, exclude }
+    }
+
+    pub fn walk(&self) -> WalkOutcome {
+        let mut out = WalkOutcome::default();
+        let vendored: Arc<Mutex<Vec<String>>> = Arc::default();
+        for entry in self.builder(vendored.clone()).build() {
+            match entry {
+                Ok(e) => self.visit(e, &mut out),
+                Err(err) => out.skipped.push(self.walk_error(&err)),
+            }
+        }
+        if let Ok(dirs) = vendored.lock() {
+            out.skipped.extend(dirs.iter().map(|d| SkippedFile {
+                path: d.clone(),
+                reason: SkipReason::VendoredDir,
+                detail: None,
+            }));
+        }
+        out.candidates.sort_by(|a, b| a.path.cmp(&b.path));
+        out.skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
+        out.skipped.dedup();
+        out.layout.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        out
+    }
+
+    fn builder(&self, vendored: Arc<Mutex<Vec<String>>>) -> WalkBuilder {
+        let mut b = WalkBuilder::new(&self.root);
+        b.hidden(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false)
+            .ignore(true)
+            .parents(false)
+            .require_git(false)
+            .follow_links(self.config.follow_symlinks)
+            .add_custom_ignore_filename(".kenignore");
+        let skip: Vec<String> = self.config.skip_dirs.clone();
+        let exclude = self.exclude.clone();
+        let root = self.root.clone();
+        b.filter_entry(move |e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if !is_dir {
+                return true;
+            }
+            if exclude.as_deref().is_some_and(|x| e.path() == x) {
+                return false;
+            }
+            let name = e.file_name().to_string_lossy();
+            let cargo_target = name == "target" && e.path().join("CACHEDIR.TAG").exists();
+            if e.depth() > 0 && (cargo_target || skip.iter().any(|s| *s == name)) {
+                if let Ok(mut v) = vendored.lock() {
+                    v.push(rel_lossy(&root, e.path()));
+                }
+                return false;
+            }
+            true
+        });
+        b
+    }
+
+    fn visit(&self, e: ignore::DirEntry, out: &mut WalkOutcome) {
+        let Some(ft) = e.file_type() else { return };
+        if ft.is_dir() {
+            return;
+        }
+        let rel = rel_lossy(&self.root, e.path());
+        if ft.is_symlink() {
+            out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Symlink, detail: None });
+            return;
+        }
+        let name = e.file_name().to_string_lossy();
+        if LayoutFile::is_layout_name(&name) {
+            self.read_layout(e.path(), &rel, &name, out);
+        }
+        let Some((language, _)) = self.registry.for_file_name(&name) else {
+            let ext = name.rsplit_once('.').map(|(_, x)| x.to_ascii_lowercase()).unwrap_or_default();
+            *out.unsupported_by_extension.entry(ext).or_default() += 1;
+            return;
+        };
+        let Ok(path) = RepoPath::from_fs(&self.root, e.path()) else {
+            out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Unreadable, detail: Some("path is not valid UTF-8".into()) });
+            return;
+        };
+        let meta = match e.metadata() {
+            Ok(m) => m,
+            Err(err) => {
+                out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Unreadable, detail: Some(err.to_string()) });
+                return;
+            }
+        };
+        if meta.len() > self.config.max_file_size {
+            out.skipped.push(SkippedFile {
+                path: rel,
+                reason: SkipReason::TooLarge,
+                detail: Some(format!("{} bytes > {}", meta.len(), self.config.max_file_size)),
+            });
+            return;
+        }
+        if name.contains(".min.") {
+            out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Minified, detail: Some("file name".into()) });
+            return;
+        }
+        out.candidates.push(Candidate {
+            path,
+            abs: e.path().to_path_buf(),
+            language,
+            size: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+        });
+    }
+
+    fn read_layout(&self, abs: &Path, rel: &str, name: &str, out: &mut WalkOutcome) {
+        let Ok(text) = std::fs::read_to_string(abs) else { return };
+        let dir = rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+        out.layout.push(match name {
+            "Cargo.toml" => LayoutFile::Cargo { dir, text },
+            _ => LayoutFile::GoMod { dir, text },
+        });
+    }
+
+    fn walk_error(&self, err: &ignore::Error) -> SkippedFile {
+        let (path, is_loop) = error_path(err);
+        SkippedFile {
+            path: path.map(|p| rel_lossy(&self.root, &p)).unwrap_or_default(),
+            reason: if is_loop { SkipReason::SymlinkLoop } else { SkipReason::Unreadable },
+            detail: Some(err.to_string()),
+        }
+    }
+}
+
+/// The path an error concerns and whether it is a symlink loop.
+fn error_path(err: &ignore::Error) -> (Option<PathBuf>, bool) {
+    match err {
+        ignore::Error::WithPath { path, err } => {
+            let (inner, is_loop) = error_path(err);
+            (inner.or_else(|| Some(path.clone())), is_loop)
+        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Loop { child, .. } => (Some(child.clone()), true),
+        ignore::Error::Partial(errs) => errs.first().map(error_path).unwrap_or((None, false)),
+        _ => (None, false),
+    }
+}
+
+pub(crate) fn rel_lossy(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    match meta.modified().map(|t| t.duration_since(UNIX_EPOCH)) {
+        Ok(Ok(d)) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Ok(Err(before)) => -i64::try_from(before.duration().as_nanos()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    }
+}

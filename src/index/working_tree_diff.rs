@@ -1,0 +1,57 @@
+//! `WorkingTreeDiff`: which files changed, appeared or vanished since the build, walking the
+//! tree under the build's own rules and hashing only files whose metadata moved.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{IndexError, IndexSnapshot, RepoWalker};
+use crate::lang::LanguageRegistry;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkingTreeDiff {
+    pub changed: Vec<String>,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl WorkingTreeDiff {
+    pub fn compute(root: &Path, snapshot: &IndexSnapshot) -> Result<WorkingTreeDiff, IndexError> {
+        let registry = LanguageRegistry::builtin()?;
+        let exclude = snapshot.index_dir().canonicalize().ok();
+        let walked = RepoWalker::new(root, &snapshot.manifest.walk, registry, exclude).walk();
+        let started = snapshot.manifest.build_started_unix_ns;
+        let table = &snapshot.table;
+        let changed: Vec<Option<String>> = walked
+            .candidates
+            .par_iter()
+            .map(|c| {
+                let r = table.find(c.path.as_str())?;
+                if r.size == c.size && r.mtime_ns == c.mtime_ns && c.mtime_ns < started {
+                    return None;
+                }
+                let same = std::fs::read(&c.abs).map(|b| *blake3::hash(&b).as_bytes() == r.hash).unwrap_or(false);
+                (!same).then(|| c.path.to_string())
+            })
+            .collect();
+        let mut diff = WorkingTreeDiff { changed: changed.into_iter().flatten().collect(), ..Default::default() };
+        // A file skipped at build time (binary, minified) is not "added".
+        let skipped: std::collections::HashSet<&str> = table.skipped.iter().map(|s| s.path.as_str()).collect();
+        for c in &walked.candidates {
+            if table.find(c.path.as_str()).is_none() && !skipped.contains(c.path.as_str()) {
+                diff.added.push(c.path.to_string());
+            }
+        }
+        for r in &table.files {
+            if walked.candidates.binary_search_by(|c| c.path.cmp(&r.path)).is_err() {
+                diff.removed.push(r.path.to_string());
+            }
+        }
+        Ok(diff)
+    }
+
+    pub fn is_clean(&self) -> bool {
+        self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
+    }
+}

@@ -1,0 +1,235 @@
+//! `LanguageRegistry`: every language from `grammars/`, compiled once per process.
+//!
+//! Each `grammars/<lang>/` folder is embedded at compile time. A query file whose first line is
+//! `; inherits: other` is prefixed with `other`'s query of the same name (the nvim-treesitter
+//! convention), so dialects such as TSX reuse TypeScript's queries.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use tree_sitter::{Language, Query};
+
+use super::{Capture, ImportStyle, LanguageSpec};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LangError {
+    #[error("grammars/{lang}/language.toml: {message}")]
+    Manifest { lang: String, message: String },
+    #[error("grammars/{lang}/{file}: {message}")]
+    Query {
+        lang: String,
+        file: String,
+        message: String,
+    },
+    #[error("grammars/{lang}/language.toml names grammar {grammar}, which this build does not link")]
+    UnknownGrammar { lang: String, grammar: String },
+    /// The registry failed to build earlier in this process; the message is the original error.
+    #[error("{0}")]
+    Builtin(String),
+}
+
+struct Embedded {
+    dir: &'static str,
+    manifest: &'static str,
+    tags: &'static str,
+    imports: &'static str,
+}
+
+macro_rules! embed {
+    ($dir:literal) => {
+        Embedded {
+            dir: $dir,
+            manifest: include_str!(concat!("../../grammars/", $dir, "/language.toml")),
+            tags: include_str!(concat!("../../grammars/", $dir, "/tags.scm")),
+            imports: include_str!(concat!("../../grammars/", $dir, "/imports.scm")),
+        }
+    };
+}
+
+const EMBEDDED: &[Embedded] = &[
+    embed!("c"),
+    embed!("cpp"),
+    embed!("go"),
+    embed!("java"),
+    embed!("javascript"),
+    embed!("python"),
+    embed!("rust"),
+    embed!("tsx"),
+    embed!("typescript"),
+];
+
+/// The grammar crates this build links, by the name `language.toml` uses.
+fn grammar(name: &str) -> Option<Language> {
+    Some(match name {
+        "tree-sitter-c" => tree_sitter_c::LANGUAGE.into(),
+        "tree-sitter-cpp" => tree_sitter_cpp::LANGUAGE.into(),
+        "tree-sitter-go" => tree_sitter_go::LANGUAGE.into(),
+        "tree-sitter-java" => tree_sitter_java::LANGUAGE.into(),
+        "tree-sitter-javascript" => tree_sitter_javascript::LANGUAGE.into(),
+        "tree-sitter-python" => tree_sitter_python::LANGUAGE.into(),
+        "tree-sitter-rust" => tree_sitter_rust::LANGUAGE.into(),
+        "tree-sitter-typescript" => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        "tree-sitter-typescript/tsx" => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        _ => return None,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    name: String,
+    extensions: Vec<String>,
+    grammar: String,
+    separator: String,
+    #[serde(default)]
+    import_style: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct LanguageRegistry {
+    languages: Vec<LanguageSpec>,
+    by_extension: HashMap<String, usize>,
+    fingerprint: String,
+}
+
+static BUILTIN: OnceLock<Result<LanguageRegistry, String>> = OnceLock::new();
+
+impl LanguageRegistry {
+    /// The registry of the languages compiled into this binary, built on first use.
+    pub fn builtin() -> Result<&'static LanguageRegistry, LangError> {
+        BUILTIN
+            .get_or_init(|| Self::build().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|message| LangError::Builtin(message.clone()))
+    }
+
+    fn build() -> Result<LanguageRegistry, LangError> {
+        let mut languages = Vec::new();
+        let mut by_extension = HashMap::new();
+        let mut hasher = blake3::Hasher::new();
+        for e in EMBEDDED {
+            let spec = load(e)?;
+            for ext in &spec.extensions {
+                by_extension.insert(ext.clone(), languages.len());
+            }
+            for part in [e.manifest, e.tags, e.imports] {
+                hasher.update(part.as_bytes());
+            }
+            languages.push(spec);
+        }
+        Ok(LanguageRegistry {
+            languages,
+            by_extension,
+            fingerprint: hasher.finalize().to_hex()[..16].to_string(),
+        })
+    }
+
+    pub fn languages(&self) -> &[LanguageSpec] {
+        &self.languages
+    }
+
+    /// The language for a file name, by its (case-insensitive) extension.
+    pub fn for_file_name(&self, file_name: &str) -> Option<(usize, &LanguageSpec)> {
+        let (_, ext) = file_name.rsplit_once('.')?;
+        let idx = *self.by_extension.get(&ext.to_ascii_lowercase())?;
+        self.languages.get(idx).map(|l| (idx, l))
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&LanguageSpec> {
+        self.languages.iter().find(|l| l.name == name)
+    }
+
+    /// A digest of every embedded query and manifest: records extracted under a different
+    /// fingerprint are stale even when the file content is unchanged.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+}
+
+fn embedded(dir: &str) -> Option<&'static Embedded> {
+    EMBEDDED.iter().find(|e| e.dir == dir)
+}
+
+/// Resolves `; inherits: other` on the first line (one level deep is all the grammars need).
+fn query_source(lang: &str, file: &str, text: &'static str) -> Result<String, LangError> {
+    let Some(parent) = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("; inherits:"))
+        .map(str::trim)
+    else {
+        return Ok(text.to_string());
+    };
+    let base = embedded(parent).ok_or_else(|| LangError::Query {
+        lang: lang.into(),
+        file: file.into(),
+        message: format!("inherits unknown language {parent}"),
+    })?;
+    let base_text = if file == "tags.scm" { base.tags } else { base.imports };
+    Ok(format!("{base_text}\n{text}"))
+}
+
+fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
+    let m: Manifest = toml::from_str(e.manifest).map_err(|err| LangError::Manifest {
+        lang: e.dir.into(),
+        message: err.to_string(),
+    })?;
+    let grammar = grammar(&m.grammar).ok_or_else(|| LangError::UnknownGrammar {
+        lang: e.dir.into(),
+        grammar: m.grammar.clone(),
+    })?;
+    let import_style = match m.import_style.as_deref() {
+        None | Some("plain") => ImportStyle::Plain,
+        Some("rust-use-tree") => ImportStyle::RustUseTree,
+        Some(other) => {
+            return Err(LangError::Manifest {
+                lang: e.dir.into(),
+                message: format!("unknown import_style {other}"),
+            });
+        }
+    };
+    let (tags, tag_captures) = compile(e.dir, "tags.scm", e.tags, &grammar, Capture::belongs_to_tags)?;
+    let (imports, import_captures) =
+        compile(e.dir, "imports.scm", e.imports, &grammar, Capture::belongs_to_imports)?;
+    Ok(LanguageSpec {
+        name: m.name,
+        extensions: m.extensions.iter().map(|x| x.to_ascii_lowercase()).collect(),
+        separator: m.separator,
+        import_style,
+        grammar,
+        tags,
+        imports,
+        tag_captures,
+        import_captures,
+    })
+}
+
+fn compile(
+    lang: &str,
+    file: &str,
+    text: &'static str,
+    grammar: &Language,
+    allowed: fn(Capture) -> bool,
+) -> Result<(Query, Vec<Capture>), LangError> {
+    let source = query_source(lang, file, text)?;
+    let query = Query::new(grammar, &source).map_err(|err| LangError::Query {
+        lang: lang.into(),
+        file: file.into(),
+        message: format!("line {}: {:?}: {}", err.row + 1, err.kind, err.message),
+    })?;
+    let mut captures = Vec::new();
+    for name in query.capture_names() {
+        match Capture::parse(name).filter(|c| allowed(*c)) {
+            Some(c) => captures.push(c),
+            None => {
+                return Err(LangError::Query {
+                    lang: lang.into(),
+                    file: file.into(),
+                    message: format!("capture @{name} is outside the vocabulary (grammars/README.md)"),
+                });
+            }
+        }
+    }
+    Ok((query, captures))
+}

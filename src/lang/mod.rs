@@ -1,0 +1,13 @@
+//! The language registry: which grammar parses which file, and the compiled tags and imports
+//! queries for it, all built from the `grammars/<lang>/` folders embedded at compile time.
+//!
+//! Invariants: the capture vocabulary is closed ([`Capture`]); a query that uses a capture
+//! outside it is rejected when the registry is built, and a test builds the registry.
+
+mod capture;
+mod language_registry;
+mod language_spec;
+
+pub use capture::Capture;
+pub use language_registry::{LangError, LanguageRegistry};
+pub use language_spec::{ImportStyle, LanguageSpec};

@@ -1,0 +1,22 @@
+//! Kenning indexes very large codebases and tells a coding agent, or a person, what matters
+//! for a task.
+//!
+//! Layers, each importing only from the ones before it (checked by `tests/architecture.rs`):
+//! `util < symbols < lang < parse < index < cli`. See `ARCHITECTURE.md` for the map and the
+//! invariants. The small facade below is what `tests/` and `benches/` use.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod cli;
+pub mod index;
+pub mod lang;
+pub mod parse;
+pub mod symbols;
+pub mod util;
+
+pub use index::{
+    BuildReport, IndexBuilder, IndexConfig, IndexError, IndexSnapshot, NoProgress, SymbolLookup, WalkConfig,
+};
+pub use lang::LanguageRegistry;
+pub use parse::FileParser;
+pub use symbols::{FileSymbols, RepoPath};

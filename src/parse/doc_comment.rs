@@ -1,0 +1,154 @@
+//! Doc comments, docstrings and signature lines, the same rules for every language.
+
+use tree_sitter::Node;
+
+use super::tags::text;
+
+/// Longest signature kept; the rest is elided with `…`.
+const MAX_SIGNATURE: usize = 300;
+/// Longest doc kept, in bytes.
+const MAX_DOC: usize = 4_000;
+
+/// Nodes that may stand between a definition and its doc comment.
+fn is_annotation(kind: &str) -> bool {
+    matches!(kind, "attribute_item" | "decorator" | "annotation" | "marker_annotation")
+}
+
+/// Nodes that wrap a definition without being one (`export function f`, `@dec def f`).
+fn is_wrapper(kind: &str) -> bool {
+    matches!(
+        kind,
+        "export_statement" | "decorated_definition" | "template_declaration" | "ambient_declaration"
+    )
+}
+
+/// The doc of a definition: a Python-style docstring (first statement of the body is a
+/// string), else the comments directly above it (no blank line between).
+pub(super) fn find(node: Node, source: &[u8]) -> Option<String> {
+    docstring(node, source).or_else(|| leading_comments(node, source))
+}
+
+fn docstring(node: Node, source: &[u8]) -> Option<String> {
+    let body = node.child_by_field_name("body")?;
+    let first = body.named_child(0)?;
+    if first.kind() != "expression_statement" || first.named_child_count() != 1 {
+        return None;
+    }
+    let s = first.named_child(0)?;
+    (s.kind() == "string").then(|| clean(&text(s, source)))
+}
+
+fn leading_comments(node: Node, source: &[u8]) -> Option<String> {
+    let mut anchor = node;
+    let mut comments: Vec<String> = Vec::new();
+    let mut top_line = node.start_position().row;
+    loop {
+        match anchor.prev_named_sibling() {
+            Some(prev) if prev.kind().contains("comment") => {
+                if prev.end_position().row + 1 < top_line {
+                    break;
+                }
+                top_line = prev.start_position().row;
+                comments.push(text(prev, source));
+                anchor = prev;
+            }
+            Some(prev) if is_annotation(prev.kind()) && comments.is_empty() => {
+                top_line = prev.start_position().row;
+                anchor = prev;
+            }
+            None if comments.is_empty() => match anchor.parent() {
+                Some(p) if is_wrapper(p.kind()) => {
+                    top_line = p.start_position().row;
+                    anchor = p;
+                }
+                _ => break,
+            },
+            _ => break,
+        }
+    }
+    if comments.is_empty() {
+        return None;
+    }
+    comments.reverse();
+    let doc = clean(&comments.join("\n"));
+    (!doc.is_empty()).then_some(doc)
+}
+
+/// Strips comment markers and string quotes, dedents, and caps the length.
+pub(super) fn clean(raw: &str) -> String {
+    let unquoted = strip_string_quotes(raw.trim());
+    let mut lines: Vec<&str> = unquoted
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            let l = ["///", "//!", "//", "/**", "/*!", "/*", "#"]
+                .iter()
+                .find_map(|m| l.strip_prefix(m))
+                .unwrap_or(l);
+            let l = l.strip_suffix("*/").unwrap_or(l);
+            let l = if l.starts_with("* ") || l == "*" { &l[1..] } else { l };
+            l.trim()
+        })
+        .collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    while lines.first().is_some_and(|l| l.is_empty()) {
+        lines.remove(0);
+    }
+    truncate(lines.join("\n"), MAX_DOC)
+}
+
+fn strip_string_quotes(s: &str) -> &str {
+    let s = s.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B', 'f', 'F']);
+    for q in ["\"\"\"", "'''", "\"", "'"] {
+        if let Some(inner) = s.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    s
+}
+
+/// The declaration up to its body, whitespace collapsed: `def get(url, params=None, **kwargs)`.
+pub(super) fn signature(node: Node, source: &[u8]) -> String {
+    let end = node
+        .child_by_field_name("body")
+        .map(|b| b.start_byte())
+        .filter(|&e| e > node.start_byte())
+        .unwrap_or_else(|| {
+            let bytes = &source[node.byte_range()];
+            node.start_byte() + bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len())
+        });
+    let raw = String::from_utf8_lossy(&source[node.start_byte()..end]);
+    let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let trimmed = collapsed.trim_end_matches(['{', ':', ' ']).trim_end();
+    truncate(trimmed.to_string(), MAX_SIGNATURE)
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let cut = (0..=max).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_strips_markers_and_quotes() {
+        assert_eq!(clean("/// Sends it.\n/// Twice."), "Sends it.\nTwice.");
+        assert_eq!(clean("/**\n * Adds.\n * @param a x\n */"), "Adds.\n@param a x");
+        assert_eq!(clean("\"\"\"Return the thing.\n\n    More.\n    \"\"\""), "Return the thing.\n\nMore.");
+        assert_eq!(clean("# a comment"), "a comment");
+    }
+
+    #[test]
+    fn truncate_respects_char_boundaries() {
+        let s = truncate("ééé".to_string(), 3);
+        assert_eq!(s, "é…");
+    }
+}

@@ -1,0 +1,102 @@
+//! `FileParser`: one reusable tree-sitter parser (one per worker thread).
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::{imports, tags};
+use crate::lang::LanguageSpec;
+use crate::symbols::{Diagnostic, DiagnosticKind, FileSymbols};
+
+/// Caps the number of syntax errors reported per file; the count beyond it is still given.
+const MAX_ERROR_WALK: usize = 10_000;
+
+#[derive(Default)]
+pub struct FileParser {
+    parser: Parser,
+}
+
+impl FileParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `source` as `spec`'s language and extracts its symbols. Never fails: problems
+    /// become diagnostics in the result.
+    pub fn parse(&mut self, spec: &LanguageSpec, source: &[u8]) -> FileSymbols {
+        let mut diagnostics = Vec::new();
+        if let Err(e) = std::str::from_utf8(source) {
+            let line = line_of(source, e.valid_up_to());
+            diagnostics.push(Diagnostic {
+                kind: DiagnosticKind::InvalidUtf8,
+                line,
+                message: format!("invalid UTF-8 at byte {}; names decoded lossily", e.valid_up_to()),
+            });
+        }
+        let Some(tree) = self.tree(spec, source) else {
+            diagnostics.push(Diagnostic {
+                kind: DiagnosticKind::ParseFailed,
+                line: 0,
+                message: format!("tree-sitter could not parse the file as {}", spec.name),
+            });
+            return FileSymbols {
+                diagnostics,
+                ..FileSymbols::default()
+            };
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            diagnostics.push(syntax_diagnostic(root));
+        }
+        let (definitions, references) = tags::extract(spec, root, source);
+        let (imports, package) = imports::extract(spec, root, source);
+        FileSymbols {
+            definitions,
+            references,
+            imports,
+            package,
+            diagnostics,
+        }
+    }
+
+    fn tree(&mut self, spec: &LanguageSpec, source: &[u8]) -> Option<Tree> {
+        self.parser.set_language(&spec.grammar).ok()?;
+        self.parser.parse(source, None)
+    }
+}
+
+fn line_of(source: &[u8], byte: usize) -> u32 {
+    let end = byte.min(source.len());
+    let newlines = source[..end].iter().filter(|&&b| b == b'\n').count();
+    u32::try_from(newlines + 1).unwrap_or(u32::MAX)
+}
+
+/// Counts ERROR and MISSING nodes and reports the first one's line.
+fn syntax_diagnostic(root: Node) -> Diagnostic {
+    let mut first: Option<u32> = None;
+    let mut count = 0usize;
+    let mut visited = 0usize;
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        visited += 1;
+        let is_error = node.is_error() || node.is_missing();
+        if is_error {
+            count += 1;
+            first.get_or_insert(node.start_position().row as u32 + 1);
+        }
+        let descend = !is_error && node.has_error() && visited < MAX_ERROR_WALK;
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    let line = first.unwrap_or(root.start_position().row as u32 + 1);
+    Diagnostic {
+        kind: DiagnosticKind::SyntaxError,
+        line,
+        message: format!("{count} syntax error(s), first at line {line}; extracted what tree-sitter recovered"),
+    }
+}

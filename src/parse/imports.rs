@@ -1,0 +1,133 @@
+//! Imports and the declared package from a language's `imports.scm`.
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, QueryCursor};
+
+use super::tags::text;
+use crate::lang::{Capture, ImportStyle, LanguageSpec};
+use crate::symbols::Import;
+
+pub(super) fn extract(spec: &LanguageSpec, root: Node, source: &[u8]) -> (Vec<Import>, Option<String>) {
+    let mut imports = Vec::new();
+    let mut package = None;
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&spec.imports, root, source);
+    while let Some(m) = matches.next() {
+        let mut statement = None;
+        let mut path = None;
+        let mut name = None;
+        let mut alias = None;
+        let mut glob = false;
+        for cap in m.captures() {
+            match spec.import_captures.get(cap.index as usize) {
+                Some(Capture::Import) => statement = Some(cap.node),
+                Some(Capture::ImportPath) => path = Some(cap.node),
+                Some(Capture::ImportName) => name = Some(text(cap.node, source)),
+                Some(Capture::ImportAlias) => alias = Some(text(cap.node, source)),
+                Some(Capture::ImportGlob) => glob = true,
+                Some(Capture::Package) => package = Some(text(cap.node, source)),
+                _ => {}
+            }
+        }
+        let (Some(statement), Some(path)) = (statement, path) else { continue };
+        let line = statement.start_position().row as u32 + 1;
+        match spec.import_style {
+            ImportStyle::RustUseTree if alias.is_none() => {
+                flatten_use_tree(path, source, &mut Vec::new(), line, &mut imports);
+            }
+            _ => imports.push(Import {
+                path: unquote(&text(path, source)),
+                name,
+                alias,
+                glob,
+                line,
+            }),
+        }
+    }
+    (normalize(imports), package)
+}
+
+fn unquote(s: &str) -> String {
+    s.trim().trim_matches(['"', '\'', '`', '<', '>']).to_string()
+}
+
+/// Sorts, removes duplicates, and drops a bare import of a module when the same line also
+/// imports names from it (`import x, {a} from "m"` matches the side-effect pattern too).
+fn normalize(mut imports: Vec<Import>) -> Vec<Import> {
+    imports.sort_by(|a, b| {
+        (a.line, &a.path, &a.name, &a.alias, a.glob).cmp(&(b.line, &b.path, &b.name, &b.alias, b.glob))
+    });
+    imports.dedup();
+    let bound: std::collections::HashSet<(u32, String)> = imports
+        .iter()
+        .filter(|i| i.name.is_some() || i.alias.is_some() || i.glob)
+        .map(|i| (i.line, i.path.clone()))
+        .collect();
+    imports.retain(|i| {
+        i.name.is_some() || i.alias.is_some() || i.glob || !bound.contains(&(i.line, i.path.clone()))
+    });
+    imports
+}
+
+fn segments(node: Node, source: &[u8]) -> Vec<String> {
+    text(node, source)
+        .split("::")
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Flattens a Rust use-tree into one import per leaf: the path is every segment but the last,
+/// the name the last (`use a::b::c as d` -> path `a::b`, name `c`, alias `d`); a glob keeps
+/// the whole path (`use a::b::*` -> path `a::b`, glob).
+fn flatten_use_tree(node: Node, source: &[u8], prefix: &mut Vec<String>, line: u32, out: &mut Vec<Import>) {
+    let emit = |segs: Vec<String>, alias: Option<String>, glob: bool, out: &mut Vec<Import>| {
+        if glob {
+            out.push(Import { path: segs.join("::"), name: None, alias, glob, line });
+        } else if let Some((last, rest)) = segs.split_last() {
+            out.push(Import { path: rest.join("::"), name: Some(last.clone()), alias, glob, line });
+        }
+    };
+    match node.kind() {
+        "use_list" => {
+            let mut c = node.walk();
+            for child in node.named_children(&mut c) {
+                flatten_use_tree(child, source, prefix, line, out);
+            }
+        }
+        "scoped_use_list" => {
+            let added = node.child_by_field_name("path").map(|p| segments(p, source)).unwrap_or_default();
+            let n = added.len();
+            prefix.extend(added);
+            if let Some(list) = node.child_by_field_name("list") {
+                flatten_use_tree(list, source, prefix, line, out);
+            }
+            prefix.truncate(prefix.len() - n);
+        }
+        "use_as_clause" => {
+            let mut segs = prefix.clone();
+            if let Some(p) = node.child_by_field_name("path") {
+                segs.extend(segments(p, source));
+            }
+            let alias = node.child_by_field_name("alias").map(|a| text(a, source));
+            emit(segs, alias, false, out);
+        }
+        "use_wildcard" => {
+            let mut segs = prefix.clone();
+            if let Some(p) = node.named_child(0) {
+                segs.extend(segments(p, source));
+            }
+            emit(segs, None, true, out);
+        }
+        _ => {
+            let leaf = segments(node, source);
+            let mut segs = prefix.clone();
+            if leaf.as_slice() == ["self"] && !prefix.is_empty() {
+                emit(segs, None, false, out);
+            } else {
+                segs.extend(leaf);
+                emit(segs, None, false, out);
+            }
+        }
+    }
+}

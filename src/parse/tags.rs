@@ -1,0 +1,275 @@
+//! Definitions and references from a language's `tags.scm`.
+//!
+//! Rules applied on top of the raw query matches, the same for every language:
+//! - when several patterns capture the same name node, the earliest pattern wins (so a
+//!   specific pattern placed above a catch-all decides the kind);
+//! - a reference whose name node is a definition's name is dropped;
+//! - containers come from nesting (a method inside a class) plus an explicit `@container`
+//!   (Go receivers, C++ `Foo::bar`); a function directly inside a class, impl, trait or
+//!   interface is a method.
+
+use std::collections::HashSet;
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, QueryCursor};
+
+use super::doc_comment;
+use crate::lang::{Capture, LanguageSpec};
+use crate::symbols::{Definition, Reference, ReferenceKind, Span, SymbolKind};
+
+/// Longest callee text kept for a reference; chained calls can be arbitrarily long.
+const MAX_CALLEE_LEN: usize = 200;
+
+struct RawDef<'t> {
+    pattern: usize,
+    kind: SymbolKind,
+    node: Node<'t>,
+    name: Node<'t>,
+    container: Option<Node<'t>>,
+    doc: Option<Node<'t>>,
+}
+
+struct RawRef<'t> {
+    pattern: usize,
+    kind: ReferenceKind,
+    node: Node<'t>,
+    name: Node<'t>,
+}
+
+pub(super) fn extract(
+    spec: &LanguageSpec,
+    root: Node,
+    source: &[u8],
+) -> (Vec<Definition>, Vec<Reference>) {
+    let (defs, refs) = raw_matches(spec, root, source);
+    let defs = dedupe_by_name_node(defs, |d| (d.name.byte_range(), d.pattern));
+    let definitions = build_definitions(spec, &defs, source);
+    let def_names: HashSet<_> =
+        defs.iter().map(|d| d.name.byte_range()).collect();
+    let refs: Vec<RawRef> = dedupe_by_name_node(refs, |r| (r.name.byte_range(), r.pattern))
+        .into_iter()
+        .filter(|r| !def_names.contains(&r.name.byte_range()))
+        .collect();
+    let references = build_references(&refs, &definitions, source);
+    (definitions, references)
+}
+
+fn raw_matches<'t>(
+    spec: &LanguageSpec,
+    root: Node<'t>,
+    source: &[u8],
+) -> (Vec<RawDef<'t>>, Vec<RawRef<'t>>) {
+    let mut defs = Vec::new();
+    let mut refs = Vec::new();
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&spec.tags, root, source);
+    while let Some(m) = matches.next() {
+        let (mut def, mut reference, mut node, mut name, mut container, mut doc) =
+            (None, None, None, None, None, None);
+        for cap in m.captures() {
+            match spec.tag_captures.get(cap.index as usize) {
+                Some(Capture::Definition(k)) => (def, node) = (Some(*k), Some(cap.node)),
+                Some(Capture::Reference(k)) => (reference, node) = (Some(*k), Some(cap.node)),
+                Some(Capture::Name) => name = Some(cap.node),
+                Some(Capture::Container) => container = Some(cap.node),
+                Some(Capture::Doc) => doc = Some(cap.node),
+                _ => {}
+            }
+        }
+        let (Some(node), Some(name)) = (node, name) else { continue };
+        let pattern = m.pattern_index;
+        if let Some(kind) = def {
+            defs.push(RawDef { pattern, kind, node, name, container, doc });
+        } else if let Some(kind) = reference {
+            refs.push(RawRef { pattern, kind, node, name });
+        }
+    }
+    (defs, refs)
+}
+
+/// Keeps, per name node, the capture of the earliest pattern; output sorted by position.
+fn dedupe_by_name_node<T>(
+    mut items: Vec<T>,
+    key: impl Fn(&T) -> (std::ops::Range<usize>, usize),
+) -> Vec<T> {
+    items.sort_by_key(|i| {
+        let (range, pattern) = key(i);
+        (range.start, range.end, pattern)
+    });
+    items.dedup_by(|later, earlier| key(later).0 == key(earlier).0);
+    items
+}
+
+pub(super) fn text(node: Node, source: &[u8]) -> String {
+    String::from_utf8_lossy(&source[node.byte_range()]).into_owned()
+}
+
+pub(super) fn span(node: Node) -> Span {
+    Span {
+        start_byte: node.start_byte() as u32,
+        end_byte: node.end_byte() as u32,
+        start_line: node.start_position().row as u32 + 1,
+        end_line: node.end_position().row as u32 + 1,
+    }
+}
+
+/// `Foo<T>` -> `Foo`, `a::B<T>` -> `a::B`: containers are named without generic arguments.
+fn strip_generics(s: &str) -> &str {
+    s.split('<').next().unwrap_or(s).trim()
+}
+
+fn build_definitions(spec: &LanguageSpec, defs: &[RawDef], source: &[u8]) -> Vec<Definition> {
+    // Sort outer before inner so a stack sweep sees containers first.
+    let mut order: Vec<usize> = (0..defs.len()).collect();
+    order.sort_by_key(|&i| {
+        let n = defs[i].node;
+        (n.start_byte(), std::cmp::Reverse(n.end_byte()), defs[i].pattern)
+    });
+    let mut out: Vec<Definition> = Vec::with_capacity(defs.len());
+    // Indices into `out` of the open enclosing definitions.
+    let mut stack: Vec<usize> = Vec::new();
+    for i in order {
+        let raw = &defs[i];
+        let sp = span(raw.node);
+        while let Some(&top) = stack.last() {
+            if out[top].span.contains(&sp) {
+                break;
+            }
+            stack.pop();
+        }
+        let mut container: Vec<String> = stack
+            .iter()
+            .filter(|&&j| out[j].kind.is_container() || is_scope(out[j].kind))
+            .map(|&j| out[j].name.clone())
+            .collect();
+        if let Some(c) = raw.container {
+            let t = text(c, source);
+            container.extend(
+                strip_generics(&t)
+                    .split(spec.separator.as_str())
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty()),
+            );
+        }
+        let innermost = stack.last().map(|&j| out[j].kind);
+        let kind = match (raw.kind, innermost) {
+            (SymbolKind::Function, Some(k)) if k.holds_methods() => SymbolKind::Method,
+            (k, _) => k,
+        };
+        out.push(Definition {
+            kind,
+            name: text(raw.name, source),
+            container,
+            span: sp,
+            name_span: span(raw.name),
+            signature: doc_comment::signature(raw.node, source),
+            doc: raw
+                .doc
+                .map(|d| doc_comment::clean(&text(d, source)))
+                .or_else(|| doc_comment::find(raw.node, source)),
+        });
+        if kind.is_container() || is_scope(kind) {
+            stack.push(out.len() - 1);
+        }
+    }
+    out
+}
+
+/// Functions scope the names defined inside them (`outer.inner` for a closure).
+fn is_scope(kind: SymbolKind) -> bool {
+    matches!(kind, SymbolKind::Function | SymbolKind::Method)
+}
+
+fn build_references(refs: &[RawRef], defs: &[Definition], source: &[u8]) -> Vec<Reference> {
+    // Definitions are sorted outer-first by start; the innermost one containing a reference is
+    // the last containing one in that order.
+    let mut out = Vec::with_capacity(refs.len());
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next_def = 0usize;
+    let mut sorted: Vec<&RawRef> = refs.iter().collect();
+    sorted.sort_by_key(|r| (r.node.start_byte(), r.name.start_byte()));
+    for r in sorted {
+        let sp = span(r.node);
+        while next_def < defs.len() && defs[next_def].span.start_byte <= sp.start_byte {
+            while let Some(&top) = stack.last() {
+                if defs[top].span.contains(&defs[next_def].span) {
+                    break;
+                }
+                stack.pop();
+            }
+            stack.push(next_def);
+            next_def += 1;
+        }
+        while let Some(&top) = stack.last() {
+            if defs[top].span.contains(&sp) {
+                break;
+            }
+            stack.pop();
+        }
+        let name = text(r.name, source);
+        let callee = callee_text(r, source);
+        let receiver = receiver_of(&callee, &name);
+        out.push(Reference {
+            kind: r.kind,
+            name,
+            callee,
+            receiver,
+            span: sp,
+            enclosing: stack.last().map(|&i| i as u32),
+        });
+    }
+    out
+}
+
+/// The callee as written: from the start of the reference node to the end of the name
+/// (`self.session.send` in `self.session.send(req)`), without a leading `new`.
+fn callee_text(r: &RawRef, source: &[u8]) -> String {
+    let start = r.node.start_byte().min(r.name.start_byte());
+    let raw = if r.kind == ReferenceKind::Implementation {
+        String::from_utf8_lossy(&source[r.name.byte_range()]).into_owned()
+    } else {
+        String::from_utf8_lossy(&source[start..r.name.end_byte()]).into_owned()
+    };
+    let collapsed: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let trimmed = collapsed.strip_prefix("new ").unwrap_or(&collapsed).trim();
+    let mut s = trimmed.to_string();
+    if s.len() > MAX_CALLEE_LEN {
+        let cut = s.len() - MAX_CALLEE_LEN;
+        let cut = (cut..s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
+        s = s[cut..].to_string();
+    }
+    s
+}
+
+/// The receiver or path before the name: `self.session` for `self.session.send`.
+fn receiver_of(callee: &str, name: &str) -> Option<String> {
+    let before = callee.strip_suffix(name)?;
+    let trimmed = before
+        .trim_end()
+        .trim_end_matches("::")
+        .trim_end_matches("->")
+        .trim_end_matches("?.")
+        .trim_end_matches('.')
+        .trim_end();
+    (!trimmed.is_empty()).then(|| trimmed.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_is_the_path_before_the_name() {
+        assert_eq!(receiver_of("self.session.send", "send").as_deref(), Some("self.session"));
+        assert_eq!(receiver_of("Vec::new", "new").as_deref(), Some("Vec"));
+        assert_eq!(receiver_of("p->next", "next").as_deref(), Some("p"));
+        assert_eq!(receiver_of("a?.b", "b").as_deref(), Some("a"));
+        assert_eq!(receiver_of("send", "send"), None);
+    }
+
+    #[test]
+    fn generics_are_stripped_from_containers() {
+        assert_eq!(strip_generics("Foo<T>"), "Foo");
+        assert_eq!(strip_generics("a::B<T, U>"), "a::B");
+    }
+}

@@ -18,3 +18,5 @@
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
 (type_identifier) @name @reference.type
+(field_declaration declarator: (pointer_declarator declarator: (field_identifier) @name)) @definition.field
+(field_declaration declarator: (array_declarator declarator: (field_identifier) @name)) @definition.field

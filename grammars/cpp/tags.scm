@@ -30,3 +30,4 @@
 (new_expression type: (type_identifier) @name) @reference.class
 (base_class_clause (type_identifier) @name @reference.class)
 (base_class_clause (qualified_identifier name: (type_identifier) @name) @reference.class)
+(new_expression type: (qualified_identifier name: (type_identifier) @name)) @reference.class

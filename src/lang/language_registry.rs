@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
-use tree_sitter::{Language, Query};
+use tree_sitter::Language;
 
-use super::{Capture, ImportStyle, LanguageSpec};
+use super::{ImportStyle, LanguageSpec};
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum LangError {
     #[error("grammars/{lang}/language.toml: {message}")]
     Manifest { lang: String, message: String },
@@ -151,23 +151,26 @@ fn embedded(dir: &str) -> Option<&'static Embedded> {
     EMBEDDED.iter().find(|e| e.dir == dir)
 }
 
-/// Resolves `; inherits: other` on the first line (one level deep is all the grammars need).
+/// Resolves `; inherits: other` on the first line, recursively (bounded: no cycles).
 fn query_source(lang: &str, file: &str, text: &'static str) -> Result<String, LangError> {
-    let Some(parent) = text
+    let mut parts = vec![text];
+    let mut current = text;
+    while let Some(parent) = current
         .lines()
         .next()
         .and_then(|l| l.strip_prefix("; inherits:"))
         .map(str::trim)
-    else {
-        return Ok(text.to_string());
-    };
-    let base = embedded(parent).ok_or_else(|| LangError::Query {
-        lang: lang.into(),
-        file: file.into(),
-        message: format!("inherits unknown language {parent}"),
-    })?;
-    let base_text = if file == "tags.scm" { base.tags } else { base.imports };
-    Ok(format!("{base_text}\n{text}"))
+    {
+        let base = embedded(parent).filter(|_| parts.len() <= EMBEDDED.len()).ok_or_else(|| LangError::Query {
+            lang: lang.into(),
+            file: file.into(),
+            message: format!("inherits unknown language {parent} (or an inheritance cycle)"),
+        })?;
+        current = if file == "tags.scm" { base.tags } else { base.imports };
+        parts.push(current);
+    }
+    parts.reverse();
+    Ok(parts.join("\n"))
 }
 
 fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
@@ -189,47 +192,16 @@ fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
             });
         }
     };
-    let (tags, tag_captures) = compile(e.dir, "tags.scm", e.tags, &grammar, Capture::belongs_to_tags)?;
-    let (imports, import_captures) =
-        compile(e.dir, "imports.scm", e.imports, &grammar, Capture::belongs_to_imports)?;
+    let tags_source = query_source(e.dir, "tags.scm", e.tags)?;
+    let imports_source = query_source(e.dir, "imports.scm", e.imports)?;
     Ok(LanguageSpec {
         name: m.name,
         extensions: m.extensions.iter().map(|x| x.to_ascii_lowercase()).collect(),
         separator: m.separator,
         import_style,
         grammar,
-        tags,
-        imports,
-        tag_captures,
-        import_captures,
+        tags_source,
+        imports_source,
+        queries: OnceLock::new(),
     })
-}
-
-fn compile(
-    lang: &str,
-    file: &str,
-    text: &'static str,
-    grammar: &Language,
-    allowed: fn(Capture) -> bool,
-) -> Result<(Query, Vec<Capture>), LangError> {
-    let source = query_source(lang, file, text)?;
-    let query = Query::new(grammar, &source).map_err(|err| LangError::Query {
-        lang: lang.into(),
-        file: file.into(),
-        message: format!("line {}: {:?}: {}", err.row + 1, err.kind, err.message),
-    })?;
-    let mut captures = Vec::new();
-    for name in query.capture_names() {
-        match Capture::parse(name).filter(|c| allowed(*c)) {
-            Some(c) => captures.push(c),
-            None => {
-                return Err(LangError::Query {
-                    lang: lang.into(),
-                    file: file.into(),
-                    message: format!("capture @{name} is outside the vocabulary (grammars/README.md)"),
-                });
-            }
-        }
-    }
-    Ok((query, captures))
 }

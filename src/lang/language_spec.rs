@@ -1,8 +1,10 @@
 //! `LanguageSpec`: one language's grammar, compiled queries and layout conventions.
 
+use std::sync::OnceLock;
+
 use tree_sitter::{Language, Query};
 
-use super::Capture;
+use super::{Capture, LangError};
 
 /// How a language's `@import.path` node is turned into imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +24,69 @@ pub struct LanguageSpec {
     pub separator: String,
     pub import_style: ImportStyle,
     pub grammar: Language,
+    /// Query sources with `; inherits:` resolved.
+    pub(super) tags_source: String,
+    pub(super) imports_source: String,
+    /// Compiled on first use: a run that parses no file of this language never pays for it.
+    pub(super) queries: OnceLock<Result<LanguageQueries, LangError>>,
+}
+
+/// A language's compiled queries.
+pub struct LanguageQueries {
     pub tags: Query,
     pub imports: Query,
     /// `tags.capture_names()` mapped to the vocabulary, by capture index.
     pub tag_captures: Vec<Capture>,
     pub import_captures: Vec<Capture>,
+}
+
+impl LanguageSpec {
+    /// The compiled queries; fails if a query does not compile or leaves the vocabulary.
+    pub fn queries(&self) -> Result<&LanguageQueries, LangError> {
+        self.queries
+            .get_or_init(|| {
+                let (tags, tag_captures) =
+                    compile(&self.name, "tags.scm", &self.tags_source, &self.grammar, Capture::belongs_to_tags)?;
+                let (imports, import_captures) = compile(
+                    &self.name,
+                    "imports.scm",
+                    &self.imports_source,
+                    &self.grammar,
+                    Capture::belongs_to_imports,
+                )?;
+                Ok(LanguageQueries { tags, imports, tag_captures, import_captures })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+fn compile(
+    lang: &str,
+    file: &str,
+    source: &str,
+    grammar: &Language,
+    allowed: fn(Capture) -> bool,
+) -> Result<(Query, Vec<Capture>), LangError> {
+    let query = Query::new(grammar, source).map_err(|err| LangError::Query {
+        lang: lang.into(),
+        file: file.into(),
+        message: format!("line {}: {:?}: {}", err.row + 1, err.kind, err.message),
+    })?;
+    let mut captures = Vec::new();
+    for name in query.capture_names() {
+        match Capture::parse(name).filter(|c| allowed(*c)) {
+            Some(c) => captures.push(c),
+            None => {
+                return Err(LangError::Query {
+                    lang: lang.into(),
+                    file: file.into(),
+                    message: format!("capture @{name} is outside the vocabulary (grammars/README.md)"),
+                });
+            }
+        }
+    }
+    Ok((query, captures))
 }
 
 impl std::fmt::Debug for LanguageSpec {

@@ -10,4 +10,4 @@ mod language_spec;
 
 pub use capture::Capture;
 pub use language_registry::{LangError, LanguageRegistry};
-pub use language_spec::{ImportStyle, LanguageSpec};
+pub use language_spec::{ImportStyle, LanguageQueries, LanguageSpec};

@@ -18,7 +18,16 @@ fn is_annotation(kind: &str) -> bool {
 fn is_wrapper(kind: &str) -> bool {
     matches!(
         kind,
-        "export_statement" | "decorated_definition" | "template_declaration" | "ambient_declaration"
+        "export_statement"
+            | "decorated_definition"
+            | "template_declaration"
+            | "ambient_declaration"
+            | "const_declaration"
+            | "var_declaration"
+            | "type_declaration"
+            | "lexical_declaration"
+            | "variable_declaration"
+            | "expression_statement"
     )
 }
 
@@ -49,7 +58,7 @@ fn leading_comments(node: Node, source: &[u8]) -> Option<String> {
                     break;
                 }
                 top_line = prev.start_position().row;
-                comments.push(text(prev, source));
+                comments.push(text(prev, source).trim_end().to_string());
                 anchor = prev;
             }
             Some(prev) if is_annotation(prev.kind()) && comments.is_empty() => {

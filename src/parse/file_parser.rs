@@ -46,8 +46,15 @@ impl FileParser {
         if root.has_error() {
             diagnostics.push(syntax_diagnostic(root));
         }
-        let (definitions, references) = tags::extract(spec, root, source);
-        let (imports, package) = imports::extract(spec, root, source);
+        let queries = match spec.queries() {
+            Ok(q) => q,
+            Err(e) => {
+                diagnostics.push(Diagnostic { kind: DiagnosticKind::ParseFailed, line: 0, message: e.to_string() });
+                return FileSymbols { diagnostics, ..FileSymbols::default() };
+            }
+        };
+        let (definitions, references) = tags::extract(queries, &spec.separator, root, source);
+        let (imports, package) = imports::extract(queries, spec.import_style, root, source);
         FileSymbols {
             definitions,
             references,

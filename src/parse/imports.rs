@@ -4,10 +4,15 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
 use super::tags::text;
-use crate::lang::{Capture, ImportStyle, LanguageSpec};
+use crate::lang::{Capture, ImportStyle, LanguageQueries};
 use crate::symbols::Import;
 
-pub(super) fn extract(spec: &LanguageSpec, root: Node, source: &[u8]) -> (Vec<Import>, Option<String>) {
+pub(super) fn extract(
+    spec: &LanguageQueries,
+    style: ImportStyle,
+    root: Node,
+    source: &[u8],
+) -> (Vec<Import>, Option<String>) {
     let mut imports = Vec::new();
     let mut package = None;
     let mut cursor = QueryCursor::new();
@@ -31,7 +36,7 @@ pub(super) fn extract(spec: &LanguageSpec, root: Node, source: &[u8]) -> (Vec<Im
         }
         let (Some(statement), Some(path)) = (statement, path) else { continue };
         let line = statement.start_position().row as u32 + 1;
-        match spec.import_style {
+        match style {
             ImportStyle::RustUseTree if alias.is_none() => {
                 flatten_use_tree(path, source, &mut Vec::new(), line, &mut imports);
             }
@@ -65,6 +70,15 @@ fn normalize(mut imports: Vec<Import>) -> Vec<Import> {
         .collect();
     imports.retain(|i| {
         i.name.is_some() || i.alias.is_some() || i.glob || !bound.contains(&(i.line, i.path.clone()))
+    });
+    // `import a.b.*` also matches a name pattern as path `a`, name `b`: the glob says it all.
+    let globs: std::collections::HashSet<(u32, String)> =
+        imports.iter().filter(|i| i.glob).map(|i| (i.line, i.path.clone())).collect();
+    imports.retain(|i| match (&i.name, i.glob) {
+        (Some(n), false) => !["." , "::"]
+            .iter()
+            .any(|sep| globs.contains(&(i.line, format!("{}{sep}{n}", i.path)))),
+        _ => true,
     });
     imports
 }

@@ -2,7 +2,8 @@
 //!
 //! Rules applied on top of the raw query matches, the same for every language:
 //! - when several patterns capture the same name node, the earliest pattern wins (so a
-//!   specific pattern placed above a catch-all decides the kind);
+//!   specific pattern placed above a catch-all decides the kind); for references, any kind
+//!   beats the `type` catch-all;
 //! - a reference whose name node is a definition's name is dropped;
 //! - containers come from nesting (a method inside a class) plus an explicit `@container`
 //!   (Go receivers, C++ `Foo::bar`); a function directly inside a class, impl, trait or
@@ -14,7 +15,7 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
 use super::doc_comment;
-use crate::lang::{Capture, LanguageSpec};
+use crate::lang::{Capture, LanguageQueries};
 use crate::symbols::{Definition, Reference, ReferenceKind, Span, SymbolKind};
 
 /// Longest callee text kept for a reference; chained calls can be arbitrarily long.
@@ -37,16 +38,21 @@ struct RawRef<'t> {
 }
 
 pub(super) fn extract(
-    spec: &LanguageSpec,
+    spec: &LanguageQueries,
+    separator: &str,
     root: Node,
     source: &[u8],
 ) -> (Vec<Definition>, Vec<Reference>) {
     let (defs, refs) = raw_matches(spec, root, source);
     let defs = dedupe_by_name_node(defs, |d| (d.name.byte_range(), d.pattern));
-    let definitions = build_definitions(spec, &defs, source);
+    let definitions = build_definitions(separator, &defs, source);
     let def_names: HashSet<_> =
         defs.iter().map(|d| d.name.byte_range()).collect();
-    let refs: Vec<RawRef> = dedupe_by_name_node(refs, |r| (r.name.byte_range(), r.pattern))
+    // A specific reference kind beats the `type` catch-all wherever the patterns sit (an
+    // inherited query puts the base language's catch-all first).
+    let refs: Vec<RawRef> = dedupe_by_name_node(refs, |r| {
+        (r.name.byte_range(), usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern)
+    })
         .into_iter()
         .filter(|r| !def_names.contains(&r.name.byte_range()))
         .collect();
@@ -55,7 +61,7 @@ pub(super) fn extract(
 }
 
 fn raw_matches<'t>(
-    spec: &LanguageSpec,
+    spec: &LanguageQueries,
     root: Node<'t>,
     source: &[u8],
 ) -> (Vec<RawDef<'t>>, Vec<RawRef<'t>>) {
@@ -118,7 +124,7 @@ fn strip_generics(s: &str) -> &str {
     s.split('<').next().unwrap_or(s).trim()
 }
 
-fn build_definitions(spec: &LanguageSpec, defs: &[RawDef], source: &[u8]) -> Vec<Definition> {
+fn build_definitions(separator: &str, defs: &[RawDef], source: &[u8]) -> Vec<Definition> {
     // Sort outer before inner so a stack sweep sees containers first.
     let mut order: Vec<usize> = (0..defs.len()).collect();
     order.sort_by_key(|&i| {
@@ -146,7 +152,7 @@ fn build_definitions(spec: &LanguageSpec, defs: &[RawDef], source: &[u8]) -> Vec
             let t = text(c, source);
             container.extend(
                 strip_generics(&t)
-                    .split(spec.separator.as_str())
+                    .split(separator)
                     .map(|s| s.trim().to_string())
                     .filter(|s| !s.is_empty()),
             );

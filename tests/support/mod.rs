@@ -1,0 +1,153 @@
+//! Shared helpers for integration tests: fixture repositories written from one string with
+//! `//- path` markers, the `ken` binary, and a deterministic rendering of extraction results.
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kenning::index::{IndexConfig, IndexSnapshot, NoProgress};
+use kenning::symbols::FileSymbols;
+use kenning::IndexBuilder;
+
+/// Writes a repository described as `//- path` sections into a new temporary folder.
+pub fn materialize(spec: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path(), spec);
+    dir
+}
+
+pub fn write_tree(root: &Path, spec: &str) {
+    let mut current: Option<(PathBuf, String)> = None;
+    let flush = |cur: &mut Option<(PathBuf, String)>| {
+        if let Some((p, text)) = cur.take() {
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, text).expect("write");
+        }
+    };
+    for line in spec.lines() {
+        if let Some(path) = line.strip_prefix("//- ") {
+            flush(&mut current);
+            current = Some((root.join(path.trim()), String::new()));
+        } else if let Some((_, text)) = current.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    flush(&mut current);
+}
+
+pub fn ken_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ken")
+}
+
+pub fn ken(args: &[&str], cwd: &Path) -> Output {
+    Command::new(ken_bin()).args(args).current_dir(cwd).output().expect("run ken")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Builds the index of `root` with `config` (index inside the repo unless configured).
+pub fn build(root: &Path, config: &IndexConfig) -> kenning::BuildReport {
+    IndexBuilder::new(root, config, &NoProgress).expect("builder").build().expect("build")
+}
+
+pub fn index_dir(root: &Path, config: &IndexConfig) -> PathBuf {
+    config.index_dir_for(&root.canonicalize().expect("canonicalize"))
+}
+
+/// The logical content of an index: every file's facts and symbols, independent of segment
+/// layout, mtimes and timings. Two indexes of the same tree must render identically.
+pub fn logical_dump(index_dir: &Path) -> String {
+    let snap = IndexSnapshot::open(index_dir).expect("open index");
+    let symbols = snap.load_symbols().expect("load symbols");
+    let mut out = String::new();
+    for (r, s) in snap.table.files.iter().zip(&symbols) {
+        writeln!(
+            out,
+            "== {} lang={} module={} lines={} hash={} package={:?} diags={:?}",
+            r.path,
+            r.language,
+            r.module,
+            r.lines,
+            &r.hash_hex()[..12],
+            r.package,
+            r.diagnostics
+        )
+        .unwrap();
+        out.push_str(&render_symbols(s, &r.module, separator(&r.language)));
+    }
+    for s in &snap.table.skipped {
+        writeln!(out, "skipped {} {}", s.reason.as_str(), s.path).unwrap();
+    }
+    writeln!(out, "unsupported {:?}", snap.table.unsupported_by_extension).unwrap();
+    out
+}
+
+pub fn separator(lang: &str) -> &'static str {
+    match lang {
+        "rust" | "c" | "cpp" => "::",
+        _ => ".",
+    }
+}
+
+/// One line per definition, reference and import, in file order.
+pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
+    let mut out = String::new();
+    if let Some(p) = &s.package {
+        writeln!(out, "package {p}").unwrap();
+    }
+    for d in &s.definitions {
+        writeln!(
+            out,
+            "def {:<9} {} @{}-{} sig={:?}{}",
+            d.kind.as_str(),
+            d.qualified_name(module, sep),
+            d.span.start_line,
+            d.span.end_line,
+            d.signature,
+            d.doc.as_ref().map(|x| format!(" doc={x:?}")).unwrap_or_default()
+        )
+        .unwrap();
+    }
+    for r in &s.references {
+        let enclosing = r
+            .enclosing
+            .and_then(|i| s.definitions.get(i as usize))
+            .map(|d| d.local_name(sep))
+            .unwrap_or_else(|| "-".into());
+        writeln!(
+            out,
+            "ref {:<14} {} @{} callee={:?} receiver={:?} in={}",
+            r.kind.as_str(),
+            r.name,
+            r.span.start_line,
+            r.callee,
+            r.receiver,
+            enclosing
+        )
+        .unwrap();
+    }
+    for i in &s.imports {
+        writeln!(
+            out,
+            "import @{} path={:?} name={:?} alias={:?}{}",
+            i.line,
+            i.path,
+            i.name,
+            i.alias,
+            if i.glob { " glob" } else { "" }
+        )
+        .unwrap();
+    }
+    for d in &s.diagnostics {
+        writeln!(out, "diagnostic {:?} @{} {}", d.kind, d.line, d.message).unwrap();
+    }
+    out
+}

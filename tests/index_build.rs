@@ -54,7 +54,10 @@ fn no_change_rebuild_parses_nothing() {
     assert_eq!(first.stats.parsed, 5);
     let second = build(repo.path(), &cfg()).manifest;
     assert!(!second.stats.full);
-    assert_eq!((second.stats.parsed, second.stats.reused, second.stats.removed), (0, 5, 0));
+    assert_eq!(
+        (second.stats.parsed, second.stats.reused, second.stats.removed),
+        (0, 5, 0)
+    );
     assert_eq!(second.generation, first.generation + 1);
     assert_eq!(second.summary, first.summary);
 }
@@ -71,13 +74,23 @@ fn incremental_rebuild_equals_full_rebuild() {
     );
     std::fs::remove_file(repo.path().join("src/store/mod.rs")).unwrap();
     let inc = build(repo.path(), &cfg()).manifest;
-    assert_eq!(inc.stats.parsed, 3, "only the edited and added files are parsed: {:?}", inc.stats);
+    assert_eq!(
+        inc.stats.parsed, 3,
+        "only the edited and added files are parsed: {:?}",
+        inc.stats
+    );
     assert_eq!(inc.stats.removed, 1);
     let incremental = logical_dump(&index_dir(repo.path(), &cfg()));
-    assert!(incremental.contains("scripts/tool.py lang=python module=scripts.tool"), "{incremental}");
+    assert!(
+        incremental.contains("scripts/tool.py lang=python module=scripts.tool"),
+        "{incremental}"
+    );
 
     let full_dir = tempfile::tempdir().unwrap();
-    let full_cfg = IndexConfig { index_dir: Some(full_dir.path().join("idx")), ..cfg() };
+    let full_cfg = IndexConfig {
+        index_dir: Some(full_dir.path().join("idx")),
+        ..cfg()
+    };
     build(repo.path(), &full_cfg);
     assert_eq!(incremental, logical_dump(&full_dir.path().join("idx")));
 }
@@ -86,15 +99,25 @@ fn incremental_rebuild_equals_full_rebuild() {
 fn many_incremental_builds_compact_and_stay_equal_to_full() {
     let repo = materialize(REPO);
     for i in 0..20 {
-        write_tree(repo.path(), &format!("//- gen/m{}.py\ndef f{i}():\n    return {i}\n", i % 7));
+        write_tree(
+            repo.path(),
+            &format!("//- gen/m{}.py\ndef f{i}():\n    return {i}\n", i % 7),
+        );
         build(repo.path(), &cfg());
     }
     let snap = IndexSnapshot::open(&index_dir(repo.path(), &cfg())).unwrap();
     assert!(snap.manifest.segments.len() <= 16, "segments are compacted");
     let full_dir = tempfile::tempdir().unwrap();
-    let full_cfg = IndexConfig { index_dir: Some(full_dir.path().join("idx")), full: true, ..cfg() };
+    let full_cfg = IndexConfig {
+        index_dir: Some(full_dir.path().join("idx")),
+        full: true,
+        ..cfg()
+    };
     build(repo.path(), &full_cfg);
-    assert_eq!(logical_dump(&index_dir(repo.path(), &cfg())), logical_dump(&full_dir.path().join("idx")));
+    assert_eq!(
+        logical_dump(&index_dir(repo.path(), &cfg())),
+        logical_dump(&full_dir.path().join("idx"))
+    );
 }
 
 #[test]
@@ -102,23 +125,37 @@ fn stored_result_is_identical_at_any_thread_count() {
     let repo = materialize(REPO);
     let mut tree = String::new();
     for i in 0..60 {
-        tree.push_str(&format!("//- many/m{i}.py\nclass C{i}:\n    def m(self):\n        return f{i}()\n"));
+        tree.push_str(&format!(
+            "//- many/m{i}.py\nclass C{i}:\n    def m(self):\n        return f{i}()\n"
+        ));
     }
     write_tree(repo.path(), &tree);
     let dirs: Vec<_> = [1usize, 4]
         .iter()
         .map(|&threads| {
             let d = tempfile::tempdir().unwrap();
-            let c = IndexConfig { index_dir: Some(d.path().join("idx")), threads, ..cfg() };
+            let c = IndexConfig {
+                index_dir: Some(d.path().join("idx")),
+                threads,
+                ..cfg()
+            };
             build(repo.path(), &c);
             d
         })
         .collect();
     let read = |d: &Path, rel: &str| std::fs::read(d.join("idx").join(rel)).unwrap();
     let table = "gen-00000001/files.bin";
-    assert_eq!(read(dirs[0].path(), table), read(dirs[1].path(), table), "file tables differ");
+    assert_eq!(
+        read(dirs[0].path(), table),
+        read(dirs[1].path(), table),
+        "file tables differ"
+    );
     let seg = "segments/seg-00000001.bin";
-    assert_eq!(read(dirs[0].path(), seg), read(dirs[1].path(), seg), "segments differ");
+    assert_eq!(
+        read(dirs[0].path(), seg),
+        read(dirs[1].path(), seg),
+        "segments differ"
+    );
 }
 
 #[test]
@@ -147,10 +184,18 @@ fn skipped_files_are_counted_by_reason() {
     let root = repo.path();
     std::fs::write(root.join("big.py"), "x = 1\n".repeat(100)).unwrap();
     std::fs::write(root.join("blob.py"), b"\x00\x01binary").unwrap();
-    std::fs::write(root.join("packed.js"), format!("var a={};\n", "1+".repeat(120) + "1")).unwrap();
+    std::fs::write(
+        root.join("packed.js"),
+        format!("var a={};\n", "1+".repeat(120) + "1"),
+    )
+    .unwrap();
     std::os::unix::fs::symlink(root.join("ok.py"), root.join("link.py")).unwrap();
     let config = IndexConfig {
-        walk: kenning::WalkConfig { max_file_size: 300, max_line_length: 200, ..Default::default() },
+        walk: kenning::WalkConfig {
+            max_file_size: 300,
+            max_line_length: 200,
+            ..Default::default()
+        },
         ..cfg()
     };
     let m = build(root, &config).manifest;
@@ -158,10 +203,18 @@ fn skipped_files_are_counted_by_reason() {
     assert_eq!(m.summary.files, 1, "only ok.py is indexed: {:?}", m.summary);
     assert_eq!(by("too-large"), 1);
     assert_eq!(by("binary"), 1);
-    assert_eq!(by("minified"), 2, "app.min.js by name, packed.js by its line length");
+    assert_eq!(
+        by("minified"),
+        2,
+        "app.min.js by name, packed.js by its line length"
+    );
     assert_eq!(by("vendored-dir"), 1);
     assert_eq!(by("symlink"), 1);
-    assert_eq!(by("unsupported-language"), 1, "notes.txt; hidden files are not visited at all");
+    assert_eq!(
+        by("unsupported-language"),
+        1,
+        "notes.txt; hidden files are not visited at all"
+    );
     assert_eq!(snap_unsupported(root, &config), vec![("txt".to_string(), 1)]);
     let snap = IndexSnapshot::open(&index_dir(root, &config)).unwrap();
     assert!(snap.table.skipped.iter().any(|s| s.path == "node_modules"));
@@ -178,17 +231,27 @@ fn symlink_loops_are_reported_not_followed_forever() {
     let repo = materialize("//- a/x.py\nx = 1\n");
     std::os::unix::fs::symlink(repo.path().join("a"), repo.path().join("a/loop")).unwrap();
     let config = IndexConfig {
-        walk: kenning::WalkConfig { follow_symlinks: true, ..Default::default() },
+        walk: kenning::WalkConfig {
+            follow_symlinks: true,
+            ..Default::default()
+        },
         ..cfg()
     };
     let m = build(repo.path(), &config).manifest;
-    assert_eq!(m.summary.skipped_by_reason.get("symlink-loop"), Some(&1), "{:?}", m.summary);
+    assert_eq!(
+        m.summary.skipped_by_reason.get("symlink-loop"),
+        Some(&1),
+        "{:?}",
+        m.summary
+    );
     assert_eq!(m.summary.files, 1);
 }
 
 #[test]
 fn syntax_errors_and_invalid_utf8_are_recorded_not_fatal() {
-    let repo = materialize("//- broken.py\ndef ok():\n    pass\n\ndef broken(:\n    return (\n\nclass After:\n    pass\n");
+    let repo = materialize(
+        "//- broken.py\ndef ok():\n    pass\n\ndef broken(:\n    return (\n\nclass After:\n    pass\n",
+    );
     let mut bytes = b"/// caf".to_vec();
     bytes.extend_from_slice(&[0xE9, 0xFF]);
     bytes.extend_from_slice(b"\npub fn still_found() {}\n");
@@ -200,7 +263,10 @@ fn syntax_errors_and_invalid_utf8_are_recorded_not_fatal() {
     assert_eq!(m.summary.diagnostics_by_kind.get("invalid-utf8"), Some(&1));
     let dump = logical_dump(&index_dir(repo.path(), &cfg()));
     assert!(dump.contains("def function  broken.ok"), "{dump}");
-    assert!(dump.contains("def class     broken.After"), "recovery continues after the error: {dump}");
+    assert!(
+        dump.contains("def class     broken.After"),
+        "recovery continues after the error: {dump}"
+    );
     assert!(dump.contains("still_found"), "{dump}");
 }
 
@@ -212,8 +278,16 @@ fn second_builder_is_refused_and_readers_are_not_blocked() {
     let _held = store.lock().expect("lock");
     let out = ken(&["index", "build", "."], repo.path());
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("another `ken index build` is running"), "{}", stderr(&out));
-    assert!(stderr(&out).contains(&format!("pid {}", std::process::id())), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another `ken index build` is running"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains(&format!("pid {}", std::process::id())),
+        "{}",
+        stderr(&out)
+    );
     let read = ken(&["symbol", "Engine"], repo.path());
     assert!(read.status.success(), "{}", stderr(&read));
 }
@@ -226,17 +300,33 @@ fn newer_or_foreign_index_fails_with_a_clear_error() {
     std::fs::write(dir.join("FORMAT"), "kenning-index 99\n").unwrap();
     let out = ken(&["index", "status"], repo.path());
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("format version 99, newer than this ken supports"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("format version 99, newer than this ken supports"),
+        "{}",
+        stderr(&out)
+    );
     let out = ken(&["index", "build", "."], repo.path());
-    assert!(stderr(&out).contains("newer than this ken supports"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("newer than this ken supports"),
+        "{}",
+        stderr(&out)
+    );
 
     let foreign = tempfile::tempdir().unwrap();
     std::fs::write(foreign.path().join("notes.txt"), "mine").unwrap();
     let arg = foreign.path().to_str().unwrap();
     let out = ken(&["index", "build", ".", "--index-dir", arg], repo.path());
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("is not a kenning index"), "{}", stderr(&out));
-    assert_eq!(std::fs::read_dir(foreign.path()).unwrap().count(), 1, "nothing was written into it");
+    assert!(
+        stderr(&out).contains("is not a kenning index"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_dir(foreign.path()).unwrap().count(),
+        1,
+        "nothing was written into it"
+    );
 }
 
 #[test]
@@ -250,7 +340,11 @@ fn corrupt_segment_is_detected() {
     std::fs::write(&seg, bytes).unwrap();
     let out = ken(&["symbol", "Engine"], repo.path());
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("is corrupt: checksum mismatch"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is corrupt: checksum mismatch"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Kills a real `ken index build` at several moments; the previous generation must stay
@@ -258,7 +352,9 @@ fn corrupt_segment_is_detected() {
 #[test]
 fn killed_build_leaves_previous_index_readable() {
     let repo = tempfile::tempdir().unwrap();
-    let body: String = (0..150).map(|i| format!("def f{i}(x):\n    return g(x) + {i}\n\n")).collect();
+    let body: String = (0..150)
+        .map(|i| format!("def f{i}(x):\n    return g(x) + {i}\n\n"))
+        .collect();
     let write_all = |marker: &str| {
         for i in 0..400 {
             std::fs::create_dir_all(repo.path().join(format!("d{}", i % 20))).unwrap();
@@ -272,7 +368,10 @@ fn killed_build_leaves_previous_index_readable() {
     let count = |marker: &str| {
         let snap = IndexSnapshot::open(&dir).expect("index must stay readable");
         let syms = snap.load_symbols().expect("segments must be whole");
-        syms.iter().flat_map(|s| &s.definitions).filter(|d| d.name.starts_with(marker)).count()
+        syms.iter()
+            .flat_map(|s| &s.definitions)
+            .filter(|d| d.name.starts_with(marker))
+            .count()
     };
     assert_eq!(count("old_"), 400);
     for (round, delay_ms) in [5u64, 40, 90, 160, 260, 400, 700].into_iter().enumerate() {
@@ -287,7 +386,10 @@ fn killed_build_leaves_previous_index_readable() {
         let _ = child.wait();
         // Either the old content or the complete new content, never a mix or an error.
         let total: usize = (0..=round).map(|r| count(&format!("new{r}_"))).sum::<usize>() + count("old_");
-        assert_eq!(total, 400, "round {round} (killed after {delay_ms} ms) left a partial index");
+        assert_eq!(
+            total, 400,
+            "round {round} (killed after {delay_ms} ms) left a partial index"
+        );
     }
     write_all("final");
     let m = build(repo.path(), &cfg()).manifest;

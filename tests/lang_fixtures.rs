@@ -8,7 +8,9 @@ use std::path::Path;
 use kenning::{FileParser, LanguageRegistry};
 
 fn fixture_files(lang: &str) -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lang").join(lang);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/lang")
+        .join(lang);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("fixtures/lang/{lang} is missing: {e}"))
         .flatten()
@@ -25,7 +27,11 @@ fn every_query_compiles_within_the_vocabulary() {
     for spec in registry.languages() {
         let q = spec.queries().unwrap_or_else(|e| panic!("{}: {e}", spec.name));
         assert!(q.tags.pattern_count() > 0, "{} has no tag patterns", spec.name);
-        assert!(q.imports.pattern_count() > 0, "{} has no import patterns", spec.name);
+        assert!(
+            q.imports.pattern_count() > 0,
+            "{} has no import patterns",
+            spec.name
+        );
     }
 }
 
@@ -33,9 +39,16 @@ fn every_query_compiles_within_the_vocabulary() {
 fn every_grammar_folder_is_registered_and_has_a_fixture() {
     let registry = LanguageRegistry::builtin().expect("registry");
     let grammars = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars");
-    for entry in std::fs::read_dir(grammars).unwrap().flatten().filter(|e| e.path().is_dir()) {
+    for entry in std::fs::read_dir(grammars)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+    {
         let name = entry.file_name().to_string_lossy().to_string();
-        assert!(registry.by_name(&name).is_some(), "grammars/{name} is not embedded in the registry");
+        assert!(
+            registry.by_name(&name).is_some(),
+            "grammars/{name} is not embedded in the registry"
+        );
         assert!(!fixture_files(&name).is_empty(), "fixtures/lang/{name} is empty");
     }
 }
@@ -54,8 +67,16 @@ fn check(lang: &str) {
             file.display(),
             symbols.diagnostics
         );
-        assert!(!symbols.definitions.is_empty(), "{}: no definitions", file.display());
-        assert!(!symbols.references.is_empty(), "{}: no references", file.display());
+        assert!(
+            !symbols.definitions.is_empty(),
+            "{}: no definitions",
+            file.display()
+        );
+        assert!(
+            !symbols.references.is_empty(),
+            "{}: no references",
+            file.display()
+        );
         assert!(!symbols.imports.is_empty(), "{}: no imports", file.display());
         out.push_str(&format!("# {}\n", file.file_name().unwrap().to_string_lossy()));
         out.push_str(&support::render_symbols(&symbols, "", &spec.separator));

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "ken", version, about = "Index a codebase and find what matters for a task")]
+#[command(
+    name = "ken",
+    version,
+    about = "Index a codebase and find what matters for a task"
+)]
 pub struct Cli {
     /// Less output on stderr (errors only).
     #[arg(short, long, global = true)]

@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use super::args::{BuildArgs, Cli, Command, IndexCommand, StatusArgs, SymbolArgs};
 use super::progress::ProgressBars;
 use super::render;
-use crate::index::{Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SymbolLookup, WalkConfig, WorkingTreeDiff};
+use crate::index::{
+    Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SymbolLookup, WalkConfig, WorkingTreeDiff,
+};
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
@@ -26,11 +28,18 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         walk.max_file_size = n;
     }
     walk.follow_symlinks = a.follow_symlinks;
-    let config = IndexConfig { walk, index_dir: a.location.index_dir, threads: a.threads, full: a.full };
+    let config = IndexConfig {
+        walk,
+        index_dir: a.location.index_dir,
+        threads: a.threads,
+        full: a.full,
+    };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)
         .with_context(|| format!("cannot index {}", a.path.display()))?;
-    let report = builder.build().with_context(|| format!("indexing {} failed", builder.root().display()))?;
+    let report = builder
+        .build()
+        .with_context(|| format!("indexing {} failed", builder.root().display()))?;
     let mut out = std::io::stdout().lock();
     if a.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -47,11 +56,15 @@ fn locate(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<(PathBuf, 
         Some(p) => p.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let start = start.canonicalize().with_context(|| format!("{} does not exist", start.display()))?;
+    let start = start
+        .canonicalize()
+        .with_context(|| format!("{} does not exist", start.display()))?;
     if let Some(dir) = index_dir {
         return Ok((start, dir));
     }
-    let found = start.ancestors().find(|d| d.join(".kenning").join("FORMAT").is_file());
+    let found = start
+        .ancestors()
+        .find(|d| d.join(".kenning").join("FORMAT").is_file());
     match found {
         Some(root) => Ok((root.to_path_buf(), root.join(".kenning"))),
         None => anyhow::bail!(
@@ -96,5 +109,9 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
         render::symbol_hits(&mut out, &hits, total)?;
     }
     render::coverage_note(&coverage, hits.is_empty(), &a.name);
-    Ok(if hits.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -14,16 +14,25 @@ pub struct ProgressBars {
 
 impl ProgressBars {
     pub fn new(hidden: bool) -> Self {
-        ProgressBars { bar: Mutex::new(None), hidden }
+        ProgressBars {
+            bar: Mutex::new(None),
+            hidden,
+        }
     }
 }
 
 impl BuildObserver for ProgressBars {
     fn phase(&self, name: &'static str, total: u64) {
-        let target = if self.hidden { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let target = if self.hidden {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
         let bar = if total > 0 {
             let b = ProgressBar::with_draw_target(Some(total), target);
-            if let Ok(style) = ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} files {per_sec} eta {eta}") {
+            if let Ok(style) =
+                ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} files {per_sec} eta {eta}")
+            {
                 b.set_style(style.progress_chars("=> "));
             }
             b

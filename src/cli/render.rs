@@ -24,20 +24,36 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         st.removed,
         if st.full { " (full build)" } else { "" }
     )?;
-    let langs: Vec<String> = s.by_language.iter().map(|(l, x)| format!("{l} {}", x.files)).collect();
+    let langs: Vec<String> = s
+        .by_language
+        .iter()
+        .map(|(l, x)| format!("{l} {}", x.files))
+        .collect();
     writeln!(out, "languages: {}", langs.join(", "))?;
-    let kinds: Vec<String> = s.symbols_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let kinds: Vec<String> = s
+        .symbols_by_kind
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     writeln!(out, "symbols: {}", kinds.join(", "))?;
     writeln!(out, "skipped: {}", counts(&s.skipped_by_reason))?;
     writeln!(out, "files with parse errors: {}", s.files_with_diagnostics)?;
-    writeln!(out, "index: {} (generation {})", r.index_dir.display(), m.generation)
+    writeln!(
+        out,
+        "index: {} (generation {})",
+        r.index_dir.display(),
+        m.generation
+    )
 }
 
 fn counts(m: &BTreeMap<String, u64>) -> String {
     if m.is_empty() {
         return "none".into();
     }
-    m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+    m.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The data behind `ken index status`, also its JSON form.
@@ -82,7 +98,10 @@ impl<'a> StatusView<'a> {
                 .files
                 .iter()
                 .filter(|f| !f.diagnostics.is_empty())
-                .map(|f| FileDiagnostics { path: f.path.as_str(), diagnostics: &f.diagnostics })
+                .map(|f| FileDiagnostics {
+                    path: f.path.as_str(),
+                    diagnostics: &f.diagnostics,
+                })
                 .collect(),
             working_tree: diff,
         }
@@ -91,7 +110,14 @@ impl<'a> StatusView<'a> {
 
 pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result<()> {
     let s = v.summary;
-    writeln!(out, "index {} (generation {}, built {} ago by ken {})", v.index_dir, v.generation, age(v.age_secs), v.ken_version)?;
+    writeln!(
+        out,
+        "index {} (generation {}, built {} ago by ken {})",
+        v.index_dir,
+        v.generation,
+        age(v.age_secs),
+        v.ken_version
+    )?;
     writeln!(out, "{} files, {} lines, {} bytes", s.files, s.lines, s.bytes)?;
     writeln!(out, "\nfiles by language:")?;
     for (l, x) in &s.by_language {
@@ -101,31 +127,67 @@ pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result
     for (k, n) in &s.symbols_by_kind {
         writeln!(out, "  {k:<12} {n:>8}")?;
     }
-    writeln!(out, "  {:<12} {:>8}\n  {:<12} {:>8}", "references", s.references, "imports", s.imports)?;
+    writeln!(
+        out,
+        "  {:<12} {:>8}\n  {:<12} {:>8}",
+        "references", s.references, "imports", s.imports
+    )?;
     writeln!(out, "\nskipped: {}", counts(&s.skipped_by_reason))?;
-    let shown = if details { v.skipped.len() } else { v.skipped.len().min(10) };
+    let shown = if details {
+        v.skipped.len()
+    } else {
+        v.skipped.len().min(10)
+    };
     for f in &v.skipped[..shown] {
-        writeln!(out, "  {:<20} {}{}", f.reason.as_str(), f.path, f.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())?;
+        writeln!(
+            out,
+            "  {:<20} {}{}",
+            f.reason.as_str(),
+            f.path,
+            f.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
+        )?;
     }
     if shown < v.skipped.len() {
-        writeln!(out, "  ... {} more (--details lists all)", v.skipped.len() - shown)?;
+        writeln!(
+            out,
+            "  ... {} more (--details lists all)",
+            v.skipped.len() - shown
+        )?;
     }
     writeln!(out, "\nfiles with parse errors: {}", s.files_with_diagnostics)?;
-    let shown = if details { v.diagnostics.len() } else { v.diagnostics.len().min(10) };
+    let shown = if details {
+        v.diagnostics.len()
+    } else {
+        v.diagnostics.len().min(10)
+    };
     for f in &v.diagnostics[..shown] {
         for d in f.diagnostics {
             writeln!(out, "  {}:{}: {}", f.path, d.line, d.message)?;
         }
     }
     if shown < v.diagnostics.len() {
-        writeln!(out, "  ... {} more (--details lists all)", v.diagnostics.len() - shown)?;
+        writeln!(
+            out,
+            "  ... {} more (--details lists all)",
+            v.diagnostics.len() - shown
+        )?;
     }
     let wt = v.working_tree;
     if wt.is_clean() {
         writeln!(out, "\nworking tree: up to date with the index")?;
     } else {
-        writeln!(out, "\nworking tree: {} changed, {} added, {} removed since the build (run `ken index build`)", wt.changed.len(), wt.added.len(), wt.removed.len())?;
-        for (tag, list) in [("changed", &wt.changed), ("added", &wt.added), ("removed", &wt.removed)] {
+        writeln!(
+            out,
+            "\nworking tree: {} changed, {} added, {} removed since the build (run `ken index build`)",
+            wt.changed.len(),
+            wt.added.len(),
+            wt.removed.len()
+        )?;
+        for (tag, list) in [
+            ("changed", &wt.changed),
+            ("added", &wt.added),
+            ("removed", &wt.removed),
+        ] {
             let n = if details { list.len() } else { list.len().min(20) };
             for p in &list[..n] {
                 writeln!(out, "  {tag:<8} {p}")?;
@@ -149,7 +211,14 @@ fn age(secs: u64) -> String {
 
 pub fn symbol_hits(out: &mut impl Write, hits: &[SymbolHit], total: usize) -> io::Result<()> {
     for h in hits {
-        writeln!(out, "{:<9} {}  {}:{}", h.kind.as_str(), h.qualified_name, h.path, h.line)?;
+        writeln!(
+            out,
+            "{:<9} {}  {}:{}",
+            h.kind.as_str(),
+            h.qualified_name,
+            h.path,
+            h.line
+        )?;
         if !h.signature.is_empty() {
             writeln!(out, "          {}", h.signature)?;
         }
@@ -168,7 +237,10 @@ pub fn coverage_note(c: &Coverage, empty: bool, query: &str) {
         None => "staleness unknown".to_string(),
     };
     if empty {
-        eprintln!("no definition matches {query:?} ({} files indexed, {} skipped, {} with parse errors; {stale})", c.files_indexed, c.files_skipped, c.files_with_errors);
+        eprintln!(
+            "no definition matches {query:?} ({} files indexed, {} skipped, {} with parse errors; {stale})",
+            c.files_indexed, c.files_skipped, c.files_with_errors
+        );
     } else if c.stale.unwrap_or(0) > 0 {
         eprintln!("note: {stale}");
     }

@@ -53,12 +53,20 @@ struct Previous {
 }
 
 impl<'a> IndexBuilder<'a> {
-    pub fn new(root: &Path, config: &'a IndexConfig, observer: &'a dyn BuildObserver) -> Result<Self, IndexError> {
+    pub fn new(
+        root: &Path,
+        config: &'a IndexConfig,
+        observer: &'a dyn BuildObserver,
+    ) -> Result<Self, IndexError> {
         let root = root.canonicalize().map_err(IndexError::io(root))?;
         if !root.is_dir() {
             return Err(IndexError::NotADirectory(root));
         }
-        Ok(IndexBuilder { root, config, observer })
+        Ok(IndexBuilder {
+            root,
+            config,
+            observer,
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -72,7 +80,11 @@ impl<'a> IndexBuilder<'a> {
         let store = IndexStore::new(&index_dir);
         store.prepare()?;
         let _lock = store.lock()?;
-        let previous = if self.config.full { None } else { load_previous(&store, registry)? };
+        let previous = if self.config.full {
+            None
+        } else {
+            load_previous(&store, registry)?
+        };
         let build_started = now_ns();
 
         let _walk_span = tracing::info_span!("index.walk").entered();
@@ -95,7 +107,9 @@ impl<'a> IndexBuilder<'a> {
                 .candidates
                 .par_iter()
                 .map_init(FileParser::new, |parser, c| {
-                    let prev = previous.as_ref().and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
+                    let prev = previous
+                        .as_ref()
+                        .and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
                     let out = self.classify(c, prev, registry, parser);
                     self.observer.advance(1);
                     out
@@ -133,18 +147,35 @@ impl<'a> IndexBuilder<'a> {
             }
         }
         skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
-        let prev_segments = previous.as_ref().map(|p| p.manifest.segments.as_slice()).unwrap_or(&[]);
-        let (segments, compacted) = self.write_segments(&store, prev_segments, next_segment, &mut records, fresh)?;
+        let prev_segments = previous
+            .as_ref()
+            .map(|p| p.manifest.segments.as_slice())
+            .unwrap_or(&[]);
+        let (segments, compacted) =
+            self.write_segments(&store, prev_segments, next_segment, &mut records, fresh)?;
 
-        let modules = ModulePaths::new(records.iter().map(|r| (&r.path, r.language.as_str())), &walked.layout);
+        let modules = ModulePaths::new(
+            records.iter().map(|r| (&r.path, r.language.as_str())),
+            &walked.layout,
+        );
         for r in &mut records {
             r.module = modules.module_of(&r.path, &r.language, r.package.as_deref());
         }
         let removed = previous
             .as_ref()
-            .map(|p| p.table.files.iter().filter(|f| records.binary_search_by(|r| r.path.cmp(&f.path)).is_err()).count())
+            .map(|p| {
+                p.table
+                    .files
+                    .iter()
+                    .filter(|f| records.binary_search_by(|r| r.path.cmp(&f.path)).is_err())
+                    .count()
+            })
             .unwrap_or(0) as u64;
-        let table = FileTable { files: records, skipped, unsupported_by_extension: walked.unsupported_by_extension };
+        let table = FileTable {
+            files: records,
+            skipped,
+            unsupported_by_extension: walked.unsupported_by_extension,
+        };
         let generation = previous.as_ref().map(|p| p.generation + 1).unwrap_or(1);
         let mut manifest = Manifest {
             format: FORMAT_NAME.to_string(),
@@ -174,7 +205,9 @@ impl<'a> IndexBuilder<'a> {
         manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
         manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
         store.commit(&manifest, &table)?;
-        let keep: Vec<u64> = std::iter::once(generation).chain(previous.as_ref().map(|p| p.generation)).collect();
+        let keep: Vec<u64> = std::iter::once(generation)
+            .chain(previous.as_ref().map(|p| p.generation))
+            .collect();
         store.collect_garbage(&keep);
         self.observer.finish_phase();
         Ok(BuildReport { index_dir, manifest })
@@ -205,10 +238,18 @@ impl<'a> IndexBuilder<'a> {
         }
         let hash = *blake3::hash(&bytes).as_bytes();
         if let Some((r, _)) = prev.filter(|(r, _)| r.hash == hash) {
-            return Outcome::Reused(FileRecord { size: c.size, mtime_ns: c.mtime_ns, ..r.clone() });
+            return Outcome::Reused(FileRecord {
+                size: c.size,
+                mtime_ns: c.mtime_ns,
+                ..r.clone()
+            });
         }
         let Some(spec) = registry.languages().get(c.language) else {
-            return skip(c, SkipReason::UnsupportedLanguage, "language vanished from registry".into());
+            return skip(
+                c,
+                SkipReason::UnsupportedLanguage,
+                "language vanished from registry".into(),
+            );
         };
         let symbols = parser.parse(spec, &bytes);
         let record = FileRecord {
@@ -263,7 +304,11 @@ impl<'a> IndexBuilder<'a> {
             .collect::<Result<_, _>>()?;
         let mut all: Vec<&FileSymbols> = Vec::with_capacity(records.len());
         for r in records.iter_mut() {
-            let src = if r.segment == new_id { fresh.get(r.slot as usize) } else { loaded.get(&r.segment).and_then(|v| v.get(r.slot as usize)) };
+            let src = if r.segment == new_id {
+                fresh.get(r.slot as usize)
+            } else {
+                loaded.get(&r.segment).and_then(|v| v.get(r.slot as usize))
+            };
             let Some(s) = src else {
                 return Err(IndexError::Corrupt {
                     path: store.dir().join("segments"),
@@ -282,10 +327,13 @@ fn load_previous(store: &IndexStore, registry: &LanguageRegistry) -> Result<Opti
     if !store.check_format()? {
         return Ok(None);
     }
-    let Some(generation) = store.current()? else { return Ok(None) };
+    let Some(generation) = store.current()? else {
+        return Ok(None);
+    };
     let manifest = match store.read_manifest(generation) {
         Ok(m) => m,
-        Err(IndexError::NewerFormat { .. } | IndexError::Foreign { .. }) | Err(IndexError::Corrupt { .. }) => {
+        Err(IndexError::NewerFormat { .. } | IndexError::Foreign { .. })
+        | Err(IndexError::Corrupt { .. }) => {
             tracing::warn!("previous index generation unreadable; rebuilding from scratch");
             return Ok(None);
         }
@@ -296,11 +344,19 @@ fn load_previous(store: &IndexStore, registry: &LanguageRegistry) -> Result<Opti
         return Ok(None);
     }
     let table = store.read_file_table(generation)?;
-    Ok(Some(Previous { generation, manifest, table }))
+    Ok(Some(Previous {
+        generation,
+        manifest,
+        table,
+    }))
 }
 
 fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {
-    Outcome::Skipped(SkippedFile { path: c.path.to_string(), reason, detail: Some(detail) })
+    Outcome::Skipped(SkippedFile {
+        path: c.path.to_string(),
+        reason,
+        detail: Some(detail),
+    })
 }
 
 /// `Some(reason)` when the content looks minified or generated: a very long line, or long
@@ -316,11 +372,13 @@ fn minified(bytes: &[u8], cfg: &super::WalkConfig) -> Option<String> {
         return Some(format!("a line of {longest} bytes"));
     }
     let average = bytes.len() / lines.max(1);
-    (bytes.len() > 4096 && average > cfg.max_average_line_length).then(|| format!("average line of {average} bytes"))
+    (bytes.len() > 4096 && average > cfg.max_average_line_length)
+        .then(|| format!("average line of {average} bytes"))
 }
 
 fn count_lines(bytes: &[u8]) -> u32 {
-    let n = bytes.iter().filter(|&&b| b == b'\n').count() + usize::from(bytes.last().is_some_and(|&b| b != b'\n'));
+    let n = bytes.iter().filter(|&&b| b == b'\n').count()
+        + usize::from(bytes.last().is_some_and(|&b| b != b'\n'));
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
@@ -353,16 +411,22 @@ fn summarize(table: &FileTable) -> Summary {
         let mut kinds: Vec<_> = r.diagnostics.iter().map(|d| d.kind).collect();
         kinds.dedup();
         for k in kinds {
-            let key = serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            let key = serde_json::to_value(k)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
             *s.diagnostics_by_kind.entry(key).or_default() += 1;
         }
     }
     for k in &table.skipped {
-        *s.skipped_by_reason.entry(k.reason.as_str().to_string()).or_default() += 1;
+        *s.skipped_by_reason
+            .entry(k.reason.as_str().to_string())
+            .or_default() += 1;
     }
     let unsupported: u64 = table.unsupported_by_extension.values().sum();
     if unsupported > 0 {
-        s.skipped_by_reason.insert(SkipReason::UnsupportedLanguage.as_str().to_string(), unsupported);
+        s.skipped_by_reason
+            .insert(SkipReason::UnsupportedLanguage.as_str().to_string(), unsupported);
     }
     s
 }
@@ -384,7 +448,13 @@ mod tests {
         assert!(minified(b"fn main() {}\n", &cfg).is_none());
         let long = vec![b'a'; 20_000];
         assert!(minified(&long, &cfg).is_some());
-        let avg: Vec<u8> = (0..20).flat_map(|_| { let mut l = vec![b'x'; 600]; l.push(b'\n'); l }).collect();
+        let avg: Vec<u8> = (0..20)
+            .flat_map(|_| {
+                let mut l = vec![b'x'; 600];
+                l.push(b'\n');
+                l
+            })
+            .collect();
         assert!(minified(&avg, &cfg).is_some());
     }
 

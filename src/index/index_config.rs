@@ -46,7 +46,7 @@ impl Default for WalkConfig {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct IndexConfig {
     pub walk: WalkConfig,
     /// Where the index lives; `None` is `<root>/.kenning`.
@@ -55,17 +55,6 @@ pub struct IndexConfig {
     pub threads: usize,
     /// Ignore the previous generation and parse everything.
     pub full: bool,
-}
-
-impl Default for IndexConfig {
-    fn default() -> Self {
-        IndexConfig {
-            walk: WalkConfig::default(),
-            index_dir: None,
-            threads: 0,
-            full: false,
-        }
-    }
 }
 
 impl IndexConfig {

@@ -15,7 +15,11 @@ pub enum IndexError {
     #[error(
         "the index at {dir} has format version {found}, newer than this ken supports ({supported}); upgrade ken or delete the folder"
     )]
-    NewerFormat { dir: PathBuf, found: u32, supported: u32 },
+    NewerFormat {
+        dir: PathBuf,
+        found: u32,
+        supported: u32,
+    },
     #[error("another `ken index build` is running on {dir} ({holder}); wait for it to finish")]
     Locked { dir: PathBuf, holder: String },
     #[error("index file {path} is corrupt: {detail}")]

@@ -41,7 +41,12 @@ impl IndexSnapshot {
     fn open_generation(store: &IndexStore, generation: u64) -> Result<IndexSnapshot, IndexError> {
         let manifest = store.read_manifest(generation)?;
         let table = store.read_file_table(generation)?;
-        Ok(IndexSnapshot { store: store.clone(), generation, manifest, table })
+        Ok(IndexSnapshot {
+            store: store.clone(),
+            generation,
+            manifest,
+            table,
+        })
     }
 
     pub fn generation(&self) -> u64 {
@@ -64,8 +69,10 @@ impl IndexSnapshot {
             .par_iter()
             .map(|s| self.store.read_segment(s).map(|v| (s.id, v)))
             .collect::<Result<_, _>>()?;
-        let mut by_id: std::collections::HashMap<u32, Vec<Option<FileSymbols>>> =
-            segments.into_iter().map(|(id, v)| (id, v.into_iter().map(Some).collect())).collect();
+        let mut by_id: std::collections::HashMap<u32, Vec<Option<FileSymbols>>> = segments
+            .into_iter()
+            .map(|(id, v)| (id, v.into_iter().map(Some).collect()))
+            .collect();
         self.table
             .files
             .iter()
@@ -76,7 +83,10 @@ impl IndexSnapshot {
                     .and_then(Option::take)
                     .ok_or_else(|| IndexError::Corrupt {
                         path: self.generation_dir().join("files.bin"),
-                        detail: format!("{} points at missing segment {} slot {}", r.path, r.segment, r.slot),
+                        detail: format!(
+                            "{} points at missing segment {} slot {}",
+                            r.path, r.segment, r.slot
+                        ),
                     })
             })
             .collect()

@@ -84,7 +84,11 @@ impl IndexStore {
             detail: format!("FORMAT version {v:?} is not a number"),
         })?;
         if found > FORMAT_VERSION {
-            return Err(IndexError::NewerFormat { dir: self.dir.clone(), found, supported: FORMAT_VERSION });
+            return Err(IndexError::NewerFormat {
+                dir: self.dir.clone(),
+                found,
+                supported: FORMAT_VERSION,
+            });
         }
         Ok(found == FORMAT_VERSION)
     }
@@ -95,7 +99,8 @@ impl IndexStore {
         fs::create_dir_all(self.dir.join("segments")).map_err(IndexError::io(&self.dir))?;
         let gi = self.dir.join(".gitignore");
         if !gi.exists() {
-            write_atomic(&gi, b"# written by ken: the index ignores itself\n*\n").map_err(IndexError::io(&gi))?;
+            write_atomic(&gi, b"# written by ken: the index ignores itself\n*\n")
+                .map_err(IndexError::io(&gi))?;
         }
         let fmt = format!("{FORMAT_NAME} {FORMAT_VERSION}\n");
         if fs::read_to_string(self.format_path()).ok().as_deref() != Some(fmt.as_str()) {
@@ -123,7 +128,10 @@ impl IndexStore {
                     "" => "lock file held".to_string(),
                     h => h.to_string(),
                 };
-                return Err(IndexError::Locked { dir: self.dir.clone(), holder });
+                return Err(IndexError::Locked {
+                    dir: self.dir.clone(),
+                    holder,
+                });
             }
             Err(fs::TryLockError::Error(e)) => return Err(IndexError::io(&path)(e)),
         }
@@ -137,10 +145,12 @@ impl IndexStore {
     pub fn current(&self) -> Result<Option<u64>, IndexError> {
         let path = self.dir.join("CURRENT");
         match fs::read_to_string(&path) {
-            Ok(t) => parse_gen_name(t.trim()).map(Some).ok_or_else(|| IndexError::Corrupt {
-                path,
-                detail: format!("expected gen-<n>, found {:?}", t.trim()),
-            }),
+            Ok(t) => parse_gen_name(t.trim())
+                .map(Some)
+                .ok_or_else(|| IndexError::Corrupt {
+                    path,
+                    detail: format!("expected gen-<n>, found {:?}", t.trim()),
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(IndexError::io(path)(e)),
         }
@@ -153,22 +163,37 @@ impl IndexStore {
     pub fn read_manifest(&self, generation: u64) -> Result<Manifest, IndexError> {
         let path = self.generation_dir(generation).join("manifest.json");
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| IndexError::Corrupt { path: path.clone(), detail: e.to_string() })?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| IndexError::Corrupt {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
         let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
         if value.get("format").and_then(|v| v.as_str()) != Some(FORMAT_NAME) {
-            return Err(IndexError::Foreign { dir: self.dir.clone(), detail: format!("{} has no kenning format tag", path.display()) });
+            return Err(IndexError::Foreign {
+                dir: self.dir.clone(),
+                detail: format!("{} has no kenning format tag", path.display()),
+            });
         }
         if version > FORMAT_VERSION {
-            return Err(IndexError::NewerFormat { dir: self.dir.clone(), found: version, supported: FORMAT_VERSION });
+            return Err(IndexError::NewerFormat {
+                dir: self.dir.clone(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
         }
-        serde_json::from_value(value).map_err(|e| IndexError::Corrupt { path, detail: e.to_string() })
+        serde_json::from_value(value).map_err(|e| IndexError::Corrupt {
+            path,
+            detail: e.to_string(),
+        })
     }
 
     pub fn read_file_table(&self, generation: u64) -> Result<FileTable, IndexError> {
         let path = self.generation_dir(generation).join("files.bin");
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
-        postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt { path, detail: e.to_string() })
+        postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
+            path,
+            detail: e.to_string(),
+        })
     }
 
     fn segment_path(&self, id: u32) -> PathBuf {
@@ -179,7 +204,10 @@ impl IndexStore {
     pub fn write_segment(&self, id: u32, records: &[&FileSymbols]) -> Result<SegmentInfo, IndexError> {
         let path = self.segment_path(id);
         let mut bytes = SEGMENT_MAGIC.to_vec();
-        let body = postcard::to_stdvec(records).map_err(|e| IndexError::Corrupt { path: path.clone(), detail: e.to_string() })?;
+        let body = postcard::to_stdvec(records).map_err(|e| IndexError::Corrupt {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
         bytes.extend_from_slice(&body);
         write_atomic(&path, &bytes).map_err(IndexError::io(&path))?;
         Ok(SegmentInfo {
@@ -194,14 +222,23 @@ impl IndexStore {
     pub fn read_segment(&self, info: &SegmentInfo) -> Result<Vec<FileSymbols>, IndexError> {
         let path = self.segment_path(info.id);
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
-        let corrupt = |detail: String| IndexError::Corrupt { path: path.clone(), detail };
+        let corrupt = |detail: String| IndexError::Corrupt {
+            path: path.clone(),
+            detail,
+        };
         if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
             return Err(corrupt("checksum mismatch".into()));
         }
-        let body = bytes.strip_prefix(SEGMENT_MAGIC.as_slice()).ok_or_else(|| corrupt("bad magic".into()))?;
+        let body = bytes
+            .strip_prefix(SEGMENT_MAGIC.as_slice())
+            .ok_or_else(|| corrupt("bad magic".into()))?;
         let records: Vec<FileSymbols> = postcard::from_bytes(body).map_err(|e| corrupt(e.to_string()))?;
         if records.len() != info.slots as usize {
-            return Err(corrupt(format!("{} records, manifest says {}", records.len(), info.slots)));
+            return Err(corrupt(format!(
+                "{} records, manifest says {}",
+                records.len(),
+                info.slots
+            )));
         }
         Ok(records)
     }
@@ -216,10 +253,16 @@ impl IndexStore {
         }
         fs::create_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
         let files = tmp.join("files.bin");
-        let table_bytes = postcard::to_stdvec(table).map_err(|e| IndexError::Corrupt { path: files.clone(), detail: e.to_string() })?;
+        let table_bytes = postcard::to_stdvec(table).map_err(|e| IndexError::Corrupt {
+            path: files.clone(),
+            detail: e.to_string(),
+        })?;
         write_synced(&files, &table_bytes)?;
         let mpath = tmp.join("manifest.json");
-        let mbytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexError::Corrupt { path: mpath.clone(), detail: e.to_string() })?;
+        let mbytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexError::Corrupt {
+            path: mpath.clone(),
+            detail: e.to_string(),
+        })?;
         write_synced(&mpath, &mbytes)?;
         fsync_dir(&tmp).map_err(IndexError::io(&tmp))?;
         if dest.exists() {

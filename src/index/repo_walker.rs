@@ -45,8 +45,18 @@ pub struct RepoWalker<'a> {
 
 impl<'a> RepoWalker<'a> {
     /// `exclude` is a folder never to enter (the index folder, wherever it is).
-    pub fn new(root: &Path, config: &'a WalkConfig, registry: &'a LanguageRegistry, exclude: Option<PathBuf>) -> Self {
-        RepoWalker { root: root.to_path_buf(), config, registry, exclude }
+    pub fn new(
+        root: &Path,
+        config: &'a WalkConfig,
+        registry: &'a LanguageRegistry,
+        exclude: Option<PathBuf>,
+    ) -> Self {
+        RepoWalker {
+            root: root.to_path_buf(),
+            config,
+            registry,
+            exclude,
+        }
     }
 
     pub fn walk(&self) -> WalkOutcome {
@@ -66,7 +76,8 @@ impl<'a> RepoWalker<'a> {
             }));
         }
         out.candidates.sort_by(|a, b| a.path.cmp(&b.path));
-        out.skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
+        out.skipped
+            .sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
         out.skipped.dedup();
         out.layout.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
         out
@@ -114,7 +125,11 @@ impl<'a> RepoWalker<'a> {
         }
         let rel = rel_lossy(&self.root, e.path());
         if ft.is_symlink() {
-            out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Symlink, detail: None });
+            out.skipped.push(SkippedFile {
+                path: rel,
+                reason: SkipReason::Symlink,
+                detail: None,
+            });
             return;
         }
         let name = e.file_name().to_string_lossy();
@@ -122,18 +137,29 @@ impl<'a> RepoWalker<'a> {
             self.read_layout(e.path(), &rel, &name, out);
         }
         let Some((language, _)) = self.registry.for_file_name(&name) else {
-            let ext = name.rsplit_once('.').map(|(_, x)| x.to_ascii_lowercase()).unwrap_or_default();
+            let ext = name
+                .rsplit_once('.')
+                .map(|(_, x)| x.to_ascii_lowercase())
+                .unwrap_or_default();
             *out.unsupported_by_extension.entry(ext).or_default() += 1;
             return;
         };
         let Ok(path) = RepoPath::from_fs(&self.root, e.path()) else {
-            out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Unreadable, detail: Some("path is not valid UTF-8".into()) });
+            out.skipped.push(SkippedFile {
+                path: rel,
+                reason: SkipReason::Unreadable,
+                detail: Some("path is not valid UTF-8".into()),
+            });
             return;
         };
         let meta = match e.metadata() {
             Ok(m) => m,
             Err(err) => {
-                out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Unreadable, detail: Some(err.to_string()) });
+                out.skipped.push(SkippedFile {
+                    path: rel,
+                    reason: SkipReason::Unreadable,
+                    detail: Some(err.to_string()),
+                });
                 return;
             }
         };
@@ -146,7 +172,11 @@ impl<'a> RepoWalker<'a> {
             return;
         }
         if name.contains(".min.") {
-            out.skipped.push(SkippedFile { path: rel, reason: SkipReason::Minified, detail: Some("file name".into()) });
+            out.skipped.push(SkippedFile {
+                path: rel,
+                reason: SkipReason::Minified,
+                detail: Some("file name".into()),
+            });
             return;
         }
         out.candidates.push(Candidate {
@@ -159,8 +189,13 @@ impl<'a> RepoWalker<'a> {
     }
 
     fn read_layout(&self, abs: &Path, rel: &str, name: &str, out: &mut WalkOutcome) {
-        let Ok(text) = std::fs::read_to_string(abs) else { return };
-        let dir = rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+        let Ok(text) = std::fs::read_to_string(abs) else {
+            return;
+        };
+        let dir = rel
+            .rsplit_once('/')
+            .map(|(d, _)| d.to_string())
+            .unwrap_or_default();
         out.layout.push(match name {
             "Cargo.toml" => LayoutFile::Cargo { dir, text },
             _ => LayoutFile::GoMod { dir, text },
@@ -171,7 +206,11 @@ impl<'a> RepoWalker<'a> {
         let (path, is_loop) = error_path(err);
         SkippedFile {
             path: path.map(|p| rel_lossy(&self.root, &p)).unwrap_or_default(),
-            reason: if is_loop { SkipReason::SymlinkLoop } else { SkipReason::Unreadable },
+            reason: if is_loop {
+                SkipReason::SymlinkLoop
+            } else {
+                SkipReason::Unreadable
+            },
             detail: Some(err.to_string()),
         }
     }

@@ -36,7 +36,10 @@ pub struct SymbolLookup<'s> {
 
 impl<'s> SymbolLookup<'s> {
     pub fn new(snapshot: &'s IndexSnapshot) -> Result<Self, IndexError> {
-        Ok(SymbolLookup { snapshot, symbols: snapshot.load_symbols()? })
+        Ok(SymbolLookup {
+            snapshot,
+            symbols: snapshot.load_symbols()?,
+        })
     }
 
     /// Definitions matching `query`, best tier only, sorted by kind weight then location.
@@ -46,10 +49,15 @@ impl<'s> SymbolLookup<'s> {
         let q_lower = q.to_lowercase();
         let mut tiers: [Vec<SymbolHit>; 3] = Default::default();
         for (record, syms) in self.snapshot.table.files.iter().zip(&self.symbols) {
-            let sep = registry.by_name(&record.language).map(|l| l.separator.as_str()).unwrap_or(".");
+            let sep = registry
+                .by_name(&record.language)
+                .map(|l| l.separator.as_str())
+                .unwrap_or(".");
             for d in &syms.definitions {
                 let qualified = d.qualified_name(&record.module, sep);
-                let Some(quality) = classify(q, &q_lower, d, &qualified, sep) else { continue };
+                let Some(quality) = classify(q, &q_lower, d, &qualified, sep) else {
+                    continue;
+                };
                 tiers[quality as usize].push(SymbolHit {
                     kind: d.kind,
                     name: d.name.clone(),
@@ -65,9 +73,7 @@ impl<'s> SymbolLookup<'s> {
             }
         }
         let mut hits = tiers.into_iter().find(|t| !t.is_empty()).unwrap_or_default();
-        hits.sort_by(|a, b| {
-            (kind_rank(a.kind), &a.path, a.line).cmp(&(kind_rank(b.kind), &b.path, b.line))
-        });
+        hits.sort_by(|a, b| (kind_rank(a.kind), &a.path, a.line).cmp(&(kind_rank(b.kind), &b.path, b.line)));
         Ok(hits)
     }
 }
@@ -78,7 +84,11 @@ fn classify(q: &str, q_lower: &str, d: &Definition, qualified: &str, sep: &str) 
         full == part || full.ends_with(part) && full[..full.len() - part.len()].ends_with(sep)
     };
     // A query written with the other language family's separator still matches.
-    let alt = if sep == "::" { q.replace('.', "::") } else { q.replace("::", ".") };
+    let alt = if sep == "::" {
+        q.replace('.', "::")
+    } else {
+        q.replace("::", ".")
+    };
     if d.name == q || suffix_of(qualified, q) || suffix_of(qualified, &alt) || local == q {
         return Some(MatchQuality::Exact);
     }
@@ -88,7 +98,11 @@ fn classify(q: &str, q_lower: &str, d: &Definition, qualified: &str, sep: &str) 
     if name_lower == q_lower || suffix_of(&qual_lower, q_lower) || suffix_of(&qual_lower, &alt_lower) {
         return Some(MatchQuality::CaseInsensitive);
     }
-    if !q_lower.is_empty() && (name_lower.starts_with(q_lower) || qual_lower.starts_with(q_lower) || local.to_lowercase().starts_with(q_lower)) {
+    if !q_lower.is_empty()
+        && (name_lower.starts_with(q_lower)
+            || qual_lower.starts_with(q_lower)
+            || local.to_lowercase().starts_with(q_lower))
+    {
         return Some(MatchQuality::Prefix);
     }
     None
@@ -97,7 +111,11 @@ fn classify(q: &str, q_lower: &str, d: &Definition, qualified: &str, sep: &str) 
 /// Types and functions before fields and variables when a name is ambiguous.
 fn kind_rank(k: SymbolKind) -> u8 {
     match k {
-        SymbolKind::Class | SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Interface | SymbolKind::Trait => 0,
+        SymbolKind::Class
+        | SymbolKind::Struct
+        | SymbolKind::Enum
+        | SymbolKind::Interface
+        | SymbolKind::Trait => 0,
         SymbolKind::Function | SymbolKind::Method | SymbolKind::Macro => 1,
         SymbolKind::Type | SymbolKind::Module | SymbolKind::Namespace => 2,
         SymbolKind::Impl => 3,

@@ -31,20 +31,30 @@ impl WorkingTreeDiff {
                 if r.size == c.size && r.mtime_ns == c.mtime_ns && c.mtime_ns < started {
                     return None;
                 }
-                let same = std::fs::read(&c.abs).map(|b| *blake3::hash(&b).as_bytes() == r.hash).unwrap_or(false);
+                let same = std::fs::read(&c.abs)
+                    .map(|b| *blake3::hash(&b).as_bytes() == r.hash)
+                    .unwrap_or(false);
                 (!same).then(|| c.path.to_string())
             })
             .collect();
-        let mut diff = WorkingTreeDiff { changed: changed.into_iter().flatten().collect(), ..Default::default() };
+        let mut diff = WorkingTreeDiff {
+            changed: changed.into_iter().flatten().collect(),
+            ..Default::default()
+        };
         // A file skipped at build time (binary, minified) is not "added".
-        let skipped: std::collections::HashSet<&str> = table.skipped.iter().map(|s| s.path.as_str()).collect();
+        let skipped: std::collections::HashSet<&str> =
+            table.skipped.iter().map(|s| s.path.as_str()).collect();
         for c in &walked.candidates {
             if table.find(c.path.as_str()).is_none() && !skipped.contains(c.path.as_str()) {
                 diff.added.push(c.path.to_string());
             }
         }
         for r in &table.files {
-            if walked.candidates.binary_search_by(|c| c.path.cmp(&r.path)).is_err() {
+            if walked
+                .candidates
+                .binary_search_by(|c| c.path.cmp(&r.path))
+                .is_err()
+            {
                 diff.removed.push(r.path.to_string());
             }
         }

@@ -161,12 +161,18 @@ fn query_source(lang: &str, file: &str, text: &'static str) -> Result<String, La
         .and_then(|l| l.strip_prefix("; inherits:"))
         .map(str::trim)
     {
-        let base = embedded(parent).filter(|_| parts.len() <= EMBEDDED.len()).ok_or_else(|| LangError::Query {
-            lang: lang.into(),
-            file: file.into(),
-            message: format!("inherits unknown language {parent} (or an inheritance cycle)"),
-        })?;
-        current = if file == "tags.scm" { base.tags } else { base.imports };
+        let base = embedded(parent)
+            .filter(|_| parts.len() <= EMBEDDED.len())
+            .ok_or_else(|| LangError::Query {
+                lang: lang.into(),
+                file: file.into(),
+                message: format!("inherits unknown language {parent} (or an inheritance cycle)"),
+            })?;
+        current = if file == "tags.scm" {
+            base.tags
+        } else {
+            base.imports
+        };
         parts.push(current);
     }
     parts.reverse();

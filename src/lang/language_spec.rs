@@ -45,8 +45,13 @@ impl LanguageSpec {
     pub fn queries(&self) -> Result<&LanguageQueries, LangError> {
         self.queries
             .get_or_init(|| {
-                let (tags, tag_captures) =
-                    compile(&self.name, "tags.scm", &self.tags_source, &self.grammar, Capture::belongs_to_tags)?;
+                let (tags, tag_captures) = compile(
+                    &self.name,
+                    "tags.scm",
+                    &self.tags_source,
+                    &self.grammar,
+                    Capture::belongs_to_tags,
+                )?;
                 let (imports, import_captures) = compile(
                     &self.name,
                     "imports.scm",
@@ -54,7 +59,12 @@ impl LanguageSpec {
                     &self.grammar,
                     Capture::belongs_to_imports,
                 )?;
-                Ok(LanguageQueries { tags, imports, tag_captures, import_captures })
+                Ok(LanguageQueries {
+                    tags,
+                    imports,
+                    tag_captures,
+                    import_captures,
+                })
             })
             .as_ref()
             .map_err(Clone::clone)

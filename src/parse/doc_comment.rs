@@ -11,7 +11,10 @@ const MAX_DOC: usize = 4_000;
 
 /// Nodes that may stand between a definition and its doc comment.
 fn is_annotation(kind: &str) -> bool {
-    matches!(kind, "attribute_item" | "decorator" | "annotation" | "marker_annotation")
+    matches!(
+        kind,
+        "attribute_item" | "decorator" | "annotation" | "marker_annotation"
+    )
 }
 
 /// Nodes that wrap a definition without being one (`export function f`, `@dec def f`).
@@ -95,7 +98,11 @@ pub(super) fn clean(raw: &str) -> String {
                 .find_map(|m| l.strip_prefix(m))
                 .unwrap_or(l);
             let l = l.strip_suffix("*/").unwrap_or(l);
-            let l = if l.starts_with("* ") || l == "*" { &l[1..] } else { l };
+            let l = if l.starts_with("* ") || l == "*" {
+                &l[1..]
+            } else {
+                l
+            };
             l.trim()
         })
         .collect();
@@ -151,7 +158,10 @@ mod tests {
     fn clean_strips_markers_and_quotes() {
         assert_eq!(clean("/// Sends it.\n/// Twice."), "Sends it.\nTwice.");
         assert_eq!(clean("/**\n * Adds.\n * @param a x\n */"), "Adds.\n@param a x");
-        assert_eq!(clean("\"\"\"Return the thing.\n\n    More.\n    \"\"\""), "Return the thing.\n\nMore.");
+        assert_eq!(
+            clean("\"\"\"Return the thing.\n\n    More.\n    \"\"\""),
+            "Return the thing.\n\nMore."
+        );
         assert_eq!(clean("# a comment"), "a comment");
     }
 

@@ -49,8 +49,15 @@ impl FileParser {
         let queries = match spec.queries() {
             Ok(q) => q,
             Err(e) => {
-                diagnostics.push(Diagnostic { kind: DiagnosticKind::ParseFailed, line: 0, message: e.to_string() });
-                return FileSymbols { diagnostics, ..FileSymbols::default() };
+                diagnostics.push(Diagnostic {
+                    kind: DiagnosticKind::ParseFailed,
+                    line: 0,
+                    message: e.to_string(),
+                });
+                return FileSymbols {
+                    diagnostics,
+                    ..FileSymbols::default()
+                };
             }
         };
         let (definitions, references) = tags::extract(queries, &spec.separator, root, source);
@@ -104,6 +111,8 @@ fn syntax_diagnostic(root: Node) -> Diagnostic {
     Diagnostic {
         kind: DiagnosticKind::SyntaxError,
         line,
-        message: format!("{count} syntax error(s), first at line {line}; extracted what tree-sitter recovered"),
+        message: format!(
+            "{count} syntax error(s), first at line {line}; extracted what tree-sitter recovered"
+        ),
     }
 }

@@ -34,7 +34,9 @@ pub(super) fn extract(
                 _ => {}
             }
         }
-        let (Some(statement), Some(path)) = (statement, path) else { continue };
+        let (Some(statement), Some(path)) = (statement, path) else {
+            continue;
+        };
         let line = statement.start_position().row as u32 + 1;
         match style {
             ImportStyle::RustUseTree if alias.is_none() => {
@@ -72,10 +74,13 @@ fn normalize(mut imports: Vec<Import>) -> Vec<Import> {
         i.name.is_some() || i.alias.is_some() || i.glob || !bound.contains(&(i.line, i.path.clone()))
     });
     // `import a.b.*` also matches a name pattern as path `a`, name `b`: the glob says it all.
-    let globs: std::collections::HashSet<(u32, String)> =
-        imports.iter().filter(|i| i.glob).map(|i| (i.line, i.path.clone())).collect();
+    let globs: std::collections::HashSet<(u32, String)> = imports
+        .iter()
+        .filter(|i| i.glob)
+        .map(|i| (i.line, i.path.clone()))
+        .collect();
     imports.retain(|i| match (&i.name, i.glob) {
-        (Some(n), false) => !["." , "::"]
+        (Some(n), false) => ![".", "::"]
             .iter()
             .any(|sep| globs.contains(&(i.line, format!("{}{sep}{n}", i.path)))),
         _ => true,
@@ -97,9 +102,21 @@ fn segments(node: Node, source: &[u8]) -> Vec<String> {
 fn flatten_use_tree(node: Node, source: &[u8], prefix: &mut Vec<String>, line: u32, out: &mut Vec<Import>) {
     let emit = |segs: Vec<String>, alias: Option<String>, glob: bool, out: &mut Vec<Import>| {
         if glob {
-            out.push(Import { path: segs.join("::"), name: None, alias, glob, line });
+            out.push(Import {
+                path: segs.join("::"),
+                name: None,
+                alias,
+                glob,
+                line,
+            });
         } else if let Some((last, rest)) = segs.split_last() {
-            out.push(Import { path: rest.join("::"), name: Some(last.clone()), alias, glob, line });
+            out.push(Import {
+                path: rest.join("::"),
+                name: Some(last.clone()),
+                alias,
+                glob,
+                line,
+            });
         }
     };
     match node.kind() {
@@ -110,7 +127,10 @@ fn flatten_use_tree(node: Node, source: &[u8], prefix: &mut Vec<String>, line: u
             }
         }
         "scoped_use_list" => {
-            let added = node.child_by_field_name("path").map(|p| segments(p, source)).unwrap_or_default();
+            let added = node
+                .child_by_field_name("path")
+                .map(|p| segments(p, source))
+                .unwrap_or_default();
             let n = added.len();
             prefix.extend(added);
             if let Some(list) = node.child_by_field_name("list") {

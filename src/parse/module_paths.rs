@@ -75,7 +75,9 @@ impl ModulePaths {
             "python" => self.python(path),
             "rust" => self.rust(path),
             "go" => self.go(path, package),
-            "java" => package.map(str::to_string).unwrap_or_else(|| path.parent().replace('/', ".")),
+            "java" => package
+                .map(str::to_string)
+                .unwrap_or_else(|| path.parent().replace('/', ".")),
             "javascript" | "typescript" | "tsx" => js_module(path),
             _ => String::new(),
         }
@@ -126,7 +128,10 @@ impl ModulePaths {
         if matches!(segs.last(), Some(&("lib" | "main" | "mod"))) {
             segs.pop();
         }
-        std::iter::once(root.as_str()).chain(segs).collect::<Vec<_>>().join("::")
+        std::iter::once(root.as_str())
+            .chain(segs)
+            .collect::<Vec<_>>()
+            .join("::")
     }
 
     fn go(&self, path: &RepoPath, package: Option<&str>) -> String {
@@ -134,7 +139,11 @@ impl ModulePaths {
         match nearest(&self.go_modules, dir) {
             Some((mod_dir, module)) => {
                 let rel = strip_dir(dir, mod_dir);
-                if rel.is_empty() { module.clone() } else { format!("{module}/{rel}") }
+                if rel.is_empty() {
+                    module.clone()
+                } else {
+                    format!("{module}/{rel}")
+                }
             }
             None if dir.is_empty() => package.unwrap_or("main").to_string(),
             None => dir.to_string(),
@@ -163,7 +172,9 @@ fn strip_dir<'p>(path: &'p str, dir: &str) -> &'p str {
     if dir.is_empty() {
         path
     } else {
-        path.strip_prefix(dir).map(|r| r.trim_start_matches('/')).unwrap_or(path)
+        path.strip_prefix(dir)
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(path)
     }
 }
 
@@ -183,8 +194,14 @@ fn nearest<'m, V>(map: &'m BTreeMap<String, V>, dir: &str) -> Option<(&'m str, &
 
 fn crate_name(cargo_toml: &str) -> Option<String> {
     let doc: toml::Table = toml::from_str(cargo_toml).ok()?;
-    let lib_name = doc.get("lib").and_then(|l| l.get("name")).and_then(|n| n.as_str());
-    let pkg_name = doc.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str());
+    let lib_name = doc
+        .get("lib")
+        .and_then(|l| l.get("name"))
+        .and_then(|n| n.as_str());
+    let pkg_name = doc
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str());
     lib_name.or(pkg_name).map(|n| n.replace('-', "_"))
 }
 
@@ -206,7 +223,11 @@ mod tests {
 
     #[test]
     fn python_src_layout_uses_packages() {
-        let files = [rp("src/requests/__init__.py"), rp("src/requests/api.py"), rp("tests/test_api.py")];
+        let files = [
+            rp("src/requests/__init__.py"),
+            rp("src/requests/api.py"),
+            rp("tests/test_api.py"),
+        ];
         let mp = ModulePaths::new(files.iter().map(|p| (p, "python")), &[]);
         assert_eq!(mp.module_of(&files[1], "python", None), "requests.api");
         assert_eq!(mp.module_of(&files[0], "python", None), "requests");
@@ -216,8 +237,14 @@ mod tests {
     #[test]
     fn rust_workspace_crates_and_module_files() {
         let layout = [
-            LayoutFile::Cargo { dir: "".into(), text: "[workspace]\nmembers=[\"crates/*\"]\n".into() },
-            LayoutFile::Cargo { dir: "crates/grep-cli".into(), text: "[package]\nname = \"grep-cli\"\n".into() },
+            LayoutFile::Cargo {
+                dir: "".into(),
+                text: "[workspace]\nmembers=[\"crates/*\"]\n".into(),
+            },
+            LayoutFile::Cargo {
+                dir: "crates/grep-cli".into(),
+                text: "[package]\nname = \"grep-cli\"\n".into(),
+            },
         ];
         let mp = ModulePaths::new(std::iter::empty(), &layout);
         let m = |p: &str| mp.module_of(&rp(p), "rust", None);
@@ -231,12 +258,24 @@ mod tests {
 
     #[test]
     fn go_java_js_layouts() {
-        let layout = [LayoutFile::GoMod { dir: "".into(), text: "module example.com/m\n\ngo 1.22\n".into() }];
+        let layout = [LayoutFile::GoMod {
+            dir: "".into(),
+            text: "module example.com/m\n\ngo 1.22\n".into(),
+        }];
         let mp = ModulePaths::new(std::iter::empty(), &layout);
-        assert_eq!(mp.module_of(&rp("pkg/util/x.go"), "go", Some("util")), "example.com/m/pkg/util");
+        assert_eq!(
+            mp.module_of(&rp("pkg/util/x.go"), "go", Some("util")),
+            "example.com/m/pkg/util"
+        );
         assert_eq!(mp.module_of(&rp("main.go"), "go", Some("main")), "example.com/m");
-        assert_eq!(mp.module_of(&rp("src/A.java"), "java", Some("com.acme")), "com.acme");
-        assert_eq!(mp.module_of(&rp("src/lib/index.ts"), "typescript", None), "src/lib");
+        assert_eq!(
+            mp.module_of(&rp("src/A.java"), "java", Some("com.acme")),
+            "com.acme"
+        );
+        assert_eq!(
+            mp.module_of(&rp("src/lib/index.ts"), "typescript", None),
+            "src/lib"
+        );
         assert_eq!(mp.module_of(&rp("types/a.d.ts"), "typescript", None), "types/a");
     }
 }

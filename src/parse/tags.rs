@@ -46,16 +46,18 @@ pub(super) fn extract(
     let (defs, refs) = raw_matches(spec, root, source);
     let defs = dedupe_by_name_node(defs, |d| (d.name.byte_range(), d.pattern));
     let definitions = build_definitions(separator, &defs, source);
-    let def_names: HashSet<_> =
-        defs.iter().map(|d| d.name.byte_range()).collect();
+    let def_names: HashSet<_> = defs.iter().map(|d| d.name.byte_range()).collect();
     // A specific reference kind beats the `type` catch-all wherever the patterns sit (an
     // inherited query puts the base language's catch-all first).
     let refs: Vec<RawRef> = dedupe_by_name_node(refs, |r| {
-        (r.name.byte_range(), usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern)
+        (
+            r.name.byte_range(),
+            usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern,
+        )
     })
-        .into_iter()
-        .filter(|r| !def_names.contains(&r.name.byte_range()))
-        .collect();
+    .into_iter()
+    .filter(|r| !def_names.contains(&r.name.byte_range()))
+    .collect();
     let references = build_references(&refs, &definitions, source);
     (definitions, references)
 }
@@ -82,22 +84,33 @@ fn raw_matches<'t>(
                 _ => {}
             }
         }
-        let (Some(node), Some(name)) = (node, name) else { continue };
+        let (Some(node), Some(name)) = (node, name) else {
+            continue;
+        };
         let pattern = m.pattern_index;
         if let Some(kind) = def {
-            defs.push(RawDef { pattern, kind, node, name, container, doc });
+            defs.push(RawDef {
+                pattern,
+                kind,
+                node,
+                name,
+                container,
+                doc,
+            });
         } else if let Some(kind) = reference {
-            refs.push(RawRef { pattern, kind, node, name });
+            refs.push(RawRef {
+                pattern,
+                kind,
+                node,
+                name,
+            });
         }
     }
     (defs, refs)
 }
 
 /// Keeps, per name node, the capture of the earliest pattern; output sorted by position.
-fn dedupe_by_name_node<T>(
-    mut items: Vec<T>,
-    key: impl Fn(&T) -> (std::ops::Range<usize>, usize),
-) -> Vec<T> {
+fn dedupe_by_name_node<T>(mut items: Vec<T>, key: impl Fn(&T) -> (std::ops::Range<usize>, usize)) -> Vec<T> {
     items.sort_by_key(|i| {
         let (range, pattern) = key(i);
         (range.start, range.end, pattern)
@@ -266,7 +279,10 @@ mod tests {
 
     #[test]
     fn receiver_is_the_path_before_the_name() {
-        assert_eq!(receiver_of("self.session.send", "send").as_deref(), Some("self.session"));
+        assert_eq!(
+            receiver_of("self.session.send", "send").as_deref(),
+            Some("self.session")
+        );
         assert_eq!(receiver_of("Vec::new", "new").as_deref(), Some("Vec"));
         assert_eq!(receiver_of("p->next", "next").as_deref(), Some("p"));
         assert_eq!(receiver_of("a?.b", "b").as_deref(), Some("a"));

@@ -70,7 +70,9 @@ impl RepoPath {
     /// The file name's extension without the dot, lowercased by the caller if needed.
     pub fn extension(&self) -> Option<&str> {
         let name = self.file_name();
-        name.rsplit_once('.').map(|(_, e)| e).filter(|_| !name.starts_with('.') || name.matches('.').count() > 1)
+        name.rsplit_once('.')
+            .map(|(_, e)| e)
+            .filter(|_| !name.starts_with('.') || name.matches('.').count() > 1)
     }
 
     /// Converts to a native path below `root`.

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use kenning::IndexBuilder;
 use kenning::index::{IndexConfig, IndexSnapshot, NoProgress};
 use kenning::symbols::FileSymbols;
-use kenning::IndexBuilder;
 
 /// Writes a repository described as `//- path` sections into a new temporary folder.
 pub fn materialize(spec: &str) -> tempfile::TempDir {
@@ -42,7 +42,11 @@ pub fn ken_bin() -> &'static str {
 }
 
 pub fn ken(args: &[&str], cwd: &Path) -> Output {
-    Command::new(ken_bin()).args(args).current_dir(cwd).output().expect("run ken")
+    Command::new(ken_bin())
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run ken")
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -55,7 +59,10 @@ pub fn stderr(o: &Output) -> String {
 
 /// Builds the index of `root` with `config` (index inside the repo unless configured).
 pub fn build(root: &Path, config: &IndexConfig) -> kenning::BuildReport {
-    IndexBuilder::new(root, config, &NoProgress).expect("builder").build().expect("build")
+    IndexBuilder::new(root, config, &NoProgress)
+        .expect("builder")
+        .build()
+        .expect("build")
 }
 
 pub fn index_dir(root: &Path, config: &IndexConfig) -> PathBuf {

@@ -33,7 +33,7 @@ pub use index_error::IndexError;
 pub use index_snapshot::IndexSnapshot;
 pub use index_store::{FORMAT_VERSION, IndexStore};
 pub use manifest::{BuildStats, LanguageSummary, Manifest, SegmentInfo, Summary};
-pub use repo_walker::{RepoWalker, WalkOutcome};
+pub use repo_walker::{Candidate, RepoWalker, WalkOutcome};
 pub use skip_reason::SkipReason;
 pub use symbol_lookup::{MatchQuality, SymbolHit, SymbolLookup};
 pub use working_tree_diff::WorkingTreeDiff;

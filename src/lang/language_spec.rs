@@ -31,13 +31,12 @@ pub struct LanguageSpec {
     pub(super) queries: OnceLock<Result<LanguageQueries, LangError>>,
 }
 
-/// A language's compiled queries.
+/// A language's `tags.scm` and `imports.scm` compiled as one query, so extraction walks the
+/// syntax tree once.
 pub struct LanguageQueries {
-    pub tags: Query,
-    pub imports: Query,
-    /// `tags.capture_names()` mapped to the vocabulary, by capture index.
-    pub tag_captures: Vec<Capture>,
-    pub import_captures: Vec<Capture>,
+    pub query: Query,
+    /// `query.capture_names()` mapped to the vocabulary, by capture index.
+    pub captures: Vec<Capture>,
 }
 
 impl LanguageSpec {
@@ -45,29 +44,24 @@ impl LanguageSpec {
     pub fn queries(&self) -> Result<&LanguageQueries, LangError> {
         self.queries
             .get_or_init(|| {
-                let (tags, tag_captures) = compile(
-                    &self.name,
-                    "tags.scm",
-                    &self.tags_source,
-                    &self.grammar,
-                    Capture::belongs_to_tags,
-                )?;
-                let (imports, import_captures) = compile(
-                    &self.name,
-                    "imports.scm",
-                    &self.imports_source,
-                    &self.grammar,
-                    Capture::belongs_to_imports,
-                )?;
-                Ok(LanguageQueries {
-                    tags,
-                    imports,
-                    tag_captures,
-                    import_captures,
-                })
+                let source = format!("{}\n{}", self.tags_source, self.imports_source);
+                let (query, captures) = compile(&self.name, "tags.scm+imports.scm", &source, &self.grammar, |c| {
+                    c.belongs_to_tags() || c.belongs_to_imports()
+                })?;
+                Ok(LanguageQueries { query, captures })
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Compiles `tags.scm` and `imports.scm` apart, each against its own part of the
+    /// vocabulary; returns their pattern counts. Used by the tests that guard the grammars.
+    pub fn validate(&self) -> Result<(usize, usize), LangError> {
+        let (tags, _) = compile(&self.name, "tags.scm", &self.tags_source, &self.grammar, Capture::belongs_to_tags)?;
+        let (imports, _) =
+            compile(&self.name, "imports.scm", &self.imports_source, &self.grammar, Capture::belongs_to_imports)?;
+        self.queries()?;
+        Ok((tags.pattern_count(), imports.pattern_count()))
     }
 }
 

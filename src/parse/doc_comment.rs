@@ -50,7 +50,24 @@ fn docstring(node: Node, source: &[u8]) -> Option<String> {
     (s.kind() == "string").then(|| clean(&text(s, source)))
 }
 
+/// Whether the line above the one `start` is on could hold a comment or an annotation. Walking
+/// to previous siblings costs time linear in the number of siblings, so the walk is skipped
+/// when the text rules it out (most fields, variants and constants have no doc).
+fn may_have_leading_comment(source: &[u8], start: usize) -> bool {
+    let line_start = source[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let before = &source[..line_start];
+    let trimmed_end = before.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    let prev_line_start = before[..trimmed_end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let prev = &before[prev_line_start..trimmed_end];
+    [&b"//"[..], b"#", b"*/", b"@", b"--", b"/*", b"]"]
+        .iter()
+        .any(|m| prev.windows(m.len()).any(|w| w == *m))
+}
+
 fn leading_comments(node: Node, source: &[u8]) -> Option<String> {
+    if !may_have_leading_comment(source, node.start_byte()) {
+        return None;
+    }
     let mut anchor = node;
     let mut comments: Vec<String> = Vec::new();
     let mut top_line = node.start_position().row;
@@ -163,6 +180,15 @@ mod tests {
             "Return the thing.\n\nMore."
         );
         assert_eq!(clean("# a comment"), "a comment");
+    }
+
+    #[test]
+    fn comment_guard_looks_at_the_previous_line() {
+        let src = b"/// doc\nfn a() {}\n\nfn b() {}\n#[derive(Debug)]\nstruct C;\n";
+        let at = |needle: &[u8]| src.windows(needle.len()).position(|w| w == needle).unwrap();
+        assert!(may_have_leading_comment(src, at(b"fn a")));
+        assert!(!may_have_leading_comment(src, at(b"fn b")));
+        assert!(may_have_leading_comment(src, at(b"struct C")));
     }
 
     #[test]

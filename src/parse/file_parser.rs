@@ -1,8 +1,10 @@
 //! `FileParser`: one reusable tree-sitter parser (one per worker thread).
 
-use tree_sitter::{Node, Parser, Tree};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, QueryCursor, Tree};
 
-use super::{imports, tags};
+use super::imports::ImportCollector;
+use super::tags::TagCollector;
 use crate::lang::LanguageSpec;
 use crate::symbols::{Diagnostic, DiagnosticKind, FileSymbols};
 
@@ -60,8 +62,17 @@ impl FileParser {
                 };
             }
         };
-        let (definitions, references) = tags::extract(queries, &spec.separator, root, source);
-        let (imports, package) = imports::extract(queries, spec.import_style, root, source);
+        let mut tags = TagCollector::default();
+        let mut imports = ImportCollector::new(spec.import_style);
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(&queries.query, root, source);
+        while let Some(m) = matches.next() {
+            if !imports.accept(m, &queries.captures, source) {
+                tags.accept(m, &queries.captures);
+            }
+        }
+        let (definitions, references) = tags.finish(&spec.separator, source);
+        let (imports, package) = imports.finish();
         FileSymbols {
             definitions,
             references,

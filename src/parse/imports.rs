@@ -1,57 +1,60 @@
 //! Imports and the declared package from a language's `imports.scm`.
 
-use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, QueryCursor};
+use tree_sitter::{Node, QueryMatch};
 
 use super::tags::text;
-use crate::lang::{Capture, ImportStyle, LanguageQueries};
+use crate::lang::{Capture, ImportStyle};
 use crate::symbols::Import;
 
-pub(super) fn extract(
-    spec: &LanguageQueries,
+/// Gathers import matches and the declared package.
+pub(super) struct ImportCollector {
     style: ImportStyle,
-    root: Node,
-    source: &[u8],
-) -> (Vec<Import>, Option<String>) {
-    let mut imports = Vec::new();
-    let mut package = None;
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&spec.imports, root, source);
-    while let Some(m) = matches.next() {
+    imports: Vec<Import>,
+    package: Option<String>,
+}
+
+impl ImportCollector {
+    pub(super) fn new(style: ImportStyle) -> Self {
+        ImportCollector { style, imports: Vec::new(), package: None }
+    }
+
+    /// Takes the match if it is an import or package match; `false` leaves it to the tags.
+    pub(super) fn accept(&mut self, m: &QueryMatch<'_, '_>, captures: &[Capture], source: &[u8]) -> bool {
         let mut statement = None;
         let mut path = None;
         let mut name = None;
         let mut alias = None;
         let mut glob = false;
+        let mut mine = false;
         for cap in m.captures() {
-            match spec.import_captures.get(cap.index as usize) {
+            let c = captures.get(cap.index as usize);
+            mine |= c.is_some_and(|c| c.belongs_to_imports() && *c != Capture::Private);
+            match c {
                 Some(Capture::Import) => statement = Some(cap.node),
                 Some(Capture::ImportPath) => path = Some(cap.node),
                 Some(Capture::ImportName) => name = Some(text(cap.node, source)),
                 Some(Capture::ImportAlias) => alias = Some(text(cap.node, source)),
                 Some(Capture::ImportGlob) => glob = true,
-                Some(Capture::Package) => package = Some(text(cap.node, source)),
+                Some(Capture::Package) => self.package = Some(text(cap.node, source)),
                 _ => {}
             }
         }
         let (Some(statement), Some(path)) = (statement, path) else {
-            continue;
+            return mine;
         };
         let line = statement.start_position().row as u32 + 1;
-        match style {
+        match self.style {
             ImportStyle::RustUseTree if alias.is_none() => {
-                flatten_use_tree(path, source, &mut Vec::new(), line, &mut imports);
+                flatten_use_tree(path, source, &mut Vec::new(), line, &mut self.imports);
             }
-            _ => imports.push(Import {
-                path: unquote(&text(path, source)),
-                name,
-                alias,
-                glob,
-                line,
-            }),
+            _ => self.imports.push(Import { path: unquote(&text(path, source)), name, alias, glob, line }),
         }
+        true
     }
-    (normalize(imports), package)
+
+    pub(super) fn finish(self) -> (Vec<Import>, Option<String>) {
+        (normalize(self.imports), self.package)
+    }
 }
 
 fn unquote(s: &str) -> String {

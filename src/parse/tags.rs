@@ -11,11 +11,10 @@
 
 use std::collections::HashSet;
 
-use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, QueryCursor};
+use tree_sitter::{Node, QueryMatch};
 
 use super::doc_comment;
-use crate::lang::{Capture, LanguageQueries};
+use crate::lang::Capture;
 use crate::symbols::{Definition, Reference, ReferenceKind, Span, SymbolKind};
 
 /// Longest callee text kept for a reference; chained calls can be arbitrarily long.
@@ -37,45 +36,19 @@ struct RawRef<'t> {
     name: Node<'t>,
 }
 
-pub(super) fn extract(
-    spec: &LanguageQueries,
-    separator: &str,
-    root: Node,
-    source: &[u8],
-) -> (Vec<Definition>, Vec<Reference>) {
-    let (defs, refs) = raw_matches(spec, root, source);
-    let defs = dedupe_by_name_node(defs, |d| (d.name.byte_range(), d.pattern));
-    let definitions = build_definitions(separator, &defs, source);
-    let def_names: HashSet<_> = defs.iter().map(|d| d.name.byte_range()).collect();
-    // A specific reference kind beats the `type` catch-all wherever the patterns sit (an
-    // inherited query puts the base language's catch-all first).
-    let refs: Vec<RawRef> = dedupe_by_name_node(refs, |r| {
-        (
-            r.name.byte_range(),
-            usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern,
-        )
-    })
-    .into_iter()
-    .filter(|r| !def_names.contains(&r.name.byte_range()))
-    .collect();
-    let references = build_references(&refs, &definitions, source);
-    (definitions, references)
+/// Gathers definition and reference matches; [`TagCollector::finish`] applies the rules.
+#[derive(Default)]
+pub(super) struct TagCollector<'t> {
+    defs: Vec<RawDef<'t>>,
+    refs: Vec<RawRef<'t>>,
 }
 
-fn raw_matches<'t>(
-    spec: &LanguageQueries,
-    root: Node<'t>,
-    source: &[u8],
-) -> (Vec<RawDef<'t>>, Vec<RawRef<'t>>) {
-    let mut defs = Vec::new();
-    let mut refs = Vec::new();
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&spec.tags, root, source);
-    while let Some(m) = matches.next() {
+impl<'t> TagCollector<'t> {
+    pub(super) fn accept(&mut self, m: &QueryMatch<'_, 't>, captures: &[Capture]) {
         let (mut def, mut reference, mut node, mut name, mut container, mut doc) =
             (None, None, None, None, None, None);
         for cap in m.captures() {
-            match spec.tag_captures.get(cap.index as usize) {
+            match captures.get(cap.index as usize) {
                 Some(Capture::Definition(k)) => (def, node) = (Some(*k), Some(cap.node)),
                 Some(Capture::Reference(k)) => (reference, node) = (Some(*k), Some(cap.node)),
                 Some(Capture::Name) => name = Some(cap.node),
@@ -85,28 +58,31 @@ fn raw_matches<'t>(
             }
         }
         let (Some(node), Some(name)) = (node, name) else {
-            continue;
+            return;
         };
         let pattern = m.pattern_index;
         if let Some(kind) = def {
-            defs.push(RawDef {
-                pattern,
-                kind,
-                node,
-                name,
-                container,
-                doc,
-            });
+            self.defs.push(RawDef { pattern, kind, node, name, container, doc });
         } else if let Some(kind) = reference {
-            refs.push(RawRef {
-                pattern,
-                kind,
-                node,
-                name,
-            });
+            self.refs.push(RawRef { pattern, kind, node, name });
         }
     }
-    (defs, refs)
+
+    pub(super) fn finish(self, separator: &str, source: &[u8]) -> (Vec<Definition>, Vec<Reference>) {
+        let defs = dedupe_by_name_node(self.defs, |d| (d.name.byte_range(), d.pattern));
+        let definitions = build_definitions(separator, &defs, source);
+        let def_names: HashSet<_> = defs.iter().map(|d| d.name.byte_range()).collect();
+        // A specific reference kind beats the `type` catch-all wherever the patterns sit (an
+        // inherited query puts the base language's catch-all first).
+        let refs: Vec<RawRef> = dedupe_by_name_node(self.refs, |r| {
+            (r.name.byte_range(), usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern)
+        })
+        .into_iter()
+        .filter(|r| !def_names.contains(&r.name.byte_range()))
+        .collect();
+        let references = build_references(&refs, &definitions, source);
+        (definitions, references)
+    }
 }
 
 /// Keeps, per name node, the capture of the earliest pattern; output sorted by position.

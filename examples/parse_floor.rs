@@ -6,13 +6,15 @@
 
 use std::time::Instant;
 
-use kenning::index::{RepoWalker, WalkConfig};
 use kenning::LanguageRegistry;
+use kenning::index::{RepoWalker, WalkConfig};
 use rayon::prelude::*;
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().ok_or_else(|| anyhow::anyhow!("usage: parse_floor DIR [THREADS]"))?;
+    let dir = args
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("usage: parse_floor DIR [THREADS]"))?;
     let threads: usize = args.next().map(|t| t.parse()).transpose()?.unwrap_or(0);
     let root = std::path::Path::new(&dir).canonicalize()?;
     let registry = LanguageRegistry::builtin()?;
@@ -25,16 +27,26 @@ fn main() -> anyhow::Result<()> {
             .candidates
             .par_iter()
             .map_init(tree_sitter::Parser::new, |parser, c| {
-                let Ok(bytes) = std::fs::read(&c.abs) else { return (0u64, 0u64) };
-                let Some(spec) = registry.languages().get(c.language) else { return (0, 0) };
+                let Ok(bytes) = std::fs::read(&c.abs) else {
+                    return (0u64, 0u64);
+                };
+                let Some(spec) = registry.languages().get(c.language) else {
+                    return (0, 0);
+                };
                 if parser.set_language(&spec.grammar).is_err() {
                     return (0, 0);
                 }
                 let parsed = parser.parse(&bytes, None).is_some();
-                (u64::from(parsed), bytes.iter().filter(|&&b| b == b'\n').count() as u64)
+                (
+                    u64::from(parsed),
+                    bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+                )
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     });
-    println!("parsed {files} files, {lines} lines in {:.2}s", t0.elapsed().as_secs_f64());
+    println!(
+        "parsed {files} files, {lines} lines in {:.2}s",
+        t0.elapsed().as_secs_f64()
+    );
     Ok(())
 }

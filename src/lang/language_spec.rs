@@ -45,9 +45,10 @@ impl LanguageSpec {
         self.queries
             .get_or_init(|| {
                 let source = format!("{}\n{}", self.tags_source, self.imports_source);
-                let (query, captures) = compile(&self.name, "tags.scm+imports.scm", &source, &self.grammar, |c| {
-                    c.belongs_to_tags() || c.belongs_to_imports()
-                })?;
+                let (query, captures) =
+                    compile(&self.name, "tags.scm+imports.scm", &source, &self.grammar, |c| {
+                        c.belongs_to_tags() || c.belongs_to_imports()
+                    })?;
                 Ok(LanguageQueries { query, captures })
             })
             .as_ref()
@@ -57,9 +58,20 @@ impl LanguageSpec {
     /// Compiles `tags.scm` and `imports.scm` apart, each against its own part of the
     /// vocabulary; returns their pattern counts. Used by the tests that guard the grammars.
     pub fn validate(&self) -> Result<(usize, usize), LangError> {
-        let (tags, _) = compile(&self.name, "tags.scm", &self.tags_source, &self.grammar, Capture::belongs_to_tags)?;
-        let (imports, _) =
-            compile(&self.name, "imports.scm", &self.imports_source, &self.grammar, Capture::belongs_to_imports)?;
+        let (tags, _) = compile(
+            &self.name,
+            "tags.scm",
+            &self.tags_source,
+            &self.grammar,
+            Capture::belongs_to_tags,
+        )?;
+        let (imports, _) = compile(
+            &self.name,
+            "imports.scm",
+            &self.imports_source,
+            &self.grammar,
+            Capture::belongs_to_imports,
+        )?;
         self.queries()?;
         Ok((tags.pattern_count(), imports.pattern_count()))
     }
@@ -99,5 +111,65 @@ impl std::fmt::Debug for LanguageSpec {
             .field("name", &self.name)
             .field("extensions", &self.extensions)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rust() -> Language {
+        tree_sitter_rust::LANGUAGE.into()
+    }
+
+    #[test]
+    fn captures_outside_the_vocabulary_are_rejected() {
+        let err = compile(
+            "rust",
+            "tags.scm",
+            "(identifier) @local.scope",
+            &rust(),
+            Capture::belongs_to_tags,
+        )
+        .err()
+        .expect("unknown capture must fail");
+        assert!(
+            err.to_string().contains("@local.scope is outside the vocabulary"),
+            "{err}"
+        );
+        // An imports capture in tags.scm is outside that file's part of the vocabulary.
+        let err = compile(
+            "rust",
+            "tags.scm",
+            "(identifier) @import.path",
+            &rust(),
+            Capture::belongs_to_tags,
+        );
+        assert!(err.is_err());
+        let ok = compile(
+            "rust",
+            "tags.scm",
+            "(identifier) @name @reference.type",
+            &rust(),
+            Capture::belongs_to_tags,
+        );
+        assert!(ok.is_ok());
+    }
+
+    #[test]
+    fn invalid_node_types_name_the_file_and_line() {
+        let err = compile(
+            "rust",
+            "tags.scm",
+            "\n(no_such_node) @name",
+            &rust(),
+            Capture::belongs_to_tags,
+        )
+        .err()
+        .expect("bad node type must fail");
+        assert!(
+            err.to_string().starts_with("grammars/rust/tags.scm: line 2"),
+            "{err}"
+        );
     }
 }

@@ -54,10 +54,19 @@ fn docstring(node: Node, source: &[u8]) -> Option<String> {
 /// to previous siblings costs time linear in the number of siblings, so the walk is skipped
 /// when the text rules it out (most fields, variants and constants have no doc).
 fn may_have_leading_comment(source: &[u8], start: usize) -> bool {
-    let line_start = source[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line_start = source[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     let before = &source[..line_start];
-    let trimmed_end = before.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
-    let prev_line_start = before[..trimmed_end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let trimmed_end = before
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let prev_line_start = before[..trimmed_end]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     let prev = &before[prev_line_start..trimmed_end];
     [&b"//"[..], b"#", b"*/", b"@", b"--", b"/*", b"]"]
         .iter()

@@ -15,7 +15,11 @@ pub(super) struct ImportCollector {
 
 impl ImportCollector {
     pub(super) fn new(style: ImportStyle) -> Self {
-        ImportCollector { style, imports: Vec::new(), package: None }
+        ImportCollector {
+            style,
+            imports: Vec::new(),
+            package: None,
+        }
     }
 
     /// Takes the match if it is an import or package match; `false` leaves it to the tags.
@@ -47,7 +51,13 @@ impl ImportCollector {
             ImportStyle::RustUseTree if alias.is_none() => {
                 flatten_use_tree(path, source, &mut Vec::new(), line, &mut self.imports);
             }
-            _ => self.imports.push(Import { path: unquote(&text(path, source)), name, alias, glob, line }),
+            _ => self.imports.push(Import {
+                path: unquote(&text(path, source)),
+                name,
+                alias,
+                glob,
+                line,
+            }),
         }
         true
     }

@@ -62,9 +62,21 @@ impl<'t> TagCollector<'t> {
         };
         let pattern = m.pattern_index;
         if let Some(kind) = def {
-            self.defs.push(RawDef { pattern, kind, node, name, container, doc });
+            self.defs.push(RawDef {
+                pattern,
+                kind,
+                node,
+                name,
+                container,
+                doc,
+            });
         } else if let Some(kind) = reference {
-            self.refs.push(RawRef { pattern, kind, node, name });
+            self.refs.push(RawRef {
+                pattern,
+                kind,
+                node,
+                name,
+            });
         }
     }
 
@@ -75,7 +87,10 @@ impl<'t> TagCollector<'t> {
         // A specific reference kind beats the `type` catch-all wherever the patterns sit (an
         // inherited query puts the base language's catch-all first).
         let refs: Vec<RawRef> = dedupe_by_name_node(self.refs, |r| {
-            (r.name.byte_range(), usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern)
+            (
+                r.name.byte_range(),
+                usize::from(r.kind == ReferenceKind::Type) * 100_000 + r.pattern,
+            )
         })
         .into_iter()
         .filter(|r| !def_names.contains(&r.name.byte_range()))

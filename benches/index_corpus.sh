@@ -46,7 +46,7 @@ FLOOR="$TARGET/release/examples/parse_floor"
 measure() {
   local log="$OUT/time.log"
   /usr/bin/time -f '%e %M' -o "$log" "$@" >"$OUT/last.out" 2>"$OUT/last.err" || { cat "$OUT/last.err" >&2; return 1; }
-  awk '{printf "%s %.0f", $1, $2/1024}' "$log"
+  awk '{printf "%s %.0f\n", $1, $2/1024}' "$log"
 }
 
 printf '| corpus | files | lines | step | seconds | files/s | lines/s | peak RSS MiB | index MiB | vs parse floor |\n'
@@ -62,11 +62,11 @@ for corpus in "$@"; do
   lines=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"]["summary"]["lines"])' "$OUT/last.out")
   size=$(du -sm "$idx" | cut -f1)
   read -r noop_s noop_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx" -j "$THREADS")
-  # One-file change: append a function to the largest indexed Python or Rust file, then restore it.
-  victim=$(find "$corpus" -name '*.py' -o -name '*.rs' | head -n 200 | xargs ls -S | head -n 1)
+  # One-file change: append a comment to a sizeable Python or Rust file, then restore it.
+  victim=$(find "$corpus" \( -name '*.py' -o -name '*.rs' \) -size +20k -print -quit)
   cp -p "$victim" "$OUT/victim.bak"
   rm -f "$victim" && cp "$OUT/victim.bak" "$victim"   # break the hard link before editing
-  printf '\n// ken bench edit\n' >>"$victim"
+  printf '\n' >>"$victim"
   read -r one_s one_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx" -j "$THREADS")
   rm -f "$victim" && cp -p "$OUT/victim.bak" "$victim"
   row() { # step seconds rss

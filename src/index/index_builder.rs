@@ -79,13 +79,15 @@ impl<'a> IndexBuilder<'a> {
         let index_dir = self.config.index_dir_for(&self.root);
         let store = IndexStore::new(&index_dir);
         store.prepare()?;
-        let _lock = store.lock()?;
+        let lock = store.lock()?;
         let previous = if self.config.full {
             None
         } else {
             load_previous(&store, registry)?
         };
-        let build_started = now_ns();
+        // Files are compared with this on the filesystem's clock, which may lag the system
+        // clock by a tick: the earlier of the two is the safe choice.
+        let build_started = lock.stamp_ns().map_or_else(now_ns, |s| s.min(now_ns()));
 
         let _walk_span = tracing::info_span!("index.walk").entered();
         self.observer.phase("walk", 0);

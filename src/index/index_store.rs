@@ -35,7 +35,18 @@ pub struct IndexStore {
 /// Holds the build lock until dropped (the OS releases it if the process dies).
 #[derive(Debug)]
 pub struct BuildLock {
-    _file: File,
+    file: File,
+}
+
+impl BuildLock {
+    /// The lock file's modification time, set when the lock was taken: "now" on the
+    /// filesystem's own (often coarse) clock, which is what file mtimes are compared with.
+    pub fn stamp_ns(&self) -> Option<i64> {
+        self.file
+            .metadata()
+            .ok()
+            .map(|m| super::repo_walker::mtime_ns(&m))
+    }
 }
 
 impl IndexStore {
@@ -138,7 +149,7 @@ impl IndexStore {
         file.set_len(0).map_err(IndexError::io(&path))?;
         let _ = write!(file, "pid {}", std::process::id());
         let _ = file.flush();
-        Ok(BuildLock { _file: file })
+        Ok(BuildLock { file })
     }
 
     /// The committed generation, `None` before the first build.

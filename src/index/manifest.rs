@@ -19,8 +19,9 @@ pub struct Manifest {
     /// Digest of the grammars and queries the records were extracted with.
     pub extractor: String,
     pub created_unix_ms: u64,
-    /// When the build began walking: a file modified after this is re-hashed next time even if
-    /// its size and mtime match (git's "racily clean" rule).
+    /// When the build began, on the filesystem's clock (the lock file's mtime): a file whose
+    /// mtime is not older is re-hashed next time even if its size and mtime match (git's
+    /// "racily clean" rule).
     pub build_started_unix_ns: i64,
     pub walk: WalkConfig,
     /// Symbol segments this generation reads, in id order.

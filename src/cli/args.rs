@@ -76,6 +76,10 @@ pub struct BuildArgs {
     /// Ignore the previous index and parse every file.
     #[arg(long)]
     pub full: bool,
+    /// Skip the lexical (search) part; only to measure what it costs. The next normal build
+    /// is then a full one.
+    #[arg(long, hide = true)]
+    pub no_lexical: bool,
     /// Print the build report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -33,6 +33,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         index_dir: a.location.index_dir,
         threads: a.threads,
         full: a.full,
+        lexical: !a.no_lexical,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)

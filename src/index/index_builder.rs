@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
@@ -16,12 +17,15 @@ use super::manifest::FORMAT_NAME;
 use super::repo_walker::Candidate;
 use super::{
     BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
-    LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
+    LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary, WalkOutcome,
 };
 use crate::lang::LanguageRegistry;
+use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
 use crate::symbols::{FileSymbols, SymbolKind};
 
+/// The lexical part's folder inside a generation.
+pub const LEXICAL_DIR: &str = "lexical";
 /// Compact when more segments than this are referenced.
 const MAX_SEGMENTS: usize = 16;
 /// Bytes inspected for NUL to call a file binary (git's heuristic).
@@ -44,6 +48,15 @@ enum Outcome {
     Reused(FileRecord),
     Parsed(FileRecord, FileSymbols),
     Skipped(SkippedFile),
+}
+
+struct Assembled {
+    table: FileTable,
+    segments: Vec<SegmentInfo>,
+    parsed: u64,
+    reused: u64,
+    compacted: bool,
+    removed_paths: Vec<String>,
 }
 
 struct Previous {
@@ -80,122 +93,74 @@ impl<'a> IndexBuilder<'a> {
         let store = IndexStore::new(&index_dir);
         store.prepare()?;
         let lock = store.lock()?;
-        let previous = if self.config.full {
-            None
-        } else {
-            load_previous(&store, registry)?
+        let extractor = self.extractor(registry);
+        let previous = match self.config.full {
+            true => None,
+            false => load_previous(&store, &extractor)?,
         };
         // Files are compared with this on the filesystem's clock, which may lag the system
         // clock by a tick: the earlier of the two is the safe choice.
         let build_started = lock.stamp_ns().map_or_else(now_ns, |s| s.min(now_ns()));
+        let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
+        let gen_dir = store.begin(generation)?;
 
-        let _walk_span = tracing::info_span!("index.walk").entered();
-        self.observer.phase("walk", 0);
-        let exclude = index_dir.canonicalize().ok();
-        let walked = RepoWalker::new(&self.root, &self.config.walk, registry, exclude).walk();
-        self.observer.finish_phase();
-        drop(_walk_span);
+        let walked = {
+            let _span = tracing::info_span!("index.walk").entered();
+            self.observer.phase("walk", 0);
+            let exclude = index_dir.canonicalize().ok();
+            let w = RepoWalker::new(&self.root, &self.config.walk, registry, exclude).walk();
+            self.observer.finish_phase();
+            w
+        };
         let t_walk = t0.elapsed();
 
-        let _parse_span = tracing::info_span!("index.parse", files = walked.candidates.len()).entered();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.config.threads)
-            .build()
-            .map_err(|e| IndexError::ThreadPool(e.to_string()))?;
-        let threads = pool.current_num_threads();
-        self.observer.phase("parse", walked.candidates.len() as u64);
-        let outcomes: Vec<Outcome> = pool.install(|| {
-            walked
-                .candidates
-                .par_iter()
-                .map_init(FileParser::new, |parser, c| {
-                    let prev = previous
-                        .as_ref()
-                        .and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
-                    let out = self.classify(c, prev, registry, parser);
-                    self.observer.advance(1);
-                    out
-                })
-                .collect()
-        });
-        self.observer.finish_phase();
-        drop(_parse_span);
+        let lexical = match self.config.lexical {
+            true => Some(self.open_lexical(&store, previous.as_ref(), &gen_dir)?),
+            false => None,
+        };
+        let (outcomes, threads) =
+            self.parse_all(&walked.candidates, previous.as_ref(), registry, lexical.as_ref())?;
         let t_parse = t0.elapsed();
 
-        let _write_span = tracing::info_span!("index.write").entered();
+        let _span = tracing::info_span!("index.write").entered();
         self.observer.phase("write", 0);
-        let mut skipped = walked.skipped;
-        let mut records = Vec::with_capacity(outcomes.len());
-        let mut fresh: Vec<FileSymbols> = Vec::new();
-        let (mut parsed, mut reused) = (0u64, 0u64);
-        let next_segment = previous
-            .as_ref()
-            .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())
-            .unwrap_or(1);
-        for o in outcomes {
-            match o {
-                Outcome::Reused(r) => {
-                    reused += 1;
-                    records.push(r);
-                }
-                Outcome::Parsed(mut r, s) => {
-                    parsed += 1;
-                    r.segment = next_segment;
-                    r.slot = fresh.len() as u32;
-                    fresh.push(s);
-                    records.push(r);
-                }
-                Outcome::Skipped(s) => skipped.push(s),
+        let assembled = self.assemble(&store, previous.as_ref(), outcomes, walked)?;
+        let mut parts = BTreeMap::new();
+        if let Some(w) = lexical {
+            for f in &assembled.removed_paths {
+                w.remove_file(f);
             }
+            let docs = w.commit()?;
+            parts.insert(
+                "lexical".to_string(),
+                serde_json::json!({ "version": LEXICAL_VERSION, "dir": LEXICAL_DIR, "docs": docs }),
+            );
         }
-        skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
-        let prev_segments = previous
-            .as_ref()
-            .map(|p| p.manifest.segments.as_slice())
-            .unwrap_or(&[]);
-        let (segments, compacted) =
-            self.write_segments(&store, prev_segments, next_segment, &mut records, fresh)?;
-
-        let modules = ModulePaths::new(
-            records.iter().map(|r| (&r.path, r.language.as_str())),
-            &walked.layout,
-        );
-        for r in &mut records {
-            r.module = modules.module_of(&r.path, &r.language, r.package.as_deref());
-        }
-        let removed = previous
-            .as_ref()
-            .map(|p| {
-                p.table
-                    .files
-                    .iter()
-                    .filter(|f| records.binary_search_by(|r| r.path.cmp(&f.path)).is_err())
-                    .count()
-            })
-            .unwrap_or(0) as u64;
-        let table = FileTable {
-            files: records,
-            skipped,
-            unsupported_by_extension: walked.unsupported_by_extension,
-        };
-        let generation = previous.as_ref().map(|p| p.generation + 1).unwrap_or(1);
+        let Assembled {
+            table,
+            segments,
+            parsed,
+            reused,
+            compacted,
+            removed_paths,
+        } = assembled;
         let mut manifest = Manifest {
             format: FORMAT_NAME.to_string(),
             version: FORMAT_VERSION,
             generation,
             ken_version: env!("CARGO_PKG_VERSION").to_string(),
-            extractor: registry.fingerprint().to_string(),
+            extractor,
             created_unix_ms: (now_ns() / 1_000_000) as u64,
             build_started_unix_ns: build_started,
             walk: self.config.walk.clone(),
             summary: summarize(&table),
             segments,
-            parts: BTreeMap::new(),
+            parts,
             stats: BuildStats {
                 full: previous.is_none(),
                 parsed,
                 reused,
-                removed,
+                removed: removed_paths.len() as u64,
                 compacted,
                 threads,
                 walk_ms: t_walk.as_millis() as u64,
@@ -215,42 +180,204 @@ impl<'a> IndexBuilder<'a> {
         Ok(BuildReport { index_dir, manifest })
     }
 
+    /// What records were extracted with: grammars and queries, and which parts are built.
+    /// Any difference from the previous generation means a full rebuild.
+    fn extractor(&self, registry: &LanguageRegistry) -> String {
+        match self.config.lexical {
+            true => format!("{}+lexical{LEXICAL_VERSION}", registry.fingerprint()),
+            false => registry.fingerprint().to_string(),
+        }
+    }
+
+    fn open_lexical(
+        &self,
+        store: &IndexStore,
+        previous: Option<&Previous>,
+        gen_dir: &Path,
+    ) -> Result<LexicalWriter, IndexError> {
+        let base = previous
+            .filter(|p| p.manifest.parts.contains_key("lexical"))
+            .map(|p| store.generation_dir(p.generation).join(LEXICAL_DIR));
+        let threads = match self.config.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(LexicalWriter::open(
+            &gen_dir.join(LEXICAL_DIR),
+            base.as_deref(),
+            threads,
+        )?)
+    }
+
+    /// Reads, hashes and (where changed) parses every candidate in parallel, feeding changed
+    /// files to the lexical writer from the same worker (delete, then add: opstamps stay in
+    /// order per file).
+    fn parse_all(
+        &self,
+        candidates: &[Candidate],
+        previous: Option<&Previous>,
+        registry: &LanguageRegistry,
+        lexical: Option<&LexicalWriter>,
+    ) -> Result<(Vec<Outcome>, usize), IndexError> {
+        let _span = tracing::info_span!("index.parse", files = candidates.len()).entered();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.config.threads)
+            .build()
+            .map_err(|e| IndexError::ThreadPool(e.to_string()))?;
+        self.observer.phase("parse", candidates.len() as u64);
+        let lexical_error: Mutex<Option<LexicalError>> = Mutex::new(None);
+        let outcomes: Vec<Outcome> = pool.install(|| {
+            candidates
+                .par_iter()
+                .map_init(FileParser::new, |parser, c| {
+                    let prev = previous.and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
+                    let (out, bytes) = self.classify(c, prev, registry, parser);
+                    if let (Some(w), Outcome::Parsed(r, s), Some(bytes)) = (lexical, &out, bytes) {
+                        if prev.is_some() {
+                            w.remove_file(r.path.as_str());
+                        }
+                        let sep = registry
+                            .by_name(&r.language)
+                            .map_or(".", |l| l.separator.as_str());
+                        let doc = FileDoc {
+                            path: r.path.as_str(),
+                            language: &r.language,
+                            separator: sep,
+                            bytes: &bytes,
+                            lines: r.lines,
+                            symbols: s,
+                        };
+                        if let Err(e) = w.add_file(&doc)
+                            && let Ok(mut slot) = lexical_error.lock()
+                        {
+                            slot.get_or_insert(e);
+                        }
+                    }
+                    self.observer.advance(1);
+                    out
+                })
+                .collect()
+        });
+        self.observer.finish_phase();
+        if let Some(e) = lexical_error.into_inner().ok().flatten() {
+            return Err(e.into());
+        }
+        Ok((outcomes, pool.current_num_threads()))
+    }
+
+    /// Turns outcomes into the file table and segments; module paths are set here.
+    fn assemble(
+        &self,
+        store: &IndexStore,
+        previous: Option<&Previous>,
+        outcomes: Vec<Outcome>,
+        walked: WalkOutcome,
+    ) -> Result<Assembled, IndexError> {
+        let mut skipped = walked.skipped;
+        let mut records = Vec::with_capacity(outcomes.len());
+        let mut fresh: Vec<FileSymbols> = Vec::new();
+        let (mut parsed, mut reused) = (0u64, 0u64);
+        let next_segment = previous
+            .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())
+            .unwrap_or(1);
+        for o in outcomes {
+            match o {
+                Outcome::Reused(r) => {
+                    reused += 1;
+                    records.push(r);
+                }
+                Outcome::Parsed(mut r, s) => {
+                    parsed += 1;
+                    r.segment = next_segment;
+                    r.slot = fresh.len() as u32;
+                    fresh.push(s);
+                    records.push(r);
+                }
+                Outcome::Skipped(s) => skipped.push(s),
+            }
+        }
+        skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));
+        let prev_segments = previous.map(|p| p.manifest.segments.as_slice()).unwrap_or(&[]);
+        let (segments, compacted) =
+            self.write_segments(store, prev_segments, next_segment, &mut records, fresh)?;
+        let modules = ModulePaths::new(
+            records.iter().map(|r| (&r.path, r.language.as_str())),
+            &walked.layout,
+        );
+        for r in &mut records {
+            r.module = modules.module_of(&r.path, &r.language, r.package.as_deref());
+        }
+        let removed_paths: Vec<String> = previous
+            .map(|p| {
+                p.table
+                    .files
+                    .iter()
+                    .filter(|f| records.binary_search_by(|r| r.path.cmp(&f.path)).is_err())
+                    .map(|f| f.path.to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let table = FileTable {
+            files: records,
+            skipped,
+            unsupported_by_extension: walked.unsupported_by_extension,
+        };
+        Ok(Assembled {
+            table,
+            segments,
+            parsed,
+            reused,
+            compacted,
+            removed_paths,
+        })
+    }
+
+    /// The outcome for one file, and its bytes when it was parsed.
     fn classify(
         &self,
         c: &Candidate,
         prev: Option<(&FileRecord, &Previous)>,
         registry: &LanguageRegistry,
         parser: &mut FileParser,
-    ) -> Outcome {
+    ) -> (Outcome, Option<Vec<u8>>) {
         if let Some((r, p)) = prev {
             let racy = c.mtime_ns >= p.manifest.build_started_unix_ns;
             if r.size == c.size && r.mtime_ns == c.mtime_ns && !racy {
-                return Outcome::Reused(r.clone());
+                return (Outcome::Reused(r.clone()), None);
             }
         }
         let bytes = match std::fs::read(&c.abs) {
             Ok(b) => b,
-            Err(e) => return skip(c, SkipReason::Unreadable, e.to_string()),
+            Err(e) => return (skip(c, SkipReason::Unreadable, e.to_string()), None),
         };
         if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
-            return skip(c, SkipReason::Binary, "NUL byte in the first 8 KiB".into());
+            return (
+                skip(c, SkipReason::Binary, "NUL byte in the first 8 KiB".into()),
+                None,
+            );
         }
         if let Some(detail) = minified(&bytes, &self.config.walk) {
-            return skip(c, SkipReason::Minified, detail);
+            return (skip(c, SkipReason::Minified, detail), None);
         }
         let hash = *blake3::hash(&bytes).as_bytes();
         if let Some((r, _)) = prev.filter(|(r, _)| r.hash == hash) {
-            return Outcome::Reused(FileRecord {
-                size: c.size,
-                mtime_ns: c.mtime_ns,
-                ..r.clone()
-            });
+            return (
+                Outcome::Reused(FileRecord {
+                    size: c.size,
+                    mtime_ns: c.mtime_ns,
+                    ..r.clone()
+                }),
+                None,
+            );
         }
         let Some(spec) = registry.languages().get(c.language) else {
-            return skip(
-                c,
-                SkipReason::UnsupportedLanguage,
-                "language vanished from registry".into(),
+            return (
+                skip(
+                    c,
+                    SkipReason::UnsupportedLanguage,
+                    "language vanished from registry".into(),
+                ),
+                None,
             );
         };
         let symbols = parser.parse(spec, &bytes);
@@ -270,7 +397,7 @@ impl<'a> IndexBuilder<'a> {
             segment: 0,
             slot: 0,
         };
-        Outcome::Parsed(record, symbols)
+        (Outcome::Parsed(record, symbols), Some(bytes))
     }
 
     /// Writes the new segment, or compacts everything into it; fixes records' slots.
@@ -325,7 +452,7 @@ impl<'a> IndexBuilder<'a> {
     }
 }
 
-fn load_previous(store: &IndexStore, registry: &LanguageRegistry) -> Result<Option<Previous>, IndexError> {
+fn load_previous(store: &IndexStore, extractor: &str) -> Result<Option<Previous>, IndexError> {
     if !store.check_format()? {
         return Ok(None);
     }
@@ -341,7 +468,7 @@ fn load_previous(store: &IndexStore, registry: &LanguageRegistry) -> Result<Opti
         }
         Err(e) => return Err(e),
     };
-    if manifest.version != FORMAT_VERSION || manifest.extractor != registry.fingerprint() {
+    if manifest.version != FORMAT_VERSION || manifest.extractor != extractor {
         tracing::info!("extractor or format changed; rebuilding from scratch");
         return Ok(None);
     }

@@ -46,7 +46,7 @@ impl Default for WalkConfig {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct IndexConfig {
     pub walk: WalkConfig,
     /// Where the index lives; `None` is `<root>/.kenning`.
@@ -55,6 +55,20 @@ pub struct IndexConfig {
     pub threads: usize,
     /// Ignore the previous generation and parse everything.
     pub full: bool,
+    /// Build the lexical (tantivy) part; off only to measure what it costs.
+    pub lexical: bool,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            walk: WalkConfig::default(),
+            index_dir: None,
+            threads: 0,
+            full: false,
+            lexical: true,
+        }
+    }
 }
 
 impl IndexConfig {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::lang::LangError;
+use crate::lexical::LexicalError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -32,6 +33,10 @@ pub enum IndexError {
     },
     #[error(transparent)]
     Lang(#[from] LangError),
+    #[error(transparent)]
+    Lexical(#[from] LexicalError),
+    #[error("the index at {dir} has no {part} part; run `ken index build` to add it")]
+    MissingPart { dir: PathBuf, part: &'static str },
     #[error("building the thread pool: {0}")]
     ThreadPool(String),
 }

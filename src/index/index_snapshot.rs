@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::index_builder::LEXICAL_DIR;
 use super::{FileTable, IndexError, IndexStore, Manifest};
+use crate::lexical::LexicalIndex;
 use crate::symbols::{FileId, FileSymbols};
 
 #[derive(Debug)]
@@ -90,6 +92,18 @@ impl IndexSnapshot {
                     })
             })
             .collect()
+    }
+
+    /// Opens the lexical (tantivy) part of this generation.
+    pub fn lexical(&self) -> Result<LexicalIndex, IndexError> {
+        let Some(part) = self.manifest.parts.get("lexical") else {
+            return Err(IndexError::MissingPart {
+                dir: self.index_dir().to_path_buf(),
+                part: "lexical",
+            });
+        };
+        let dir = part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR);
+        Ok(LexicalIndex::open(&self.generation_dir().join(dir))?)
     }
 
     pub fn file_id(&self, path: &str) -> Option<FileId> {

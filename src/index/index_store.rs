@@ -254,14 +254,23 @@ impl IndexStore {
         Ok(records)
     }
 
-    /// Writes a generation folder and switches `CURRENT` to it: the commit point of a build.
+    /// Starts generation `generation`: an empty `gen-N.tmp/` folder (a leftover of a killed
+    /// build is removed) where layers write their parts before [`IndexStore::commit`].
+    pub fn begin(&self, generation: u64) -> Result<PathBuf, IndexError> {
+        let tmp = self.dir.join(format!("{}.tmp", gen_name(generation)));
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
+        }
+        fs::create_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
+        Ok(tmp)
+    }
+
+    /// Writes the file table and manifest into the generation started by [`IndexStore::begin`]
+    /// and switches `CURRENT` to it: the commit point of a build.
     pub fn commit(&self, manifest: &Manifest, table: &FileTable) -> Result<(), IndexError> {
         let name = gen_name(manifest.generation);
         let tmp = self.dir.join(format!("{name}.tmp"));
         let dest = self.dir.join(&name);
-        if tmp.exists() {
-            fs::remove_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
-        }
         fs::create_dir_all(&tmp).map_err(IndexError::io(&tmp))?;
         let files = tmp.join("files.bin");
         let table_bytes = postcard::to_stdvec(table).map_err(|e| IndexError::Corrupt {

@@ -1,0 +1,358 @@
+//! `CodeTokenizer`: identifiers split the way programmers read them.
+//!
+//! A word is a run of letters, digits and `_` (and `-` between two letters, for kebab-case).
+//! Each word yields its parts — split at `_`, `-`, lower→upper (`parseInput`), acronym ends
+//! (`HTTPServer` → `http`, `server`) and letter↔digit boundaries (`u32` also gives `u`, `32`)
+//! — and, when it has more than one part, the whole word too, at the position of its first
+//! part. Everything is lowercased; a small list of language keywords is dropped; parts longer
+//! than [`MAX_TOKEN_LEN`] bytes (hashes, base64) are dropped.
+//!
+//! Positions advance by part, so the phrase "http request" matches `XMLHttpRequest`.
+
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+
+/// Longest token kept, in bytes.
+pub const MAX_TOKEN_LEN: usize = 64;
+
+/// Language keywords that carry no meaning in a search (identifiers in names are kept whole
+/// in the `name_exact` field, so a function called `new` is still found).
+const STOP: &[&str] = &[
+    "and",
+    "as",
+    "async",
+    "await",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "crate",
+    "def",
+    "default",
+    "do",
+    "elif",
+    "else",
+    "enum",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "final",
+    "finally",
+    "fn",
+    "for",
+    "from",
+    "func",
+    "function",
+    "if",
+    "impl",
+    "import",
+    "in",
+    "interface",
+    "is",
+    "let",
+    "mod",
+    "mut",
+    "new",
+    "nil",
+    "none",
+    "not",
+    "null",
+    "or",
+    "package",
+    "pass",
+    "private",
+    "protected",
+    "pub",
+    "public",
+    "raise",
+    "ref",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "use",
+    "var",
+    "void",
+    "where",
+    "while",
+    "with",
+    "yield",
+];
+
+pub fn is_stop_word(token: &str) -> bool {
+    STOP.binary_search(&token).is_ok()
+}
+
+#[derive(Clone, Default)]
+pub struct CodeTokenizer {
+    tokens: Vec<Token>,
+}
+
+pub struct CodeTokenStream<'a> {
+    tokens: &'a mut Vec<Token>,
+    /// Index of the current token plus one; 0 before the first `advance`.
+    next: usize,
+    /// Returned by `token()` out of sequence, so no call can panic.
+    empty: Token,
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = CodeTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
+        self.tokens.clear();
+        tokenize(text, &mut self.tokens);
+        CodeTokenStream {
+            tokens: &mut self.tokens,
+            next: 0,
+            empty: Token::default(),
+        }
+    }
+}
+
+impl TokenStream for CodeTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        if self.next <= self.tokens.len() {
+            self.next += 1;
+        }
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        self.next
+            .checked_sub(1)
+            .and_then(|i| self.tokens.get(i))
+            .unwrap_or(&self.empty)
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        match self.next.checked_sub(1) {
+            Some(i) if i < self.tokens.len() => &mut self.tokens[i],
+            _ => &mut self.empty,
+        }
+    }
+}
+
+/// Tokenizes `text` into `out` (see the module doc).
+pub fn tokenize(text: &str, out: &mut Vec<Token>) {
+    let mut position = 0usize;
+    for (start, end) in words(text) {
+        let word = &text[start..end];
+        let parts = split_word(word);
+        let kept: Vec<(usize, usize)> = parts
+            .into_iter()
+            .filter(|&(s, e)| e - s <= MAX_TOKEN_LEN && !is_stop_word(&word[s..e].to_lowercase()))
+            .collect();
+        let whole = word.to_lowercase();
+        let emit_whole =
+            kept.len() > 1 || (kept.len() == 1 && kept[0] != (0, word.len()) && whole.len() <= MAX_TOKEN_LEN);
+        if kept.is_empty() && !emit_whole {
+            continue;
+        }
+        if emit_whole && !is_stop_word(&whole) {
+            out.push(Token {
+                offset_from: start,
+                offset_to: end,
+                position,
+                text: whole,
+                position_length: kept.len().max(1),
+            });
+        }
+        for (i, (s, e)) in kept.iter().enumerate() {
+            out.push(Token {
+                offset_from: start + s,
+                offset_to: start + e,
+                position: position + i,
+                text: word[*s..*e].to_lowercase(),
+                position_length: 1,
+            });
+        }
+        position += kept.len().max(1);
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Byte ranges of words: runs of letters, digits and `_`, joined across `-` between letters.
+fn words(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut chars = text.char_indices().peekable();
+    let mut prev: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        let joins_kebab = c == '-'
+            && prev.is_some_and(char::is_alphabetic)
+            && chars.peek().is_some_and(|(_, n)| n.is_alphabetic())
+            && start.is_some();
+        if is_word_char(c) || joins_kebab {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            out.push((s, i));
+        }
+        prev = Some(c);
+    }
+    if let Some(s) = start {
+        out.push((s, text.len()));
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Class {
+    Lower,
+    Upper,
+    Digit,
+    Other,
+}
+
+fn class(c: char) -> Class {
+    if c.is_ascii_digit() || c.is_numeric() {
+        Class::Digit
+    } else if c.is_uppercase() {
+        Class::Upper
+    } else if c.is_alphabetic() {
+        Class::Lower
+    } else {
+        Class::Other
+    }
+}
+
+/// Splits one word into parts (byte ranges within the word); `_` and `-` separate and are
+/// dropped. A part that mixes letters and digits is kept and also split (`u32`, `u`, `32`).
+pub fn split_word(word: &str) -> Vec<(usize, usize)> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut start: Option<usize> = None;
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if c == '_' || c == '-' {
+            if let Some(s) = start.take() {
+                pieces.push((s, i));
+            }
+            continue;
+        }
+        let Some(s) = start else {
+            start = Some(i);
+            continue;
+        };
+        let prev = class(chars[k - 1].1);
+        let cur = class(c);
+        let next = chars.get(k + 1).map(|&(_, n)| class(n));
+        let boundary = (prev == Class::Lower && cur == Class::Upper)
+            || (prev == Class::Upper && cur == Class::Upper && next == Some(Class::Lower))
+            || (prev == Class::Digit && cur != Class::Digit && cur != Class::Other);
+        if boundary {
+            pieces.push((s, i));
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        pieces.push((s, word.len()));
+    }
+    // Letter→digit is a soft boundary: keep `u32` and add `u` and `32`.
+    let mut out = Vec::with_capacity(pieces.len());
+    for (s, e) in pieces {
+        out.push((s, e));
+        let piece = &word[s..e];
+        if let Some(d) = piece
+            .char_indices()
+            .find(|&(j, c)| j > 0 && class(c) == Class::Digit)
+            .map(|(j, _)| j)
+        {
+            out.push((s, s + d));
+            out.push((s + d, e));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        tokenize(text, &mut out);
+        out.into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn splits_acronyms_and_camel_case() {
+        assert_eq!(
+            toks("HTTPServerError"),
+            ["httpservererror", "http", "server", "error"]
+        );
+        assert_eq!(
+            toks("XMLHttpRequest2"),
+            ["xmlhttprequest2", "xml", "http", "request2", "request", "2"]
+        );
+        assert_eq!(toks("parseInput"), ["parseinput", "parse", "input"]);
+    }
+
+    #[test]
+    fn splits_snake_kebab_and_digits() {
+        assert_eq!(
+            toks("parse_u32_be"),
+            ["parse_u32_be", "parse", "u32", "u", "32", "be"]
+        );
+        assert_eq!(toks("max-file-size"), ["max-file-size", "max", "file", "size"]);
+        assert_eq!(toks("x - y"), ["x", "y"]);
+    }
+
+    #[test]
+    fn keeps_dunder_names_whole_and_drops_keywords() {
+        assert_eq!(toks("def __init__(self):"), ["__init__", "init"]);
+        assert_eq!(toks("pub fn new() -> Self"), Vec::<String>::new());
+        assert_eq!(toks("register_hook"), ["register_hook", "register", "hook"]);
+    }
+
+    #[test]
+    fn paths_split_into_segments() {
+        assert_eq!(toks("src/requests/api.py"), ["src", "requests", "api", "py"]);
+        assert_eq!(toks("os.path.join"), ["os", "path", "join"]);
+    }
+
+    #[test]
+    fn positions_advance_by_part_so_phrases_match_inside_identifiers() {
+        let mut out = Vec::new();
+        tokenize("XMLHttpRequest sent", &mut out);
+        let pos: Vec<(String, usize)> = out.into_iter().map(|t| (t.text, t.position)).collect();
+        assert_eq!(
+            pos,
+            [
+                ("xmlhttprequest".to_string(), 0),
+                ("xml".into(), 0),
+                ("http".into(), 1),
+                ("request".into(), 2),
+                ("sent".into(), 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn offsets_point_into_the_text_and_unicode_is_safe() {
+        let text = "größe_Über über";
+        let mut out = Vec::new();
+        tokenize(text, &mut out);
+        for t in &out {
+            assert_eq!(text[t.offset_from..t.offset_to].to_lowercase(), t.text);
+        }
+        assert!(out.iter().any(|t| t.text == "über"));
+    }
+
+    #[test]
+    fn stop_list_is_sorted_for_binary_search() {
+        let mut sorted = STOP.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, STOP);
+    }
+}

@@ -1,0 +1,419 @@
+//! `LexicalIndex`: ranked search over one generation's tantivy index.
+//!
+//! Ranking: BM25 per field with boosts (name over qualified name over signature and path over
+//! doc over body and content), an exact-identifier boost on untokenized names, and a small
+//! constant preference for definitions over file mentions. Long natural-language queries are
+//! pruned: query terms are weighted by rarity in the index and only the rarest
+//! [`SearchOptions::max_terms`] are searched.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, TantivyDocument, Value};
+use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
+
+use super::search_query::PathFilter;
+use super::{LexicalError, LexicalSchema, SearchQuery, is_stop_word, tokenize};
+
+/// Frequent English words in issue texts that say nothing about code.
+const ENGLISH_STOP: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "any", "are", "at", "be", "been", "but", "by", "can",
+    "could", "did", "does", "doing", "e", "g", "get", "got", "had", "has", "have", "here", "how", "i", "it",
+    "its", "just", "like", "may", "me", "might", "more", "my", "no", "now", "of", "on", "one", "only",
+    "other", "our", "out", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "thing", "think", "to", "up", "us", "very", "was", "we", "were", "what",
+    "when", "which", "who", "why", "will", "would", "you", "your",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grain {
+    File,
+    Symbol,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Restrict to one grain; `None` searches both.
+    pub grain: Option<Grain>,
+    pub limit: usize,
+    /// Query terms kept after pruning.
+    pub max_terms: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            grain: None,
+            limit: 20,
+            max_terms: 32,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LexicalHit {
+    pub grain: Grain,
+    pub path: String,
+    pub language: String,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    /// Containers and name (`Request.register_hook`).
+    pub local_name: Option<String>,
+    pub signature: Option<String>,
+    pub line: u32,
+    pub end_line: u32,
+    pub score: f32,
+}
+
+/// Hits plus the terms actually searched (for snippets and explanations).
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchOutcome {
+    pub hits: Vec<LexicalHit>,
+    pub terms: Vec<String>,
+}
+
+pub struct LexicalIndex {
+    dir: PathBuf,
+    fields: LexicalSchema,
+    reader: IndexReader,
+}
+
+/// Field boosts: names first, then qualified names, signatures and paths, docs, bodies.
+fn boosts(s: &LexicalSchema) -> [(Field, f32); 7] {
+    [
+        (s.name, 4.0),
+        (s.qualified, 2.5),
+        (s.signature, 2.0),
+        (s.path_text, 2.0),
+        (s.doc, 1.5),
+        (s.body, 1.0),
+        (s.content, 1.0),
+    ]
+}
+
+impl LexicalIndex {
+    pub fn open(dir: &Path) -> Result<LexicalIndex, LexicalError> {
+        let index = Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?;
+        LexicalSchema::register_tokenizer(&index);
+        let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(LexicalError::tantivy(dir))?;
+        Ok(LexicalIndex {
+            dir: dir.to_path_buf(),
+            fields,
+            reader,
+        })
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Ranked hits for `q`, best first.
+    pub fn search(&self, q: &SearchQuery, opts: &SearchOptions) -> Result<SearchOutcome, LexicalError> {
+        let searcher = self.reader.searcher();
+        let terms = self.select_terms(&searcher, &q.text, opts.max_terms);
+        let long = terms.len() > 10;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if !terms.is_empty() {
+            clauses.push((Occur::Must, Box::new(self.terms_query(&terms))));
+        }
+        for phrase in &q.phrases {
+            if let Some(pq) = self.phrase_query(phrase) {
+                let occur = if long || !terms.is_empty() && q.phrases.len() > 2 {
+                    Occur::Should
+                } else {
+                    Occur::Must
+                };
+                clauses.push((occur, Box::new(BoostQuery::new(pq, 3.0))));
+            }
+        }
+        if clauses.is_empty() {
+            return Ok(SearchOutcome {
+                hits: Vec::new(),
+                terms: Vec::new(),
+            });
+        }
+        for (name, boost) in exact_identifiers(&q.text) {
+            let t = Term::from_field_text(self.fields.name_exact, &name);
+            let tq = TermQuery::new(t, IndexRecordOption::Basic);
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), boost))));
+        }
+        self.add_filters(q, opts, &mut clauses);
+        let symbol = TermQuery::new(
+            Term::from_field_text(self.fields.grain, "symbol"),
+            IndexRecordOption::Basic,
+        );
+        clauses.push((
+            Occur::Should,
+            Box::new(ConstScoreQuery::new(Box::new(symbol), 0.5)),
+        ));
+        let query = BooleanQuery::new(clauses);
+
+        let (include, exclude) = q.path_filters()?;
+        let filtered = !include.is_empty() || !exclude.is_empty();
+        let fetch = if filtered {
+            (opts.limit * 20).clamp(200, 20_000)
+        } else {
+            opts.limit.max(1)
+        };
+        let top: Vec<(f32, tantivy::DocAddress)> = searcher
+            .search(&query, &TopDocs::with_limit(fetch).order_by_score())
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        let mut hits = Vec::with_capacity(opts.limit);
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
+            let hit = self.hit(&doc, score);
+            if !keep_path(&hit.path, &include, &exclude) {
+                continue;
+            }
+            hits.push(hit);
+            if hits.len() >= opts.limit {
+                break;
+            }
+        }
+        Ok(SearchOutcome {
+            hits,
+            terms: terms.into_iter().map(|(t, _)| t).collect(),
+        })
+    }
+
+    /// Paths of the files whose content has every one of `words` as a token (lowercased).
+    pub fn files_with_words(&self, words: &[String]) -> Result<Vec<String>, LexicalError> {
+        let searcher = self.reader.searcher();
+        let s = &self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(s.grain, "file"),
+                IndexRecordOption::Basic,
+            )),
+        )];
+        for w in words {
+            let tq = TermQuery::new(Term::from_field_text(s.content, w), IndexRecordOption::Basic);
+            clauses.push((Occur::Must, Box::new(tq)));
+        }
+        let docs = searcher
+            .search(&BooleanQuery::new(clauses), &tantivy::collector::DocSetCollector)
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        let mut paths = Vec::with_capacity(docs.len());
+        for addr in docs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
+            if let Some(p) = doc.get_first(s.path).and_then(|v| v.as_str()) {
+                paths.push(p.to_string());
+            }
+        }
+        paths.sort();
+        Ok(paths)
+    }
+
+    /// Tokenizes the free text and keeps the rarest terms, weighted by query frequency.
+    fn select_terms(&self, searcher: &Searcher, text: &str, max_terms: usize) -> Vec<(String, f32)> {
+        let mut toks = Vec::new();
+        tokenize(text, &mut toks);
+        let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+        for t in toks {
+            if ENGLISH_STOP.binary_search(&t.text.as_str()).is_err() && !is_stop_word(&t.text) {
+                *tf.entry(t.text).or_default() += 1;
+            }
+        }
+        let n = searcher.num_docs().max(1) as f32;
+        let s = &self.fields;
+        let mut scored: Vec<(String, f32, f32)> = tf
+            .into_iter()
+            .filter_map(|(t, count)| {
+                let df = [s.content, s.name, s.path_text, s.doc]
+                    .iter()
+                    .map(|&f| searcher.doc_freq(&Term::from_field_text(f, &t)).unwrap_or(0))
+                    .max()
+                    .unwrap_or(0);
+                if df == 0 {
+                    return None;
+                }
+                let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+                Some((t, idf, 1.0 + (count as f32).ln()))
+            })
+            .collect();
+        scored.sort_by(|a, b| (b.1 * b.2).total_cmp(&(a.1 * a.2)).then_with(|| a.0.cmp(&b.0)));
+        scored.truncate(max_terms);
+        scored.into_iter().map(|(t, _, w)| (t, w)).collect()
+    }
+
+    fn terms_query(&self, terms: &[(String, f32)]) -> BooleanQuery {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (t, weight) in terms {
+            for (field, boost) in boosts(&self.fields) {
+                let tq = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(tq), boost * weight)),
+                ));
+            }
+        }
+        BooleanQuery::new(clauses)
+    }
+
+    /// A phrase over the fields with positions (content, signature, doc).
+    fn phrase_query(&self, phrase: &str) -> Option<Box<dyn Query>> {
+        let mut toks = Vec::new();
+        tokenize(phrase, &mut toks);
+        let parts: Vec<(usize, String)> = toks
+            .into_iter()
+            .filter(|t| t.position_length == 1)
+            .map(|t| (t.position, t.text))
+            .collect();
+        let s = &self.fields;
+        let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for field in [s.content, s.signature, s.doc] {
+            let q: Box<dyn Query> = match parts.as_slice() {
+                [] => return None,
+                [(_, one)] => Box::new(TermQuery::new(
+                    Term::from_field_text(field, one),
+                    IndexRecordOption::WithFreqs,
+                )),
+                many => {
+                    let base = many[0].0;
+                    let terms = many
+                        .iter()
+                        .map(|(p, t)| (p - base, Term::from_field_text(field, t)))
+                        .collect();
+                    Box::new(PhraseQuery::new_with_offset(terms))
+                }
+            };
+            alternatives.push((Occur::Should, q));
+        }
+        Some(Box::new(BooleanQuery::new(alternatives)))
+    }
+
+    fn add_filters(&self, q: &SearchQuery, opts: &SearchOptions, clauses: &mut Vec<(Occur, Box<dyn Query>)>) {
+        let s = &self.fields;
+        let any_of = |field: Field, values: &[String]| -> Box<dyn Query> {
+            let qs = values
+                .iter()
+                .map(|v| {
+                    let tq: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_field_text(field, v),
+                        IndexRecordOption::Basic,
+                    ));
+                    (Occur::Should, tq)
+                })
+                .collect();
+            Box::new(BooleanQuery::new(qs))
+        };
+        if !q.langs.is_empty() {
+            clauses.push((Occur::Must, any_of(s.lang, &q.langs)));
+        }
+        if !q.kinds.is_empty() {
+            clauses.push((Occur::Must, any_of(s.kind, &q.kinds)));
+        }
+        for v in &q.not_langs {
+            clauses.push((Occur::MustNot, any_of(s.lang, std::slice::from_ref(v))));
+        }
+        for v in &q.not_kinds {
+            clauses.push((Occur::MustNot, any_of(s.kind, std::slice::from_ref(v))));
+        }
+        if let Some(g) = opts.grain {
+            let v = match g {
+                Grain::File => "file",
+                Grain::Symbol => "symbol",
+            };
+            clauses.push((Occur::Must, any_of(s.grain, &[v.to_string()])));
+        }
+    }
+
+    fn hit(&self, doc: &TantivyDocument, score: f32) -> LexicalHit {
+        let s = &self.fields;
+        let text = |f: Field| doc.get_first(f).and_then(|v| v.as_str()).map(str::to_string);
+        let num = |f: Field| doc.get_first(f).and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+        let grain = if text(s.grain).as_deref() == Some("symbol") {
+            Grain::Symbol
+        } else {
+            Grain::File
+        };
+        LexicalHit {
+            grain,
+            path: text(s.path).unwrap_or_default(),
+            language: text(s.lang).unwrap_or_default(),
+            kind: text(s.kind),
+            name: text(s.name),
+            local_name: text(s.qualified),
+            signature: text(s.signature),
+            line: num(s.line),
+            end_line: num(s.end_line),
+            score,
+        }
+    }
+}
+
+fn keep_path(path: &str, include: &[PathFilter], exclude: &[PathFilter]) -> bool {
+    (include.is_empty() || include.iter().any(|f| f.matches(path)))
+        && !exclude.iter().any(|f| f.matches(path))
+}
+
+/// Identifier-looking words of the query (`register_hook`, `Session.send`, `HTTPError`,
+/// `foo()`), as lowercased last segments with a boost; in a short query every word counts.
+fn exact_identifiers(text: &str) -> Vec<(String, f32)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let short = words.len() <= 3;
+    let mut out: HashMap<String, f32> = HashMap::new();
+    for w in words {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+        let last = w.rsplit(['.', ':']).next().unwrap_or(w);
+        if last.is_empty() || last.len() > 64 {
+            continue;
+        }
+        let inner_upper = last.chars().skip(1).any(char::is_uppercase);
+        let looks_like_code = last.contains('_') || inner_upper || w.contains("::") || w.contains('.');
+        if short || looks_like_code {
+            out.insert(last.to_lowercase(), if short { 8.0 } else { 4.0 });
+        }
+    }
+    let mut v: Vec<(String, f32)> = out.into_iter().collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// Ranks files by their hits: the best hit plus a little for further distinct hits.
+pub fn rank_files(hits: &[LexicalHit]) -> Vec<(String, f32)> {
+    let mut by_file: HashMap<&str, Vec<f32>> = HashMap::new();
+    for h in hits {
+        by_file.entry(h.path.as_str()).or_default().push(h.score);
+    }
+    let mut ranked: Vec<(String, f32)> = by_file
+        .into_iter()
+        .map(|(p, mut scores)| {
+            scores.sort_by(|a, b| b.total_cmp(a));
+            let best = scores.first().copied().unwrap_or(0.0);
+            let rest: f32 = scores.iter().skip(1).take(4).sum();
+            (p.to_string(), best + 0.1 * rest)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ranked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_stop_list_is_sorted() {
+        let mut s = ENGLISH_STOP.to_vec();
+        s.sort();
+        assert_eq!(s, ENGLISH_STOP);
+    }
+
+    #[test]
+    fn identifiers_are_detected_in_prose() {
+        let ids = exact_identifiers("Calling Session.send with register_hook fails in HTTPAdapter for users");
+        let names: Vec<&str> = ids.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["httpadapter", "register_hook", "send"]);
+    }
+}

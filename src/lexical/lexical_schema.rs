@@ -1,0 +1,125 @@
+//! `LexicalSchema`: the tantivy fields. Two grains share one index: one document per file
+//! (path, content) and one per definition (name, qualified name, signature, doc, body).
+
+use tantivy::Index;
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::TextAnalyzer;
+
+use super::CodeTokenizer;
+
+/// Bump when the schema or the tokenizer changes: documents are then rebuilt.
+pub const LEXICAL_VERSION: u32 = 1;
+const TOKENIZER: &str = "code";
+
+#[derive(Debug, Clone)]
+pub struct LexicalSchema {
+    pub schema: Schema,
+    /// `file` or `symbol` (raw).
+    pub grain: Field,
+    /// The repository path, raw: deletes and filters.
+    pub path: Field,
+    /// The repository path, tokenized.
+    pub path_text: Field,
+    pub lang: Field,
+    pub kind: Field,
+    pub name: Field,
+    /// The definition's name, lowercased and untokenized: exact identifier matches.
+    pub name_exact: Field,
+    /// Containers and name (`Request.register_hook`); the module is added at display time.
+    pub qualified: Field,
+    pub signature: Field,
+    pub doc: Field,
+    pub body: Field,
+    pub content: Field,
+    pub line: Field,
+    pub end_line: Field,
+}
+
+fn text(positions: bool, stored: bool) -> TextOptions {
+    let record = if positions {
+        IndexRecordOption::WithFreqsAndPositions
+    } else {
+        IndexRecordOption::WithFreqs
+    };
+    let opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(record),
+    );
+    if stored { opts.set_stored() } else { opts }
+}
+
+impl LexicalSchema {
+    pub fn new() -> LexicalSchema {
+        let mut b = Schema::builder();
+        let grain = b.add_text_field("grain", STRING | STORED);
+        let path = b.add_text_field("path", STRING | STORED);
+        let path_text = b.add_text_field("path_text", text(true, false));
+        let lang = b.add_text_field("lang", STRING | STORED);
+        let kind = b.add_text_field("kind", STRING | STORED);
+        let name = b.add_text_field("name", text(false, true));
+        let name_exact = b.add_text_field("name_exact", STRING);
+        let qualified = b.add_text_field("qualified", text(false, true));
+        let signature = b.add_text_field("signature", text(true, true));
+        let doc = b.add_text_field("doc", text(true, false));
+        let body = b.add_text_field("body", text(false, false));
+        let content = b.add_text_field("content", text(true, false));
+        let line = b.add_u64_field("line", STORED | INDEXED);
+        let end_line = b.add_u64_field("end_line", STORED);
+        LexicalSchema {
+            schema: b.build(),
+            grain,
+            path,
+            path_text,
+            lang,
+            kind,
+            name,
+            name_exact,
+            qualified,
+            signature,
+            doc,
+            body,
+            content,
+            line,
+            end_line,
+        }
+    }
+
+    /// Looks the fields up in an opened index's schema.
+    pub fn of(index: &Index) -> Result<LexicalSchema, tantivy::TantivyError> {
+        let schema = index.schema();
+        let f = |n: &str| schema.get_field(n);
+        Ok(LexicalSchema {
+            grain: f("grain")?,
+            path: f("path")?,
+            path_text: f("path_text")?,
+            lang: f("lang")?,
+            kind: f("kind")?,
+            name: f("name")?,
+            name_exact: f("name_exact")?,
+            qualified: f("qualified")?,
+            signature: f("signature")?,
+            doc: f("doc")?,
+            body: f("body")?,
+            content: f("content")?,
+            line: f("line")?,
+            end_line: f("end_line")?,
+            schema,
+        })
+    }
+
+    /// Registers the code tokenizer; needed every time an index is opened.
+    pub fn register_tokenizer(index: &Index) {
+        index
+            .tokenizers()
+            .register(TOKENIZER, TextAnalyzer::builder(CodeTokenizer::default()).build());
+    }
+}
+
+impl Default for LexicalSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}

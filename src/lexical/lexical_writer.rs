@@ -1,0 +1,163 @@
+//! `LexicalWriter`: builds one generation's tantivy index, incrementally from the previous
+//! generation's when there is one.
+//!
+//! The previous generation's folder is never modified: its immutable segment files are
+//! hard-linked (copied where links fail) into the new folder, whose writer then deletes the
+//! documents of changed and removed files and adds the new ones. tantivy replaces `meta.json`
+//! by rename and only ever creates or deletes whole files, so the old generation stays intact.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tantivy::schema::TantivyDocument;
+use tantivy::{Index, IndexWriter, Term};
+
+use super::{LexicalError, LexicalSchema};
+use crate::symbols::{FileSymbols, SymbolKind};
+
+/// Longest definition body indexed, in bytes (generated tables can be huge).
+const MAX_BODY: usize = 64 * 1024;
+/// Memory budget of the tantivy writer per indexing thread.
+const BUDGET_PER_THREAD: usize = 48 * 1024 * 1024;
+
+/// One file, as the lexical layer needs it.
+pub struct FileDoc<'a> {
+    pub path: &'a str,
+    pub language: &'a str,
+    pub separator: &'a str,
+    pub bytes: &'a [u8],
+    pub lines: u32,
+    pub symbols: &'a FileSymbols,
+}
+
+pub struct LexicalWriter {
+    dir: PathBuf,
+    fields: LexicalSchema,
+    writer: IndexWriter,
+}
+
+impl LexicalWriter {
+    /// Opens a writer in `dir` (created), starting from a copy of `base` when given.
+    pub fn open(dir: &Path, base: Option<&Path>, threads: usize) -> Result<LexicalWriter, LexicalError> {
+        let io = |source| LexicalError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        fs::create_dir_all(dir).map_err(io)?;
+        let index = match base {
+            Some(base) => {
+                link_files(base, dir)?;
+                Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?
+            }
+            None => {
+                Index::create_in_dir(dir, LexicalSchema::new().schema).map_err(LexicalError::tantivy(dir))?
+            }
+        };
+        LexicalSchema::register_tokenizer(&index);
+        let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;
+        let threads = threads.clamp(1, 4);
+        let writer = index
+            .writer_with_num_threads(threads, BUDGET_PER_THREAD * threads)
+            .map_err(LexicalError::tantivy(dir))?;
+        Ok(LexicalWriter {
+            dir: dir.to_path_buf(),
+            fields,
+            writer,
+        })
+    }
+
+    /// Deletes every document of `path` (call before re-adding a changed file).
+    pub fn remove_file(&self, path: &str) {
+        self.writer
+            .delete_term(Term::from_field_text(self.fields.path, path));
+    }
+
+    /// Adds the file document and one document per definition.
+    pub fn add_file(&self, f: &FileDoc) -> Result<(), LexicalError> {
+        let s = &self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(s.grain, "file");
+        doc.add_text(s.path, f.path);
+        doc.add_text(s.path_text, f.path);
+        doc.add_text(s.lang, f.language);
+        doc.add_text(s.content, String::from_utf8_lossy(f.bytes));
+        doc.add_u64(s.line, 1);
+        doc.add_u64(s.end_line, u64::from(f.lines));
+        self.writer
+            .add_document(doc)
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        for d in &f.symbols.definitions {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(s.grain, "symbol");
+            doc.add_text(s.path, f.path);
+            doc.add_text(s.path_text, f.path);
+            doc.add_text(s.lang, f.language);
+            doc.add_text(s.kind, d.kind.as_str());
+            doc.add_text(s.name, &d.name);
+            doc.add_text(s.name_exact, d.name.to_lowercase());
+            doc.add_text(s.qualified, d.local_name(f.separator));
+            doc.add_text(s.signature, &d.signature);
+            if let Some(text) = &d.doc {
+                doc.add_text(s.doc, text);
+            }
+            if has_own_body(d.kind) {
+                let start = d.span.start_byte as usize;
+                let end = (d.span.end_byte as usize)
+                    .min(f.bytes.len())
+                    .min(start + MAX_BODY);
+                if let Some(body) = f.bytes.get(start..end) {
+                    doc.add_text(s.body, String::from_utf8_lossy(body));
+                }
+            }
+            doc.add_u64(s.line, u64::from(d.span.start_line));
+            doc.add_u64(s.end_line, u64::from(d.span.end_line));
+            self.writer
+                .add_document(doc)
+                .map_err(LexicalError::tantivy(&self.dir))?;
+        }
+        Ok(())
+    }
+
+    /// Commits and waits for merges; returns the number of live documents.
+    pub fn commit(mut self) -> Result<u64, LexicalError> {
+        self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;
+        let index = self.writer.index().clone();
+        self.writer
+            .wait_merging_threads()
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        let reader = index.reader().map_err(LexicalError::tantivy(&self.dir))?;
+        Ok(reader.searcher().num_docs())
+    }
+}
+
+/// Containers are represented by their members' documents; indexing their whole body too
+/// would double the index for no ranking gain.
+fn has_own_body(kind: SymbolKind) -> bool {
+    !kind.is_container()
+}
+
+/// Hard-links (or copies) a tantivy folder's files into `dir`. `meta.json` and
+/// `.managed.json` are copied: tantivy rewrites them.
+fn link_files(base: &Path, dir: &Path) -> Result<(), LexicalError> {
+    let entries = fs::read_dir(base).map_err(|source| LexicalError::Io {
+        path: base.to_path_buf(),
+        source,
+    })?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name_str = name.to_string_lossy();
+        if name_str.ends_with(".lock") || !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let to = dir.join(&name);
+        let copy = name_str == "meta.json" || name_str == ".managed.json";
+        let linked = !copy && fs::hard_link(e.path(), &to).is_ok();
+        if !linked {
+            fs::copy(e.path(), &to).map_err(|source| LexicalError::Io {
+                path: to.clone(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ use clap::Parser;
 use kenning::cli::{self, Cli};
 
 fn main() -> ExitCode {
-    let args = Cli::parse();
+    let args = Cli::parse_from(cli::normalize_args(std::env::args_os()));
     init_tracing(args.verbosity());
     match cli::run(args) {
         Ok(code) => code,
@@ -34,7 +34,8 @@ fn init_tracing(level: &str) {
 /// `ken ... | head` closes stdout early; that is not an error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        let io = c.downcast_ref::<std::io::Error>().map(std::io::Error::kind);
+        let json = c.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind);
+        io.or(json) == Some(std::io::ErrorKind::BrokenPipe)
     })
 }

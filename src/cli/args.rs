@@ -21,6 +21,20 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Negated filters (`-path:tests/`, `-lang:go`, `-kind:field`) are query words, not flags:
+/// they are rewritten to the `!path:` spelling, which the query language also accepts, before
+/// clap sees them.
+pub fn normalize_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.into_iter()
+        .map(|a| match a.to_str() {
+            Some(s) if ["-path:", "-lang:", "-kind:"].iter().any(|p| s.starts_with(p)) => {
+                format!("!{}", &s[1..]).into()
+            }
+            _ => a,
+        })
+        .collect()
+}
+
 impl Cli {
     pub fn verbosity(&self) -> &'static str {
         match (self.quiet, self.verbose) {
@@ -40,6 +54,9 @@ pub enum Command {
     Index(IndexCommand),
     /// Find definitions by name or qualified name (exact, then case-insensitive, then prefix).
     Symbol(SymbolArgs),
+    /// Search code: identifiers, error messages, whole issue texts; or every matching line
+    /// with --literal / --regex.
+    Search(SearchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -111,6 +128,40 @@ pub struct SymbolArgs {
     /// At most this many results.
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query: free text, "exact phrases", filters lang:, kind:, path: (glob), -path:.
+    pub query: Vec<String>,
+    /// Read the query from a file (`-` for stdin), e.g. a whole issue text.
+    #[arg(long, value_name = "FILE")]
+    pub query_file: Option<PathBuf>,
+    /// Rank files by their best hits.
+    #[arg(long, conflicts_with = "symbols")]
+    pub files: bool,
+    /// Only definitions.
+    #[arg(long)]
+    pub symbols: bool,
+    /// Every line containing the query text exactly (like `rg -F`).
+    #[arg(long, conflicts_with = "regex")]
+    pub literal: bool,
+    /// Every line matching the query as a regular expression (like `rg`).
+    #[arg(long)]
+    pub regex: bool,
+    /// Case-insensitive --literal / --regex.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// At most this many results (lines with --literal/--regex: default 1000).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
     #[arg(long)]
     pub json: bool,
 }

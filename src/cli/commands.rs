@@ -6,12 +6,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::args::{BuildArgs, Cli, Command, IndexCommand, StatusArgs, SymbolArgs};
+use super::args::{BuildArgs, Cli, Command, IndexCommand, SearchArgs, StatusArgs, SymbolArgs};
 use super::progress::ProgressBars;
 use super::render;
 use crate::index::{
-    Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SymbolLookup, WalkConfig, WorkingTreeDiff,
+    CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SymbolLookup, WalkConfig,
+    WorkingTreeDiff,
 };
+use crate::lexical::LineSearchMode;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
@@ -19,6 +21,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(IndexCommand::Build(a)) => build(a, quiet),
         Command::Index(IndexCommand::Status(a)) => status(a),
         Command::Symbol(a) => symbol(a),
+        Command::Search(a) => search(a),
     }
 }
 
@@ -114,5 +117,74 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+fn read_query(a: &SearchArgs) -> Result<String> {
+    let mut q = a.query.join(" ");
+    if let Some(f) = &a.query_file {
+        let text = if f.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin()).context("reading the query from stdin")?
+        } else {
+            std::fs::read_to_string(f).with_context(|| format!("cannot read query file {}", f.display()))?
+        };
+        if !q.is_empty() {
+            q.push(' ');
+        }
+        q.push_str(&text);
+    }
+    if q.trim().is_empty() {
+        anyhow::bail!("empty query: give QUERY words or --query-file FILE");
+    }
+    Ok(q)
+}
+
+fn search(a: SearchArgs) -> Result<ExitCode> {
+    let query = read_query(&a)?;
+    let (root, dir) = locate(a.repo.as_deref(), a.location.index_dir.clone())?;
+    let snapshot = IndexSnapshot::open(&dir)?;
+    let engine = CodeSearch::new(&snapshot, &root)?;
+    let diff = WorkingTreeDiff::compute(&root, &snapshot).ok();
+    let coverage = Coverage::of(&snapshot, diff.as_ref());
+    let mut out = std::io::stdout().lock();
+    let found = if a.literal || a.regex {
+        let mode = if a.literal {
+            LineSearchMode::Literal
+        } else {
+            LineSearchMode::Regex
+        };
+        let r = engine.lines(&query, mode, a.ignore_case, a.limit.unwrap_or(1000))?;
+        if a.json {
+            let v = serde_json::json!({ "query": query, "mode": if a.literal { "literal" } else { "regex" },
+                "matches": r.matches, "files_searched": r.files_searched,
+                "files_skipped_by_index": r.files_skipped_by_index, "coverage": coverage });
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        } else {
+            render::line_matches(&mut out, &r.matches)?;
+        }
+        !r.matches.is_empty()
+    } else {
+        let target = match (a.files, a.symbols) {
+            (true, _) => SearchTarget::Files,
+            (_, true) => SearchTarget::Symbols,
+            _ => SearchTarget::Mixed,
+        };
+        let r = engine.search(&query, target, a.limit.unwrap_or(20))?;
+        if a.json {
+            let v = serde_json::json!({ "query": query, "terms": r.terms, "hits": r.hits, "files": r.files,
+                "coverage": coverage });
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        } else {
+            render::search_results(&mut out, &r)?;
+        }
+        !r.hits.is_empty()
+    };
+    render::search_coverage_note(&coverage, !found);
+    Ok(if found {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }

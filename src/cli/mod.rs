@@ -6,5 +6,5 @@ mod commands;
 mod progress;
 mod render;
 
-pub use args::Cli;
+pub use args::{Cli, normalize_args};
 pub use commands::run;

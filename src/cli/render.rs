@@ -6,7 +6,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::index::{BuildReport, Coverage, IndexSnapshot, Manifest, SkippedFile, SymbolHit, WorkingTreeDiff};
+use crate::index::{
+    BuildReport, Coverage, IndexSnapshot, Manifest, SearchHit, SearchResults, SkippedFile, SymbolHit,
+    WorkingTreeDiff,
+};
+use crate::lexical::{Grain, LineMatch};
 use crate::symbols::Diagnostic;
 
 pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
@@ -243,5 +247,73 @@ pub fn coverage_note(c: &Coverage, empty: bool, query: &str) {
         );
     } else if c.stale.unwrap_or(0) > 0 {
         eprintln!("note: {stale}");
+    }
+}
+
+pub fn line_matches(out: &mut impl Write, matches: &[LineMatch]) -> io::Result<()> {
+    for m in matches {
+        writeln!(out, "{}:{}:{}", m.path, m.line, m.text)?;
+    }
+    Ok(())
+}
+
+fn hit_line(out: &mut impl Write, h: &SearchHit) -> io::Result<()> {
+    match h.grain {
+        Grain::File => writeln!(out, "{}:{}  file  ({:.1})", h.path, h.line, h.score)?,
+        Grain::Symbol => writeln!(
+            out,
+            "{}:{}  {}  {}  ({:.1})",
+            h.path,
+            h.line,
+            h.kind.as_deref().unwrap_or("symbol"),
+            h.qualified_name.as_deref().unwrap_or(""),
+            h.score
+        )?,
+    }
+    if let Some(s) = &h.snippet {
+        for (i, l) in s.text.lines().enumerate() {
+            writeln!(
+                out,
+                "    {}{}",
+                if i == 0 {
+                    format!("{}: ", s.line)
+                } else {
+                    "   ".into()
+                },
+                l.trim()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+pub fn search_results(out: &mut impl Write, r: &SearchResults) -> io::Result<()> {
+    if let Some(files) = &r.files {
+        for f in files {
+            writeln!(out, "{}  ({:.1})", f.path, f.score)?;
+            if let Some(q) = &f.best.qualified_name {
+                writeln!(out, "    best: {} {}:{}", q, f.best.path, f.best.line)?;
+            }
+        }
+        return Ok(());
+    }
+    for h in &r.hits {
+        hit_line(out, h)?;
+    }
+    Ok(())
+}
+
+pub fn search_coverage_note(c: &Coverage, empty: bool) {
+    let stale = match c.stale {
+        Some(0) | None => String::new(),
+        Some(n) => format!("; {n} files changed since the build, run `ken index build`"),
+    };
+    if empty {
+        eprintln!(
+            "no match ({} files indexed, {} skipped, {} with parse errors{stale})",
+            c.files_indexed, c.files_skipped, c.files_with_errors
+        );
+    } else if !stale.is_empty() {
+        eprintln!("note: results may be stale{stale}");
     }
 }

@@ -11,6 +11,7 @@
 //!   incremental build equals a full rebuild of the same tree.
 
 mod build_observer;
+mod code_search;
 mod coverage;
 mod file_table;
 mod index_builder;
@@ -25,6 +26,7 @@ mod symbol_lookup;
 mod working_tree_diff;
 
 pub use build_observer::{BuildObserver, NoProgress};
+pub use code_search::{CodeSearch, FileHit, LineResults, SearchHit, SearchResults, SearchTarget};
 pub use coverage::Coverage;
 pub use file_table::{FileRecord, FileTable, SkippedFile};
 pub use index_builder::{BuildReport, IndexBuilder};

@@ -375,6 +375,16 @@ fn exact_identifiers(text: &str) -> Vec<(String, f32)> {
             out.insert(last.to_lowercase(), if short { 8.0 } else { 4.0 });
         }
     }
+    // "write atomic" is probably `write_atomic` or `writeAtomic`.
+    let plain: Vec<String> = text
+        .split_whitespace()
+        .map(|w| w.to_lowercase())
+        .filter(|w| w.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .collect();
+    if short && plain.len() > 1 {
+        out.insert(plain.join("_"), 12.0);
+        out.insert(plain.join(""), 12.0);
+    }
     let mut v: Vec<(String, f32)> = out.into_iter().collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
@@ -408,6 +418,15 @@ mod tests {
         let mut s = ENGLISH_STOP.to_vec();
         s.sort();
         assert_eq!(s, ENGLISH_STOP);
+    }
+
+    #[test]
+    fn short_queries_also_try_the_joined_identifier() {
+        let names: Vec<String> = exact_identifiers("write atomic")
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["atomic", "write", "write_atomic", "writeatomic"]);
     }
 
     #[test]

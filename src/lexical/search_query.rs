@@ -1,7 +1,7 @@
 //! `SearchQuery`: the query language of `ken search`.
 //!
 //! Free text, `"exact phrases"`, and filters `lang:`, `kind:`, `path:` (a glob; without glob
-//! characters, a substring of the path), each negatable with `-` (`-path:tests/`).
+//! characters, a substring of the path), each negatable with `-` or `!` (`-path:tests/`).
 
 use globset::{Glob, GlobMatcher};
 
@@ -69,7 +69,7 @@ impl SearchQuery {
         words.extend(rest.split_whitespace());
         let mut text: Vec<&str> = Vec::new();
         for w in words {
-            let (negated, body) = match w.strip_prefix('-') {
+            let (negated, body) = match w.strip_prefix(['-', '!']) {
                 Some(b) => (true, b),
                 None => (false, w),
             };
@@ -121,6 +121,7 @@ mod tests {
         assert_eq!(q.langs, ["rust"]);
         assert_eq!(q.kinds, ["function"]);
         assert_eq!(q.not_paths, ["tests/"]);
+        assert_eq!(SearchQuery::parse("x !lang:go").not_langs, ["go"]);
     }
 
     #[test]

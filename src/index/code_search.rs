@@ -1,0 +1,200 @@
+//! `CodeSearch`: `ken search` over one snapshot — ranked lexical hits enriched with qualified
+//! names (module from the file table) and snippets read from the working tree, file ranking,
+//! and ripgrep-style line search narrowed by the index.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{IndexError, IndexSnapshot};
+use crate::lang::LanguageRegistry;
+use crate::lexical::{
+    Grain, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, SearchOptions, SearchQuery,
+    Snippet, rank_files,
+};
+
+/// Lines of snippet shown per hit.
+const SNIPPET_LINES: usize = 2;
+/// Hits fetched per requested file when ranking files.
+const HITS_PER_FILE: usize = 8;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    pub grain: Grain,
+    pub path: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub language: String,
+    pub kind: Option<String>,
+    pub qualified_name: Option<String>,
+    pub signature: Option<String>,
+    pub score: f32,
+    pub snippet: Option<Snippet>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileHit {
+    pub path: String,
+    pub score: f32,
+    /// The best-scoring hit inside the file.
+    pub best: SearchHit,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResults {
+    /// Query terms searched after pruning, rarest first.
+    pub terms: Vec<String>,
+    pub hits: Vec<SearchHit>,
+    /// Present when files were asked for.
+    pub files: Option<Vec<FileHit>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LineResults {
+    pub matches: Vec<LineMatch>,
+    pub files_searched: usize,
+    /// Files the index ruled out without reading them.
+    pub files_skipped_by_index: usize,
+}
+
+pub struct CodeSearch<'s> {
+    snapshot: &'s IndexSnapshot,
+    root: PathBuf,
+    lexical: LexicalIndex,
+}
+
+/// What to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchTarget {
+    /// Files and definitions as they rank.
+    Mixed,
+    Symbols,
+    /// Files ranked by their best hits.
+    Files,
+}
+
+impl<'s> CodeSearch<'s> {
+    pub fn new(snapshot: &'s IndexSnapshot, root: &Path) -> Result<CodeSearch<'s>, IndexError> {
+        Ok(CodeSearch {
+            snapshot,
+            root: root.to_path_buf(),
+            lexical: snapshot.lexical()?,
+        })
+    }
+
+    pub fn search(
+        &self,
+        query: &str,
+        target: SearchTarget,
+        limit: usize,
+    ) -> Result<SearchResults, IndexError> {
+        let q = SearchQuery::parse(query);
+        let opts = SearchOptions {
+            grain: (target == SearchTarget::Symbols).then_some(Grain::Symbol),
+            limit: if target == SearchTarget::Files {
+                limit * HITS_PER_FILE
+            } else {
+                limit
+            },
+            ..SearchOptions::default()
+        };
+        let outcome = self.lexical.search(&q, &opts)?;
+        let mut hits: Vec<SearchHit> = outcome
+            .hits
+            .iter()
+            .map(|h| self.enrich(h, &outcome.terms))
+            .collect();
+        let files = (target == SearchTarget::Files).then(|| {
+            rank_files(&outcome.hits)
+                .into_iter()
+                .take(limit)
+                .filter_map(|(path, score)| {
+                    let best = hits.iter().find(|h| h.path == path)?.clone();
+                    Some(FileHit { path, score, best })
+                })
+                .collect()
+        });
+        if target == SearchTarget::Files {
+            hits.truncate(limit);
+        }
+        Ok(SearchResults {
+            terms: outcome.terms,
+            hits,
+            files,
+        })
+    }
+
+    fn enrich(&self, h: &LexicalHit, terms: &[String]) -> SearchHit {
+        let qualified_name = h.local_name.as_ref().map(|local| {
+            let module = self
+                .snapshot
+                .table
+                .find(&h.path)
+                .map(|r| r.module.as_str())
+                .unwrap_or("");
+            let sep = LanguageRegistry::builtin()
+                .ok()
+                .and_then(|r| r.by_name(&h.language))
+                .map_or(".", |l| l.separator.as_str());
+            if module.is_empty() {
+                local.clone()
+            } else {
+                format!("{module}{sep}{local}")
+            }
+        });
+        let snippet = std::fs::read(self.root.join(&h.path)).ok().and_then(|bytes| {
+            Snippet::build(
+                &String::from_utf8_lossy(&bytes),
+                h.line,
+                h.end_line,
+                terms,
+                SNIPPET_LINES,
+            )
+        });
+        SearchHit {
+            grain: h.grain,
+            path: h.path.clone(),
+            line: h.line,
+            end_line: h.end_line,
+            language: h.language.clone(),
+            kind: h.kind.clone(),
+            qualified_name,
+            signature: h.signature.clone(),
+            score: h.score,
+            snippet,
+        }
+    }
+
+    /// Every line matching `pattern` in the indexed files, in path and line order.
+    pub fn lines(
+        &self,
+        pattern: &str,
+        mode: LineSearchMode,
+        ignore_case: bool,
+        limit: usize,
+    ) -> Result<LineResults, IndexError> {
+        let search = LineSearch::new(pattern, mode, ignore_case)?;
+        let all: Vec<String> = self
+            .snapshot
+            .table
+            .files
+            .iter()
+            .map(|f| f.path.to_string())
+            .collect();
+        let words = match mode {
+            LineSearchMode::Literal => LineSearch::required_words(pattern),
+            LineSearchMode::Regex => Vec::new(),
+        };
+        let candidates = if words.is_empty() {
+            all.clone()
+        } else {
+            self.lexical.files_with_words(&words)?
+        };
+        let (matches, searched) = search.run(&self.root, &candidates, limit);
+        Ok(LineResults {
+            matches,
+            files_searched: searched,
+            files_skipped_by_index: all.len() - searched,
+        })
+    }
+}

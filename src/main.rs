@@ -35,7 +35,9 @@ fn init_tracing(level: &str) {
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         let io = c.downcast_ref::<std::io::Error>().map(std::io::Error::kind);
-        let json = c.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind);
+        let json = c
+            .downcast_ref::<serde_json::Error>()
+            .and_then(serde_json::Error::io_error_kind);
         io.or(json) == Some(std::io::ErrorKind::BrokenPipe)
     })
 }

@@ -2,6 +2,7 @@
 //! names (module from the file table) and snippets read from the working tree, file ranking,
 //! and ripgrep-style line search narrowed by the index.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -17,6 +18,10 @@ use crate::lexical::{
 const SNIPPET_LINES: usize = 2;
 /// Hits fetched per requested file when ranking files.
 const HITS_PER_FILE: usize = 8;
+/// Query terms kept for the whole-file ranking of `--files`.
+const FILE_GRAIN_TERMS: usize = 128;
+/// The reciprocal rank fusion constant.
+const RRF_K: f32 = 10.0;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
@@ -27,6 +32,8 @@ pub struct SearchHit {
     pub language: String,
     pub kind: Option<String>,
     pub qualified_name: Option<String>,
+    /// Containers and name without the module (`Request.register_hook`).
+    pub local_name: Option<String>,
     pub signature: Option<String>,
     pub score: f32,
     pub snippet: Option<Snippet>,
@@ -45,7 +52,7 @@ pub struct SearchResults {
     /// Query terms searched after pruning, rarest first.
     pub terms: Vec<String>,
     pub hits: Vec<SearchHit>,
-    /// Present when files were asked for.
+    /// Present when files were asked for; `hits` then holds every hit they were ranked from.
     pub files: Option<Vec<FileHit>>,
 }
 
@@ -89,38 +96,75 @@ impl<'s> CodeSearch<'s> {
         limit: usize,
     ) -> Result<SearchResults, IndexError> {
         let q = SearchQuery::parse(query);
+        if target == SearchTarget::Files {
+            return self.search_files(&q, limit);
+        }
         let opts = SearchOptions {
             grain: (target == SearchTarget::Symbols).then_some(Grain::Symbol),
-            limit: if target == SearchTarget::Files {
-                limit * HITS_PER_FILE
-            } else {
-                limit
-            },
+            limit,
             ..SearchOptions::default()
         };
         let outcome = self.lexical.search(&q, &opts)?;
-        let mut hits: Vec<SearchHit> = outcome
+        let hits = outcome
             .hits
             .iter()
             .map(|h| self.enrich(h, &outcome.terms))
             .collect();
-        let files = (target == SearchTarget::Files).then(|| {
-            rank_files(&outcome.hits)
-                .into_iter()
-                .take(limit)
-                .filter_map(|(path, score)| {
-                    let best = hits.iter().find(|h| h.path == path)?.clone();
-                    Some(FileHit { path, score, best })
-                })
-                .collect()
-        });
-        if target == SearchTarget::Files {
-            hits.truncate(limit);
-        }
         Ok(SearchResults {
             terms: outcome.terms,
             hits,
-            files,
+            files: None,
+        })
+    }
+
+    /// Files ranked by reciprocal rank fusion of two rankings: whole-file BM25 over (almost)
+    /// every query term, and files by their best definition and file hits under the pruned
+    /// query. The first catches files that mention many of the task's words, the second files
+    /// that define what it names; fusing them beat either alone on the dev set at every
+    /// fusion constant tried (5 to 60), and 10 is in the flat middle of that range.
+    fn search_files(&self, q: &SearchQuery, limit: usize) -> Result<SearchResults, IndexError> {
+        let whole = SearchOptions {
+            grain: Some(Grain::File),
+            limit: limit * HITS_PER_FILE,
+            max_terms: FILE_GRAIN_TERMS,
+        };
+        let by_file = self.lexical.search(q, &whole)?;
+        let mixed = SearchOptions {
+            grain: None,
+            limit: limit * HITS_PER_FILE,
+            ..SearchOptions::default()
+        };
+        let by_hit = self.lexical.search(q, &mixed)?;
+        let mut fused: HashMap<String, f32> = HashMap::new();
+        for ranking in [rank_files(&by_file.hits), rank_files(&by_hit.hits)] {
+            for (i, (path, _)) in ranking.into_iter().enumerate() {
+                *fused.entry(path).or_default() += 1.0 / (RRF_K + i as f32);
+            }
+        }
+        let mut ranked: Vec<(String, f32)> = fused.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let hits: Vec<SearchHit> = by_hit
+            .hits
+            .iter()
+            .map(|h| self.enrich(h, &by_hit.terms))
+            .collect();
+        let file_hits: Vec<SearchHit> = by_file
+            .hits
+            .iter()
+            .map(|h| self.enrich(h, &by_file.terms))
+            .collect();
+        let files = ranked
+            .into_iter()
+            .take(limit)
+            .filter_map(|(path, score)| {
+                let best = hits.iter().chain(&file_hits).find(|h| h.path == path)?.clone();
+                Some(FileHit { path, score, best })
+            })
+            .collect();
+        Ok(SearchResults {
+            terms: by_hit.terms,
+            hits,
+            files: Some(files),
         })
     }
 
@@ -159,6 +203,7 @@ impl<'s> CodeSearch<'s> {
             language: h.language.clone(),
             kind: h.kind.clone(),
             qualified_name,
+            local_name: h.local_name.clone(),
             signature: h.signature.clone(),
             score: h.score,
             snippet,

@@ -123,7 +123,7 @@ impl LexicalIndex {
         let long = terms.len() > 10;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         if !terms.is_empty() {
-            clauses.push((Occur::Must, Box::new(self.terms_query(&terms))));
+            clauses.push((Occur::Must, Box::new(self.terms_query(&terms, opts.grain))));
         }
         for phrase in &q.phrases {
             if let Some(pq) = self.phrase_query(phrase) {
@@ -217,7 +217,7 @@ impl LexicalIndex {
     /// Tokenizes the free text and keeps the rarest terms, weighted by query frequency.
     fn select_terms(&self, searcher: &Searcher, text: &str, max_terms: usize) -> Vec<(String, f32)> {
         let mut toks = Vec::new();
-        tokenize(text, &mut toks);
+        tokenize(&strip_noise_lines(text), &mut toks);
         let mut tf: BTreeMap<String, u32> = BTreeMap::new();
         for t in toks {
             if ENGLISH_STOP.binary_search(&t.text.as_str()).is_err() && !is_stop_word(&t.text) {
@@ -246,10 +246,20 @@ impl LexicalIndex {
         scored.into_iter().map(|(t, _, w)| (t, w)).collect()
     }
 
-    fn terms_query(&self, terms: &[(String, f32)]) -> BooleanQuery {
+    fn terms_query(&self, terms: &[(String, f32)], grain: Option<Grain>) -> BooleanQuery {
+        let s = &self.fields;
+        // Only the fields documents of the requested grain have.
+        let fields: Vec<(Field, f32)> = boosts(s)
+            .into_iter()
+            .filter(|(f, _)| match grain {
+                Some(Grain::File) => *f == s.content || *f == s.path_text,
+                Some(Grain::Symbol) => *f != s.content,
+                None => true,
+            })
+            .collect();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (t, weight) in terms {
-            for (field, boost) in boosts(&self.fields) {
+            for &(field, boost) in &fields {
                 let tq = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
                 clauses.push((
                     Occur::Should,
@@ -352,6 +362,31 @@ impl LexicalIndex {
     }
 }
 
+/// Drops lines of pasted environment reports (`numpy: 1.18.1`, `pandas==1.0.3`, `python:
+/// 3.8.5 (default, ...)`) and bare URLs: their package names are rare in the index and would
+/// otherwise dominate a pruned query.
+fn strip_noise_lines(text: &str) -> String {
+    let is_version = |v: &str| {
+        let v = v.trim().trim_start_matches('v');
+        v.chars().next().is_some_and(|c| c.is_ascii_digit()) && v.contains('.')
+    };
+    let noise = |line: &str| {
+        let l = line.trim();
+        if l.starts_with("http://") || l.starts_with("https://") {
+            return !l.contains(' ');
+        }
+        let split = l
+            .split_once("==")
+            .or_else(|| l.split_once(':'))
+            .or_else(|| l.split_once(' '));
+        split.is_some_and(|(key, value)| {
+            let key = key.trim();
+            !key.is_empty() && !key.contains(' ') && key.len() <= 40 && is_version(value)
+        })
+    };
+    text.lines().filter(|l| !noise(l)).collect::<Vec<_>>().join("\n")
+}
+
 fn keep_path(path: &str, include: &[PathFilter], exclude: &[PathFilter]) -> bool {
     (include.is_empty() || include.iter().any(|f| f.matches(path)))
         && !exclude.iter().any(|f| f.matches(path))
@@ -390,7 +425,52 @@ fn exact_identifiers(text: &str) -> Vec<(String, f32)> {
     v
 }
 
-/// Ranks files by their hits: the best hit plus a little for further distinct hits.
+/// A prior on where a task's code lives: tests, examples, docs and benchmarks mention the
+/// same names as the code they exercise, but are rarely what needs to change.
+pub fn path_prior(path: &str) -> f32 {
+    let lower = path.to_ascii_lowercase();
+    let segments: Vec<&str> = lower.split('/').collect();
+    let file = segments.last().copied().unwrap_or("");
+    let dirs = &segments[..segments.len().saturating_sub(1)];
+    let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+    let test_file = file.starts_with("test_")
+        || file == "conftest.py"
+        || [
+            "_test.py",
+            "_tests.py",
+            "_test.go",
+            "_test.rs",
+            "_tests.rs",
+            ".test.ts",
+            ".spec.ts",
+            ".test.js",
+            ".spec.js",
+            ".test.tsx",
+            ".spec.tsx",
+            "test.java",
+        ]
+        .iter()
+        .any(|suffix| file.ends_with(suffix));
+    if test_file || in_dir(&["test", "tests", "testing", "__tests__", "spec", "testdata"]) {
+        0.5
+    } else if in_dir(&[
+        "example",
+        "examples",
+        "doc",
+        "docs",
+        "bench",
+        "benches",
+        "benchmarks",
+        "asv_bench",
+    ]) {
+        0.6
+    } else {
+        1.0
+    }
+}
+
+/// Ranks files by their hits: the best hit plus a little for further distinct hits, times
+/// the [`path_prior`].
 pub fn rank_files(hits: &[LexicalHit]) -> Vec<(String, f32)> {
     let mut by_file: HashMap<&str, Vec<f32>> = HashMap::new();
     for h in hits {
@@ -402,7 +482,7 @@ pub fn rank_files(hits: &[LexicalHit]) -> Vec<(String, f32)> {
             scores.sort_by(|a, b| b.total_cmp(a));
             let best = scores.first().copied().unwrap_or(0.0);
             let rest: f32 = scores.iter().skip(1).take(4).sum();
-            (p.to_string(), best + 0.1 * rest)
+            (p.to_string(), (best + 0.1 * rest) * path_prior(p))
         })
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -412,6 +492,22 @@ pub fn rank_files(hits: &[LexicalHit]) -> Vec<(String, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tests_docs_and_examples_rank_below_code() {
+        assert_eq!(path_prior("requests/models.py"), 1.0);
+        assert_eq!(path_prior("tests/test_models.py"), 0.5);
+        assert_eq!(path_prior("xarray/tests/test_dataset.py"), 0.5);
+        assert_eq!(path_prior("pkg/server_test.go"), 0.5);
+        assert_eq!(path_prior("docs/conf.py"), 0.6);
+        assert_eq!(path_prior("src/testament.rs"), 1.0);
+    }
+
+    #[test]
+    fn environment_dumps_are_dropped_from_queries() {
+        let text = "merge fails on dims\nnumpy: 1.18.1\npandas==1.0.3\nscipy 1.4.1\nhttps://x.org/a\nuse xr.merge here";
+        assert_eq!(strip_noise_lines(text), "merge fails on dims\nuse xr.merge here");
+    }
 
     #[test]
     fn english_stop_list_is_sorted() {

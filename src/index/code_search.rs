@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::lexical::{
-    Grain, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, SearchOptions, SearchQuery,
-    Snippet, rank_files,
+    Grain, LexicalError, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, SearchOptions,
+    SearchOutcome, SearchQuery, Snippet, rank_files,
 };
 
 /// Lines of snippet shown per hit.
@@ -105,11 +105,9 @@ impl<'s> CodeSearch<'s> {
             ..SearchOptions::default()
         };
         let outcome = self.lexical.search(&q, &opts)?;
-        let hits = outcome
-            .hits
-            .iter()
-            .map(|h| self.enrich(h, &outcome.terms))
-            .collect();
+        let mut kept = self.verified(&outcome)?;
+        kept.truncate(limit);
+        let hits = kept.iter().map(|h| self.enrich(h, &outcome.terms)).collect();
         Ok(SearchResults {
             terms: outcome.terms,
             hits,
@@ -135,24 +133,17 @@ impl<'s> CodeSearch<'s> {
             ..SearchOptions::default()
         };
         let by_hit = self.lexical.search(q, &mixed)?;
+        let (file_kept, hit_kept) = (self.verified(&by_file)?, self.verified(&by_hit)?);
         let mut fused: HashMap<String, f32> = HashMap::new();
-        for ranking in [rank_files(&by_file.hits), rank_files(&by_hit.hits)] {
+        for ranking in [rank_files(&file_kept), rank_files(&hit_kept)] {
             for (i, (path, _)) in ranking.into_iter().enumerate() {
                 *fused.entry(path).or_default() += 1.0 / (RRF_K + i as f32);
             }
         }
         let mut ranked: Vec<(String, f32)> = fused.into_iter().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let hits: Vec<SearchHit> = by_hit
-            .hits
-            .iter()
-            .map(|h| self.enrich(h, &by_hit.terms))
-            .collect();
-        let file_hits: Vec<SearchHit> = by_file
-            .hits
-            .iter()
-            .map(|h| self.enrich(h, &by_file.terms))
-            .collect();
+        let hits: Vec<SearchHit> = hit_kept.iter().map(|h| self.enrich(h, &by_hit.terms)).collect();
+        let file_hits: Vec<SearchHit> = file_kept.iter().map(|h| self.enrich(h, &by_file.terms)).collect();
         let files = ranked
             .into_iter()
             .take(limit)
@@ -166,6 +157,43 @@ impl<'s> CodeSearch<'s> {
             hits,
             files: Some(files),
         })
+    }
+
+    /// The hits whose lines match every required phrase (all of them when there is none).
+    fn verified(&self, outcome: &SearchOutcome) -> Result<Vec<LexicalHit>, IndexError> {
+        let patterns: Vec<regex::Regex> = outcome
+            .phrase_patterns
+            .iter()
+            .map(|p| {
+                regex::Regex::new(p).map_err(|e| LexicalError::Pattern {
+                    what: "phrase",
+                    pattern: p.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        if patterns.is_empty() {
+            return Ok(outcome.hits.clone());
+        }
+        let mut out = Vec::new();
+        for h in &outcome.hits {
+            let Ok(bytes) = std::fs::read(self.root.join(&h.path)) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            let first = h.line.max(1) as usize;
+            let count = (h.end_line as usize).max(first) - first + 1;
+            let span = text
+                .lines()
+                .skip(first - 1)
+                .take(count)
+                .collect::<Vec<_>>()
+                .join("\n");
+            if patterns.iter().all(|p| p.is_match(&span)) {
+                out.push(h.clone());
+            }
+        }
+        Ok(out)
     }
 
     fn enrich(&self, h: &LexicalHit, terms: &[String]) -> SearchHit {

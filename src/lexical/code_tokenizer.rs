@@ -87,17 +87,34 @@ const STOP: &[&str] = &[
     "yield",
 ];
 
+/// Longest stop word, in bytes: longer tokens are never looked up.
+const MAX_STOP_LEN: usize = 9;
+
+/// Whether `token` (already lowercase) is a stop word.
 pub fn is_stop_word(token: &str) -> bool {
-    STOP.binary_search(&token).is_ok()
+    token.len() <= MAX_STOP_LEN && STOP.binary_search(&token).is_ok()
+}
+
+/// Whether `word` is a stop word in any case, without allocating.
+fn is_stop_word_ci(word: &str) -> bool {
+    if word.len() > MAX_STOP_LEN || !word.is_ascii() {
+        return false;
+    }
+    let mut buf = [0u8; MAX_STOP_LEN];
+    let lower = &mut buf[..word.len()];
+    lower.copy_from_slice(word.as_bytes());
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).is_ok_and(|w| STOP.binary_search(&w).is_ok())
 }
 
 #[derive(Clone, Default)]
 pub struct CodeTokenizer {
+    /// Reused between texts: token strings keep their capacity.
     tokens: Vec<Token>,
 }
 
 pub struct CodeTokenStream<'a> {
-    tokens: &'a mut Vec<Token>,
+    tokens: &'a mut [Token],
     /// Index of the current token plus one; 0 before the first `advance`.
     next: usize,
     /// Returned by `token()` out of sequence, so no call can panic.
@@ -143,68 +160,83 @@ impl TokenStream for CodeTokenStream<'_> {
 
 /// Tokenizes `text` into `out` (see the module doc).
 pub fn tokenize(text: &str, out: &mut Vec<Token>) {
+    let mut buf = Vec::new();
+    let len = tokenize_reusing(text, &mut buf);
+    buf.truncate(len);
+    out.extend(buf);
+}
+
+/// Tokenizes into `buf`, overwriting its first tokens in place (their strings keep their
+/// capacity) and growing it as needed; returns how many tokens are live.
+fn tokenize_reusing(text: &str, buf: &mut Vec<Token>) -> usize {
+    let mut len = 0usize;
+    let mut push = |from: usize, to: usize, position: usize, position_length: usize, word: &str| {
+        if len == buf.len() {
+            buf.push(Token::default());
+        }
+        let t = &mut buf[len];
+        t.offset_from = from;
+        t.offset_to = to;
+        t.position = position;
+        t.position_length = position_length;
+        t.text.clear();
+        if word.is_ascii() {
+            t.text.push_str(word);
+            t.text.make_ascii_lowercase();
+        } else {
+            t.text.extend(word.chars().flat_map(char::to_lowercase));
+        }
+        len += 1;
+    };
     let mut position = 0usize;
-    for (start, end) in words(text) {
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    for_each_word(text, |start, end| {
         let word = &text[start..end];
-        let parts = split_word(word);
-        let kept: Vec<(usize, usize)> = parts
-            .into_iter()
-            .filter(|&(s, e)| e - s <= MAX_TOKEN_LEN && !is_stop_word(&word[s..e].to_lowercase()))
-            .collect();
-        let whole = word.to_lowercase();
-        let emit_whole =
-            kept.len() > 1 || (kept.len() == 1 && kept[0] != (0, word.len()) && whole.len() <= MAX_TOKEN_LEN);
-        if kept.is_empty() && !emit_whole {
-            continue;
+        parts.clear();
+        split_word_into(word, &mut parts);
+        parts.retain(|&(s, e)| e - s <= MAX_TOKEN_LEN && !is_stop_word_ci(&word[s..e]));
+        let whole_differs = parts.len() > 1 || (parts.len() == 1 && parts[0] != (0, word.len()));
+        if whole_differs && word.len() <= MAX_TOKEN_LEN && !is_stop_word_ci(word) {
+            push(start, end, position, parts.len().max(1), word);
         }
-        if emit_whole && !is_stop_word(&whole) {
-            out.push(Token {
-                offset_from: start,
-                offset_to: end,
-                position,
-                text: whole,
-                position_length: kept.len().max(1),
-            });
+        for (i, &(s, e)) in parts.iter().enumerate() {
+            push(start + s, start + e, position + i, 1, &word[s..e]);
         }
-        for (i, (s, e)) in kept.iter().enumerate() {
-            out.push(Token {
-                offset_from: start + s,
-                offset_to: start + e,
-                position: position + i,
-                text: word[*s..*e].to_lowercase(),
-                position_length: 1,
-            });
-        }
-        position += kept.len().max(1);
-    }
+        position += parts.len().max(1);
+    });
+    len
 }
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Byte ranges of words: runs of letters, digits and `_`, joined across `-` between letters.
-fn words(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+/// Calls `f` with the byte range of each word: runs of letters, digits and `_`, joined
+/// across `-` between letters.
+fn for_each_word(text: &str, mut f: impl FnMut(usize, usize)) {
     let mut start: Option<usize> = None;
     let mut chars = text.char_indices().peekable();
     let mut prev: Option<char> = None;
     while let Some((i, c)) = chars.next() {
+        let word_char = if c.is_ascii() {
+            c.is_ascii_alphanumeric() || c == '_'
+        } else {
+            is_word_char(c)
+        };
         let joins_kebab = c == '-'
+            && start.is_some()
             && prev.is_some_and(char::is_alphabetic)
-            && chars.peek().is_some_and(|(_, n)| n.is_alphabetic())
-            && start.is_some();
-        if is_word_char(c) || joins_kebab {
+            && chars.peek().is_some_and(|(_, n)| n.is_alphabetic());
+        if word_char || joins_kebab {
             start.get_or_insert(i);
         } else if let Some(s) = start.take() {
-            out.push((s, i));
+            f(s, i);
         }
         prev = Some(c);
     }
     if let Some(s) = start {
-        out.push((s, text.len()));
+        f(s, text.len());
     }
-    out
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -230,6 +262,17 @@ fn class(c: char) -> Class {
 /// Splits one word into parts (byte ranges within the word); `_` and `-` separate and are
 /// dropped. A part that mixes letters and digits is kept and also split (`u32`, `u`, `32`).
 pub fn split_word(word: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    split_word_into(word, &mut out);
+    out
+}
+
+fn split_word_into(word: &str, out: &mut Vec<(usize, usize)>) {
+    // Most words are short ASCII identifiers without separators or case changes.
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        out.push((0, word.len()));
+        return;
+    }
     let chars: Vec<(usize, char)> = word.char_indices().collect();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let mut start: Option<usize> = None;
@@ -259,7 +302,6 @@ pub fn split_word(word: &str) -> Vec<(usize, usize)> {
         pieces.push((s, word.len()));
     }
     // Letter→digit is a soft boundary: keep `u32` and add `u` and `32`.
-    let mut out = Vec::with_capacity(pieces.len());
     for (s, e) in pieces {
         out.push((s, e));
         let piece = &word[s..e];
@@ -272,7 +314,6 @@ pub fn split_word(word: &str) -> Vec<(usize, usize)> {
             out.push((s + d, e));
         }
     }
-    out
 }
 
 #[cfg(test)]

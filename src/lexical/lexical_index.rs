@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, TantivyDocument, Value};
 use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
@@ -74,6 +74,10 @@ pub struct LexicalHit {
 pub struct SearchOutcome {
     pub hits: Vec<LexicalHit>,
     pub terms: Vec<String>,
+    /// Case-insensitive regexes, one per required phrase, that a hit's lines must match: the
+    /// index only knows that the phrase's words occur. When present, `hits` holds more than
+    /// `limit` candidates for the caller to verify and truncate.
+    pub phrase_patterns: Vec<String>,
 }
 
 pub struct LexicalIndex {
@@ -125,13 +129,14 @@ impl LexicalIndex {
         if !terms.is_empty() {
             clauses.push((Occur::Must, Box::new(self.terms_query(&terms, opts.grain))));
         }
+        let mut phrase_patterns = Vec::new();
         for phrase in &q.phrases {
-            if let Some(pq) = self.phrase_query(phrase) {
-                let occur = if long || !terms.is_empty() && q.phrases.len() > 2 {
-                    Occur::Should
-                } else {
-                    Occur::Must
-                };
+            if let Some((pq, pattern)) = self.phrase_query(phrase) {
+                let required = !long && q.phrases.len() <= 2;
+                if required {
+                    phrase_patterns.push(pattern);
+                }
+                let occur = if required { Occur::Must } else { Occur::Should };
                 clauses.push((occur, Box::new(BoostQuery::new(pq, 3.0))));
             }
         }
@@ -139,6 +144,7 @@ impl LexicalIndex {
             return Ok(SearchOutcome {
                 hits: Vec::new(),
                 terms: Vec::new(),
+                phrase_patterns,
             });
         }
         for (name, boost) in exact_identifiers(&q.text) {
@@ -159,11 +165,13 @@ impl LexicalIndex {
 
         let (include, exclude) = q.path_filters()?;
         let filtered = !include.is_empty() || !exclude.is_empty();
-        let fetch = if filtered {
+        let verify = !phrase_patterns.is_empty();
+        let fetch = if filtered || verify {
             (opts.limit * 20).clamp(200, 20_000)
         } else {
             opts.limit.max(1)
         };
+        let keep = if verify { fetch } else { opts.limit };
         let top: Vec<(f32, tantivy::DocAddress)> = searcher
             .search(&query, &TopDocs::with_limit(fetch).order_by_score())
             .map_err(LexicalError::tantivy(&self.dir))?;
@@ -175,13 +183,15 @@ impl LexicalIndex {
                 continue;
             }
             hits.push(hit);
-            if hits.len() >= opts.limit {
+            if hits.len() >= keep {
                 break;
             }
         }
+        let terms = terms.into_iter().map(|(t, _)| t).collect();
         Ok(SearchOutcome {
             hits,
-            terms: terms.into_iter().map(|(t, _)| t).collect(),
+            terms,
+            phrase_patterns,
         })
     }
 
@@ -270,36 +280,41 @@ impl LexicalIndex {
         BooleanQuery::new(clauses)
     }
 
-    /// A phrase over the fields with positions (content, signature, doc).
-    fn phrase_query(&self, phrase: &str) -> Option<Box<dyn Query>> {
+    /// A phrase as the conjunction of its words over the text fields, plus the regex that
+    /// verifies the words are adjacent (`parse error` also matches `ParseError`, `parse_error`).
+    fn phrase_query(&self, phrase: &str) -> Option<(Box<dyn Query>, String)> {
         let mut toks = Vec::new();
         tokenize(phrase, &mut toks);
-        let parts: Vec<(usize, String)> = toks
+        let parts: Vec<String> = toks
             .into_iter()
             .filter(|t| t.position_length == 1)
-            .map(|t| (t.position, t.text))
+            .map(|t| t.text)
             .collect();
-        let s = &self.fields;
-        let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for field in [s.content, s.signature, s.doc] {
-            let q: Box<dyn Query> = match parts.as_slice() {
-                [] => return None,
-                [(_, one)] => Box::new(TermQuery::new(
-                    Term::from_field_text(field, one),
-                    IndexRecordOption::WithFreqs,
-                )),
-                many => {
-                    let base = many[0].0;
-                    let terms = many
-                        .iter()
-                        .map(|(p, t)| (p - base, Term::from_field_text(field, t)))
-                        .collect();
-                    Box::new(PhraseQuery::new_with_offset(terms))
-                }
-            };
-            alternatives.push((Occur::Should, q));
+        if parts.is_empty() {
+            return None;
         }
-        Some(Box::new(BooleanQuery::new(alternatives)))
+        let s = &self.fields;
+        let mut all: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for part in &parts {
+            let any_field: Vec<(Occur, Box<dyn Query>)> = [s.content, s.signature, s.doc, s.name, s.body]
+                .iter()
+                .map(|&f| {
+                    let tq: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_field_text(f, part),
+                        IndexRecordOption::WithFreqs,
+                    ));
+                    (Occur::Should, tq)
+                })
+                .collect();
+            all.push((Occur::Must, Box::new(BooleanQuery::new(any_field))));
+        }
+        let words: Vec<String> = phrase
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(regex::escape)
+            .collect();
+        let pattern = format!("(?i){}", words.join(r"[\W_]*"));
+        Some((Box::new(BooleanQuery::new(all)), pattern))
     }
 
     fn add_filters(&self, q: &SearchQuery, opts: &SearchOptions, clauses: &mut Vec<(Occur, Box<dyn Query>)>) {

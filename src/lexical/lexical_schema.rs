@@ -10,7 +10,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use super::CodeTokenizer;
 
 /// Bump when the schema or the tokenizer changes: documents are then rebuilt.
-pub const LEXICAL_VERSION: u32 = 1;
+pub const LEXICAL_VERSION: u32 = 2;
 const TOKENIZER: &str = "code";
 
 #[derive(Debug, Clone)]
@@ -56,7 +56,7 @@ impl LexicalSchema {
         let mut b = Schema::builder();
         let grain = b.add_text_field("grain", STRING | STORED);
         let path = b.add_text_field("path", STRING | STORED);
-        let path_text = b.add_text_field("path_text", text(true, false));
+        let path_text = b.add_text_field("path_text", text(false, false));
         let lang = b.add_text_field("lang", STRING | STORED);
         let kind = b.add_text_field("kind", STRING | STORED);
         let name = b.add_text_field("name", text(false, true));
@@ -65,7 +65,9 @@ impl LexicalSchema {
         let signature = b.add_text_field("signature", text(true, true));
         let doc = b.add_text_field("doc", text(true, false));
         let body = b.add_text_field("body", text(false, false));
-        let content = b.add_text_field("content", text(true, false));
+        // No positions: phrases are matched as conjunctions here and verified against the
+        // text by the caller (`SearchOutcome::phrase_patterns`), which keeps the index small.
+        let content = b.add_text_field("content", text(false, false));
         let line = b.add_u64_field("line", STORED | INDEXED);
         let end_line = b.add_u64_field("end_line", STORED);
         LexicalSchema {

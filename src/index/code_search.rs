@@ -107,7 +107,10 @@ impl<'s> CodeSearch<'s> {
         let outcome = self.lexical.search(&q, &opts)?;
         let mut kept = self.verified(&outcome)?;
         kept.truncate(limit);
-        let hits = kept.iter().map(|h| self.enrich(h, &outcome.terms)).collect();
+        let hits = kept
+            .iter()
+            .map(|h| self.enrich(h, &outcome.terms, true))
+            .collect();
         Ok(SearchResults {
             terms: outcome.terms,
             hits,
@@ -142,14 +145,24 @@ impl<'s> CodeSearch<'s> {
         }
         let mut ranked: Vec<(String, f32)> = fused.into_iter().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let hits: Vec<SearchHit> = hit_kept.iter().map(|h| self.enrich(h, &by_hit.terms)).collect();
-        let file_hits: Vec<SearchHit> = file_kept.iter().map(|h| self.enrich(h, &by_file.terms)).collect();
+        // Every hit is listed (without a snippet); each ranked file's best hit gets one.
+        let hits: Vec<SearchHit> = hit_kept
+            .iter()
+            .map(|h| self.enrich(h, &by_hit.terms, false))
+            .collect();
         let files = ranked
             .into_iter()
             .take(limit)
             .filter_map(|(path, score)| {
-                let best = hits.iter().chain(&file_hits).find(|h| h.path == path)?.clone();
-                Some(FileHit { path, score, best })
+                let (best, terms) = match hit_kept.iter().find(|h| h.path == path) {
+                    Some(h) => (h, &by_hit.terms),
+                    None => (file_kept.iter().find(|h| h.path == path)?, &by_file.terms),
+                };
+                Some(FileHit {
+                    path,
+                    score,
+                    best: self.enrich(best, terms, true),
+                })
             })
             .collect();
         Ok(SearchResults {
@@ -196,7 +209,7 @@ impl<'s> CodeSearch<'s> {
         Ok(out)
     }
 
-    fn enrich(&self, h: &LexicalHit, terms: &[String]) -> SearchHit {
+    fn enrich(&self, h: &LexicalHit, terms: &[String], with_snippet: bool) -> SearchHit {
         let qualified_name = h.local_name.as_ref().map(|local| {
             let module = self
                 .snapshot
@@ -214,7 +227,10 @@ impl<'s> CodeSearch<'s> {
                 format!("{module}{sep}{local}")
             }
         });
-        let snippet = std::fs::read(self.root.join(&h.path)).ok().and_then(|bytes| {
+        let file = with_snippet
+            .then(|| std::fs::read(self.root.join(&h.path)).ok())
+            .flatten();
+        let snippet = file.and_then(|bytes| {
             Snippet::build(
                 &String::from_utf8_lossy(&bytes),
                 h.line,

@@ -87,6 +87,9 @@ const STOP: &[&str] = &[
     "yield",
 ];
 
+/// The first letters of the stop words.
+const STOP_FIRST_BYTES: &[u8] = b"abcdefilmnoprstuvwy";
+
 /// Longest stop word, in bytes: longer tokens are never looked up.
 const MAX_STOP_LEN: usize = 9;
 
@@ -97,7 +100,9 @@ pub fn is_stop_word(token: &str) -> bool {
 
 /// Whether `word` is a stop word in any case, without allocating.
 fn is_stop_word_ci(word: &str) -> bool {
-    if word.len() > MAX_STOP_LEN || !word.is_ascii() {
+    // Cheap rejection first: this runs for every word of every indexed file.
+    let first = word.as_bytes().first().map_or(0, |b| b.to_ascii_lowercase());
+    if word.len() < 2 || word.len() > MAX_STOP_LEN || !STOP_FIRST_BYTES.contains(&first) || !word.is_ascii() {
         return false;
     }
     let mut buf = [0u8; MAX_STOP_LEN];
@@ -395,5 +400,10 @@ mod tests {
         let mut sorted = STOP.to_vec();
         sorted.sort();
         assert_eq!(sorted, STOP);
+        for w in STOP {
+            assert!(w.len() >= 2 && w.len() <= MAX_STOP_LEN, "{w}");
+            assert!(STOP_FIRST_BYTES.contains(&w.as_bytes()[0]), "{w}");
+            assert!(is_stop_word_ci(&w.to_uppercase()));
+        }
     }
 }

@@ -10,7 +10,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use super::CodeTokenizer;
 
 /// Bump when the schema or the tokenizer changes: documents are then rebuilt.
-pub const LEXICAL_VERSION: u32 = 2;
+pub const LEXICAL_VERSION: u32 = 3;
 const TOKENIZER: &str = "code";
 
 #[derive(Debug, Clone)]

@@ -17,6 +17,10 @@ use crate::symbols::{FileSymbols, SymbolKind};
 
 /// Longest definition body indexed, in bytes (generated tables can be huge).
 const MAX_BODY: usize = 64 * 1024;
+/// Fields, constants and variables get documents of their own up to this many per file:
+/// beyond it a file is a generated table (bindings, unicode data) whose members are still in
+/// the file document and in `ken symbol`, but would multiply the index for no ranking gain.
+const MAX_MINOR_DOCS_PER_FILE: usize = 256;
 /// Memory budget of the tantivy writer per indexing thread.
 const BUDGET_PER_THREAD: usize = 48 * 1024 * 1024;
 
@@ -86,7 +90,14 @@ impl LexicalWriter {
         self.writer
             .add_document(doc)
             .map_err(LexicalError::tantivy(&self.dir))?;
+        let mut minor = 0usize;
         for d in &f.symbols.definitions {
+            if is_minor(d.kind) {
+                minor += 1;
+                if minor > MAX_MINOR_DOCS_PER_FILE {
+                    continue;
+                }
+            }
             let mut doc = TantivyDocument::default();
             doc.add_text(s.grain, "symbol");
             doc.add_text(s.path, f.path);
@@ -128,6 +139,13 @@ impl LexicalWriter {
         let reader = index.reader().map_err(LexicalError::tantivy(&self.dir))?;
         Ok(reader.searcher().num_docs())
     }
+}
+
+fn is_minor(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Field | SymbolKind::Constant | SymbolKind::Variable
+    )
 }
 
 /// Containers are represented by their members' documents; indexing their whole body too

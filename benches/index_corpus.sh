@@ -9,8 +9,9 @@
 #   both     the two side by side (hard links)
 # and for each prints, in one table: the bare tree-sitter parse pass (examples/parse_floor.rs:
 # walk + read + parse, nothing else: the floor of this design), universal-ctags, and `ken index
-# build` full, no-change and one-file-change rebuilds, with files/s, lines/s, peak RSS and
-# index size. Threads: ${KEN_THREADS:-2}.
+# build`: full without and with the lexical layer, no-change and one-file-change rebuilds, with
+# files/s, lines/s, peak RSS and index size (index size: with the lexical layer).
+# Threads: ${KEN_THREADS:-2}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=${KEN_THREADS:-2}
@@ -57,6 +58,8 @@ for corpus in "$@"; do
   rm -rf "$idx"
   read -r floor_s floor_rss < <(measure "$FLOOR" "$corpus" "$THREADS")
   read -r ctags_s ctags_rss < <(measure ctags -R --languages=Python,Rust,C,C++,Go,Java,JavaScript,TypeScript -f "$OUT/tags-$name" "$corpus")
+  read -r sym_s sym_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx-sym" -j "$THREADS" --full --no-lexical)
+  rm -rf "$idx-sym"
   read -r full_s full_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx" -j "$THREADS" --full --json)
   files=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"]["summary"]["files"])' "$OUT/last.out")
   lines=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"]["summary"]["lines"])' "$OUT/last.out")
@@ -81,7 +84,8 @@ PY
   }
   row "tree-sitter parse only" "$floor_s" "$floor_rss"
   row "universal-ctags -R" "$ctags_s" "$ctags_rss"
-  row "ken build (full)" "$full_s" "$full_rss"
+  row "ken build (full, symbols only)" "$sym_s" "$sym_rss"
+  row "ken build (full, with lexical)" "$full_s" "$full_rss"
   row "ken rebuild, no change" "$noop_s" "$noop_rss"
   row "ken rebuild, 1 file changed" "$one_s" "$one_rss"
   python3 -c "import sys; print(f'<!-- {sys.argv[1]}: full/no-change = {float(sys.argv[2])/max(float(sys.argv[3]),0.001):.1f}x -->')" "$name" "$full_s" "$noop_s"

@@ -466,7 +466,17 @@ pub fn path_prior(path: &str) -> f32 {
         ]
         .iter()
         .any(|suffix| file.ends_with(suffix));
-    if test_file || in_dir(&["test", "tests", "testing", "__tests__", "spec", "testdata"]) {
+    if test_file
+        || in_dir(&[
+            "test",
+            "tests",
+            "testing",
+            "__tests__",
+            "spec",
+            "testdata",
+            "fixtures",
+        ])
+    {
         0.5
     } else if in_dir(&[
         "example",
@@ -515,6 +525,7 @@ mod tests {
         assert_eq!(path_prior("xarray/tests/test_dataset.py"), 0.5);
         assert_eq!(path_prior("pkg/server_test.go"), 0.5);
         assert_eq!(path_prior("docs/conf.py"), 0.6);
+        assert_eq!(path_prior("fixtures/lang/rust/lib.rs"), 0.5);
         assert_eq!(path_prior("src/testament.rs"), 1.0);
     }
 

@@ -15,11 +15,15 @@ mkdir -p "$OUT"
 cargo build --release --quiet --bin ken
 TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 KEN="$TARGET/release/ken"
-PRED="$OUT/preds-lexical.jsonl"
+# KEN_EVAL_MODE=plain scores the reference ranking instead: whole-file BM25, no priors.
+MODE=${KEN_EVAL_MODE:-lexical}
+EXTRA=""
+[ "$MODE" = plain ] && EXTRA="--plain-bm25"
+PRED="$OUT/preds-$MODE.jsonl"
 rm -f "$PRED"
 HERE=$(pwd)
 python3 "$EVAL/materialize.py" --all --out "$OUT/ws" --keep 0 "$@" \
-  --cmd "$KEN -q index build {dir} >/dev/null && ($KEN search --repo {dir} --files --json --limit 20 --query-file {query_file} || true) | python3 $HERE/benches/to_pred.py {id} >> $PRED" \
+  --cmd "$KEN -q index build {dir} >/dev/null && ($KEN search --repo {dir} --files $EXTRA --json --limit 20 --query-file {query_file} || true) | python3 $HERE/benches/to_pred.py {id} >> $PRED" \
   >"$OUT/materialize.log" 2>&1
 echo "predictions: $PRED ($(wc -l <"$PRED") tasks)"
 python3 "$EVAL/score.py" --gold "$EVAL/dev.jsonl" --pred "$PRED" --by language

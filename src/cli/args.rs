@@ -145,6 +145,10 @@ pub struct SearchArgs {
     /// Only definitions.
     #[arg(long)]
     pub symbols: bool,
+    /// With --files: the evaluation's reference ranking, plain whole-file BM25 over every
+    /// query term, no priors.
+    #[arg(long, hide = true, requires = "files")]
+    pub plain_bm25: bool,
     /// Every line containing the query text exactly (like `rg -F`).
     #[arg(long, conflicts_with = "regex")]
     pub literal: bool,

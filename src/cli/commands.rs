@@ -170,7 +170,11 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
             (_, true) => SearchTarget::Symbols,
             _ => SearchTarget::Mixed,
         };
-        let r = engine.search(&query, target, a.limit.unwrap_or(20))?;
+        let limit = a.limit.unwrap_or(20);
+        let r = match a.plain_bm25 {
+            true => engine.search_files_plain(&query, limit)?,
+            false => engine.search(&query, target, limit)?,
+        };
         if a.json {
             let v = serde_json::json!({ "query": query, "terms": r.terms, "hits": r.hits, "files": r.files,
                 "coverage": coverage });

@@ -118,6 +118,36 @@ impl<'s> CodeSearch<'s> {
         })
     }
 
+    /// The reference ranking the evaluation compares against: files by plain BM25 of their
+    /// whole content over every query term, without priors or fusion.
+    pub fn search_files_plain(&self, query: &str, limit: usize) -> Result<SearchResults, IndexError> {
+        let q = SearchQuery::parse(query);
+        let opts = SearchOptions {
+            grain: Some(Grain::File),
+            limit,
+            max_terms: usize::MAX,
+        };
+        let outcome = self.lexical.search(&q, &opts)?;
+        let kept = self.verified(&outcome)?;
+        let hits: Vec<SearchHit> = kept
+            .iter()
+            .map(|h| self.enrich(h, &outcome.terms, false))
+            .collect();
+        let files = hits
+            .iter()
+            .map(|h| FileHit {
+                path: h.path.clone(),
+                score: h.score,
+                best: h.clone(),
+            })
+            .collect();
+        Ok(SearchResults {
+            terms: outcome.terms,
+            hits,
+            files: Some(files),
+        })
+    }
+
     /// Files ranked by reciprocal rank fusion of two rankings: whole-file BM25 over (almost)
     /// every query term, and files by their best definition and file hits under the pruned
     /// query. The first catches files that mention many of the task's words, the second files

@@ -27,7 +27,9 @@ fn percentiles(mut d: Vec<Duration>) -> String {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [root, dev] = [&args[0], &args[1]];
+    let (Some(root), Some(dev)) = (args.first(), args.get(1)) else {
+        anyhow::bail!("usage: search_latency ROOT DEV_JSONL [IDENTIFIERS]");
+    };
     let n_ids: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(200);
     let root = Path::new(root).canonicalize()?;
     let snapshot = IndexSnapshot::open(&root.join(".kenning"))?;

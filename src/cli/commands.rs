@@ -102,7 +102,7 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
     let mut hits = lookup.find(&a.name)?;
     let total = hits.len();
     hits.truncate(a.limit);
-    let diff = WorkingTreeDiff::compute(&root, &snapshot).ok();
+    let diff = Some(WorkingTreeDiff::quick(&root, &snapshot));
     let coverage = Coverage::of(&snapshot, diff.as_ref());
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -144,7 +144,7 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
     let (root, dir) = locate(a.repo.as_deref(), a.location.index_dir.clone())?;
     let snapshot = IndexSnapshot::open(&dir)?;
     let engine = CodeSearch::new(&snapshot, &root)?;
-    let diff = WorkingTreeDiff::compute(&root, &snapshot).ok();
+    let diff = Some(WorkingTreeDiff::quick(&root, &snapshot));
     let coverage = Coverage::of(&snapshot, diff.as_ref());
     let mut out = std::io::stdout().lock();
     let found = if a.literal || a.regex {

@@ -11,6 +11,8 @@ pub struct Coverage {
     /// Indexed files with syntax errors or undecodable bytes (indexed as far as recovered).
     pub files_with_errors: u64,
     /// Working-tree files changed, added or removed since the build; `None` if not checked.
+    /// Query commands count indexed files whose metadata moved or that vanished
+    /// ([`WorkingTreeDiff::quick`]); `ken index status` also finds new files.
     pub stale: Option<u64>,
     pub generation: u64,
     pub index_age_secs: u64,

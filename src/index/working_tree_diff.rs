@@ -61,6 +61,34 @@ impl WorkingTreeDiff {
         Ok(diff)
     }
 
+    /// A cheaper check for answers that only report staleness: stats the indexed files (no
+    /// walk, no hashing), so new files go unnoticed and a touched but identical file counts as
+    /// changed. `ken index status` uses the full [`WorkingTreeDiff::compute`].
+    pub fn quick(root: &Path, snapshot: &IndexSnapshot) -> WorkingTreeDiff {
+        let started = snapshot.manifest.build_started_unix_ns;
+        let states: Vec<(String, Option<bool>)> = snapshot
+            .table
+            .files
+            .par_iter()
+            .map(|r| {
+                let state = r.path.to_fs(root).metadata().ok().map(|m| {
+                    let mtime = super::repo_walker::mtime_ns(&m);
+                    m.len() != r.size || mtime != r.mtime_ns || mtime >= started
+                });
+                (r.path.to_string(), state)
+            })
+            .collect();
+        let mut diff = WorkingTreeDiff::default();
+        for (path, state) in states {
+            match state {
+                None => diff.removed.push(path),
+                Some(true) => diff.changed.push(path),
+                Some(false) => {}
+            }
+        }
+        diff
+    }
+
     pub fn is_clean(&self) -> bool {
         self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
     }

@@ -106,6 +106,44 @@ impl IndexSnapshot {
         Ok(LexicalIndex::open(&self.generation_dir().join(dir))?)
     }
 
+    /// Loads the symbols of some files only (decoding just their records), in `files` order.
+    pub fn load_symbols_of(&self, files: &[FileId]) -> Result<Vec<FileSymbols>, IndexError> {
+        let mut by_segment: std::collections::BTreeMap<u32, Vec<u32>> = std::collections::BTreeMap::new();
+        for id in files {
+            if let Some(r) = self.table.files.get(id.index()) {
+                by_segment.entry(r.segment).or_default().push(r.slot);
+            }
+        }
+        let mut loaded: std::collections::HashMap<(u32, u32), FileSymbols> = std::collections::HashMap::new();
+        for (segment, slots) in by_segment {
+            let info = self
+                .manifest
+                .segments
+                .iter()
+                .find(|s| s.id == segment)
+                .ok_or_else(|| IndexError::Corrupt {
+                    path: self.generation_dir().join("manifest.json"),
+                    detail: format!("segment {segment} is not listed"),
+                })?;
+            for (slot, record) in self.store.read_slots(info, &slots)? {
+                loaded.insert((segment, slot), record);
+            }
+        }
+        files
+            .iter()
+            .map(|id| {
+                self.table
+                    .files
+                    .get(id.index())
+                    .and_then(|r| loaded.remove(&(r.segment, r.slot)))
+                    .ok_or_else(|| IndexError::Corrupt {
+                        path: self.generation_dir().join("files.bin"),
+                        detail: format!("no record for file id {}", id.0),
+                    })
+            })
+            .collect()
+    }
+
     pub fn file_id(&self, path: &str) -> Option<FileId> {
         self.table
             .files

@@ -24,8 +24,8 @@ use crate::symbols::FileSymbols;
 use crate::util::{fsync_dir, write_atomic};
 
 /// The on-disk format this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
-const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x01";
+pub const FORMAT_VERSION: u32 = 2;
+const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x02";
 
 #[derive(Debug, Clone)]
 pub struct IndexStore {
@@ -212,13 +212,28 @@ impl IndexStore {
     }
 
     /// Writes an immutable segment. It is invisible until a manifest references it.
+    ///
+    /// Layout: magic, record count (u32 LE), `count + 1` record offsets (u64 LE, relative to
+    /// the body), then the postcard-encoded records back to back, so one record can be decoded
+    /// without the others.
     pub fn write_segment(&self, id: u32, records: &[&FileSymbols]) -> Result<SegmentInfo, IndexError> {
         let path = self.segment_path(id);
+        let mut body = Vec::new();
+        let mut offsets = Vec::with_capacity(records.len() + 1);
+        for r in records {
+            offsets.push(body.len() as u64);
+            let encoded = postcard::to_stdvec(r).map_err(|e| IndexError::Corrupt {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+            body.extend_from_slice(&encoded);
+        }
+        offsets.push(body.len() as u64);
         let mut bytes = SEGMENT_MAGIC.to_vec();
-        let body = postcard::to_stdvec(records).map_err(|e| IndexError::Corrupt {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
+        bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
+        for o in &offsets {
+            bytes.extend_from_slice(&o.to_le_bytes());
+        }
         bytes.extend_from_slice(&body);
         write_atomic(&path, &bytes).map_err(IndexError::io(&path))?;
         Ok(SegmentInfo {
@@ -229,8 +244,22 @@ impl IndexStore {
         })
     }
 
-    /// Reads a segment and checks it against its manifest entry.
+    /// Reads a whole segment and checks it against its manifest entry.
     pub fn read_segment(&self, info: &SegmentInfo) -> Result<Vec<FileSymbols>, IndexError> {
+        let slots: Vec<u32> = (0..info.slots).collect();
+        Ok(self
+            .read_slots(info, &slots)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect())
+    }
+
+    /// Reads the records at `slots` of a segment (checksum verified), decoding only those.
+    pub fn read_slots(
+        &self,
+        info: &SegmentInfo,
+        slots: &[u32],
+    ) -> Result<Vec<(u32, FileSymbols)>, IndexError> {
         let path = self.segment_path(info.id);
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
         let corrupt = |detail: String| IndexError::Corrupt {
@@ -240,18 +269,42 @@ impl IndexStore {
         if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
             return Err(corrupt("checksum mismatch".into()));
         }
-        let body = bytes
+        let rest = bytes
             .strip_prefix(SEGMENT_MAGIC.as_slice())
             .ok_or_else(|| corrupt("bad magic".into()))?;
-        let records: Vec<FileSymbols> = postcard::from_bytes(body).map_err(|e| corrupt(e.to_string()))?;
-        if records.len() != info.slots as usize {
+        let count = rest
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes);
+        if count != Some(info.slots) {
             return Err(corrupt(format!(
-                "{} records, manifest says {}",
-                records.len(),
+                "{count:?} records, manifest says {}",
                 info.slots
             )));
         }
-        Ok(records)
+        let table_len = 8 * (info.slots as usize + 1);
+        let table = rest
+            .get(4..4 + table_len)
+            .ok_or_else(|| corrupt("truncated offsets".into()))?;
+        let body = &rest[4 + table_len..];
+        let offset = |i: usize| -> Option<usize> {
+            table
+                .get(8 * i..8 * i + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(|b| u64::from_le_bytes(b) as usize)
+        };
+        slots
+            .iter()
+            .map(|&slot| {
+                let i = slot as usize;
+                let range = offset(i)
+                    .zip(offset(i + 1))
+                    .filter(|(a, b)| a <= b && *b <= body.len());
+                let (a, b) = range.ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
+                let record = postcard::from_bytes(&body[a..b]).map_err(|e| corrupt(e.to_string()))?;
+                Ok((slot, record))
+            })
+            .collect()
     }
 
     /// Starts generation `generation`: an empty `gen-N.tmp/` folder (a leftover of a killed

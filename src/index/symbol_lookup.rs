@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
-use crate::symbols::{Definition, FileSymbols, SymbolKind};
+use crate::symbols::{Definition, FileId, FileSymbols, SymbolKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -31,24 +31,72 @@ pub struct SymbolHit {
 
 pub struct SymbolLookup<'s> {
     snapshot: &'s IndexSnapshot,
-    symbols: Vec<FileSymbols>,
 }
 
 impl<'s> SymbolLookup<'s> {
     pub fn new(snapshot: &'s IndexSnapshot) -> Result<Self, IndexError> {
-        Ok(SymbolLookup {
-            snapshot,
-            symbols: snapshot.load_symbols()?,
-        })
+        Ok(SymbolLookup { snapshot })
+    }
+
+    /// The files that can hold a match: those the lexical index says define a name with the
+    /// query's last segment as prefix. `None` (all files) without a lexical part.
+    fn candidates(&self, q_lower: &str) -> Result<Option<Vec<FileId>>, IndexError> {
+        let Ok(lexical) = self.snapshot.lexical() else {
+            return Ok(None);
+        };
+        let last = q_lower.rsplit(['.', ':']).next().unwrap_or(q_lower);
+        if last.is_empty() {
+            return Ok(None);
+        }
+        let paths = lexical.files_defining(last, true)?;
+        let mut ids: Vec<FileId> = paths.iter().filter_map(|p| self.snapshot.file_id(p)).collect();
+        ids.sort();
+        ids.dedup();
+        Ok(Some(ids))
     }
 
     /// Definitions matching `query`, best tier only, sorted by kind weight then location.
+    ///
+    /// Exact and case-insensitive matches always end in the query's last segment, so the
+    /// candidate files hold all of them; a prefix of a qualified name may not, so a qualified
+    /// query without an exact or case-insensitive hit falls back to every file. (Known gap: a
+    /// prefix hit through a container defined in another file, such as a Go method of a type
+    /// declared elsewhere, is found only by the scan.)
     pub fn find(&self, query: &str) -> Result<Vec<SymbolHit>, IndexError> {
+        let q_lower = query.trim().to_lowercase();
+        if let Some(ids) = self.candidates(&q_lower)? {
+            let symbols = self.snapshot.load_symbols_of(&ids)?;
+            let hits = self.find_in(query, &ids, &symbols)?;
+            // Only a qualified prefix can match outside the candidates.
+            let qualified = q_lower.contains(['.', ':']);
+            if !qualified || hits.first().is_some_and(|h| h.quality != MatchQuality::Prefix) {
+                return Ok(hits);
+            }
+        }
+        self.find_by_scan(query)
+    }
+
+    /// The same answer as [`SymbolLookup::find`], from every file's symbols (the fallback, and
+    /// the oracle the narrowed lookup is tested against).
+    pub fn find_by_scan(&self, query: &str) -> Result<Vec<SymbolHit>, IndexError> {
+        let ids: Vec<FileId> = (0..self.snapshot.table.files.len() as u32).map(FileId).collect();
+        self.find_in(query, &ids, &self.snapshot.load_symbols()?)
+    }
+
+    fn find_in(
+        &self,
+        query: &str,
+        ids: &[FileId],
+        symbols: &[FileSymbols],
+    ) -> Result<Vec<SymbolHit>, IndexError> {
         let registry = LanguageRegistry::builtin()?;
         let q = query.trim();
         let q_lower = q.to_lowercase();
         let mut tiers: [Vec<SymbolHit>; 3] = Default::default();
-        for (record, syms) in self.snapshot.table.files.iter().zip(&self.symbols) {
+        for (id, syms) in ids.iter().zip(symbols) {
+            let Some(record) = self.snapshot.table.files.get(id.index()) else {
+                continue;
+            };
             let sep = registry
                 .by_name(&record.language)
                 .map(|l| l.separator.as_str())

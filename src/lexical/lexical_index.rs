@@ -195,6 +195,38 @@ impl LexicalIndex {
         })
     }
 
+    /// Paths of the files defining something named `name` (lowercase; with `prefix`, any name
+    /// starting with it).
+    pub fn files_defining(&self, name: &str, prefix: bool) -> Result<Vec<String>, LexicalError> {
+        let searcher = self.reader.searcher();
+        let s = &self.fields;
+        let query: Box<dyn Query> = if prefix {
+            let pattern = format!("{}.*", regex::escape(name));
+            Box::new(
+                tantivy::query::RegexQuery::from_pattern(&pattern, s.name_exact)
+                    .map_err(LexicalError::tantivy(&self.dir))?,
+            )
+        } else {
+            Box::new(TermQuery::new(
+                Term::from_field_text(s.name_exact, name),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let docs = searcher
+            .search(&query, &tantivy::collector::DocSetCollector)
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        let mut paths = Vec::with_capacity(docs.len());
+        for addr in docs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
+            if let Some(p) = doc.get_first(s.path).and_then(|v| v.as_str()) {
+                paths.push(p.to_string());
+            }
+        }
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
     /// Paths of the files whose content has every one of `words` as a token (lowercased).
     pub fn files_with_words(&self, words: &[String]) -> Result<Vec<String>, LexicalError> {
         let searcher = self.reader.searcher();

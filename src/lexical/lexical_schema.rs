@@ -10,13 +10,13 @@ use tantivy::tokenizer::TextAnalyzer;
 use super::CodeTokenizer;
 
 /// Bump when the schema or the tokenizer changes: documents are then rebuilt.
-pub const LEXICAL_VERSION: u32 = 3;
+pub const LEXICAL_VERSION: u32 = 5;
 const TOKENIZER: &str = "code";
 
 #[derive(Debug, Clone)]
 pub struct LexicalSchema {
     pub schema: Schema,
-    /// `file` or `symbol` (raw).
+    /// `file`, `symbol`, or `names` (the names of a file's minor definitions beyond the cap).
     pub grain: Field,
     /// The repository path, raw: deletes and filters.
     pub path: Field,

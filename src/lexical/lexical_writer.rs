@@ -13,13 +13,14 @@ use tantivy::schema::TantivyDocument;
 use tantivy::{Index, IndexWriter, Term};
 
 use super::{LexicalError, LexicalSchema};
-use crate::symbols::{FileSymbols, SymbolKind};
+use crate::symbols::{Definition, FileSymbols, SymbolKind};
 
 /// Longest definition body indexed, in bytes (generated tables can be huge).
 const MAX_BODY: usize = 64 * 1024;
-/// Fields, constants and variables get documents of their own up to this many per file:
+/// Fields, constants and variables get full documents of their own up to this many per file:
 /// beyond it a file is a generated table (bindings, unicode data) whose members are still in
-/// the file document and in `ken symbol`, but would multiply the index for no ranking gain.
+/// the file document, and in one names-only document per file for `ken symbol`; full
+/// documents would multiply the index for no ranking gain.
 const MAX_MINOR_DOCS_PER_FILE: usize = 256;
 /// Memory budget of the tantivy writer per indexing thread.
 const BUDGET_PER_THREAD: usize = 48 * 1024 * 1024;
@@ -87,46 +88,66 @@ impl LexicalWriter {
         doc.add_text(s.content, String::from_utf8_lossy(f.bytes));
         doc.add_u64(s.line, 1);
         doc.add_u64(s.end_line, u64::from(f.lines));
-        self.writer
-            .add_document(doc)
-            .map_err(LexicalError::tantivy(&self.dir))?;
+        self.add(doc)?;
         let mut minor = 0usize;
+        // Names of minor definitions beyond the cap, for `ken symbol` to find the file.
+        let mut names: Option<TantivyDocument> = None;
         for d in &f.symbols.definitions {
             if is_minor(d.kind) {
                 minor += 1;
                 if minor > MAX_MINOR_DOCS_PER_FILE {
+                    let doc = names.get_or_insert_with(|| {
+                        let mut doc = TantivyDocument::default();
+                        doc.add_text(s.grain, "names");
+                        doc.add_text(s.path, f.path);
+                        doc
+                    });
+                    doc.add_text(s.name_exact, d.name.to_lowercase());
                     continue;
                 }
             }
-            let mut doc = TantivyDocument::default();
-            doc.add_text(s.grain, "symbol");
-            doc.add_text(s.path, f.path);
-            doc.add_text(s.path_text, f.path);
-            doc.add_text(s.lang, f.language);
-            doc.add_text(s.kind, d.kind.as_str());
-            doc.add_text(s.name, &d.name);
-            doc.add_text(s.name_exact, d.name.to_lowercase());
-            doc.add_text(s.qualified, d.local_name(f.separator));
-            doc.add_text(s.signature, &d.signature);
-            if let Some(text) = &d.doc {
-                doc.add_text(s.doc, text);
-            }
-            if has_own_body(d.kind) {
-                let start = d.span.start_byte as usize;
-                let end = (d.span.end_byte as usize)
-                    .min(f.bytes.len())
-                    .min(start + MAX_BODY);
-                if let Some(body) = f.bytes.get(start..end) {
-                    doc.add_text(s.body, String::from_utf8_lossy(body));
-                }
-            }
-            doc.add_u64(s.line, u64::from(d.span.start_line));
-            doc.add_u64(s.end_line, u64::from(d.span.end_line));
-            self.writer
-                .add_document(doc)
-                .map_err(LexicalError::tantivy(&self.dir))?;
+            self.add(self.symbol_doc(f, d))?;
+        }
+        if let Some(doc) = names {
+            self.add(doc)?;
         }
         Ok(())
+    }
+
+    fn symbol_doc(&self, f: &FileDoc, d: &Definition) -> TantivyDocument {
+        let s = &self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(s.grain, "symbol");
+        doc.add_text(s.path, f.path);
+        doc.add_text(s.path_text, f.path);
+        doc.add_text(s.lang, f.language);
+        doc.add_text(s.kind, d.kind.as_str());
+        doc.add_text(s.name, &d.name);
+        doc.add_text(s.name_exact, d.name.to_lowercase());
+        doc.add_text(s.qualified, d.local_name(f.separator));
+        doc.add_text(s.signature, &d.signature);
+        if let Some(text) = &d.doc {
+            doc.add_text(s.doc, text);
+        }
+        if has_own_body(d.kind) {
+            let start = d.span.start_byte as usize;
+            let end = (d.span.end_byte as usize)
+                .min(f.bytes.len())
+                .min(start + MAX_BODY);
+            if let Some(body) = f.bytes.get(start..end) {
+                doc.add_text(s.body, String::from_utf8_lossy(body));
+            }
+        }
+        doc.add_u64(s.line, u64::from(d.span.start_line));
+        doc.add_u64(s.end_line, u64::from(d.span.end_line));
+        doc
+    }
+
+    fn add(&self, doc: TantivyDocument) -> Result<(), LexicalError> {
+        self.writer
+            .add_document(doc)
+            .map(|_| ())
+            .map_err(LexicalError::tantivy(&self.dir))
     }
 
     /// Commits and waits for merges; returns the number of live documents.

@@ -48,7 +48,7 @@ impl<'s> SymbolLookup<'s> {
         if last.is_empty() {
             return Ok(None);
         }
-        let paths = lexical.files_defining(last, true)?;
+        let paths = lexical.files_defining(last)?;
         let mut ids: Vec<FileId> = paths.iter().filter_map(|p| self.snapshot.file_id(p)).collect();
         ids.sort();
         ids.dedup();

@@ -195,64 +195,41 @@ impl LexicalIndex {
         })
     }
 
-    /// Paths of the files defining something named `name` (lowercase; with `prefix`, any name
-    /// starting with it).
-    pub fn files_defining(&self, name: &str, prefix: bool) -> Result<Vec<String>, LexicalError> {
-        let searcher = self.reader.searcher();
+    /// Paths of the files defining something whose name starts with `prefix` (lowercase).
+    pub fn files_defining(&self, prefix: &str) -> Result<Vec<String>, LexicalError> {
+        let pattern = format!("{}.*", regex::escape(prefix));
+        let query = tantivy::query::RegexQuery::from_pattern(&pattern, self.fields.name_exact)
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        self.matching_paths(&query)
+    }
+
+    /// Paths of the files whose content has every one of `words` as a token (lowercased).
+    pub fn files_with_words(&self, words: &[String]) -> Result<Vec<String>, LexicalError> {
         let s = &self.fields;
-        let query: Box<dyn Query> = if prefix {
-            let pattern = format!("{}.*", regex::escape(name));
-            Box::new(
-                tantivy::query::RegexQuery::from_pattern(&pattern, s.name_exact)
-                    .map_err(LexicalError::tantivy(&self.dir))?,
-            )
-        } else {
-            Box::new(TermQuery::new(
-                Term::from_field_text(s.name_exact, name),
-                IndexRecordOption::Basic,
-            ))
-        };
+        let file = TermQuery::new(Term::from_field_text(s.grain, "file"), IndexRecordOption::Basic);
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(file))];
+        for w in words {
+            let tq = TermQuery::new(Term::from_field_text(s.content, w), IndexRecordOption::Basic);
+            clauses.push((Occur::Must, Box::new(tq)));
+        }
+        self.matching_paths(&BooleanQuery::new(clauses))
+    }
+
+    /// The sorted, distinct paths of every document matching `query`.
+    fn matching_paths(&self, query: &dyn Query) -> Result<Vec<String>, LexicalError> {
+        let searcher = self.reader.searcher();
         let docs = searcher
-            .search(&query, &tantivy::collector::DocSetCollector)
+            .search(query, &tantivy::collector::DocSetCollector)
             .map_err(LexicalError::tantivy(&self.dir))?;
         let mut paths = Vec::with_capacity(docs.len());
         for addr in docs {
             let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
-            if let Some(p) = doc.get_first(s.path).and_then(|v| v.as_str()) {
+            if let Some(p) = doc.get_first(self.fields.path).and_then(|v| v.as_str()) {
                 paths.push(p.to_string());
             }
         }
         paths.sort();
         paths.dedup();
-        Ok(paths)
-    }
-
-    /// Paths of the files whose content has every one of `words` as a token (lowercased).
-    pub fn files_with_words(&self, words: &[String]) -> Result<Vec<String>, LexicalError> {
-        let searcher = self.reader.searcher();
-        let s = &self.fields;
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
-            Occur::Must,
-            Box::new(TermQuery::new(
-                Term::from_field_text(s.grain, "file"),
-                IndexRecordOption::Basic,
-            )),
-        )];
-        for w in words {
-            let tq = TermQuery::new(Term::from_field_text(s.content, w), IndexRecordOption::Basic);
-            clauses.push((Occur::Must, Box::new(tq)));
-        }
-        let docs = searcher
-            .search(&BooleanQuery::new(clauses), &tantivy::collector::DocSetCollector)
-            .map_err(LexicalError::tantivy(&self.dir))?;
-        let mut paths = Vec::with_capacity(docs.len());
-        for addr in docs {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
-            if let Some(p) = doc.get_first(s.path).and_then(|v| v.as_str()) {
-                paths.push(p.to_string());
-            }
-        }
-        paths.sort();
         Ok(paths)
     }
 

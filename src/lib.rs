@@ -8,6 +8,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod cli;
+pub mod graph;
 pub mod index;
 pub mod lang;
 pub mod lexical;

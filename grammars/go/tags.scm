@@ -27,3 +27,16 @@
 (composite_literal type: (type_identifier) @name) @reference.class
 (composite_literal type: (qualified_type name: (type_identifier) @name)) @reference.class
 (type_identifier) @name @reference.type
+
+; Local variables whose type is visible: `s := &Server{}`, `s := NewServer()`, `var s Server`.
+(short_var_declaration
+  left: (expression_list . (identifier) @binding.name)
+  right: (expression_list .
+    [
+      (composite_literal type: (_) @binding.value)
+      (unary_expression operand: (composite_literal type: (_) @binding.value))
+      (call_expression function: [(identifier) (selector_expression)] @binding.value)
+    ])) @binding
+(var_spec
+  name: (identifier) @binding.name
+  type: (_) @binding.type) @binding

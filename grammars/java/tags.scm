@@ -14,3 +14,11 @@
 (superclass (type_identifier) @name @reference.class)
 (super_interfaces (type_list (type_identifier) @name @reference.implementation))
 (type_identifier) @name @reference.type
+
+; Local variables whose type is visible: `Repo r = ...`, `var r = new Repo()`.
+(local_variable_declaration
+  type: (_) @binding.type
+  declarator: (variable_declarator name: (identifier) @binding.name)) @binding
+(variable_declarator
+  name: (identifier) @binding.name
+  value: (object_creation_expression type: (_) @binding.value)) @binding

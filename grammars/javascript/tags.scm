@@ -31,3 +31,12 @@
 (call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
 (new_expression constructor: (identifier) @name) @reference.class
 (new_expression constructor: (member_expression property: (property_identifier) @name)) @reference.class
+
+; Local variables whose type is visible: `const s = new Server()`, `const a = createApp()`.
+(variable_declarator
+  name: (identifier) @binding.name
+  value: [
+    (new_expression constructor: [(identifier) (member_expression)] @binding.value)
+    (call_expression function: [(identifier) (member_expression)] @binding.value)
+    (await_expression (call_expression function: [(identifier) (member_expression)] @binding.value))
+  ]) @binding

@@ -27,3 +27,15 @@
 ; Annotations.
 (type (identifier) @name @reference.type)
 (type (attribute attribute: (identifier) @name) @reference.type)
+
+; Local variables whose type is visible: `s = Session()`, `x: Foo = ...`, `with Foo() as f`.
+(assignment
+  left: (identifier) @binding.name
+  right: (call function: [(identifier) (attribute)] @binding.value)) @binding
+(assignment
+  left: (identifier) @binding.name
+  type: (type) @binding.type) @binding
+(with_item
+  value: (as_pattern
+    (call function: [(identifier) (attribute)] @binding.value)
+    alias: (as_pattern_target (identifier) @binding.name))) @binding

@@ -54,3 +54,16 @@
 
 ; Every other mention of a type name.
 (type_identifier) @name @reference.type
+
+; Local variables whose type is visible: `let c: Cache = ..`, `let c = Cache::new()`,
+; `let p = Point { .. }`.
+(let_declaration
+  pattern: (identifier) @binding.name
+  type: (_) @binding.type) @binding
+(let_declaration
+  pattern: (identifier) @binding.name
+  value: [
+    (call_expression function: [(identifier) (scoped_identifier)] @binding.value)
+    (try_expression (call_expression function: [(identifier) (scoped_identifier)] @binding.value))
+    (struct_expression name: (_) @binding.value)
+  ]) @binding

@@ -19,3 +19,8 @@
 (implements_clause (generic_type name: (type_identifier) @name) @reference.implementation)
 (extends_type_clause type: (type_identifier) @name @reference.implementation)
 (type_identifier) @name @reference.type
+
+; `const s: Store = ...`
+(variable_declarator
+  name: (identifier) @binding.name
+  type: (type_annotation [(type_identifier) (nested_type_identifier) (generic_type)] @binding.type)) @binding

@@ -57,6 +57,74 @@ pub enum Command {
     /// Search code: identifiers, error messages, whole issue texts; or every matching line
     /// with --literal / --regex.
     Search(SearchArgs),
+    /// Who calls a symbol, to a depth (resolved call edges, with provenance and confidence).
+    Callers(CallArgs),
+    /// What a symbol calls, to a depth.
+    Callees(CallArgs),
+    /// Every reference to a symbol: calls, type uses, inheritance.
+    Refs(RefsArgs),
+    /// A file's imports (resolved to files) and the files importing it.
+    Deps(DepsArgs),
+    /// The code graph as a whole.
+    #[command(subcommand)]
+    Graph(GraphCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GraphCommand {
+    /// Nodes, edges by kind and provenance, unresolved references by language.
+    Stats(GraphStatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct QueryLocation {
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// A qualified name (`requests.sessions.Session.send`, `Session::send`), `path:line`,
+    /// or a plain name (candidates are listed when it is ambiguous).
+    pub symbol: String,
+    /// Follow calls this many levels (1-10).
+    #[arg(long, default_value_t = 1)]
+    pub depth: usize,
+    /// Ignore edges less sure than this (0-1; name-matched edges are 0.6 and below).
+    #[arg(long, default_value_t = 0.0)]
+    pub min_confidence: f32,
+    #[command(flatten)]
+    pub at: QueryLocation,
+}
+
+#[derive(Debug, Args)]
+pub struct RefsArgs {
+    /// A qualified name, `path:line`, or a plain name.
+    pub symbol: String,
+    /// At most this many references.
+    #[arg(long, default_value_t = 200)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub at: QueryLocation,
+}
+
+#[derive(Debug, Args)]
+pub struct DepsArgs {
+    /// A file path relative to the repository root.
+    pub file: String,
+    #[command(flatten)]
+    pub at: QueryLocation,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphStatsArgs {
+    #[command(flatten)]
+    pub at: QueryLocation,
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,6 +165,9 @@ pub struct BuildArgs {
     /// is then a full one.
     #[arg(long, hide = true)]
     pub no_lexical: bool,
+    /// Skip the code graph part; only to measure what it costs.
+    #[arg(long, hide = true)]
+    pub no_graph: bool,
     /// Print the build report as JSON.
     #[arg(long)]
     pub json: bool,

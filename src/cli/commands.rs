@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::args::{BuildArgs, Cli, Command, IndexCommand, SearchArgs, StatusArgs, SymbolArgs};
+use super::args::{BuildArgs, Cli, Command, GraphCommand, IndexCommand, SearchArgs, StatusArgs, SymbolArgs};
+use super::graph_commands;
 use super::progress::ProgressBars;
 use super::render;
 use crate::index::{
@@ -22,6 +23,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(IndexCommand::Status(a)) => status(a),
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
+        Command::Callers(a) => graph_commands::calls(a, petgraph::Direction::Incoming),
+        Command::Callees(a) => graph_commands::calls(a, petgraph::Direction::Outgoing),
+        Command::Refs(a) => graph_commands::refs(a),
+        Command::Deps(a) => graph_commands::deps(a),
+        Command::Graph(GraphCommand::Stats(a)) => graph_commands::stats(a),
     }
 }
 
@@ -37,6 +43,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         threads: a.threads,
         full: a.full,
         lexical: !a.no_lexical,
+        graph: !a.no_graph,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)
@@ -55,7 +62,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
 }
 
 /// The repository root and index folder: explicit, or found upwards from `start` like git.
-fn locate(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<(PathBuf, PathBuf)> {
+pub(super) fn locate(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<(PathBuf, PathBuf)> {
     let start = match start {
         Some(p) => p.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current folder")?,

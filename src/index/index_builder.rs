@@ -19,11 +19,14 @@ use super::{
     BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
     LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary, WalkOutcome,
 };
+use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION};
 use crate::lang::LanguageRegistry;
 use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
 use crate::symbols::{FileSymbols, SymbolKind};
 
+/// The graph part's file inside a generation.
+pub const GRAPH_FILE: &str = "graph.bin";
 /// The lexical part's folder inside a generation.
 pub const LEXICAL_DIR: &str = "lexical";
 /// Compact when more segments than this are referenced.
@@ -52,6 +55,8 @@ enum Outcome {
 
 struct Assembled {
     table: FileTable,
+    /// Skeletons of the parsed files (for the graph), aligned with `table.files`.
+    skeletons: Vec<Option<FileSkeleton>>,
     segments: Vec<SegmentInfo>,
     parsed: u64,
     reused: u64,
@@ -136,8 +141,15 @@ impl<'a> IndexBuilder<'a> {
                 serde_json::json!({ "version": LEXICAL_VERSION, "dir": LEXICAL_DIR, "docs": docs }),
             );
         }
+        if self.config.graph {
+            let _span = tracing::info_span!("graph.resolve").entered();
+            self.observer.phase("graph", 0);
+            let part = self.build_graph(&store, previous.as_ref(), &assembled, &gen_dir)?;
+            parts.insert("graph".to_string(), part);
+        }
         let Assembled {
             table,
+            skeletons: _,
             segments,
             parsed,
             reused,
@@ -275,6 +287,7 @@ impl<'a> IndexBuilder<'a> {
     ) -> Result<Assembled, IndexError> {
         let mut skipped = walked.skipped;
         let mut records = Vec::with_capacity(outcomes.len());
+        let mut skeletons = Vec::with_capacity(outcomes.len());
         let mut fresh: Vec<FileSymbols> = Vec::new();
         let (mut parsed, mut reused) = (0u64, 0u64);
         let next_segment = previous
@@ -285,9 +298,15 @@ impl<'a> IndexBuilder<'a> {
                 Outcome::Reused(r) => {
                     reused += 1;
                     records.push(r);
+                    skeletons.push(None);
                 }
                 Outcome::Parsed(mut r, s) => {
                     parsed += 1;
+                    skeletons.push(
+                        self.config
+                            .graph
+                            .then(|| FileSkeleton::new(r.path.clone(), &r.language, "", &s)),
+                    );
                     r.segment = next_segment;
                     r.slot = fresh.len() as u32;
                     fresh.push(s);
@@ -304,8 +323,11 @@ impl<'a> IndexBuilder<'a> {
             records.iter().map(|r| (&r.path, r.language.as_str())),
             &walked.layout,
         );
-        for r in &mut records {
+        for (r, sk) in records.iter_mut().zip(skeletons.iter_mut()) {
             r.module = modules.module_of(&r.path, &r.language, r.package.as_deref());
+            if let Some(sk) = sk {
+                sk.module = r.module.clone();
+            }
         }
         let removed_paths: Vec<String> = previous
             .map(|p| {
@@ -324,12 +346,68 @@ impl<'a> IndexBuilder<'a> {
         };
         Ok(Assembled {
             table,
+            skeletons,
             segments,
             parsed,
             reused,
             compacted,
             removed_paths,
         })
+    }
+
+    /// Resolves the graph: skeletons of unchanged files come from the previous graph (or,
+    /// without one, from their symbol records), and only what changed is resolved again.
+    fn build_graph(
+        &self,
+        store: &IndexStore,
+        previous: Option<&Previous>,
+        assembled: &Assembled,
+        gen_dir: &Path,
+    ) -> Result<serde_json::Value, IndexError> {
+        let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest));
+        let files = &assembled.table.files;
+        let mut skeletons: Vec<Option<FileSkeleton>> = assembled.skeletons.clone();
+        if let Some(g) = &prev_graph {
+            for (r, sk) in files
+                .iter()
+                .zip(skeletons.iter_mut())
+                .filter(|(_, s)| s.is_none())
+            {
+                if let Ok(i) = g.files.binary_search_by(|f| f.path.cmp(&r.path)) {
+                    let mut s = g.files[i].clone();
+                    s.module = r.module.clone();
+                    *sk = Some(s);
+                }
+            }
+        }
+        let missing: Vec<usize> = (0..files.len()).filter(|&i| skeletons[i].is_none()).collect();
+        if !missing.is_empty() {
+            let records = load_records(store, &assembled.segments, files, &missing)?;
+            for (i, symbols) in missing.into_iter().zip(records) {
+                let r = &files[i];
+                skeletons[i] = Some(FileSkeleton::new(
+                    r.path.clone(),
+                    &r.language,
+                    &r.module,
+                    &symbols,
+                ));
+            }
+        }
+        let skeletons: Vec<FileSkeleton> = skeletons.into_iter().flatten().collect();
+        let (graph, update) = CodeGraph::build(skeletons, prev_graph.as_ref());
+        let bytes = postcard::to_stdvec(&graph).map_err(|e| IndexError::Corrupt {
+            path: gen_dir.join(GRAPH_FILE),
+            detail: e.to_string(),
+        })?;
+        let blake3 = store.write_part(gen_dir, GRAPH_FILE, &bytes)?;
+        Ok(serde_json::json!({
+            "version": GRAPH_VERSION,
+            "file": GRAPH_FILE,
+            "blake3": blake3,
+            "bytes": bytes.len(),
+            "symbols": graph.symbol_count(),
+            "update": update,
+        }))
     }
 
     /// The outcome for one file, and its bytes when it was parsed.
@@ -478,6 +556,67 @@ fn load_previous(store: &IndexStore, extractor: &str) -> Result<Option<Previous>
         manifest,
         table,
     }))
+}
+
+/// The graph of a committed generation, if it has one this ken can reuse.
+pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifest) -> Option<CodeGraph> {
+    let part = manifest.parts.get("graph")?;
+    if part.get("version").and_then(serde_json::Value::as_u64) != Some(u64::from(GRAPH_VERSION)) {
+        return None;
+    }
+    let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
+    let blake3 = part.get("blake3").and_then(|b| b.as_str());
+    let bytes = store.read_part(generation, file, blake3).ok()?;
+    postcard::from_bytes::<CodeGraph>(&bytes)
+        .ok()
+        .filter(|g| g.version == GRAPH_VERSION)
+}
+
+/// The symbol records of `files[i]` for each `i` in `which`, in that order.
+fn load_records(
+    store: &IndexStore,
+    segments: &[SegmentInfo],
+    files: &[FileRecord],
+    which: &[usize],
+) -> Result<Vec<FileSymbols>, IndexError> {
+    let mut by_segment: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &i in which {
+        by_segment
+            .entry(files[i].segment)
+            .or_default()
+            .push(files[i].slot);
+    }
+    let loaded: Vec<((u32, u32), FileSymbols)> = by_segment
+        .into_par_iter()
+        .map(|(seg, slots)| {
+            let info = segments
+                .iter()
+                .find(|s| s.id == seg)
+                .ok_or_else(|| IndexError::Corrupt {
+                    path: store.dir().join("segments"),
+                    detail: format!("segment {seg} is not listed"),
+                })?;
+            Ok(store
+                .read_slots(info, &slots)?
+                .into_iter()
+                .map(|(slot, r)| ((seg, slot), r))
+                .collect::<Vec<_>>())
+        })
+        .collect::<Result<Vec<_>, IndexError>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut map: HashMap<(u32, u32), FileSymbols> = loaded.into_iter().collect();
+    which
+        .iter()
+        .map(|&i| {
+            map.remove(&(files[i].segment, files[i].slot))
+                .ok_or_else(|| IndexError::Corrupt {
+                    path: store.dir().join("segments"),
+                    detail: format!("no record for {}", files[i].path),
+                })
+        })
+        .collect()
 }
 
 fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {

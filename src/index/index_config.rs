@@ -57,6 +57,8 @@ pub struct IndexConfig {
     pub full: bool,
     /// Build the lexical (tantivy) part; off only to measure what it costs.
     pub lexical: bool,
+    /// Build the code graph part (resolved references, centrality).
+    pub graph: bool,
 }
 
 impl Default for IndexConfig {
@@ -67,6 +69,7 @@ impl Default for IndexConfig {
             threads: 0,
             full: false,
             lexical: true,
+            graph: true,
         }
     }
 }

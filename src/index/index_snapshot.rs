@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::index_builder::LEXICAL_DIR;
+use super::index_builder::{GRAPH_FILE, LEXICAL_DIR};
 use super::{FileTable, IndexError, IndexStore, Manifest};
+use crate::graph::{CodeGraph, GRAPH_VERSION};
 use crate::lexical::LexicalIndex;
 use crate::symbols::{FileId, FileSymbols};
 
@@ -104,6 +105,33 @@ impl IndexSnapshot {
         };
         let dir = part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR);
         Ok(LexicalIndex::open(&self.generation_dir().join(dir))?)
+    }
+
+    /// Loads the code graph part of this generation.
+    pub fn graph(&self) -> Result<CodeGraph, IndexError> {
+        let Some(part) = self.manifest.parts.get("graph") else {
+            return Err(IndexError::MissingPart {
+                dir: self.index_dir().to_path_buf(),
+                part: "graph",
+            });
+        };
+        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
+        let path = self.generation_dir().join(file);
+        let version = part.get("version").and_then(serde_json::Value::as_u64);
+        if version != Some(u64::from(GRAPH_VERSION)) {
+            return Err(IndexError::Corrupt {
+                path,
+                detail: format!(
+                    "graph version {version:?}, this ken reads {GRAPH_VERSION}; run `ken index build`"
+                ),
+            });
+        }
+        let blake3 = part.get("blake3").and_then(|b| b.as_str());
+        let bytes = self.store.read_part(self.generation, file, blake3)?;
+        postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
+            path,
+            detail: e.to_string(),
+        })
     }
 
     /// Loads the symbols of some files only (decoding just their records), in `files` order.

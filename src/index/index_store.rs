@@ -318,6 +318,32 @@ impl IndexStore {
         Ok(tmp)
     }
 
+    /// Writes a layer's part file into a generation being built; returns its blake3.
+    pub fn write_part(&self, gen_dir: &Path, file: &str, bytes: &[u8]) -> Result<String, IndexError> {
+        write_synced(&gen_dir.join(file), bytes)?;
+        Ok(blake3::hash(bytes).to_hex().to_string())
+    }
+
+    /// Reads a part file of a committed generation, checking its blake3 when one is given.
+    pub fn read_part(
+        &self,
+        generation: u64,
+        file: &str,
+        blake3: Option<&str>,
+    ) -> Result<Vec<u8>, IndexError> {
+        let path = self.generation_dir(generation).join(file);
+        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        if let Some(expected) = blake3
+            && blake3::hash(&bytes).to_hex().as_str() != expected
+        {
+            return Err(IndexError::Corrupt {
+                path,
+                detail: "checksum mismatch".to_string(),
+            });
+        }
+        Ok(bytes)
+    }
+
     /// Writes the file table and manifest into the generation started by [`IndexStore::begin`]
     /// and switches `CURRENT` to it: the commit point of a build.
     pub fn commit(&self, manifest: &Manifest, table: &FileTable) -> Result<(), IndexError> {

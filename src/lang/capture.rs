@@ -4,7 +4,8 @@
 //! `@doc` an explicit doc node, `@container` an out-of-line container name (Go receivers,
 //! C++ `Foo::bar` definitions). `imports.scm`: `@import` marks one imported binding,
 //! `@import.path`, `@import.name`, `@import.alias`, `@import.glob`, and `@package` the package a
-//! file declares. Captures whose name starts with `_` are private to a pattern's predicates.
+//! file declares; `@binding` with `@binding.name` and `@binding.value` or `@binding.type` a local
+//! variable whose type can be read off its initializer or annotation. Captures whose name starts with `_` are private to a pattern's predicates.
 
 use crate::symbols::{ReferenceKind, SymbolKind};
 
@@ -21,6 +22,13 @@ pub enum Capture {
     ImportAlias,
     ImportGlob,
     Package,
+    /// `@binding`: a local variable bound to a typed value (`x = Foo()`, `let x: T`).
+    Binding,
+    BindingName,
+    /// The callee of the bound value (`Foo` in `x = Foo(1)`, `Foo::new` in `let x = Foo::new()`).
+    BindingValue,
+    /// The written type of the binding (`x: Foo = ...`, `Foo x = ...`).
+    BindingType,
     /// `@_anything`: used only by predicates.
     Private,
 }
@@ -47,6 +55,10 @@ impl Capture {
             "import.alias" => Capture::ImportAlias,
             "import.glob" => Capture::ImportGlob,
             "package" => Capture::Package,
+            "binding" => Capture::Binding,
+            "binding.name" => Capture::BindingName,
+            "binding.value" => Capture::BindingValue,
+            "binding.type" => Capture::BindingType,
             _ => return None,
         })
     }
@@ -60,6 +72,10 @@ impl Capture {
                 | Capture::Name
                 | Capture::Doc
                 | Capture::Container
+                | Capture::Binding
+                | Capture::BindingName
+                | Capture::BindingValue
+                | Capture::BindingType
                 | Capture::Private
         )
     }

@@ -108,6 +108,7 @@ impl LanguageRegistry {
         let mut languages = Vec::new();
         let mut by_extension = HashMap::new();
         let mut hasher = blake3::Hasher::new();
+        hasher.update(&crate::symbols::RECORD_VERSION.to_le_bytes());
         for e in EMBEDDED {
             let spec = load(e)?;
             for ext in &spec.extensions {

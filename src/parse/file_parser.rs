@@ -71,12 +71,13 @@ impl FileParser {
                 tags.accept(m, &queries.captures);
             }
         }
-        let (definitions, references) = tags.finish(&spec.separator, source);
+        let (definitions, references, bindings) = tags.finish(&spec.separator, source);
         let (imports, package) = imports.finish();
         FileSymbols {
             definitions,
             references,
             imports,
+            bindings,
             package,
             diagnostics,
         }

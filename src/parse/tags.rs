@@ -15,7 +15,7 @@ use tree_sitter::{Node, QueryMatch};
 
 use super::doc_comment;
 use crate::lang::Capture;
-use crate::symbols::{Definition, Reference, ReferenceKind, Span, SymbolKind};
+use crate::symbols::{Binding, Definition, Reference, ReferenceKind, Span, SymbolKind};
 
 /// Longest callee text kept for a reference; chained calls can be arbitrarily long.
 const MAX_CALLEE_LEN: usize = 200;
@@ -37,18 +37,31 @@ struct RawRef<'t> {
 }
 
 /// Gathers definition and reference matches; [`TagCollector::finish`] applies the rules.
+struct RawBinding<'t> {
+    node: Node<'t>,
+    name: Node<'t>,
+    value: Option<Node<'t>>,
+    ty: Option<Node<'t>>,
+}
+
 #[derive(Default)]
 pub(super) struct TagCollector<'t> {
     defs: Vec<RawDef<'t>>,
     refs: Vec<RawRef<'t>>,
+    bindings: Vec<RawBinding<'t>>,
 }
 
 impl<'t> TagCollector<'t> {
     pub(super) fn accept(&mut self, m: &QueryMatch<'_, 't>, captures: &[Capture]) {
         let (mut def, mut reference, mut node, mut name, mut container, mut doc) =
             (None, None, None, None, None, None);
+        let (mut binding, mut b_name, mut b_value, mut b_type) = (None, None, None, None);
         for cap in m.captures() {
             match captures.get(cap.index as usize) {
+                Some(Capture::Binding) => binding = Some(cap.node),
+                Some(Capture::BindingName) => b_name = Some(cap.node),
+                Some(Capture::BindingValue) => b_value = Some(cap.node),
+                Some(Capture::BindingType) => b_type = Some(cap.node),
                 Some(Capture::Definition(k)) => (def, node) = (Some(*k), Some(cap.node)),
                 Some(Capture::Reference(k)) => (reference, node) = (Some(*k), Some(cap.node)),
                 Some(Capture::Name) => name = Some(cap.node),
@@ -56,6 +69,17 @@ impl<'t> TagCollector<'t> {
                 Some(Capture::Doc) => doc = Some(cap.node),
                 _ => {}
             }
+        }
+        if let (Some(node), Some(name)) = (binding, b_name) {
+            if b_value.is_some() || b_type.is_some() {
+                self.bindings.push(RawBinding {
+                    node,
+                    name,
+                    value: b_value,
+                    ty: b_type,
+                });
+            }
+            return;
         }
         let (Some(node), Some(name)) = (node, name) else {
             return;
@@ -80,7 +104,11 @@ impl<'t> TagCollector<'t> {
         }
     }
 
-    pub(super) fn finish(self, separator: &str, source: &[u8]) -> (Vec<Definition>, Vec<Reference>) {
+    pub(super) fn finish(
+        self,
+        separator: &str,
+        source: &[u8],
+    ) -> (Vec<Definition>, Vec<Reference>, Vec<Binding>) {
         let defs = dedupe_by_name_node(self.defs, |d| (d.name.byte_range(), d.pattern));
         let definitions = build_definitions(separator, &defs, source);
         let def_names: HashSet<_> = defs.iter().map(|d| d.name.byte_range()).collect();
@@ -96,7 +124,8 @@ impl<'t> TagCollector<'t> {
         .filter(|r| !def_names.contains(&r.name.byte_range()))
         .collect();
         let references = build_references(&refs, &definitions, source);
-        (definitions, references)
+        let bindings = build_bindings(self.bindings, &definitions, source);
+        (definitions, references, bindings)
     }
 }
 
@@ -225,9 +254,36 @@ fn build_references(refs: &[RawRef], defs: &[Definition], source: &[u8]) -> Vec<
             callee,
             receiver,
             span: sp,
+            name_span: span(r.name),
             enclosing: stack.last().map(|&i| i as u32),
         });
     }
+    out
+}
+
+fn build_bindings(raw: Vec<RawBinding>, defs: &[Definition], source: &[u8]) -> Vec<Binding> {
+    let collapse = |n: Node| -> String {
+        let t = text(n, source);
+        let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        t.chars().take(MAX_CALLEE_LEN).collect()
+    };
+    let mut out: Vec<Binding> = raw
+        .into_iter()
+        .map(|b| {
+            let sp = span(b.node);
+            // Definitions come outer-first: the last one containing the binding is innermost.
+            let enclosing = defs.iter().rposition(|d| d.span.contains(&sp)).map(|i| i as u32);
+            Binding {
+                name: text(b.name, source),
+                value: b.value.map(collapse),
+                type_name: b.ty.map(collapse),
+                line: sp.start_line,
+                enclosing,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+    out.dedup();
     out
 }
 

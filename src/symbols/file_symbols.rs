@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Diagnostic, ReferenceKind, Span, SymbolKind};
 
+/// Version of the record layout above; part of the extractor fingerprint, so records written
+/// with another layout are re-parsed instead of mis-decoded.
+pub const RECORD_VERSION: u32 = 2;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definition {
     pub kind: SymbolKind,
@@ -36,6 +40,8 @@ pub struct Reference {
     /// The receiver or qualifying path, if any (`self.session`, `Vec`, `os.path`).
     pub receiver: Option<String>,
     pub span: Span,
+    /// The span of the name identifier (where an editor's "go to definition" starts).
+    pub name_span: Span,
     /// Index into `FileSymbols::definitions` of the innermost enclosing definition.
     pub enclosing: Option<u32>,
 }
@@ -53,11 +59,26 @@ pub struct Import {
     pub line: u32,
 }
 
+/// A variable whose type is visible where it is bound: `s = Session()`, `let c = Cache::new()`,
+/// `x: Foo = ...`, `Foo x = ...`. Receivers named like it resolve through its type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Binding {
+    pub name: String,
+    /// The callee of the initializer as written (`requests.Session`, `Cache::new`).
+    pub value: Option<String>,
+    /// The written type (`Foo`, `a::Bar<T>`).
+    pub type_name: Option<String>,
+    pub line: u32,
+    /// Index into `FileSymbols::definitions` of the innermost enclosing definition.
+    pub enclosing: Option<u32>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FileSymbols {
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,
     pub imports: Vec<Import>,
+    pub bindings: Vec<Binding>,
     /// The package a file declares about itself (Java `package a.b;`, Go `package x`).
     pub package: Option<String>,
     pub diagnostics: Vec<Diagnostic>,

@@ -11,7 +11,7 @@ mod symbol_kind;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use file_id::FileId;
-pub use file_symbols::{Definition, FileSymbols, Import, Reference};
+pub use file_symbols::{Binding, Definition, FileSymbols, Import, RECORD_VERSION, Reference};
 pub use repo_path::{RepoPath, RepoPathError};
 pub use span::Span;
 pub use symbol_kind::{ReferenceKind, SymbolKind};

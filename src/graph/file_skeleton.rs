@@ -1,0 +1,423 @@
+//! `FileSkeleton`: what resolution needs from one file — its definitions (with nesting and
+//! parameter types), references and imports — without bodies, signatures or docs.
+//!
+//! A skeleton is a pure function of the file's record, language and module path, so the
+//! graph part of an index generation keeps the skeletons of unchanged files and never has to
+//! decode symbol segments to update the graph.
+
+use serde::{Deserialize, Serialize};
+
+use crate::symbols::{FileSymbols, Import, ReferenceKind, RepoPath, SymbolKind};
+
+/// Languages that can see each other's definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Family {
+    Python,
+    Rust,
+    /// JavaScript, TypeScript and TSX.
+    Js,
+    Go,
+    Java,
+    /// C and C++.
+    C,
+    Other,
+}
+
+impl Family {
+    pub fn of(language: &str) -> Family {
+        match language {
+            "python" => Family::Python,
+            "rust" => Family::Rust,
+            "javascript" | "typescript" | "tsx" => Family::Js,
+            "go" => Family::Go,
+            "java" => Family::Java,
+            "c" | "cpp" => Family::C,
+            _ => Family::Other,
+        }
+    }
+
+    /// Joins module, containers and name in qualified names.
+    pub fn separator(self) -> &'static str {
+        match self {
+            Family::Rust | Family::C => "::",
+            _ => ".",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefNode {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub container: Vec<String>,
+    /// The innermost enclosing definition in the same file.
+    pub parent: Option<u32>,
+    pub line: u32,
+    pub end_line: u32,
+    /// Byte offset of the name.
+    pub name_byte: u32,
+    /// Parameters with a written type (`request: Request` -> `("request", "Request")`), the
+    /// type reduced to its path (`&mut Option<a::B>` -> `a::B`).
+    pub params: Vec<(String, String)>,
+    /// The written return type's path (`-> Response`, `): Promise<User>` -> `Promise`).
+    pub returns: Option<String>,
+}
+
+/// A local variable with a visible type: `value` is a callee (`Session`, `Cache::new`) whose
+/// result it holds, or `type_name` its written type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindingNode {
+    pub name: String,
+    pub value: Option<String>,
+    pub type_name: Option<String>,
+    pub line: u32,
+    pub enclosing: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefNode {
+    pub kind: ReferenceKind,
+    pub name: String,
+    pub receiver: Option<String>,
+    pub line: u32,
+    /// Byte offset of the name.
+    pub name_byte: u32,
+    pub enclosing: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSkeleton {
+    pub path: RepoPath,
+    pub language: String,
+    pub module: String,
+    pub defs: Vec<DefNode>,
+    pub refs: Vec<RefNode>,
+    pub imports: Vec<Import>,
+    pub bindings: Vec<BindingNode>,
+}
+
+impl FileSkeleton {
+    pub fn new(path: RepoPath, language: &str, module: &str, symbols: &FileSymbols) -> FileSkeleton {
+        let family = Family::of(language);
+        let parents = parents(symbols);
+        let defs = symbols
+            .definitions
+            .iter()
+            .zip(parents)
+            .map(|(d, parent)| DefNode {
+                name: d.name.clone(),
+                kind: d.kind,
+                container: d.container.clone(),
+                parent,
+                line: d.span.start_line,
+                end_line: d.span.end_line,
+                name_byte: d.name_span.start_byte,
+                params: match d.kind {
+                    SymbolKind::Function | SymbolKind::Method => params(family, &d.signature),
+                    _ => Vec::new(),
+                },
+                returns: match d.kind {
+                    SymbolKind::Function | SymbolKind::Method => returns(family, &d.signature),
+                    _ => None,
+                },
+            })
+            .collect();
+        let refs = symbols
+            .references
+            .iter()
+            .map(|r| RefNode {
+                kind: r.kind,
+                name: r.name.clone(),
+                receiver: r.receiver.clone(),
+                line: r.name_span.start_line,
+                name_byte: r.name_span.start_byte,
+                enclosing: r.enclosing,
+            })
+            .collect();
+        FileSkeleton {
+            path,
+            language: language.to_string(),
+            module: module.to_string(),
+            defs,
+            refs,
+            imports: symbols.imports.clone(),
+            bindings: symbols
+                .bindings
+                .iter()
+                .map(|b| BindingNode {
+                    name: b.name.clone(),
+                    value: b.value.clone(),
+                    type_name: b.type_name.as_deref().and_then(type_path),
+                    line: b.line,
+                    enclosing: b.enclosing,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn family(&self) -> Family {
+        Family::of(&self.language)
+    }
+
+    /// `module` + containers + name of definition `i`.
+    pub fn qualified(&self, i: u32) -> String {
+        let Some(d) = self.defs.get(i as usize) else {
+            return String::new();
+        };
+        let sep = self.family().separator();
+        let mut parts: Vec<&str> = Vec::with_capacity(d.container.len() + 2);
+        if !self.module.is_empty() {
+            parts.push(&self.module);
+        }
+        parts.extend(d.container.iter().map(String::as_str));
+        parts.push(&d.name);
+        parts.join(sep)
+    }
+}
+
+/// The innermost enclosing definition of each definition (definitions come outer-first).
+fn parents(symbols: &FileSymbols) -> Vec<Option<u32>> {
+    let defs = &symbols.definitions;
+    let mut out = Vec::with_capacity(defs.len());
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, d) in defs.iter().enumerate() {
+        while let Some(&top) = stack.last() {
+            if defs[top].span.contains(&d.span) && defs[top].span != d.span {
+                break;
+            }
+            stack.pop();
+        }
+        out.push(stack.last().map(|&p| p as u32));
+        stack.push(i);
+    }
+    out
+}
+
+/// Typed parameters from a signature. Python, Rust and TypeScript write `name: Type`, Go
+/// `name Type` (its method receiver included), Java and C `Type name`.
+fn params(family: Family, signature: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = signature;
+    // Go methods have the receiver in the first parentheses, parameters in the second.
+    let groups = if family == Family::Go { 2 } else { 1 };
+    for _ in 0..groups {
+        let Some((inner, after)) = parenthesized(rest) else {
+            break;
+        };
+        rest = after;
+        for p in split_top_level(inner) {
+            if let Some((name, ty)) = param(family, p.trim()) {
+                out.push((name, ty));
+            }
+        }
+    }
+    out
+}
+
+fn param(family: Family, p: &str) -> Option<(String, String)> {
+    let p = p.split('=').next().unwrap_or(p).trim();
+    let (name, ty) = match family {
+        Family::Python | Family::Rust | Family::Js => {
+            let (n, t) = p.split_once(':')?;
+            let n = n.trim().trim_end_matches('?');
+            let n = n.rsplit(char::is_whitespace).next().unwrap_or(n);
+            (n.trim_start_matches("mut ").trim_start_matches('*'), t)
+        }
+        Family::Go => {
+            let (n, t) = p.split_once(char::is_whitespace)?;
+            (n, t)
+        }
+        Family::Java | Family::C => {
+            let (t, n) = p.rsplit_once(char::is_whitespace)?;
+            (n.trim_start_matches(['*', '&']), t)
+        }
+        Family::Other => return None,
+    };
+    let ty = type_path(ty)?;
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    ident(name).then(|| (name.to_string(), ty))
+}
+
+/// The return type written after the parameters: `-> T` (Python, Rust), `): T` (TypeScript),
+/// `) T` (Go).
+fn returns(family: Family, signature: &str) -> Option<String> {
+    let (_, mut after) = parenthesized(signature)?;
+    if family == Family::Go && after.trim_start().starts_with('(') && signature.starts_with("func (") {
+        after = parenthesized(after)?.1;
+    }
+    let after = after.trim();
+    let ty = match family {
+        Family::Python | Family::Rust => after.strip_prefix("->")?,
+        Family::Js => after.strip_prefix(':')?,
+        Family::Go => after,
+        _ => return None,
+    };
+    let ty = ty.split(['{', ':']).next().unwrap_or(ty).trim();
+    let ty = ty.strip_prefix("Promise<").unwrap_or(ty);
+    let ty = ty.strip_prefix("Result<").unwrap_or(ty);
+    type_path(ty)
+}
+
+/// `&mut Option<a::B<T>>` -> `a::B`; `Optional["Session"]` -> `Session`; `*http.Request` ->
+/// `http.Request`. Wrappers that only add optionality or ownership are looked through.
+fn type_path(ty: &str) -> Option<String> {
+    const WRAPPERS: [&str; 8] = [
+        "Option", "Optional", "Box", "Rc", "Arc", "RefCell", "Mutex", "Type",
+    ];
+    let mut t = ty.trim();
+    loop {
+        t = t.trim_start_matches(['&', '*', '\'', '"', ' ', '[', ']']);
+        let mut changed = false;
+        for prefix in [
+            "mut ",
+            "dyn ",
+            "impl ",
+            "const ",
+            "final ",
+            "readonly ",
+            "struct ",
+        ] {
+            if let Some(r) = t.strip_prefix(prefix) {
+                t = r;
+                changed = true;
+            }
+        }
+        // A lifetime (`'a `) left after the `&`.
+        if t.starts_with(|c: char| c.is_ascii_lowercase())
+            && ty.contains('\'')
+            && let Some((_, r)) = t.split_once(' ')
+        {
+            t = r;
+            changed = true;
+        }
+        let end = t
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':' || c == '$'))
+            .unwrap_or(t.len());
+        let head = &t[..end];
+        let last = head.rsplit(['.', ':']).next().unwrap_or(head);
+        if WRAPPERS.contains(&last) && t[end..].starts_with(['<', '[']) {
+            t = &t[end + 1..];
+            continue;
+        }
+        if !changed {
+            let head = head.trim_matches(|c| c == ':' || c == '.');
+            return (!head.is_empty() && !head.starts_with(|c: char| c.is_ascii_digit()))
+                .then(|| head.to_string());
+        }
+    }
+}
+
+/// The text inside the first balanced parentheses, and what follows them.
+fn parenthesized(s: &str) -> Option<(&str, &str)> {
+    let open = s.find('(')?;
+    let mut depth = 0i32;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((&s[open + 1..open + i], &s[open + i + 1..]));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits on commas outside brackets.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn return_types_per_language() {
+        assert_eq!(
+            returns(Family::Python, "def get(self, url) -> Response"),
+            Some("Response".into())
+        );
+        assert_eq!(
+            returns(Family::Rust, "pub fn new(cap: usize) -> Self"),
+            Some("Self".into())
+        );
+        assert_eq!(
+            returns(Family::Rust, "fn open(p: &Path) -> Result<Index, Error>"),
+            Some("Index".into())
+        );
+        assert_eq!(
+            returns(Family::Js, "async get(id: UserId): Promise<User>"),
+            Some("User".into())
+        );
+        assert_eq!(
+            returns(Family::Go, "func (s *Server) Conn() *Conn"),
+            Some("Conn".into())
+        );
+        assert_eq!(returns(Family::Python, "def f(x)"), None);
+    }
+
+    #[test]
+    fn parameter_types_per_language() {
+        assert_eq!(
+            params(
+                Family::Python,
+                "def prepare(self, request: Request, n: int = 3) -> X"
+            ),
+            vec![("request".into(), "Request".into()), ("n".into(), "int".into())]
+        );
+        assert_eq!(
+            params(Family::Python, "def f(s: Optional[models.Session])"),
+            vec![("s".into(), "models.Session".into())]
+        );
+        assert_eq!(
+            params(
+                Family::Rust,
+                "fn f<'a>(&self, c: &'a mut Cache<K, V>, o: Option<Box<dyn a::Tr>>)"
+            ),
+            vec![("c".into(), "Cache".into()), ("o".into(), "a::Tr".into())]
+        );
+        assert_eq!(
+            params(
+                Family::Go,
+                "func (s *Server) Serve(w nethttp.ResponseWriter, n int) error"
+            ),
+            vec![
+                ("s".into(), "Server".into()),
+                ("w".into(), "nethttp.ResponseWriter".into()),
+                ("n".into(), "int".into())
+            ]
+        );
+        assert_eq!(
+            params(Family::Java, "public void add(final List<T> items, int n)"),
+            vec![("items".into(), "List".into()), ("n".into(), "int".into())]
+        );
+        assert_eq!(
+            params(
+                Family::Js,
+                "constructor(private readonly http: HttpClient, id?: string)"
+            ),
+            vec![
+                ("http".into(), "HttpClient".into()),
+                ("id".into(), "string".into())
+            ]
+        );
+    }
+}

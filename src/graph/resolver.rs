@@ -1,0 +1,946 @@
+//! `Resolver`: ties the references of one file to definitions, with a provenance for each.
+//!
+//! Order of rules (the first that answers wins): keywords (`self`, `Self`, `this`, `crate`,
+//! `super`); typed parameters of the enclosing functions; the lexical scope of the file;
+//! the file's imports (following package re-exports); glob imports; the same package (Go,
+//! Java); included headers (C, C++). A receiver path is then walked segment by segment
+//! through modules, types (their members and bases) and typed values. Only when the chain
+//! breaks on a value of unknown type (or, for C and files with unresolved glob imports, on
+//! an unbound name) does it fall back to name matching, kept as `name-unique` or
+//! `name-ambiguous` with every candidate counted. A name bound to something outside the
+//! repository stays unresolved and is counted as external: it is never guessed.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::symbol_table::is_type_like;
+use super::{DepSet, Deps, Family, FileSkeleton, Provenance, RefNode, SymbolId, SymbolTable};
+use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
+
+/// Most targets kept for one ambiguous reference (the count of all candidates is kept).
+pub const MAX_TARGETS: usize = 8;
+/// Re-export chains and base-class walks are bounded.
+const MAX_DEPTH: u32 = 6;
+const MAX_BASE_TYPES: usize = 64;
+
+/// Class bases per type, resolved in a first pass.
+pub type Bases = HashMap<SymbolId, Vec<SymbolId>>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolution {
+    /// `None`: unresolved.
+    pub provenance: Option<Provenance>,
+    pub targets: Vec<SymbolId>,
+    /// All candidates (more than `targets` when truncated).
+    pub candidates: u32,
+    /// Unresolved because the name is bound outside the repository (or is a builtin).
+    pub external: bool,
+}
+
+impl Resolution {
+    fn unresolved(external: bool) -> Resolution {
+        Resolution {
+            provenance: None,
+            targets: Vec::new(),
+            candidates: 0,
+            external,
+        }
+    }
+
+    fn of(provenance: Provenance, mut targets: Vec<SymbolId>) -> Resolution {
+        targets.sort_unstable();
+        targets.dedup();
+        let candidates = targets.len() as u32;
+        targets.truncate(MAX_TARGETS);
+        Resolution {
+            provenance: Some(provenance),
+            targets,
+            candidates,
+            external: false,
+        }
+    }
+}
+
+/// Where an import leads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportTarget {
+    pub files: Vec<FileId>,
+    pub external: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Entity {
+    Module(String),
+    Symbols(Vec<SymbolId>),
+    /// A value whose type is known.
+    Instance(SymbolId),
+    External,
+    /// A value of unknown type: name matching may guess.
+    Unknown,
+    /// A name that should be in the repository and is not: no guess.
+    Missing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Via {
+    Import,
+    Qualified,
+    Receiver,
+    Scope,
+}
+
+impl Via {
+    fn provenance(self) -> Provenance {
+        match self {
+            Via::Import => Provenance::Import,
+            Via::Qualified => Provenance::Qualified,
+            Via::Receiver => Provenance::Receiver,
+            Via::Scope => Provenance::Scope,
+        }
+    }
+}
+
+pub struct Resolver<'t, 'a> {
+    table: &'t SymbolTable<'a>,
+    bases: &'t Bases,
+    base_deps: &'t HashMap<FileId, Deps>,
+    file: FileId,
+    sk: &'a FileSkeleton,
+    fam: Family,
+    sep: &'static str,
+    /// (parent, name) -> definitions of this file.
+    local: HashMap<(Option<u32>, &'a str), Vec<u32>>,
+    import_lines: HashSet<u32>,
+    open_glob: Option<bool>,
+    merged_bases: HashSet<FileId>,
+    /// Line of the reference being resolved (a binding must come before it).
+    at_line: u32,
+    binding_depth: u32,
+    pub deps: DepSet,
+}
+
+impl<'t, 'a> Resolver<'t, 'a> {
+    pub fn new(
+        table: &'t SymbolTable<'a>,
+        bases: &'t Bases,
+        base_deps: &'t HashMap<FileId, Deps>,
+        file: FileId,
+    ) -> Option<Resolver<'t, 'a>> {
+        let sk = table.file(file)?;
+        let fam = sk.family();
+        let mut local: HashMap<(Option<u32>, &'a str), Vec<u32>> = HashMap::new();
+        for (i, d) in sk.defs.iter().enumerate() {
+            if d.kind != SymbolKind::Impl {
+                local
+                    .entry((d.parent, d.name.as_str()))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        Some(Resolver {
+            table,
+            bases,
+            base_deps,
+            file,
+            sk,
+            fam,
+            sep: fam.separator(),
+            local,
+            import_lines: sk.imports.iter().map(|i| i.line).collect(),
+            open_glob: None,
+            merged_bases: HashSet::new(),
+            at_line: 0,
+            binding_depth: 0,
+            deps: DepSet::default(),
+        })
+    }
+
+    /// Whether reference `r` names a base of the type it sits in (`class A(B)`, `impl T for X`,
+    /// `implements I`).
+    pub fn is_base_ref(sk: &FileSkeleton, r: &RefNode) -> bool {
+        let Some(d) = r.enclosing.and_then(|e| sk.defs.get(e as usize)) else {
+            return false;
+        };
+        is_type_like(d.kind)
+            && (r.kind == ReferenceKind::Implementation
+                || (r.kind == ReferenceKind::Class && d.line == r.line))
+    }
+
+    /// Resolves every reference and import of the file.
+    pub fn resolve_file(mut self) -> (Vec<Resolution>, Vec<ImportTarget>, Deps) {
+        let refs = self.sk.refs.iter().map(|r| self.resolve(r)).collect();
+        let imports = self.sk.imports.iter().map(|i| self.import_target(i)).collect();
+        (refs, imports, self.deps.finish())
+    }
+
+    pub fn resolve(&mut self, r: &RefNode) -> Resolution {
+        self.at_line = r.line;
+        let member_call = r.receiver.is_some();
+        let (e, via) = match r.receiver.as_deref() {
+            None => self.head(&r.name, r.enclosing, false),
+            Some(recv) => match segments(recv) {
+                Some(segs) => {
+                    let is_path = recv.contains("::");
+                    let (mut e, mut via) = self.head(segs[0], r.enclosing, is_path);
+                    for s in &segs[1..] {
+                        (e, via) = self.step(e, via, s, 0);
+                    }
+                    self.step(e, via, &r.name, 0)
+                }
+                None if recv == "super()" || recv.starts_with("super(") => {
+                    match self.enclosing_type(r.enclosing) {
+                        Some(t) => {
+                            let found = self.member_in_bases(t, &r.name);
+                            (Entity::Symbols(found), Via::Receiver)
+                        }
+                        None => (Entity::Unknown, Via::Receiver),
+                    }
+                }
+                None => (Entity::Unknown, Via::Receiver),
+            },
+        };
+        match e {
+            Entity::Symbols(v) if !v.is_empty() => Resolution::of(via.provenance(), v),
+            Entity::External => Resolution::unresolved(true),
+            Entity::Unknown => self.by_name(r, member_call),
+            _ => Resolution::unresolved(false),
+        }
+    }
+
+    /// Name matching, restricted to members for `x.f()` and to non-members for `f()`.
+    fn by_name(&mut self, r: &RefNode, member: bool) -> Resolution {
+        self.deps.name(&r.name);
+        let t = self.table;
+        let fits = |s: &SymbolId| {
+            t.def(*s).is_some_and(|d| {
+                let is_member = d.kind == SymbolKind::Method
+                    || d.parent
+                        .and_then(|p| t.file(s.file).and_then(|f| f.defs.get(p as usize)))
+                        .is_some_and(|p| is_type_like(p.kind));
+                let kind_ok = match r.kind {
+                    ReferenceKind::Call => matches!(
+                        d.kind,
+                        SymbolKind::Function
+                            | SymbolKind::Method
+                            | SymbolKind::Class
+                            | SymbolKind::Struct
+                            | SymbolKind::Macro
+                    ),
+                    _ => is_type_like(d.kind),
+                };
+                kind_ok && (is_member == member || !matches!(r.kind, ReferenceKind::Call))
+            })
+        };
+        let found: Vec<SymbolId> = t
+            .by_name(self.fam, &r.name)
+            .iter()
+            .copied()
+            .filter(fits)
+            .collect();
+        match found.len() {
+            0 => Resolution::unresolved(false),
+            1 => Resolution::of(Provenance::NameUnique, found),
+            _ => Resolution::of(Provenance::NameAmbiguous, found),
+        }
+    }
+
+    fn head(&mut self, h: &str, enclosing: Option<u32>, is_path: bool) -> (Entity, Via) {
+        if let Some(e) = self.keyword(h, enclosing, is_path) {
+            return e;
+        }
+        if let Some(ty) = self.param_type(h, enclosing) {
+            return match self.type_entity(&ty) {
+                Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
+                    Some(t) => (Entity::Instance(t), Via::Receiver),
+                    None => (Entity::Unknown, Via::Receiver),
+                },
+                _ => (Entity::Unknown, Via::Receiver),
+            };
+        }
+        if let Some(e) = self.binding(h, enclosing) {
+            return (e, Via::Receiver);
+        }
+        self.name_in_scope(h, enclosing, is_path)
+    }
+
+    /// A local variable of the enclosing functions whose type its initializer or annotation
+    /// shows: the nearest scope's last binding before the reference.
+    fn binding(&mut self, h: &str, enclosing: Option<u32>) -> Option<Entity> {
+        if self.binding_depth > 2 {
+            return None;
+        }
+        let sk = self.sk;
+        let mut at = enclosing;
+        let found = loop {
+            let mut candidates = sk.bindings.iter().filter(|b| b.enclosing == at && b.name == h);
+            let before = candidates.clone().rfind(|b| b.line <= self.at_line);
+            if let Some(b) = before.or_else(|| candidates.next()) {
+                break b;
+            }
+            at = sk.defs.get(at? as usize).and_then(|d| d.parent);
+        };
+        self.binding_depth += 1;
+        let e = match (&found.type_name, &found.value) {
+            (Some(ty), _) => self.type_entity(ty),
+            (None, Some(v)) => self.value_type(v, enclosing),
+            (None, None) => Entity::Unknown,
+        };
+        self.binding_depth -= 1;
+        Some(match e {
+            Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
+                Some(t) => Entity::Instance(t),
+                None => Entity::Unknown,
+            },
+            Entity::Instance(t) => Entity::Instance(t),
+            _ => Entity::Unknown,
+        })
+    }
+
+    /// The type of what calling `callee` returns: a class (its constructor), or a function
+    /// whose written return type is `Self`, its own type, or a type of its module.
+    fn value_type(&mut self, callee: &str, enclosing: Option<u32>) -> Entity {
+        let Some(segs) = segments(callee) else {
+            return Entity::Unknown;
+        };
+        let is_path = callee.contains("::");
+        let (mut e, mut via) = self.head(segs[0], enclosing, is_path);
+        for s in &segs[1..] {
+            (e, via) = self.step(e, via, s, 0);
+        }
+        let Entity::Symbols(v) = e else {
+            return Entity::Unknown;
+        };
+        let t = self.table;
+        for s in v {
+            let Some(d) = t.def(s) else { continue };
+            if is_type_like(d.kind) {
+                return Entity::Instance(s);
+            }
+            let Some(ret) = &d.returns else { continue };
+            let Some(fsk) = t.file(s.file) else { continue };
+            let owner = d.parent.and_then(|p| fsk.defs.get(p as usize).map(|pd| (p, pd)));
+            if let Some((p, pd)) = owner
+                && is_type_like(pd.kind)
+                && (ret == "Self" || *ret == pd.name)
+            {
+                let ty = SymbolId { file: s.file, def: p };
+                // An impl block stands for its type.
+                if pd.kind == SymbolKind::Impl {
+                    let key = format!("{}{}{}", fsk.module, fsk.family().separator(), pd.name);
+                    self.deps.name(&pd.name);
+                    if let Some(real) = t.qualified(fsk.family(), &key).first() {
+                        return Entity::Instance(*real);
+                    }
+                }
+                return Entity::Instance(ty);
+            }
+            let last = ret.rsplit(['.', ':']).next().unwrap_or(ret);
+            let key = format!("{}{}{last}", fsk.module, fsk.family().separator());
+            self.deps.name(last);
+            if let Some(real) = t.qualified(fsk.family(), &key).iter().find(|x| self.is_type(**x)) {
+                return Entity::Instance(*real);
+            }
+        }
+        Entity::Unknown
+    }
+
+    /// A name without keywords or parameters: scope, imports, globs, package, includes.
+    fn name_in_scope(&mut self, h: &str, enclosing: Option<u32>, is_path: bool) -> (Entity, Via) {
+        if let Some(v) = self.scope(h, enclosing) {
+            return (Entity::Symbols(v), Via::Scope);
+        }
+        let sk = self.sk;
+        if let Some(imp) = sk.imports.iter().rev().find(|i| binding(self.fam, i) == Some(h)) {
+            return (self.import_entity(self.file, imp, 0), Via::Import);
+        }
+        if self.fam == Family::Rust && self.table.is_root(self.fam, h) {
+            self.deps.module(h);
+            return (Entity::Module(h.to_string()), Via::Qualified);
+        }
+        if let Some(v) = self.in_globs(h) {
+            return (Entity::Symbols(v), Via::Import);
+        }
+        if matches!(self.fam, Family::Go | Family::Java) && !sk.module.is_empty() {
+            self.deps.name(h);
+            let found = self
+                .table
+                .qualified(self.fam, &format!("{}{}{h}", sk.module, self.sep));
+            if !found.is_empty() {
+                return (Entity::Symbols(found.to_vec()), Via::Scope);
+            }
+        }
+        if self.fam == Family::C
+            && let Some(v) = self.in_includes(h)
+        {
+            return (Entity::Symbols(v), Via::Import);
+        }
+        let open = self.fam == Family::C || self.has_open_glob();
+        let value_like = h.starts_with(|c: char| c.is_lowercase() || c == '_');
+        if open || (is_path && value_like) || (self.fam == Family::Python && is_path) {
+            return (Entity::Unknown, Via::Scope);
+        }
+        (Entity::External, Via::Scope)
+    }
+
+    fn keyword(&mut self, h: &str, enclosing: Option<u32>, is_path: bool) -> Option<(Entity, Via)> {
+        let fam = self.fam;
+        let instance = match (fam, h) {
+            (Family::Python, "self" | "cls") | (Family::Js | Family::Java | Family::C, "this") => true,
+            (Family::Rust, "self") if !is_path => true,
+            _ => false,
+        };
+        if instance {
+            return Some(match self.enclosing_type(enclosing) {
+                Some(t) => (Entity::Instance(t), Via::Receiver),
+                None => (Entity::Unknown, Via::Receiver),
+            });
+        }
+        if fam != Family::Rust {
+            return None;
+        }
+        let module = self.sk.module.as_str();
+        let m = match h {
+            "Self" => {
+                return Some(match self.enclosing_type(enclosing) {
+                    Some(t) => (Entity::Instance(t), Via::Receiver),
+                    None => (Entity::Unknown, Via::Receiver),
+                });
+            }
+            "self" => module.to_string(),
+            "crate" => module.split("::").next().unwrap_or(module).to_string(),
+            "super" => parent_module(module, "::"),
+            _ => return None,
+        };
+        Some((Entity::Module(m), Via::Qualified))
+    }
+
+    /// Definitions named `h` visible from `enclosing`: nested first, then outwards. Class
+    /// bodies are not scopes for their methods except in Java and C++.
+    fn scope(&mut self, h: &str, enclosing: Option<u32>) -> Option<Vec<SymbolId>> {
+        let class_scopes = matches!(self.fam, Family::Java | Family::C);
+        let mut at = enclosing;
+        for _ in 0..64 {
+            let skip = at
+                .and_then(|a| self.sk.defs.get(a as usize))
+                .is_some_and(|d| is_type_like(d.kind) && !class_scopes);
+            if !skip && let Some(v) = self.visible(at, h) {
+                return Some(v);
+            }
+            at = self.sk.defs.get(at? as usize).and_then(|d| d.parent);
+        }
+        None
+    }
+
+    fn visible(&self, at: Option<u32>, h: &str) -> Option<Vec<SymbolId>> {
+        let v: Vec<SymbolId> = self
+            .local
+            .get(&(at, h))?
+            .iter()
+            .filter(|&&i| {
+                // `x = require("x")` is both a constant and an import: the import wins.
+                self.sk.defs.get(i as usize).is_some_and(|d| {
+                    !(matches!(d.kind, SymbolKind::Variable | SymbolKind::Constant)
+                        && self.import_lines.contains(&d.line))
+                })
+            })
+            .map(|&i| SymbolId {
+                file: self.file,
+                def: i,
+            })
+            .collect();
+        (!v.is_empty()).then_some(v)
+    }
+
+    fn param_type(&self, h: &str, enclosing: Option<u32>) -> Option<String> {
+        let mut at = enclosing;
+        for _ in 0..64 {
+            let d = self.sk.defs.get(at? as usize)?;
+            if let Some((_, ty)) = d.params.iter().find(|(n, _)| n == h) {
+                return Some(ty.clone());
+            }
+            at = d.parent;
+        }
+        None
+    }
+
+    /// A written type (`models.Session`, `crate::a::B`) to what it names.
+    fn type_entity(&mut self, ty: &str) -> Entity {
+        let Some(segs) = segments(ty) else {
+            return Entity::Unknown;
+        };
+        let (mut e, mut via) = match self.keyword(segs[0], None, true) {
+            Some(k) => k,
+            None => self.name_in_scope(segs[0], None, false),
+        };
+        for s in &segs[1..] {
+            (e, via) = self.step(e, via, s, 0);
+        }
+        e
+    }
+
+    fn enclosing_type(&self, enclosing: Option<u32>) -> Option<SymbolId> {
+        let mut at = enclosing;
+        for _ in 0..64 {
+            let i = at?;
+            let d = self.sk.defs.get(i as usize)?;
+            if is_type_like(d.kind) {
+                return Some(SymbolId {
+                    file: self.file,
+                    def: i,
+                });
+            }
+            at = d.parent;
+        }
+        None
+    }
+
+    fn is_type(&self, s: SymbolId) -> bool {
+        self.table.def(s).is_some_and(|d| is_type_like(d.kind))
+    }
+
+    /// One segment further along a path.
+    fn step(&mut self, e: Entity, via: Via, seg: &str, depth: u32) -> (Entity, Via) {
+        match e {
+            Entity::Module(m) => (self.in_module(&m, seg, depth), via),
+            Entity::Symbols(v) => {
+                let Some(&first) = v.iter().find(|s| self.is_type(**s)).or(v.first()) else {
+                    return (Entity::Missing, via);
+                };
+                let Some(d) = self.table.def(first) else {
+                    return (Entity::Missing, via);
+                };
+                let via = if via == Via::Scope { Via::Qualified } else { via };
+                if matches!(d.kind, SymbolKind::Module | SymbolKind::Namespace) {
+                    let q = self
+                        .table
+                        .file(first.file)
+                        .map(|f| f.qualified(first.def))
+                        .unwrap_or_default();
+                    return (self.in_module(&q, seg, depth), via);
+                }
+                if is_type_like(d.kind) {
+                    let found = self.member(first, seg);
+                    return match found.is_empty() {
+                        true => (Entity::Unknown, via),
+                        false => (Entity::Symbols(found), via),
+                    };
+                }
+                (Entity::Unknown, via)
+            }
+            Entity::Instance(t) => {
+                let found = self.member(t, seg);
+                match found.is_empty() {
+                    true => (Entity::Unknown, Via::Receiver),
+                    false => (Entity::Symbols(found), Via::Receiver),
+                }
+            }
+            other => (other, via),
+        }
+    }
+
+    /// `seg` inside module `m`: a submodule, a definition, or a re-export of the module.
+    fn in_module(&mut self, m: &str, seg: &str, depth: u32) -> Entity {
+        let (t, fam, sep) = (self.table, self.fam, self.sep);
+        let sub = format!("{m}{sep}{seg}");
+        self.deps.module(&sub);
+        self.deps.name(seg);
+        if !t.module(fam, &sub).is_empty() {
+            return Entity::Module(sub);
+        }
+        let found = t.qualified(fam, &sub);
+        if !found.is_empty() {
+            return Entity::Symbols(found.to_vec());
+        }
+        self.deps.module(m);
+        let files = t.module(fam, m);
+        if depth >= MAX_DEPTH {
+            return Entity::Missing;
+        }
+        for &f in files {
+            self.deps.files.insert(f.0);
+            let Some(fsk) = t.file(f) else { continue };
+            if let Some(imp) = fsk.imports.iter().rev().find(|i| binding(fam, i) == Some(seg)) {
+                return self.import_entity(f, imp, depth + 1);
+            }
+            for imp in fsk.imports.iter().filter(|i| i.glob) {
+                if let Some(m2) = self.import_module(f, &imp.path)
+                    && let e @ (Entity::Symbols(_) | Entity::Module(_)) = self.in_module(&m2, seg, depth + 1)
+                {
+                    return e;
+                }
+            }
+        }
+        match files.is_empty() && !self.in_repo(m) {
+            true => Entity::External,
+            false => Entity::Missing,
+        }
+    }
+
+    fn in_repo(&mut self, m: &str) -> bool {
+        let root = m.split(self.sep).next().unwrap_or(m);
+        self.deps.module(root);
+        self.table.is_root(self.fam, root)
+    }
+
+    /// Members named `name` of type `t`, then of its bases (breadth first, bounded).
+    fn member(&mut self, t: SymbolId, name: &str) -> Vec<SymbolId> {
+        let mut queue = VecDeque::from([t]);
+        let mut seen = HashSet::new();
+        while let Some(ty) = queue.pop_front() {
+            if !seen.insert(ty) || seen.len() > MAX_BASE_TYPES {
+                continue;
+            }
+            let found = self.own_member(ty, name);
+            if !found.is_empty() {
+                return found;
+            }
+            if let Some(bs) = self.bases.get(&ty) {
+                self.merge_base_deps(ty.file);
+                queue.extend(bs.iter().copied());
+            }
+        }
+        Vec::new()
+    }
+
+    fn member_in_bases(&mut self, t: SymbolId, name: &str) -> Vec<SymbolId> {
+        self.merge_base_deps(t.file);
+        let bases = self.bases.get(&t).cloned().unwrap_or_default();
+        bases
+            .into_iter()
+            .map(|b| self.member(b, name))
+            .find(|v| !v.is_empty())
+            .unwrap_or_default()
+    }
+
+    fn merge_base_deps(&mut self, f: FileId) {
+        if self.merged_bases.insert(f)
+            && let Some(d) = self.base_deps.get(&f)
+        {
+            self.deps.merge(d);
+        }
+        self.deps.files.insert(f.0);
+    }
+
+    fn own_member(&mut self, ty: SymbolId, name: &str) -> Vec<SymbolId> {
+        let t = self.table;
+        self.deps.files.insert(ty.file.0);
+        self.deps.name(name);
+        let Some(fsk) = t.file(ty.file) else {
+            return Vec::new();
+        };
+        let fam = fsk.family();
+        let key = format!("{}{}{name}", fsk.qualified(ty.def), fam.separator());
+        let found = t.qualified(fam, &key);
+        if !found.is_empty() {
+            return found.to_vec();
+        }
+        let Some(d) = t.def(ty) else {
+            return Vec::new();
+        };
+        if !matches!(fam, Family::Rust | Family::Go | Family::C) {
+            return Vec::new();
+        }
+        let root = |m: &str| -> String {
+            match fam {
+                Family::Rust => m.split("::").next().unwrap_or(m).to_string(),
+                _ => m.to_string(),
+            }
+        };
+        let own_root = root(&fsk.module);
+        t.members(fam, &d.name, name)
+            .into_iter()
+            .filter(|s| fam == Family::C || t.file(s.file).is_some_and(|f| root(&f.module) == own_root))
+            .collect()
+    }
+
+    fn in_globs(&mut self, h: &str) -> Option<Vec<SymbolId>> {
+        let sk = self.sk;
+        for imp in sk.imports.iter().filter(|i| i.glob) {
+            let Some(m) = self.import_module(self.file, &imp.path) else {
+                continue;
+            };
+            if let Entity::Symbols(v) = self.in_module(&m, h, MAX_DEPTH - 2) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn has_open_glob(&mut self) -> bool {
+        if let Some(o) = self.open_glob {
+            return o;
+        }
+        let sk = self.sk;
+        let mut open = false;
+        for imp in sk.imports.iter().filter(|i| i.glob) {
+            open |= self.import_module(self.file, &imp.path).is_none();
+        }
+        self.open_glob = Some(open);
+        open
+    }
+
+    fn in_includes(&mut self, h: &str) -> Option<Vec<SymbolId>> {
+        let files: HashSet<FileId> = self
+            .sk
+            .imports
+            .iter()
+            .flat_map(|i| self.include_files(self.file, &i.path))
+            .collect();
+        if files.is_empty() {
+            return None;
+        }
+        self.deps.name(h);
+        let t = self.table;
+        let v: Vec<SymbolId> = t
+            .by_name(self.fam, h)
+            .iter()
+            .copied()
+            .filter(|s| files.contains(&s.file) && t.def(*s).is_some_and(|d| d.container.is_empty()))
+            .collect();
+        (!v.is_empty()).then_some(v)
+    }
+
+    fn include_files(&mut self, from: FileId, path: &str) -> Vec<FileId> {
+        let t = self.table;
+        let dir = t.file(from).map(|f| f.path.parent()).unwrap_or("");
+        let joined = normalize(dir, path);
+        self.deps.module(&joined);
+        if let Some(f) = t.path(&joined) {
+            return vec![f];
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        self.deps.module(name);
+        t.files_named(name)
+            .iter()
+            .copied()
+            .filter(|f| t.file(*f).is_some_and(|s| s.path.as_str().ends_with(path)))
+            .collect()
+    }
+
+    fn import_entity(&mut self, from: FileId, imp: &Import, depth: u32) -> Entity {
+        let Some(m) = self.import_module(from, &imp.path) else {
+            return Entity::External;
+        };
+        let fam = self.table.family(from);
+        match &imp.name {
+            Some(n) => self.in_module(&m, n, depth),
+            None if fam == Family::Python && imp.alias.is_none() => {
+                // `import a.b.c` binds `a`.
+                Entity::Module(m.split('.').next().unwrap_or(&m).to_string())
+            }
+            None => Entity::Module(m),
+        }
+    }
+
+    /// The module an import path names, as seen from file `from`; `None` when it is outside
+    /// the repository.
+    fn import_module(&mut self, from: FileId, path: &str) -> Option<String> {
+        let t = self.table;
+        let fsk = t.file(from)?;
+        let fam = fsk.family();
+        let module = fsk.module.as_str();
+        let m = match fam {
+            Family::Python => {
+                let dots = path.chars().take_while(|&c| c == '.').count();
+                if dots == 0 {
+                    path.to_string()
+                } else {
+                    let is_init = fsk.path.file_name().starts_with("__init__.");
+                    let mut base = if is_init {
+                        module.to_string()
+                    } else {
+                        parent_module(module, ".")
+                    };
+                    for _ in 1..dots {
+                        base = parent_module(&base, ".");
+                    }
+                    let rest = &path[dots..];
+                    match (base.is_empty(), rest.is_empty()) {
+                        (_, true) => base,
+                        (true, false) => rest.to_string(),
+                        (false, false) => format!("{base}.{rest}"),
+                    }
+                }
+            }
+            Family::Rust => {
+                let mut segs = path.split("::");
+                let first = segs.next().unwrap_or("");
+                let rest: Vec<&str> = segs.collect();
+                let mut base = match first {
+                    "crate" => module.split("::").next().unwrap_or(module).to_string(),
+                    "self" => module.to_string(),
+                    "super" => parent_module(module, "::"),
+                    _ => {
+                        let relative = format!("{module}::{first}");
+                        self.deps.module(&relative);
+                        self.deps.name(first);
+                        let local_mod =
+                            !t.module(fam, &relative).is_empty() || !t.qualified(fam, &relative).is_empty();
+                        match local_mod {
+                            true => relative,
+                            false => first.to_string(),
+                        }
+                    }
+                };
+                for s in rest {
+                    base = match s {
+                        "super" => parent_module(&base, "::"),
+                        _ => format!("{base}::{s}"),
+                    };
+                }
+                base
+            }
+            Family::Js => {
+                if !path.starts_with('.') {
+                    return None;
+                }
+                let joined = normalize(fsk.path.parent(), path);
+                let stripped = strip_js_ext(&joined);
+                let m = stripped.strip_suffix("/index").unwrap_or(stripped).to_string();
+                self.deps.module(&m);
+                return (!t.module(fam, &m).is_empty()).then_some(m);
+            }
+            Family::Go | Family::Java => path.to_string(),
+            Family::C | Family::Other => return None,
+        };
+        let sep = fam.separator();
+        let root = m.split(sep).next().unwrap_or(&m);
+        self.deps.module(root);
+        self.deps.module(&m);
+        let in_repo = match fam {
+            Family::Python | Family::Rust => t.is_root(fam, root),
+            _ => !t.module(fam, &m).is_empty(),
+        };
+        in_repo.then_some(m)
+    }
+
+    /// The files an import leads to.
+    fn import_target(&mut self, imp: &Import) -> ImportTarget {
+        if self.fam == Family::C {
+            let files = self.include_files(self.file, &imp.path);
+            let external = files.is_empty();
+            return ImportTarget { files, external };
+        }
+        let Some(m) = self.import_module(self.file, &imp.path) else {
+            return ImportTarget {
+                files: Vec::new(),
+                external: true,
+            };
+        };
+        let mut files: Vec<FileId> = match &imp.name {
+            Some(n) => match self.in_module(&m, n, 0) {
+                Entity::Module(sub) => self.table.module(self.fam, &sub).to_vec(),
+                Entity::Symbols(v) => v.iter().map(|s| s.file).collect(),
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        if files.is_empty() {
+            files = self.table.module(self.fam, &m).to_vec();
+        }
+        files.sort_unstable();
+        files.dedup();
+        files.retain(|f| *f != self.file);
+        ImportTarget {
+            files,
+            external: false,
+        }
+    }
+}
+
+/// The name an import binds in the importing file.
+fn binding(fam: Family, i: &Import) -> Option<&str> {
+    if i.glob {
+        return None;
+    }
+    if let Some(a) = &i.alias {
+        return Some(a);
+    }
+    if let Some(n) = &i.name {
+        return Some(n);
+    }
+    match fam {
+        Family::Python => i.path.split('.').find(|s| !s.is_empty()),
+        Family::Go => i.path.rsplit('/').next(),
+        Family::Rust => i.path.rsplit("::").next(),
+        Family::Java => i.path.rsplit('.').next(),
+        _ => None,
+    }
+}
+
+/// Identifier segments of a receiver or type path (`self.a`, `crate::b::C`, `Vec::<u8>`),
+/// generic arguments skipped; `None` for expressions (calls, indexing, literals).
+pub fn segments(s: &str) -> Option<Vec<&str>> {
+    let b = s.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    let mut out = Vec::new();
+    let (mut i, mut expect_ident) = (0usize, true);
+    while i < b.len() {
+        let c = b[i];
+        if ident(c) {
+            let start = i;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            if !expect_ident {
+                return None;
+            }
+            out.push(&s[start..i]);
+            expect_ident = false;
+        } else if s[i..].starts_with("::") || s[i..].starts_with("->") {
+            i += 2;
+            expect_ident = true;
+        } else if c == b'.' {
+            i += 1;
+            expect_ident = true;
+        } else if c == b'<' {
+            let mut depth = 0i32;
+            while i < b.len() {
+                match b[i] {
+                    b'<' => depth += 1,
+                    b'>' => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            expect_ident = false;
+        } else if c == b' ' {
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    (!out.is_empty() && !expect_ident).then_some(out)
+}
+
+fn parent_module(m: &str, sep: &str) -> String {
+    m.rsplit_once(sep).map(|(p, _)| p.to_string()).unwrap_or_default()
+}
+
+/// Joins a relative path onto a folder, resolving `.` and `..`.
+fn normalize(dir: &str, rel: &str) -> String {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for p in rel.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+fn strip_js_ext(p: &str) -> &str {
+    for ext in [".d.ts", ".tsx", ".ts", ".jsx", ".mjs", ".cjs", ".js"] {
+        if let Some(s) = p.strip_suffix(ext) {
+            return s;
+        }
+    }
+    p
+}

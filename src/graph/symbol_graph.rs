@@ -1,0 +1,289 @@
+//! `SymbolGraph`: the code graph as a petgraph `DiGraph` of files and symbols, for bounded
+//! traversals (callers, callees, dependencies) and (personalized) PageRank.
+//!
+//! Nodes: one per file, then one per definition. Edges: `contains` (file -> top-level
+//! definition, definition -> nested definition), `imports` (file -> file), and one edge per
+//! resolved reference from the innermost enclosing definition (or the file, for module-level
+//! code) to each target: `calls`, `references`, `inherits`, `implements`.
+
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+
+use super::{CodeGraph, Provenance, Resolver, SymbolId};
+use crate::symbols::{FileId, ReferenceKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EdgeKind {
+    Contains,
+    Imports,
+    Calls,
+    References,
+    Inherits,
+    Implements,
+}
+
+impl EdgeKind {
+    pub const ALL: [EdgeKind; 6] = [
+        EdgeKind::Contains,
+        EdgeKind::Imports,
+        EdgeKind::Calls,
+        EdgeKind::References,
+        EdgeKind::Inherits,
+        EdgeKind::Implements,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Contains => "contains",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Calls => "calls",
+            EdgeKind::References => "references",
+            EdgeKind::Inherits => "inherits",
+            EdgeKind::Implements => "implements",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Node {
+    File(FileId),
+    Symbol(SymbolId),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Edge {
+    pub kind: EdgeKind,
+    /// `None` for structural edges (contains, imports).
+    pub provenance: Option<Provenance>,
+    pub confidence: f32,
+    /// Where the reference is: its file and index in the skeleton's refs (or the import's).
+    pub file: FileId,
+    pub index: u32,
+}
+
+pub struct SymbolGraph {
+    pub graph: DiGraph<Node, Edge>,
+    /// First symbol node of each file; file `i`'s node is `i`.
+    offsets: Vec<u32>,
+    files: u32,
+}
+
+const DAMPING: f32 = 0.85;
+const ITERATIONS: usize = 30;
+
+impl SymbolGraph {
+    pub fn new(cg: &CodeGraph) -> SymbolGraph {
+        let files = cg.files.len() as u32;
+        let symbols = cg.symbol_count();
+        let mut graph = DiGraph::with_capacity(files as usize + symbols, symbols * 4);
+        let mut offsets = Vec::with_capacity(cg.files.len());
+        for i in 0..files {
+            graph.add_node(Node::File(FileId(i)));
+        }
+        let mut next = files;
+        for (fi, f) in cg.files.iter().enumerate() {
+            offsets.push(next);
+            for di in 0..f.defs.len() {
+                graph.add_node(Node::Symbol(SymbolId::new(fi as u32, di as u32)));
+            }
+            next += f.defs.len() as u32;
+        }
+        let mut sg = SymbolGraph {
+            graph,
+            offsets,
+            files,
+        };
+        for (fi, f) in cg.files.iter().enumerate() {
+            let file = FileId(fi as u32);
+            for (di, d) in f.defs.iter().enumerate() {
+                let from = match d.parent {
+                    Some(p) => sg.symbol_node(SymbolId::new(fi as u32, p)),
+                    None => NodeIndex::new(fi),
+                };
+                let to = sg.symbol_node(SymbolId::new(fi as u32, di as u32));
+                sg.add(from, to, EdgeKind::Contains, None, 1.0, file, di as u32);
+            }
+            let Some(res) = cg.resolved.get(fi) else { continue };
+            for (ii, it) in res.imports.iter().enumerate() {
+                for t in &it.files {
+                    sg.add(
+                        NodeIndex::new(fi),
+                        NodeIndex::new(t.index()),
+                        EdgeKind::Imports,
+                        None,
+                        1.0,
+                        file,
+                        ii as u32,
+                    );
+                }
+            }
+            for (ri, (r, rr)) in f.refs.iter().zip(&res.refs).enumerate() {
+                let Some(p) = rr.provenance else { continue };
+                let kind = match r.kind {
+                    ReferenceKind::Call => EdgeKind::Calls,
+                    ReferenceKind::Implementation => EdgeKind::Implements,
+                    ReferenceKind::Class if Resolver::is_base_ref(f, r) => EdgeKind::Inherits,
+                    ReferenceKind::Class => EdgeKind::Calls,
+                    ReferenceKind::Type => EdgeKind::References,
+                };
+                let from = match r.enclosing {
+                    Some(e) => sg.symbol_node(SymbolId::new(fi as u32, e)),
+                    None => NodeIndex::new(fi),
+                };
+                let confidence = p.confidence(rr.candidates);
+                for t in &rr.targets {
+                    let to = sg.symbol_node(*t);
+                    sg.add(from, to, kind, Some(p), confidence, file, ri as u32);
+                }
+            }
+        }
+        sg
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        from: NodeIndex,
+        to: NodeIndex,
+        kind: EdgeKind,
+        p: Option<Provenance>,
+        c: f32,
+        file: FileId,
+        index: u32,
+    ) {
+        if from.index() < self.graph.node_count() && to.index() < self.graph.node_count() {
+            self.graph.add_edge(
+                from,
+                to,
+                Edge {
+                    kind,
+                    provenance: p,
+                    confidence: c,
+                    file,
+                    index,
+                },
+            );
+        }
+    }
+
+    pub fn symbol_node(&self, s: SymbolId) -> NodeIndex {
+        let base = self.offsets.get(s.file.index()).copied().unwrap_or(u32::MAX / 2);
+        NodeIndex::new((base + s.def) as usize)
+    }
+
+    pub fn file_node(&self, f: FileId) -> NodeIndex {
+        NodeIndex::new(f.index())
+    }
+
+    pub fn node(&self, n: NodeIndex) -> Option<Node> {
+        self.graph.node_weight(n).copied()
+    }
+
+    /// Edges into (`Incoming`) or out of (`Outgoing`) a node.
+    pub fn edges(&self, n: NodeIndex, dir: Direction) -> impl Iterator<Item = (NodeIndex, EdgeIndex, &Edge)> {
+        self.graph.edges_directed(n, dir).map(move |e| {
+            let other = match dir {
+                Direction::Incoming => e.source(),
+                Direction::Outgoing => e.target(),
+            };
+            (other, e.id(), e.weight())
+        })
+    }
+
+    /// PageRank of every definition, per file.
+    pub fn global_rank(&self) -> Vec<Vec<f32>> {
+        let r = self.page_rank(None);
+        self.per_symbol(&r)
+    }
+
+    /// PageRank restarted at `seeds` (nodes with weights): what matters around them.
+    pub fn personalized_rank(&self, seeds: &[(Node, f32)]) -> Vec<f32> {
+        let n = self.graph.node_count();
+        let mut p = vec![0f32; n];
+        for (node, w) in seeds {
+            let idx = match node {
+                Node::File(f) => self.file_node(*f),
+                Node::Symbol(s) => self.symbol_node(*s),
+            };
+            if let Some(x) = p.get_mut(idx.index()) {
+                *x += w.max(0.0);
+            }
+        }
+        let total: f32 = p.iter().sum();
+        if total <= 0.0 {
+            return self.page_rank(None);
+        }
+        p.iter_mut().for_each(|x| *x /= total);
+        self.page_rank(Some(&p))
+    }
+
+    pub fn rank_of(ranks: &[f32], graph: &SymbolGraph, node: Node) -> f32 {
+        let idx = match node {
+            Node::File(f) => graph.file_node(f),
+            Node::Symbol(s) => graph.symbol_node(s),
+        };
+        ranks.get(idx.index()).copied().unwrap_or(0.0)
+    }
+
+    /// Weighted power iteration. Rank flows along reference edges to what is referenced,
+    /// from a member to its container (a type matters when its methods are used), and along
+    /// imports; dangling rank restarts at the personalization (or uniformly).
+    fn page_rank(&self, personalization: Option<&[f32]>) -> Vec<f32> {
+        let n = self.graph.node_count();
+        if n == 0 {
+            return Vec::new();
+        }
+        let uniform = 1.0 / n as f32;
+        let restart = |i: usize| personalization.map_or(uniform, |p| p.get(i).copied().unwrap_or(0.0));
+        // Compressed out-edges with weights, built once.
+        let mut out: Vec<Vec<(u32, f32)>> = vec![Vec::new(); n];
+        for e in self.graph.edge_references() {
+            let (s, t, w) = (e.source().index(), e.target().index(), e.weight());
+            match w.kind {
+                EdgeKind::Contains => out[t].push((s as u32, 0.3)),
+                EdgeKind::Imports => out[s].push((t as u32, 0.5)),
+                _ => out[s].push((t as u32, w.confidence)),
+            }
+        }
+        let sums: Vec<f32> = out.iter().map(|o| o.iter().map(|(_, w)| w).sum()).collect();
+        let mut rank: Vec<f32> = (0..n).map(restart).collect();
+        let mut next = vec![0f32; n];
+        for _ in 0..ITERATIONS {
+            next.iter_mut().for_each(|x| *x = 0.0);
+            let mut dangling = 0f32;
+            for (i, o) in out.iter().enumerate() {
+                if sums[i] <= 0.0 {
+                    dangling += rank[i];
+                    continue;
+                }
+                let share = DAMPING * rank[i] / sums[i];
+                for &(t, w) in o {
+                    next[t as usize] += share * w;
+                }
+            }
+            let base = 1.0 - DAMPING + DAMPING * dangling;
+            for (i, x) in next.iter_mut().enumerate() {
+                *x += base * restart(i);
+            }
+            std::mem::swap(&mut rank, &mut next);
+        }
+        rank
+    }
+
+    fn per_symbol(&self, r: &[f32]) -> Vec<Vec<f32>> {
+        let mut out = Vec::with_capacity(self.offsets.len());
+        for (i, &start) in self.offsets.iter().enumerate() {
+            let end = self.offsets.get(i + 1).copied().unwrap_or(r.len() as u32);
+            out.push(
+                r.get(start as usize..end as usize)
+                    .map(<[f32]>::to_vec)
+                    .unwrap_or_default(),
+            );
+        }
+        let _ = self.files;
+        out
+    }
+}

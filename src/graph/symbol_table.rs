@@ -1,0 +1,153 @@
+//! `SymbolTable`: repository-wide lookups over the file skeletons — by qualified name, by
+//! name, by module, by (type name, member name) — that reference resolution reads.
+//!
+//! Every lookup is keyed by a name or a module, so what a resolution read can be recorded as
+//! those keys (see `Deps`): a lookup's answer changes only when a file defining that name or
+//! forming that module changes.
+
+use std::collections::{HashMap, HashSet};
+
+use super::deps::key_hash;
+use super::{Family, FileSkeleton, SymbolId};
+use crate::symbols::{FileId, SymbolKind};
+
+const FAMILIES: usize = 7;
+
+pub struct SymbolTable<'a> {
+    pub files: &'a [FileSkeleton],
+    pub families: Vec<Family>,
+    qualified: Vec<HashMap<String, Vec<SymbolId>>>,
+    by_name: Vec<HashMap<&'a str, Vec<SymbolId>>>,
+    /// (type name, member name) -> members declared outside the type's body (Rust impls, Go
+    /// methods, C++ out-of-line definitions).
+    members: Vec<HashMap<u64, Vec<SymbolId>>>,
+    modules: Vec<HashMap<&'a str, Vec<FileId>>>,
+    /// First segments of every module path (Rust crate names, Python top-level packages).
+    roots: Vec<HashSet<&'a str>>,
+    paths: HashMap<&'a str, FileId>,
+    by_file_name: HashMap<&'a str, Vec<FileId>>,
+}
+
+fn member_key(owner: &str, name: &str) -> u64 {
+    key_hash(owner).rotate_left(17) ^ key_hash(name)
+}
+
+fn slot(f: Family) -> usize {
+    f as usize
+}
+
+pub fn is_type_like(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Class
+            | SymbolKind::Struct
+            | SymbolKind::Enum
+            | SymbolKind::Interface
+            | SymbolKind::Trait
+            | SymbolKind::Impl
+            | SymbolKind::Type
+    )
+}
+
+impl<'a> SymbolTable<'a> {
+    pub fn new(files: &'a [FileSkeleton]) -> SymbolTable<'a> {
+        let mut t = SymbolTable {
+            files,
+            families: files.iter().map(FileSkeleton::family).collect(),
+            qualified: (0..FAMILIES).map(|_| HashMap::new()).collect(),
+            by_name: (0..FAMILIES).map(|_| HashMap::new()).collect(),
+            members: (0..FAMILIES).map(|_| HashMap::new()).collect(),
+            modules: (0..FAMILIES).map(|_| HashMap::new()).collect(),
+            roots: (0..FAMILIES).map(|_| HashSet::new()).collect(),
+            paths: HashMap::with_capacity(files.len()),
+            by_file_name: HashMap::new(),
+        };
+        for (fi, f) in files.iter().enumerate() {
+            let fam = slot(t.families[fi]);
+            let id = FileId(fi as u32);
+            t.paths.insert(f.path.as_str(), id);
+            t.by_file_name.entry(f.path.file_name()).or_default().push(id);
+            if !f.module.is_empty() {
+                t.modules[fam].entry(f.module.as_str()).or_default().push(id);
+                let sep = t.families[fi].separator();
+                let root = f.module.split(sep).next().unwrap_or(&f.module);
+                t.roots[fam].insert(root);
+            }
+            for (di, d) in f.defs.iter().enumerate() {
+                let sid = SymbolId::new(fi as u32, di as u32);
+                if d.kind == SymbolKind::Impl {
+                    continue;
+                }
+                t.qualified[fam]
+                    .entry(f.qualified(di as u32))
+                    .or_default()
+                    .push(sid);
+                t.by_name[fam].entry(d.name.as_str()).or_default().push(sid);
+                if let Some(owner) = d.container.last() {
+                    let outside = d.parent.is_none_or(|p| {
+                        f.defs
+                            .get(p as usize)
+                            .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
+                    });
+                    if outside {
+                        t.members[fam]
+                            .entry(member_key(owner, &d.name))
+                            .or_default()
+                            .push(sid);
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    pub fn family(&self, file: FileId) -> Family {
+        self.families.get(file.index()).copied().unwrap_or(Family::Other)
+    }
+
+    pub fn file(&self, file: FileId) -> Option<&'a FileSkeleton> {
+        self.files.get(file.index())
+    }
+
+    pub fn def(&self, s: SymbolId) -> Option<&'a super::DefNode> {
+        self.files.get(s.file.index())?.defs.get(s.def as usize)
+    }
+
+    pub fn qualified(&self, fam: Family, key: &str) -> &[SymbolId] {
+        self.qualified[slot(fam)].get(key).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn by_name(&self, fam: Family, name: &str) -> &[SymbolId] {
+        self.by_name[slot(fam)].get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// Members named `name` of types named `owner` declared outside the type's body.
+    pub fn members(&self, fam: Family, owner: &str, name: &str) -> Vec<SymbolId> {
+        let Some(v) = self.members[slot(fam)].get(&member_key(owner, name)) else {
+            return Vec::new();
+        };
+        v.iter()
+            .copied()
+            .filter(|s| {
+                self.def(*s)
+                    .is_some_and(|d| d.name == name && d.container.last().is_some_and(|c| c == owner))
+            })
+            .collect()
+    }
+
+    pub fn module(&self, fam: Family, module: &str) -> &[FileId] {
+        self.modules[slot(fam)].get(module).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn is_root(&self, fam: Family, segment: &str) -> bool {
+        self.roots[slot(fam)].contains(segment)
+    }
+
+    pub fn path(&self, path: &str) -> Option<FileId> {
+        self.paths.get(path).copied()
+    }
+
+    pub fn files_named(&self, file_name: &str) -> &[FileId] {
+        self.by_file_name.get(file_name).map_or(&[], Vec::as_slice)
+    }
+}

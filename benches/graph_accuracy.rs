@@ -74,7 +74,11 @@ fn main() -> Result<()> {
         return Ok(());
     };
     let repo = PathBuf::from(repo).canonicalize().context("repo")?;
-    let config = IndexConfig::default();
+    // A full build: resolution rules may have changed since the last index of this tree.
+    let config = IndexConfig {
+        full: true,
+        ..IndexConfig::default()
+    };
     IndexBuilder::new(&repo, &config, &NoProgress)?.build()?;
     let snapshot = IndexSnapshot::open(&config.index_dir_for(&repo))?;
     let graph = snapshot.graph()?;
@@ -145,9 +149,9 @@ impl Oracle {
     }
 }
 
-/// `a/B#__init__().` and `a/B#<constructor>().` -> `a/B#`.
+/// `a/B#__init__().` and a TypeScript constructor `a/B#<constructor>().` -> `a/B#`.
 fn class_of(symbol: &str) -> String {
-    for ctor in ["__init__().", "<constructor>()."] {
+    for ctor in ["__init__().", "`<constructor>`().", "<constructor>()."] {
         if let Some(c) = symbol.strip_suffix(ctor) {
             return c.to_string();
         }
@@ -242,12 +246,13 @@ fn score(graph: &CodeGraph, oracle: &Oracle, repo: &Path, scip: &str, show: usiz
             });
             let (l, col) = c.at(r.name_byte, oracle.utf16);
             let p: Pos = (f.path.to_string(), l, col);
-            // Definitions sharing a qualified name (overloads, redefinitions) are one symbol.
+            // Definitions sharing a qualified name are one symbol: overloads, redefinitions,
+            // and a Rust method spread over several trait impls (`Bytes::from`).
             let mut groups: BTreeMap<String, Vec<Pos>> = BTreeMap::new();
             for t in &rr.targets {
                 if let Some(dp) = def_pos(*t, &mut columns) {
                     let q = graph.files[t.file.index()].qualified(t.def);
-                    groups.entry(format!("{}#{q}", dp.0)).or_default().push(dp);
+                    groups.entry(q).or_default().push(dp);
                 }
             }
             let targets: Vec<Vec<Pos>> = groups.into_values().collect();

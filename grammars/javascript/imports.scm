@@ -1,4 +1,5 @@
-; ES modules. A default import binds only an alias; `* as ns` binds the module as an alias.
+; ES modules. A default import binds only an alias; `* as ns` (and `require`) bind the module
+; namespace: a glob with an alias.
 (import_statement
   (import_clause (identifier) @import.alias)
   source: (string (string_fragment) @import.path)) @import
@@ -7,7 +8,7 @@
     (named_imports (import_specifier name: (_) @import.name alias: (_)? @import.alias)))
   source: (string (string_fragment) @import.path)) @import
 (import_statement
-  (import_clause (namespace_import (identifier) @import.alias))
+  (import_clause (namespace_import "*" @import.glob (identifier) @import.alias))
   source: (string (string_fragment) @import.path)) @import
 ; Side-effect imports (`import "./polyfill"`); dropped when the same line names bindings.
 (import_statement source: (string (string_fragment) @import.path)) @import
@@ -22,7 +23,7 @@
 (variable_declarator
   name: (identifier) @import.alias
   value: (call_expression
-    function: (identifier) @_require
+    function: (identifier) @_require @import.glob
     arguments: (arguments . (string (string_fragment) @import.path)))
   (#eq? @_require "require")) @import
 (call_expression

@@ -38,6 +38,15 @@
     ])) @reference.call
 (macro_invocation macro: (identifier) @name) @reference.call
 (macro_invocation macro: (scoped_identifier name: (identifier) @name)) @reference.call
+; Macro arguments are token trees, not expressions: `name(` inside them is read as a plain
+; call (`assert_eq!(parse(s), x)`) when it starts an argument; method and path calls inside
+; macros (`a.len()`, `T::f()`) are not read.
+(token_tree
+  ["(" "," "[" "{" "=" ";" "&" "!" "*"]
+  .
+  (identifier) @name @reference.call
+  .
+  (token_tree . "("))
 
 ; Struct literals construct the type.
 (struct_expression name: (type_identifier) @name) @reference.class

@@ -180,12 +180,19 @@ fn plan(files: &[FileSkeleton], prev: &CodeGraph) -> Plan {
         .enumerate()
         .map(|(i, f)| (f.path.as_str(), i as u32))
         .collect();
+    let new_paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let mut old_to_new = vec![None; prev.files.len()];
     let mut unchanged: Vec<Option<u32>> = vec![None; files.len()];
     let mut changed_names = DepSet::default();
-    let note = |f: &FileSkeleton, set: &mut DepSet| {
+    // Names a changed file defines (before and after) are what lookups by name can see
+    // differently. Module and path keys only answer "does it exist", which changes only when
+    // a file comes, goes or moves to another module.
+    let note = |f: &FileSkeleton, set: &mut DepSet, membership: bool| {
         for d in &f.defs {
             set.name(&d.name);
+        }
+        if !membership {
+            return;
         }
         let sep = f.family().separator();
         set.module(&f.module);
@@ -207,17 +214,20 @@ fn plan(files: &[FileSkeleton], prev: &CodeGraph) -> Plan {
                 unchanged[i] = Some(o);
             }
             Some(&o) => {
-                note(f, &mut changed_names);
-                note(&prev.files[o as usize], &mut changed_names);
+                let moved = prev.files[o as usize].module != f.module
+                    || prev.files[o as usize].language != f.language;
+                note(f, &mut changed_names, moved);
+                note(&prev.files[o as usize], &mut changed_names, moved);
             }
-            None => note(f, &mut changed_names),
+            None => note(f, &mut changed_names, true),
         }
     }
     let mut changed_old: HashSet<u32> = HashSet::new();
     for (o, n) in old_to_new.iter().enumerate() {
         if n.is_none() {
             changed_old.insert(o as u32);
-            note(&prev.files[o], &mut changed_names);
+            let removed = !new_paths.contains(prev.files[o].path.as_str());
+            note(&prev.files[o], &mut changed_names, removed);
         }
     }
     let reuse = unchanged

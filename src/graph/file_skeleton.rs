@@ -79,6 +79,8 @@ pub struct RefNode {
     pub kind: ReferenceKind,
     pub name: String,
     pub receiver: Option<String>,
+    /// A macro invocation (`format!(..)`): only macros can be its target.
+    pub macro_call: bool,
     pub line: u32,
     /// Byte offset of the name.
     pub name_byte: u32,
@@ -129,6 +131,7 @@ impl FileSkeleton {
                 kind: r.kind,
                 name: r.name.clone(),
                 receiver: r.receiver.clone(),
+                macro_call: r.callee.ends_with('!'),
                 line: r.name_span.start_line,
                 name_byte: r.name_span.start_byte,
                 enclosing: r.enclosing,

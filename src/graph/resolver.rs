@@ -176,17 +176,31 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     pub fn resolve(&mut self, r: &RefNode) -> Resolution {
         self.at_line = r.line;
+        if r.macro_call {
+            return self.resolve_macro(r);
+        }
         let member_call = r.receiver.is_some();
         let (e, via) = match r.receiver.as_deref() {
-            None => self.head(&r.name, r.enclosing, false),
+            None => self.head(&r.name, r.enclosing, false, false),
             Some(recv) => match segments(recv) {
                 Some(segs) => {
                     let is_path = recv.contains("::");
-                    let (mut e, mut via) = self.head(segs[0], r.enclosing, is_path);
+                    let (mut e, mut via) = self.head(segs[0], r.enclosing, is_path, true);
                     for s in &segs[1..] {
                         (e, via) = self.step(e, via, s, 0);
                     }
                     self.step(e, via, &r.name, 0)
+                }
+                None if !recv.starts_with("super(") && call_callee(recv).is_some() => {
+                    // `make().send()`, `Base().check()`: the callee's result type.
+                    let callee = call_callee(recv).unwrap_or_default();
+                    match self.value_type(callee, r.enclosing) {
+                        Entity::Instance(t) => {
+                            let found = self.member(t, &r.name);
+                            (Entity::Symbols(found), Via::Receiver)
+                        }
+                        _ => (Entity::Unknown, Via::Receiver),
+                    }
                 }
                 None if recv == "super()" || recv.starts_with("super(") => {
                     match self.enclosing_type(r.enclosing) {
@@ -205,6 +219,32 @@ impl<'t, 'a> Resolver<'t, 'a> {
             Entity::External => Resolution::unresolved(true),
             Entity::Unknown => self.by_name(r, member_call),
             _ => Resolution::unresolved(false),
+        }
+    }
+
+    /// Macros are visible crate-wide once exported or `#[macro_use]`d: the crate's own macro
+    /// of that name, else name matching among macros; never a function of the same name.
+    fn resolve_macro(&mut self, r: &RefNode) -> Resolution {
+        self.deps.name(&r.name);
+        let t = self.table;
+        let root = |m: &str| m.split(self.sep).next().unwrap_or(m).to_string();
+        let own = root(&self.sk.module);
+        let macros: Vec<SymbolId> = t
+            .by_name(self.fam, &r.name)
+            .iter()
+            .copied()
+            .filter(|s| t.def(*s).is_some_and(|d| d.kind == SymbolKind::Macro))
+            .collect();
+        let same_crate: Vec<SymbolId> = macros
+            .iter()
+            .copied()
+            .filter(|s| t.file(s.file).is_some_and(|f| root(&f.module) == own))
+            .collect();
+        match (same_crate.is_empty(), macros.len()) {
+            (false, _) => Resolution::of(Provenance::Scope, same_crate),
+            (true, 0) => Resolution::unresolved(true),
+            (true, 1) => Resolution::of(Provenance::NameUnique, macros),
+            (true, _) => Resolution::of(Provenance::NameAmbiguous, macros),
         }
     }
 
@@ -245,7 +285,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
         }
     }
 
-    fn head(&mut self, h: &str, enclosing: Option<u32>, is_path: bool) -> (Entity, Via) {
+    /// `is_path`: written with `::`; `receiver`: the first segment of a receiver chain (an
+    /// unbound lowercase name there is a local value, not something external).
+    fn head(&mut self, h: &str, enclosing: Option<u32>, is_path: bool, receiver: bool) -> (Entity, Via) {
         if let Some(e) = self.keyword(h, enclosing, is_path) {
             return e;
         }
@@ -261,7 +303,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         if let Some(e) = self.binding(h, enclosing) {
             return (e, Via::Receiver);
         }
-        self.name_in_scope(h, enclosing, is_path)
+        self.name_in_scope(h, enclosing, receiver)
     }
 
     /// A local variable of the enclosing functions whose type its initializer or annotation
@@ -304,7 +346,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             return Entity::Unknown;
         };
         let is_path = callee.contains("::");
-        let (mut e, mut via) = self.head(segs[0], enclosing, is_path);
+        let (mut e, mut via) = self.head(segs[0], enclosing, is_path, segs.len() > 1);
         for s in &segs[1..] {
             (e, via) = self.step(e, via, s, 0);
         }
@@ -346,13 +388,20 @@ impl<'t, 'a> Resolver<'t, 'a> {
     }
 
     /// A name without keywords or parameters: scope, imports, globs, package, includes.
-    fn name_in_scope(&mut self, h: &str, enclosing: Option<u32>, is_path: bool) -> (Entity, Via) {
-        if let Some(v) = self.scope(h, enclosing) {
+    fn name_in_scope(&mut self, h: &str, enclosing: Option<u32>, receiver: bool) -> (Entity, Via) {
+        // Only Python lets a module-level definition shadow an import of the same name; in
+        // the other languages the two would conflict, so an import settles the name (and a
+        // nameless top-level function, like an object literal's method, cannot take it).
+        let python = self.fam == Family::Python;
+        if let Some(v) = self.scope(h, enclosing, python) {
             return (Entity::Symbols(v), Via::Scope);
         }
         let sk = self.sk;
         if let Some(imp) = sk.imports.iter().rev().find(|i| binding(self.fam, i) == Some(h)) {
             return (self.import_entity(self.file, imp, 0), Via::Import);
+        }
+        if !python && let Some(v) = self.visible(None, h) {
+            return (Entity::Symbols(v), Via::Scope);
         }
         if self.fam == Family::Rust && self.table.is_root(self.fam, h) {
             self.deps.module(h);
@@ -377,7 +426,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         }
         let open = self.fam == Family::C || self.has_open_glob();
         let value_like = h.starts_with(|c: char| c.is_lowercase() || c == '_');
-        if open || (is_path && value_like) || (self.fam == Family::Python && is_path) {
+        if open || (receiver && (value_like || self.fam == Family::Python)) {
             return (Entity::Unknown, Via::Scope);
         }
         (Entity::External, Via::Scope)
@@ -417,10 +466,13 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     /// Definitions named `h` visible from `enclosing`: nested first, then outwards. Class
     /// bodies are not scopes for their methods except in Java and C++.
-    fn scope(&mut self, h: &str, enclosing: Option<u32>) -> Option<Vec<SymbolId>> {
+    fn scope(&mut self, h: &str, enclosing: Option<u32>, top_level: bool) -> Option<Vec<SymbolId>> {
         let class_scopes = matches!(self.fam, Family::Java | Family::C);
         let mut at = enclosing;
         for _ in 0..64 {
+            if at.is_none() && !top_level {
+                return None;
+            }
             let skip = at
                 .and_then(|a| self.sk.defs.get(a as usize))
                 .is_some_and(|d| is_type_like(d.kind) && !class_scopes);
@@ -563,7 +615,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             if let Some(imp) = fsk.imports.iter().rev().find(|i| binding(fam, i) == Some(seg)) {
                 return self.import_entity(f, imp, depth + 1);
             }
-            for imp in fsk.imports.iter().filter(|i| i.glob) {
+            for imp in fsk.imports.iter().filter(|i| i.glob && i.alias.is_none()) {
                 if let Some(m2) = self.import_module(f, &imp.path)
                     && let e @ (Entity::Symbols(_) | Entity::Module(_)) = self.in_module(&m2, seg, depth + 1)
                 {
@@ -656,7 +708,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     fn in_globs(&mut self, h: &str) -> Option<Vec<SymbolId>> {
         let sk = self.sk;
-        for imp in sk.imports.iter().filter(|i| i.glob) {
+        for imp in sk.imports.iter().filter(|i| i.glob && i.alias.is_none()) {
             let Some(m) = self.import_module(self.file, &imp.path) else {
                 continue;
             };
@@ -673,7 +725,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         }
         let sk = self.sk;
         let mut open = false;
-        for imp in sk.imports.iter().filter(|i| i.glob) {
+        for imp in sk.imports.iter().filter(|i| i.glob && i.alias.is_none()) {
             open |= self.import_module(self.file, &imp.path).is_none();
         }
         self.open_glob = Some(open);
@@ -723,6 +775,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
             return Entity::External;
         };
         let fam = self.table.family(from);
+        if fam == Family::Js && imp.name.is_none() && !imp.glob {
+            // A default import: what the module exports as default is not modelled.
+            self.deps.module(&m);
+            return Entity::Unknown;
+        }
         match &imp.name {
             Some(n) => self.in_module(&m, n, depth),
             None if fam == Family::Python && imp.alias.is_none() => {
@@ -852,7 +909,8 @@ impl<'t, 'a> Resolver<'t, 'a> {
 /// The name an import binds in the importing file.
 fn binding(fam: Family, i: &Import) -> Option<&str> {
     if i.glob {
-        return None;
+        // `import * as ns` / `const ns = require(..)` bind the namespace; `use a::*` nothing.
+        return i.alias.as_deref();
     }
     if let Some(a) = &i.alias {
         return Some(a);
@@ -915,6 +973,26 @@ pub fn segments(s: &str) -> Option<Vec<&str>> {
         }
     }
     (!out.is_empty() && !expect_ident).then_some(out)
+}
+
+/// `a.b(x, y)` -> `a.b`: the callee of a receiver that is one call on a plain path.
+fn call_callee(recv: &str) -> Option<&str> {
+    let body = recv.strip_suffix(')')?;
+    let mut depth = 1i32;
+    for (i, c) in body.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    let callee = &body[..i];
+                    return segments(callee).is_some().then_some(callee);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn parent_module(m: &str, sep: &str) -> String {

@@ -246,8 +246,12 @@ fn build_references(refs: &[RawRef], defs: &[Definition], source: &[u8]) -> Vec<
             stack.pop();
         }
         let name = text(r.name, source);
-        let callee = callee_text(r, source);
+        let mut callee = callee_text(r, source);
         let receiver = receiver_of(&callee, &name);
+        // Macros live in their own namespace: `format!` is not the function `format`.
+        if r.node.kind() == "macro_invocation" {
+            callee.push('!');
+        }
         out.push(Reference {
             kind: r.kind,
             name,

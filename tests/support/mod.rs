@@ -153,6 +153,19 @@ pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
         )
         .unwrap();
     }
+    for b in &s.bindings {
+        let enclosing = b
+            .enclosing
+            .and_then(|i| s.definitions.get(i as usize))
+            .map(|d| d.local_name(sep))
+            .unwrap_or_else(|| "-".into());
+        writeln!(
+            out,
+            "binding @{} {} value={:?} type={:?} in={}",
+            b.line, b.name, b.value, b.type_name, enclosing
+        )
+        .unwrap();
+    }
     for d in &s.diagnostics {
         writeln!(out, "diagnostic {:?} @{} {}", d.kind, d.line, d.message).unwrap();
     }

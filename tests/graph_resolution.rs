@@ -1,0 +1,468 @@
+//! Reference resolution on small multi-language repositories: each case names a reference
+//! (`path:line name`) and what it must resolve to, with which provenance. Hand-checked
+//! cross-module cases: imports and re-exports, renames, globs, receivers, bases, typed locals,
+//! and what must stay unresolved or ambiguous.
+
+mod support;
+
+use kenning::graph::{CodeGraph, GraphQuery, Lookup};
+use kenning::index::{IndexConfig, IndexSnapshot};
+use support::{build, index_dir, materialize};
+
+fn graph_of(spec: &str) -> (tempfile::TempDir, CodeGraph) {
+    let repo = materialize(spec);
+    let config = IndexConfig::default();
+    build(repo.path(), &config);
+    let snap = IndexSnapshot::open(&index_dir(repo.path(), &config)).expect("open");
+    let g = snap.graph().expect("graph");
+    (repo, g)
+}
+
+/// What the reference `path:line name` resolved to: `qualified [provenance]` per target,
+/// `unresolved`/`external`, and `(of N)` when candidates were counted.
+fn resolved(g: &CodeGraph, site: &str) -> String {
+    let (loc, name) = site.split_once(' ').expect("`path:line name`");
+    let (path, line) = loc.rsplit_once(':').expect("path:line");
+    let line: u32 = line.parse().expect("line");
+    let fi = g
+        .files
+        .iter()
+        .position(|f| f.path.as_str() == path)
+        .unwrap_or_else(|| panic!("no file {path}"));
+    let f = &g.files[fi];
+    let ri = f
+        .refs
+        .iter()
+        .position(|r| r.line == line && r.name == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "no reference {name} at {loc}; refs: {:?}",
+                f.refs.iter().map(|r| (r.line, &r.name)).collect::<Vec<_>>()
+            )
+        });
+    let r = &g.resolved[fi].refs[ri];
+    match r.provenance {
+        None if r.external => "external".to_string(),
+        None => "unresolved".to_string(),
+        Some(p) => {
+            let mut targets: Vec<String> = r
+                .targets
+                .iter()
+                .map(|t| g.files[t.file.index()].qualified(t.def))
+                .collect();
+            targets.sort();
+            targets.dedup();
+            let of = if r.candidates > 1 {
+                format!(" (of {})", r.candidates)
+            } else {
+                String::new()
+            };
+            format!("{} [{p}]{of}", targets.join(", "))
+        }
+    }
+}
+
+fn check(spec: &str, cases: &[(&str, &str)]) {
+    let (_repo, g) = graph_of(spec);
+    let mut failures = Vec::new();
+    for (site, want) in cases {
+        let got = resolved(&g, site);
+        if got != *want {
+            failures.push(format!("{site}: want {want:?}, got {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn python_imports_reexports_receivers_and_bases() {
+    check(
+        r#"
+//- pkg/__init__.py
+from .models import Request
+from . import base
+//- pkg/base.py
+class Base:
+    def prepare(self):
+        return self.check()
+    def check(self):
+        return True
+//- pkg/models.py
+from .base import Base
+import os.path as osp
+
+class Request(Base):
+    def send(self, session: "Session"):
+        self.prepare()
+        super().check()
+        return osp.join("a", "b")
+
+def make() -> Request:
+    return Request()
+//- app.py
+import pkg
+import pkg.models as m
+from pkg import Request
+from pkg.models import make as build
+
+def main():
+    r = Request()
+    r.send(None)
+    m.make().send(None)
+    built = build()
+    built.prepare()
+    pkg.base.Base().check()
+    print(len([]))
+    with Request() as req:
+        req.send(None)
+"#,
+        &[
+            ("pkg/base.py:3 check", "pkg.base.Base.check [receiver]"),
+            ("pkg/models.py:4 Base", "pkg.base.Base [import]"),
+            ("pkg/models.py:6 prepare", "pkg.base.Base.prepare [receiver]"),
+            ("pkg/models.py:7 check", "pkg.base.Base.check [receiver]"),
+            ("pkg/models.py:8 join", "external"),
+            ("pkg/models.py:11 Request", "pkg.models.Request [scope]"),
+            ("app.py:7 Request", "pkg.models.Request [import]"),
+            ("app.py:8 send", "pkg.models.Request.send [receiver]"),
+            ("app.py:9 make", "pkg.models.make [import]"),
+            ("app.py:9 send", "pkg.models.Request.send [receiver]"),
+            ("app.py:10 build", "pkg.models.make [import]"),
+            ("app.py:11 prepare", "pkg.base.Base.prepare [receiver]"),
+            ("app.py:12 check", "pkg.base.Base.check [receiver]"),
+            ("app.py:13 print", "external"),
+            ("app.py:13 len", "external"),
+            ("app.py:15 send", "pkg.models.Request.send [receiver]"),
+        ],
+    );
+}
+
+#[test]
+fn python_unknown_receivers_are_name_matched_and_ambiguity_is_kept() {
+    check(
+        r#"
+//- a.py
+class File:
+    def close(self):
+        pass
+    def flush(self):
+        pass
+//- b.py
+class Socket:
+    def close(self):
+        pass
+//- c.py
+def use(x):
+    x.close()
+    x.flush()
+    x.missing()
+    undefined_function()
+"#,
+        &[
+            (
+                "c.py:2 close",
+                "a.File.close, b.Socket.close [name-ambiguous] (of 2)",
+            ),
+            ("c.py:3 flush", "a.File.flush [name-unique]"),
+            ("c.py:4 missing", "unresolved"),
+            ("c.py:5 undefined_function", "external"),
+        ],
+    );
+}
+
+#[test]
+fn rust_use_trees_renames_globs_paths_and_impls() {
+    check(
+        r#"
+//- Cargo.toml
+[package]
+name = "demo"
+//- src/lib.rs
+mod a;
+mod b;
+pub use a::Thing as Renamed;
+
+pub fn top() {
+    a::helper();
+    b::run();
+    let t = Renamed::new();
+    t.go();
+}
+//- src/a.rs
+pub struct Thing;
+
+impl Thing {
+    pub fn new() -> Self {
+        Thing
+    }
+    pub fn go(&self) {
+        self.inner();
+        Self::assoc();
+    }
+    fn inner(&self) {}
+    fn assoc() {}
+}
+
+pub fn helper() {}
+
+pub fn format() {}
+//- src/b.rs
+use crate::a::{helper as h, Thing};
+use super::a::*;
+
+pub fn run() {
+    h();
+    let t: Thing = Thing::new();
+    t.go();
+    crate::a::helper();
+    let s = format!("{}", 1);
+    format();
+    Vec::<u8>::new();
+    assert_eq!(helper(), ());
+}
+"#,
+        &[
+            ("src/lib.rs:6 helper", "demo::a::helper [qualified]"),
+            ("src/lib.rs:7 run", "demo::b::run [qualified]"),
+            ("src/lib.rs:8 new", "demo::a::Thing::new [import]"),
+            ("src/lib.rs:9 go", "demo::a::Thing::go [receiver]"),
+            ("src/a.rs:8 inner", "demo::a::Thing::inner [receiver]"),
+            ("src/a.rs:9 assoc", "demo::a::Thing::assoc [receiver]"),
+            ("src/b.rs:5 h", "demo::a::helper [import]"),
+            ("src/b.rs:6 new", "demo::a::Thing::new [import]"),
+            ("src/b.rs:7 go", "demo::a::Thing::go [receiver]"),
+            ("src/b.rs:8 helper", "demo::a::helper [qualified]"),
+            ("src/b.rs:9 format", "external"),
+            ("src/b.rs:10 format", "demo::a::format [import]"),
+            ("src/b.rs:11 new", "external"),
+            ("src/b.rs:12 helper", "demo::a::helper [import]"),
+        ],
+    );
+}
+
+#[test]
+fn typescript_named_namespace_and_default_imports() {
+    check(
+        r#"
+//- src/store.ts
+export class Store {
+  get(id: string): string { return this.key(id); }
+  key(id: string): string { return id; }
+}
+export function makeStore(): Store { return new Store(); }
+//- src/util/index.ts
+export function slug(s: string): string { return s; }
+//- src/app.ts
+import { Store, makeStore as mk } from './store';
+import * as util from './util';
+import defaultThing from './store';
+import express from 'express';
+
+function main(s: Store) {
+  s.get("a");
+  const t = new Store();
+  t.key("b");
+  mk();
+  util.slug("x");
+  defaultThing();
+  express();
+}
+"#,
+        &[
+            ("src/store.ts:2 key", "src/store.Store.key [receiver]"),
+            ("src/store.ts:5 Store", "src/store.Store [scope]"),
+            ("src/app.ts:7 get", "src/store.Store.get [receiver]"),
+            ("src/app.ts:8 Store", "src/store.Store [import]"),
+            ("src/app.ts:9 key", "src/store.Store.key [receiver]"),
+            ("src/app.ts:10 mk", "src/store.makeStore [import]"),
+            ("src/app.ts:11 slug", "src/util.slug [import]"),
+            ("src/app.ts:12 defaultThing", "unresolved"),
+            ("src/app.ts:13 express", "external"),
+        ],
+    );
+}
+
+#[test]
+fn go_packages_and_receivers() {
+    check(
+        r#"
+//- go.mod
+module example.com/app
+//- server/server.go
+package server
+
+type Server struct{}
+
+func New() *Server { return &Server{} }
+
+func (s *Server) Start() error { return s.listen() }
+//- server/listen.go
+package server
+
+func (s *Server) listen() error { return nil }
+//- main.go
+package main
+
+import "example.com/app/server"
+
+func main() {
+	s := server.New()
+	s.Start()
+	srv := &server.Server{}
+	srv.Start()
+}
+"#,
+        &[
+            (
+                "server/server.go:7 listen",
+                "example.com/app/server.Server.listen [receiver]",
+            ),
+            ("main.go:6 New", "example.com/app/server.New [import]"),
+            (
+                "main.go:7 Start",
+                "example.com/app/server.Server.Start [receiver]",
+            ),
+            (
+                "main.go:9 Start",
+                "example.com/app/server.Server.Start [receiver]",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn java_imports_same_package_and_typed_locals() {
+    check(
+        r#"
+//- src/com/acme/Repo.java
+package com.acme;
+
+public class Repo {
+    public void save() { this.flush(); }
+    void flush() {}
+}
+//- src/com/acme/Service.java
+package com.acme;
+
+public class Service {
+    void run() {
+        Repo r = new Repo();
+        r.save();
+        flush();
+    }
+    void flush() {}
+}
+//- src/com/other/Main.java
+package com.other;
+
+import com.acme.Repo;
+
+public class Main {
+    void main() {
+        var r = new Repo();
+        r.save();
+        String.valueOf(1);
+    }
+}
+"#,
+        &[
+            ("src/com/acme/Repo.java:4 flush", "com.acme.Repo.flush [receiver]"),
+            ("src/com/acme/Service.java:5 Repo", "com.acme.Repo [scope]"),
+            (
+                "src/com/acme/Service.java:6 save",
+                "com.acme.Repo.save [receiver]",
+            ),
+            (
+                "src/com/acme/Service.java:7 flush",
+                "com.acme.Service.flush [scope]",
+            ),
+            ("src/com/other/Main.java:7 Repo", "com.acme.Repo [import]"),
+            ("src/com/other/Main.java:8 save", "com.acme.Repo.save [receiver]"),
+            ("src/com/other/Main.java:9 valueOf", "external"),
+        ],
+    );
+}
+
+#[test]
+fn c_includes() {
+    check(
+        r#"
+//- include/buf.h
+int buf_len(int x);
+//- src/buf.c
+#include "../include/buf.h"
+int buf_len(int x) { return x; }
+//- src/main.c
+#include "buf.h"
+int main(void) { return buf_len(3) + helper(); }
+//- src/helper.c
+int helper(void) { return 1; }
+"#,
+        &[
+            ("src/main.c:2 buf_len", "buf_len [name-unique]"),
+            ("src/main.c:2 helper", "helper [name-unique]"),
+        ],
+    );
+}
+
+#[test]
+fn cycles_self_imports_and_missing_modules_terminate() {
+    check(
+        r#"
+//- pkg/__init__.py
+from .a import thing
+//- pkg/a.py
+from .b import thing
+from . import a
+//- pkg/b.py
+from .a import thing
+from .missing import gone
+import pkg.nowhere as nw
+
+def f():
+    thing()
+    gone()
+    nw.call()
+//- pkg/c.py
+from pkg import thing
+thing()
+"#,
+        &[
+            ("pkg/b.py:6 thing", "unresolved"),
+            ("pkg/b.py:7 gone", "unresolved"),
+            ("pkg/b.py:8 call", "unresolved"),
+            ("pkg/c.py:2 thing", "unresolved"),
+        ],
+    );
+}
+
+#[test]
+fn addresses_find_symbols_by_qualified_name_path_line_and_plain_name() {
+    let (_repo, g) = graph_of(
+        r#"
+//- pkg/__init__.py
+//- pkg/a.py
+class A:
+    def run(self):
+        pass
+//- pkg/b.py
+class B:
+    def run(self):
+        pass
+"#,
+    );
+    let q = GraphQuery::new(&g);
+    let name = |l: Lookup| match l {
+        Lookup::Found(s) => q.info(s).qualified,
+        Lookup::Ambiguous(v) => format!("ambiguous {}", v.len()),
+        Lookup::NotFound => "not found".into(),
+    };
+    assert_eq!(name(q.find("pkg.a.A.run")), "pkg.a.A.run");
+    assert_eq!(name(q.find("A.run")), "pkg.a.A.run");
+    assert_eq!(name(q.find("A::run")), "pkg.a.A.run");
+    assert_eq!(name(q.find("pkg/b.py:3")), "pkg.b.B.run");
+    assert_eq!(name(q.find("pkg/b.py:1")), "pkg.b.B");
+    assert_eq!(name(q.find("run")), "ambiguous 2");
+    assert_eq!(name(q.find("nothing")), "not found");
+    assert_eq!(name(q.find("pkg/none.py:1")), "not found");
+}

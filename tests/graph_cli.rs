@@ -1,0 +1,113 @@
+//! The graph commands end to end: `ken callers`, `callees`, `refs`, `deps`, `graph stats`,
+//! their addressing (qualified name, `path:line`, ambiguous plain names), JSON and exit codes.
+
+mod support;
+
+use support::{ken, materialize, stderr, stdout};
+
+const REPO: &str = r#"
+//- src/requests/__init__.py
+from .api import get
+//- src/requests/api.py
+from .sessions import Session
+
+def get(url, params=None):
+    """Sends a GET request."""
+    return request("get", url, params=params)
+
+def request(method, url, **kwargs):
+    with Session() as session:
+        return session.request(method, url, **kwargs)
+//- src/requests/sessions.py
+class Session:
+    def request(self, method, url):
+        return self.send(method)
+
+    def send(self, r):
+        return r
+
+    def __enter__(self):
+        return self
+//- tests/test_api.py
+import requests
+
+def test_get():
+    requests.get("http://x")
+"#;
+
+fn indexed() -> tempfile::TempDir {
+    let repo = materialize(REPO);
+    let out = ken(&["index", "build", "."], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    repo
+}
+
+#[test]
+fn callers_follow_resolved_calls_to_a_depth() {
+    let repo = indexed();
+    let out = ken(&["callers", "Session.send", "--depth", "4"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!("callers_depth_4", stdout(&out));
+}
+
+#[test]
+fn callees_and_refs_and_deps() {
+    let repo = indexed();
+    let callees = ken(&["callees", "requests.api.request"], repo.path());
+    insta::assert_snapshot!("callees_request", stdout(&callees));
+    let refs = ken(&["refs", "src/requests/sessions.py:1"], repo.path());
+    insta::assert_snapshot!("refs_session", stdout(&refs));
+    let deps = ken(&["deps", "src/requests/api.py"], repo.path());
+    insta::assert_snapshot!("deps_api", stdout(&deps));
+}
+
+#[test]
+fn json_output_carries_edges_provenance_and_coverage() {
+    let repo = indexed();
+    let out = ken(&["callers", "requests.api.get", "--json"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["target"]["qualified"], "requests.api.get");
+    let callers = v["callers"].as_array().unwrap();
+    assert_eq!(callers.len(), 1, "{v}");
+    assert_eq!(callers[0]["symbol"]["qualified"], "test_api.test_get");
+    assert_eq!(callers[0]["sites"][0]["provenance"], "import");
+    assert_eq!(callers[0]["sites"][0]["line"], 4);
+    assert_eq!(v["coverage"]["files_indexed"], 4);
+
+    let stats = ken(&["graph", "stats", "--json"], repo.path());
+    let s: serde_json::Value = serde_json::from_str(&stdout(&stats)).unwrap();
+    assert_eq!(s["stats"]["files"], 4);
+    assert!(s["stats"]["edges_by_kind"]["calls"].as_u64().unwrap() >= 5, "{s}");
+    assert!(s["stats"]["references_by_language"]["python"]["references"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn ambiguous_names_list_candidates_and_exit_2() {
+    let repo = indexed();
+    let out = ken(&["callers", "request"], repo.path());
+    assert_eq!(out.status.code(), Some(2));
+    let text = stdout(&out);
+    assert!(text.contains("requests.api.request  src/requests/api.py:7"), "{text}");
+    assert!(text.contains("requests.sessions.Session.request  src/requests/sessions.py:2"), "{text}");
+    let json = ken(&["refs", "request", "--json"], repo.path());
+    assert_eq!(json.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["status"], "ambiguous");
+    assert_eq!(v["candidates"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let repo = indexed();
+    let missing = ken(&["callers", "nothing_here"], repo.path());
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("no definition matches \"nothing_here\""), "{}", stderr(&missing));
+    let depth = ken(&["callees", "get", "--depth", "0"], repo.path());
+    assert!(!depth.status.success());
+    assert!(stderr(&depth).contains("--depth must be between 1 and 10"), "{}", stderr(&depth));
+    let file = ken(&["deps", "no/such.py"], repo.path());
+    assert!(!file.status.success());
+    assert!(stderr(&file).contains("no/such.py is not an indexed file"), "{}", stderr(&file));
+}

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a reference was tied to its definition, in falling order of confidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Provenance {
     /// Through an import or `use` of the file (`from .x import y`, `use crate::a::b`).
     Import,

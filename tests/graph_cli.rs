@@ -80,7 +80,12 @@ fn json_output_carries_edges_provenance_and_coverage() {
     let s: serde_json::Value = serde_json::from_str(&stdout(&stats)).unwrap();
     assert_eq!(s["stats"]["files"], 4);
     assert!(s["stats"]["edges_by_kind"]["calls"].as_u64().unwrap() >= 5, "{s}");
-    assert!(s["stats"]["references_by_language"]["python"]["references"].as_u64().unwrap() > 0);
+    assert!(
+        s["stats"]["references_by_language"]["python"]["references"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }
 
 #[test]
@@ -89,8 +94,14 @@ fn ambiguous_names_list_candidates_and_exit_2() {
     let out = ken(&["callers", "request"], repo.path());
     assert_eq!(out.status.code(), Some(2));
     let text = stdout(&out);
-    assert!(text.contains("requests.api.request  src/requests/api.py:7"), "{text}");
-    assert!(text.contains("requests.sessions.Session.request  src/requests/sessions.py:2"), "{text}");
+    assert!(
+        text.contains("requests.api.request  src/requests/api.py:7"),
+        "{text}"
+    );
+    assert!(
+        text.contains("requests.sessions.Session.request  src/requests/sessions.py:2"),
+        "{text}"
+    );
     let json = ken(&["refs", "request", "--json"], repo.path());
     assert_eq!(json.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
@@ -103,11 +114,23 @@ fn bad_input_gets_clear_errors() {
     let repo = indexed();
     let missing = ken(&["callers", "nothing_here"], repo.path());
     assert_eq!(missing.status.code(), Some(1));
-    assert!(stderr(&missing).contains("no definition matches \"nothing_here\""), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("no definition matches \"nothing_here\""),
+        "{}",
+        stderr(&missing)
+    );
     let depth = ken(&["callees", "get", "--depth", "0"], repo.path());
     assert!(!depth.status.success());
-    assert!(stderr(&depth).contains("--depth must be between 1 and 10"), "{}", stderr(&depth));
+    assert!(
+        stderr(&depth).contains("--depth must be between 1 and 10"),
+        "{}",
+        stderr(&depth)
+    );
     let file = ken(&["deps", "no/such.py"], repo.path());
     assert!(!file.status.success());
-    assert!(stderr(&file).contains("no/such.py is not an indexed file"), "{}", stderr(&file));
+    assert!(
+        stderr(&file).contains("no/such.py is not an indexed file"),
+        "{}",
+        stderr(&file)
+    );
 }

@@ -238,31 +238,28 @@ impl SymbolGraph {
         }
         let uniform = 1.0 / n as f32;
         let restart = |i: usize| personalization.map_or(uniform, |p| p.get(i).copied().unwrap_or(0.0));
-        // Compressed out-edges with weights, built once.
-        let mut out: Vec<Vec<(u32, f32)>> = vec![Vec::new(); n];
+        // One flat list of weighted flows (12 bytes each) and each node's outgoing total.
+        let mut flows: Vec<(u32, u32, f32)> = Vec::with_capacity(self.graph.edge_count());
         for e in self.graph.edge_references() {
-            let (s, t, w) = (e.source().index(), e.target().index(), e.weight());
-            match w.kind {
-                EdgeKind::Contains => out[t].push((s as u32, 0.3)),
-                EdgeKind::Imports => out[s].push((t as u32, 0.5)),
-                _ => out[s].push((t as u32, w.confidence)),
-            }
+            let (s, t, w) = (e.source().index() as u32, e.target().index() as u32, e.weight());
+            flows.push(match w.kind {
+                EdgeKind::Contains => (t, s, 0.3),
+                EdgeKind::Imports => (s, t, 0.5),
+                _ => (s, t, w.confidence),
+            });
         }
-        let sums: Vec<f32> = out.iter().map(|o| o.iter().map(|(_, w)| w).sum()).collect();
+        let mut sums = vec![0f32; n];
+        for &(s, _, w) in &flows {
+            sums[s as usize] += w;
+        }
         let mut rank: Vec<f32> = (0..n).map(restart).collect();
         let mut next = vec![0f32; n];
         for _ in 0..ITERATIONS {
             next.iter_mut().for_each(|x| *x = 0.0);
-            let mut dangling = 0f32;
-            for (i, o) in out.iter().enumerate() {
-                if sums[i] <= 0.0 {
-                    dangling += rank[i];
-                    continue;
-                }
-                let share = DAMPING * rank[i] / sums[i];
-                for &(t, w) in o {
-                    next[t as usize] += share * w;
-                }
+            let dangling: f32 = (0..n).filter(|&i| sums[i] <= 0.0).map(|i| rank[i]).sum();
+            for &(s, t, w) in &flows {
+                let s = s as usize;
+                next[t as usize] += DAMPING * rank[s] * w / sums[s];
             }
             let base = 1.0 - DAMPING + DAMPING * dangling;
             for (i, x) in next.iter_mut().enumerate() {

@@ -16,7 +16,9 @@ const FAMILIES: usize = 7;
 pub struct SymbolTable<'a> {
     pub files: &'a [FileSkeleton],
     pub families: Vec<Family>,
-    qualified: Vec<HashMap<String, Vec<SymbolId>>>,
+    /// Keyed by the hash of the qualified name (the strings themselves would double the
+    /// table's memory); hits are checked against the definition's name.
+    qualified: Vec<HashMap<u64, Vec<SymbolId>>>,
     by_name: Vec<HashMap<&'a str, Vec<SymbolId>>>,
     /// (type name, member name) -> members declared outside the type's body (Rust impls, Go
     /// methods, C++ out-of-line definitions).
@@ -79,7 +81,7 @@ impl<'a> SymbolTable<'a> {
                     continue;
                 }
                 t.qualified[fam]
-                    .entry(f.qualified(di as u32))
+                    .entry(key_hash(&f.qualified(di as u32)))
                     .or_default()
                     .push(sid);
                 t.by_name[fam].entry(d.name.as_str()).or_default().push(sid);
@@ -114,7 +116,14 @@ impl<'a> SymbolTable<'a> {
     }
 
     pub fn qualified(&self, fam: Family, key: &str) -> &[SymbolId] {
-        self.qualified[slot(fam)].get(key).map_or(&[], Vec::as_slice)
+        let hits = self.qualified[slot(fam)]
+            .get(&key_hash(key))
+            .map_or(&[][..], Vec::as_slice);
+        let name = key.rsplit([':', '.']).next().unwrap_or(key);
+        match hits.iter().all(|s| self.def(*s).is_some_and(|d| d.name == name)) {
+            true => hits,
+            false => &[],
+        }
     }
 
     pub fn by_name(&self, fam: Family, name: &str) -> &[SymbolId] {

@@ -129,7 +129,7 @@ impl<'a> IndexBuilder<'a> {
 
         let _span = tracing::info_span!("index.write").entered();
         self.observer.phase("write", 0);
-        let assembled = self.assemble(&store, previous.as_ref(), outcomes, walked)?;
+        let mut assembled = self.assemble(&store, previous.as_ref(), outcomes, walked)?;
         let mut parts = BTreeMap::new();
         if let Some(w) = lexical {
             for f in &assembled.removed_paths {
@@ -144,7 +144,7 @@ impl<'a> IndexBuilder<'a> {
         if self.config.graph {
             let _span = tracing::info_span!("graph.resolve").entered();
             self.observer.phase("graph", 0);
-            let part = self.build_graph(&store, previous.as_ref(), &assembled, &gen_dir)?;
+            let part = self.build_graph(&store, previous.as_ref(), &mut assembled, &gen_dir)?;
             parts.insert("graph".to_string(), part);
         }
         let Assembled {
@@ -361,12 +361,13 @@ impl<'a> IndexBuilder<'a> {
         &self,
         store: &IndexStore,
         previous: Option<&Previous>,
-        assembled: &Assembled,
+        assembled: &mut Assembled,
         gen_dir: &Path,
     ) -> Result<serde_json::Value, IndexError> {
+        let t0 = Instant::now();
         let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest));
         let files = &assembled.table.files;
-        let mut skeletons: Vec<Option<FileSkeleton>> = assembled.skeletons.clone();
+        let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
         if let Some(g) = &prev_graph {
             for (r, sk) in files
                 .iter()
@@ -394,12 +395,16 @@ impl<'a> IndexBuilder<'a> {
             }
         }
         let skeletons: Vec<FileSkeleton> = skeletons.into_iter().flatten().collect();
+        let prepare_ms = t0.elapsed().as_millis() as u64;
         let (graph, update) = CodeGraph::build(skeletons, prev_graph.as_ref());
+        drop(prev_graph);
+        let t1 = Instant::now();
         let bytes = postcard::to_stdvec(&graph).map_err(|e| IndexError::Corrupt {
             path: gen_dir.join(GRAPH_FILE),
             detail: e.to_string(),
         })?;
         let blake3 = store.write_part(gen_dir, GRAPH_FILE, &bytes)?;
+        let write_ms = t1.elapsed().as_millis() as u64;
         Ok(serde_json::json!({
             "version": GRAPH_VERSION,
             "file": GRAPH_FILE,
@@ -407,6 +412,9 @@ impl<'a> IndexBuilder<'a> {
             "bytes": bytes.len(),
             "symbols": graph.symbol_count(),
             "update": update,
+            "prepare_ms": prepare_ms,
+            "write_ms": write_ms,
+            "total_ms": t0.elapsed().as_millis() as u64,
         }))
     }
 

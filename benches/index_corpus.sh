@@ -9,8 +9,11 @@
 #   both     the two side by side (hard links)
 # and for each prints, in one table: the bare tree-sitter parse pass (examples/parse_floor.rs:
 # walk + read + parse, nothing else: the floor of this design), universal-ctags, and `ken index
-# build`: full without and with the lexical layer, no-change and one-file-change rebuilds, with
-# files/s, lines/s, peak RSS and index size (index size: with the lexical layer).
+# build`: full with symbols only, with the code graph, and with every part (graph + lexical),
+# no-change and one-file-change rebuilds, with files/s, lines/s, peak RSS and index size
+# (index size: every part). Below the table, per corpus: the graph phase alone (resolution,
+# PageRank, writing) against the parse floor, the graph's size on disk, and the memory and
+# time of loading it (`ken graph stats`).
 # Threads: ${KEN_THREADS:-2}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +61,11 @@ for corpus in "$@"; do
   rm -rf "$idx"
   read -r floor_s floor_rss < <(measure "$FLOOR" "$corpus" "$THREADS")
   read -r ctags_s ctags_rss < <(measure ctags -R --languages=Python,Rust,C,C++,Go,Java,JavaScript,TypeScript -f "$OUT/tags-$name" "$corpus")
-  read -r sym_s sym_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx-sym" -j "$THREADS" --full --no-lexical)
+  read -r sym_s sym_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx-sym" -j "$THREADS" --full --no-lexical --no-graph)
+  rm -rf "$idx-sym"
+  read -r gr_s gr_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx-sym" -j "$THREADS" --full --no-lexical --json)
+  graph_ms=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["manifest"]["parts"]["graph"]; print(g["total_ms"], g["update"]["resolve_ms"], g["update"]["rank_ms"], g["bytes"])' "$OUT/last.out")
+  read -r gstats_s gstats_rss < <(measure "$KEN" graph stats --index-dir "$idx-sym" --repo "$corpus")
   rm -rf "$idx-sym"
   read -r full_s full_rss < <(measure "$KEN" -q index build "$corpus" --index-dir "$idx" -j "$THREADS" --full --json)
   files=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"]["summary"]["files"])' "$OUT/last.out")
@@ -85,8 +92,12 @@ PY
   row "tree-sitter parse only" "$floor_s" "$floor_rss"
   row "universal-ctags -R" "$ctags_s" "$ctags_rss"
   row "ken build (full, symbols only)" "$sym_s" "$sym_rss"
-  row "ken build (full, with lexical)" "$full_s" "$full_rss"
+  row "ken build (full, symbols + graph)" "$gr_s" "$gr_rss"
+  row "ken build (full, graph + lexical)" "$full_s" "$full_rss"
   row "ken rebuild, no change" "$noop_s" "$noop_rss"
   row "ken rebuild, 1 file changed" "$one_s" "$one_rss"
   python3 -c "import sys; print(f'<!-- {sys.argv[1]}: full/no-change = {float(sys.argv[2])/max(float(sys.argv[3]),0.001):.1f}x -->')" "$name" "$full_s" "$noop_s"
+  read -r g_total g_resolve g_rank g_bytes <<<"$graph_ms"
+  python3 -c "import sys; n,t,r,k,b,f,gs,gr=sys.argv[1:]; print(f'<!-- {n}: graph phase {int(t)/1000:.2f} s (resolve {int(r)/1000:.2f} s, rank {int(k)/1000:.2f} s) = {int(t)/1000/float(f):.2f}x the parse floor; graph.bin {int(b)/2**20:.0f} MiB; ken graph stats {gs} s, {gr} MiB -->')" \
+    "$name" "$g_total" "$g_resolve" "$g_rank" "$g_bytes" "$floor_s" "$gstats_s" "$gstats_rss"
 done

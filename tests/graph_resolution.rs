@@ -466,3 +466,59 @@ class B:
     assert_eq!(name(q.find("nothing")), "not found");
     assert_eq!(name(q.find("pkg/none.py:1")), "not found");
 }
+
+#[test]
+fn page_rank_favours_what_is_used_and_personalization_follows_the_seeds() {
+    use kenning::graph::{Node, SymbolId};
+    let (_repo, g) = graph_of(
+        r#"
+//- core.py
+def shared():
+    pass
+def unused():
+    pass
+//- a.py
+from core import shared
+def a1():
+    shared()
+def a2():
+    shared()
+    a1()
+//- b.py
+from core import shared
+def b1():
+    shared()
+def b2():
+    b1()
+"#,
+    );
+    let q = GraphQuery::new(&g);
+    let id = |name: &str| match q.find(name) {
+        Lookup::Found(s) => s,
+        other => panic!("{name}: {other:?}"),
+    };
+    let (shared, unused, a1, b1) = (id("core.shared"), id("core.unused"), id("a.a1"), id("b.b1"));
+    assert!(
+        g.rank_of(shared) > g.rank_of(a1),
+        "the most called function ranks first"
+    );
+    assert!(
+        g.rank_of(a1) > g.rank_of(unused),
+        "a called function ranks above an unused one"
+    );
+    let total: f32 = g.rank.iter().flatten().sum();
+    assert!(
+        total > 0.0 && total <= 1.0 + 1e-3,
+        "symbol ranks are a share of the whole: {total}"
+    );
+
+    // Seeded at a2, its neighbourhood (a1) outranks the other file's b1; seeded at b2, the
+    // opposite.
+    let rank = |seed: SymbolId, s: SymbolId| {
+        let r = q.sg.personalized_rank(&[(Node::Symbol(seed), 1.0)]);
+        r[q.sg.symbol_node(s).index()]
+    };
+    let (a2, b2) = (id("a.a2"), id("b.b2"));
+    assert!(rank(a2, a1) > rank(a2, b1));
+    assert!(rank(b2, b1) > rank(b2, a1));
+}

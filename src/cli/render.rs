@@ -42,6 +42,24 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     writeln!(out, "symbols: {}", kinds.join(", "))?;
     writeln!(out, "skipped: {}", counts(&s.skipped_by_reason))?;
     writeln!(out, "files with parse errors: {}", s.files_with_diagnostics)?;
+    if let Some(g) = m.parts.get("graph") {
+        let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let refs = &g["references"];
+        let total = n(refs, "total").max(1) as f64;
+        let pct = |k: &str| 100.0 * n(refs, k) as f64 / total;
+        writeln!(
+            out,
+            "graph: {} references, {:.1}% resolved by rules, {:.1}% name-matched, {:.1}% external, {:.1}% unresolved; {} files resolved, {} reused ({:.2}s)",
+            n(refs, "total"),
+            pct("rules"),
+            pct("name_matched"),
+            pct("external"),
+            pct("unresolved"),
+            n(&g["update"], "files_resolved"),
+            n(&g["update"], "files_copied"),
+            n(g, "total_ms") as f64 / 1000.0
+        )?;
+    }
     writeln!(
         out,
         "index: {} (generation {})",

@@ -19,7 +19,7 @@ use super::{
     BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
     LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary, WalkOutcome,
 };
-use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION};
+use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
 use crate::lang::LanguageRegistry;
 use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
@@ -365,6 +365,9 @@ impl<'a> IndexBuilder<'a> {
         gen_dir: &Path,
     ) -> Result<serde_json::Value, IndexError> {
         let t0 = Instant::now();
+        if let Some(part) = self.reuse_graph(store, previous, assembled, gen_dir, t0)? {
+            return Ok(part);
+        }
         let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest));
         let files = &assembled.table.files;
         let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
@@ -405,6 +408,15 @@ impl<'a> IndexBuilder<'a> {
         })?;
         let blake3 = store.write_part(gen_dir, GRAPH_FILE, &bytes)?;
         let write_ms = t1.elapsed().as_millis() as u64;
+        let (mut rules, mut named, mut external, mut unresolved) = (0u64, 0u64, 0u64, 0u64);
+        for r in graph.resolved.iter().flat_map(|f| &f.refs) {
+            match r.provenance {
+                Some(p) if p.is_resolved() => rules += 1,
+                Some(_) => named += 1,
+                None if r.external => external += 1,
+                None => unresolved += 1,
+            }
+        }
         Ok(serde_json::json!({
             "version": GRAPH_VERSION,
             "file": GRAPH_FILE,
@@ -412,10 +424,60 @@ impl<'a> IndexBuilder<'a> {
             "bytes": bytes.len(),
             "symbols": graph.symbol_count(),
             "update": update,
+            "references": { "total": rules + named + external + unresolved, "rules": rules,
+                "name_matched": named, "external": external, "unresolved": unresolved },
             "prepare_ms": prepare_ms,
             "write_ms": write_ms,
             "total_ms": t0.elapsed().as_millis() as u64,
         }))
+    }
+
+    /// When no file was parsed or removed and no module path moved, the previous graph is
+    /// this generation's graph: it is hard-linked (or copied) instead of rebuilt.
+    fn reuse_graph(
+        &self,
+        store: &IndexStore,
+        previous: Option<&Previous>,
+        assembled: &Assembled,
+        gen_dir: &Path,
+        t0: Instant,
+    ) -> Result<Option<serde_json::Value>, IndexError> {
+        let Some(p) = previous else { return Ok(None) };
+        let Some(part) = p.manifest.parts.get("graph") else {
+            return Ok(None);
+        };
+        let version_ok =
+            part.get("version").and_then(serde_json::Value::as_u64) == Some(u64::from(GRAPH_VERSION));
+        let unchanged = assembled.skeletons.iter().all(Option::is_none)
+            && assembled.removed_paths.is_empty()
+            && assembled.table.files.len() == p.table.files.len()
+            && assembled
+                .table
+                .files
+                .iter()
+                .zip(&p.table.files)
+                .all(|(a, b)| a.path == b.path && a.module == b.module);
+        if !version_ok || !unchanged {
+            return Ok(None);
+        }
+        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
+        let src = store.generation_dir(p.generation).join(file);
+        let dest = gen_dir.join(GRAPH_FILE);
+        if std::fs::hard_link(&src, &dest).is_err() {
+            std::fs::copy(&src, &dest).map_err(IndexError::io(&dest))?;
+        }
+        let mut part = part.clone();
+        let files = assembled.table.files.len() as u64;
+        part["file"] = serde_json::json!(GRAPH_FILE);
+        part["update"] = serde_json::to_value(GraphUpdate {
+            files_copied: files,
+            ..GraphUpdate::default()
+        })
+        .unwrap_or_default();
+        part["prepare_ms"] = serde_json::json!(0);
+        part["write_ms"] = serde_json::json!(0);
+        part["total_ms"] = serde_json::json!(t0.elapsed().as_millis() as u64);
+        Ok(Some(part))
     }
 
     /// The outcome for one file, and its bytes when it was parsed.

@@ -89,3 +89,29 @@ for n in "${names[@]}"; do
   echo
   "$BIN" "$dir" "$O/$n.scip" --json "$O/$n.accuracy.json"
 done
+
+# One summary row per project: precision of each provenance (edges scored), and recall over
+# the oracle's call sites.
+python3 - "$O" "${names[@]}" <<'PY'
+import json, sys
+o, names = sys.argv[1], sys.argv[2:]
+lang = {"requests": "Python", "flask": "Python", "pylint": "Python", "ky": "TypeScript",
+        "zod": "TypeScript", "bytes": "Rust", "fd": "Rust"}
+def p(t):
+    return f"{100*t['correct']/t['edges']:.1f}% ({t['edges']})" if t and t["edges"] else "-"
+print()
+print("| project | language | call sites scored | import | qualified | receiver | scope | all rule edges | name-unique | name-ambiguous | recall: rules | + name-unique | + ambiguous |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in names:
+    r = json.load(open(f"{o}/{n}.accuracy.json"))
+    b = r["by_provenance"]
+    rules = {"edges": 0, "correct": 0}
+    for k in ("import", "qualified", "receiver", "scope"):
+        if k in b:
+            rules["edges"] += b[k]["edges"]; rules["correct"] += b[k]["correct"]
+    sites = r["oracle_call_sites"]
+    rec = lambda k: f"{100*r[k]/sites:.1f}%" if sites else "-"
+    print(f"| {n} | {lang.get(n, '?')} | {r['call_sites_with_oracle']:,} | {p(b.get('import'))} | {p(b.get('qualified'))} | "
+          f"{p(b.get('receiver'))} | {p(b.get('scope'))} | {p(rules)} | {p(b.get('name-unique'))} | "
+          f"{p(b.get('name-ambiguous'))} | {rec('recall_rules')} | {rec('recall_rules_and_unique')} | {rec('recall_any')} |")
+PY

@@ -345,6 +345,10 @@ fn score(graph: &CodeGraph, oracle: &Oracle, repo: &Path, scip: &str, show: usiz
             Some(Provenance::NameUnique) => {
                 report.recall_rules_and_unique += 1;
                 report.recall_any += 1;
+                if missed < show {
+                    missed += 1;
+                    eprintln!("found by name only: {}:{}:{} {sym}", p.0, p.1 + 1, p.2);
+                }
             }
             Some(_) => report.recall_any += 1,
             None => {}

@@ -40,3 +40,7 @@
     (call_expression function: [(identifier) (member_expression)] @binding.value)
     (await_expression (call_expression function: [(identifier) (member_expression)] @binding.value))
   ]) @binding
+; Properties set in methods: `this.store = new Store()` (the name is `this.store`).
+(assignment_expression
+  left: (member_expression object: (this)) @binding.name
+  right: (new_expression constructor: [(identifier) (member_expression)] @binding.value)) @binding

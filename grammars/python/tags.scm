@@ -39,3 +39,8 @@
   value: (as_pattern
     (call function: [(identifier) (attribute)] @binding.value)
     alias: (as_pattern_target (identifier) @binding.name))) @binding
+; Attributes set in methods: `self.session = Session()` (the name is `self.session`).
+(assignment
+  left: (attribute object: (identifier) @_self) @binding.name
+  right: (call function: [(identifier) (attribute)] @binding.value)
+  (#eq? @_self "self")) @binding

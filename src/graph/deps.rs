@@ -45,6 +45,12 @@ impl DepSet {
         self.modules.insert(key_hash(module));
     }
 
+    pub fn absorb(&mut self, other: DepSet) {
+        self.files.extend(other.files);
+        self.names.extend(other.names);
+        self.modules.extend(other.modules);
+    }
+
     pub fn merge(&mut self, d: &Deps) {
         self.files.extend(d.files.iter().copied());
         self.names.extend(d.names.iter().copied());

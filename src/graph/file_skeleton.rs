@@ -59,7 +59,8 @@ pub struct DefNode {
     /// Parameters with a written type (`request: Request` -> `("request", "Request")`), the
     /// type reduced to its path (`&mut Option<a::B>` -> `a::B`).
     pub params: Vec<(String, String)>,
-    /// The written return type's path (`-> Response`, `): Promise<User>` -> `Promise`).
+    /// The written return type's path (`-> Response`, `): Promise<User>` -> `User`); for a
+    /// field or variable, its declared type (`session: Session`, `private Repo repo;`).
     pub returns: Option<String>,
 }
 
@@ -120,6 +121,9 @@ impl FileSkeleton {
                 },
                 returns: match d.kind {
                     SymbolKind::Function | SymbolKind::Method => returns(family, &d.signature),
+                    SymbolKind::Field | SymbolKind::Variable | SymbolKind::Constant => {
+                        declared_type(family, &d.signature)
+                    }
                     _ => None,
                 },
             })
@@ -241,6 +245,39 @@ fn param(family: Family, p: &str) -> Option<(String, String)> {
     ident(name).then(|| (name.to_string(), ty))
 }
 
+/// A field's or variable's declared type: `map: HashMap<K, V>`, `private final Repo repo;`,
+/// `Addr string`, `session: Session = ...`.
+fn declared_type(family: Family, signature: &str) -> Option<String> {
+    const MODIFIERS: [&str; 10] = [
+        "pub ",
+        "private ",
+        "public ",
+        "protected ",
+        "static ",
+        "final ",
+        "readonly ",
+        "volatile ",
+        "transient ",
+        "declare ",
+    ];
+    let mut s = signature.split(['=', ';']).next().unwrap_or(signature).trim();
+    loop {
+        let before = s;
+        for m in MODIFIERS {
+            s = s.strip_prefix(m).unwrap_or(s).trim_start();
+        }
+        if let Some(rest) = s.strip_prefix("pub(")
+            && let Some((_, after)) = rest.split_once(')')
+        {
+            s = after.trim_start();
+        }
+        if s == before {
+            break;
+        }
+    }
+    param(family, s).map(|(_, ty)| ty)
+}
+
 /// The return type written after the parameters: `-> T` (Python, Rust), `): T` (TypeScript),
 /// `) T` (Go).
 fn returns(family: Family, signature: &str) -> Option<String> {
@@ -351,6 +388,31 @@ fn split_top_level(s: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_field_types_per_language() {
+        assert_eq!(
+            declared_type(Family::Rust, "pub map: HashMap<K, V>"),
+            Some("HashMap".into())
+        );
+        assert_eq!(
+            declared_type(Family::Python, "session: Session = None"),
+            Some("Session".into())
+        );
+        assert_eq!(declared_type(Family::Python, "timeout = DEFAULT_TIMEOUT"), None);
+        assert_eq!(
+            declared_type(Family::Java, "private final Repo repo;"),
+            Some("Repo".into())
+        );
+        assert_eq!(
+            declared_type(Family::Js, "private cache: Map<string, User> = new Map()"),
+            Some("Map".into())
+        );
+        assert_eq!(
+            declared_type(Family::Go, "handler nethttp.Handler"),
+            Some("nethttp.Handler".into())
+        );
+    }
 
     #[test]
     fn return_types_per_language() {

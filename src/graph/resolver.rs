@@ -116,6 +116,8 @@ pub struct Resolver<'t, 'a> {
     merged_bases: HashSet<FileId>,
     /// Line of the reference being resolved (a binding must come before it).
     at_line: u32,
+    /// Types of fields and attributes resolved in their own files, by (file, text).
+    foreign_types: HashMap<(FileId, String), Option<SymbolId>>,
     binding_depth: u32,
     pub deps: DepSet,
 }
@@ -151,6 +153,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             open_glob: None,
             merged_bases: HashSet::new(),
             at_line: 0,
+            foreign_types: HashMap::new(),
             binding_depth: 0,
             deps: DepSet::default(),
         })
@@ -578,10 +581,20 @@ impl<'t, 'a> Resolver<'t, 'a> {
                         false => (Entity::Symbols(found), via),
                     };
                 }
+                // A field or variable with a declared type: a value of that type.
+                if let Some(ty) = self.declared_type_of(first) {
+                    return self.step(Entity::Instance(ty), Via::Receiver, seg, depth);
+                }
                 (Entity::Unknown, via)
             }
             Entity::Instance(t) => {
                 let found = self.member(t, seg);
+                if found.is_empty()
+                    && let Some(ty) = self.attribute_type(t, seg)
+                {
+                    // `self.session = Session()` in a method: an attribute without a definition.
+                    return (Entity::Instance(ty), Via::Receiver);
+                }
                 match found.is_empty() {
                     true => (Entity::Unknown, Via::Receiver),
                     false => (Entity::Symbols(found), Via::Receiver),
@@ -589,6 +602,78 @@ impl<'t, 'a> Resolver<'t, 'a> {
             }
             other => (other, via),
         }
+    }
+
+    /// The type a field or variable is declared with, resolved where it is declared.
+    fn declared_type_of(&mut self, s: SymbolId) -> Option<SymbolId> {
+        let d = self.table.def(s)?;
+        if !matches!(
+            d.kind,
+            SymbolKind::Field | SymbolKind::Variable | SymbolKind::Constant
+        ) {
+            return None;
+        }
+        let ty = d.returns.as_deref()?;
+        self.in_file(s.file, ty, |r| r.type_entity(ty))
+    }
+
+    /// The type of `self.<attr>` / `this.<attr>` assigned a constructed value in a method of
+    /// type `t` (in `t`'s own file).
+    fn attribute_type(&mut self, t: SymbolId, attr: &str) -> Option<SymbolId> {
+        let fsk = self.table.file(t.file)?;
+        self.deps.files.insert(t.file.0);
+        let b = fsk.bindings.iter().find(|b| {
+            b.name
+                .strip_prefix("self.")
+                .or_else(|| b.name.strip_prefix("this."))
+                == Some(attr)
+                && b.enclosing
+                    .and_then(|e| fsk.defs.get(e as usize))
+                    .is_some_and(|m| m.parent == Some(t.def))
+        })?;
+        let value = b.value.clone()?;
+        let enclosing = b.enclosing;
+        let key = format!("{value}\u{0}{enclosing:?}");
+        self.in_file(t.file, &key, |r| r.value_type(&value, enclosing))
+    }
+
+    /// Runs `f` as the resolver of `file` (this one, or a nested one whose reads are added to
+    /// this file's dependencies), keeping a type, memoized by `key`.
+    fn in_file(
+        &mut self,
+        file: FileId,
+        key: &str,
+        f: impl FnOnce(&mut Resolver<'t, 'a>) -> Entity,
+    ) -> Option<SymbolId> {
+        let memo = (file, key.to_string());
+        if let Some(hit) = self.foreign_types.get(&memo) {
+            return *hit;
+        }
+        if self.binding_depth > 2 {
+            return None;
+        }
+        let instance = |r: &Resolver<'t, 'a>, e: Entity| match e {
+            Entity::Instance(t) => Some(t),
+            Entity::Symbols(v) => v.into_iter().find(|s| r.is_type(*s)),
+            _ => None,
+        };
+        let found = if file == self.file {
+            self.binding_depth += 1;
+            let e = f(self);
+            self.binding_depth -= 1;
+            instance(self, e)
+        } else {
+            let mut sub = Resolver::new(self.table, self.bases, self.base_deps, file)?;
+            sub.binding_depth = self.binding_depth + 1;
+            sub.at_line = u32::MAX;
+            let e = f(&mut sub);
+            let found = instance(&sub, e);
+            self.deps.absorb(sub.deps);
+            self.deps.files.insert(file.0);
+            found
+        };
+        self.foreign_types.insert(memo, found);
+        found
     }
 
     /// `seg` inside module `m`: a submodule, a definition, or a re-export of the module.

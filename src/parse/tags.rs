@@ -276,7 +276,17 @@ fn build_bindings(raw: Vec<RawBinding>, defs: &[Definition], source: &[u8]) -> V
         .map(|b| {
             let sp = span(b.node);
             // Definitions come outer-first: the last one containing the binding is innermost.
-            let enclosing = defs.iter().rposition(|d| d.span.contains(&sp)).map(|i| i as u32);
+            // A variable is not a scope, even when it is the binding's own statement.
+            let enclosing = defs
+                .iter()
+                .rposition(|d| {
+                    d.span.contains(&sp)
+                        && !matches!(
+                            d.kind,
+                            SymbolKind::Variable | SymbolKind::Constant | SymbolKind::Field
+                        )
+                })
+                .map(|i| i as u32);
             Binding {
                 name: text(b.name, source),
                 value: b.value.map(collapse),

@@ -11,7 +11,7 @@ use super::{Diagnostic, ReferenceKind, Span, SymbolKind};
 
 /// Version of the record layout above; part of the extractor fingerprint, so records written
 /// with another layout are re-parsed instead of mis-decoded.
-pub const RECORD_VERSION: u32 = 2;
+pub const RECORD_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definition {

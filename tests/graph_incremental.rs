@@ -28,6 +28,7 @@ const FILES: &[(&str, &[&str])] = &[
             "from .base import Base\nclass Request(Base):\n    def send(self):\n        return self.prep()\n",
             "class Request:\n    def prep(self):\n        pass\n",
             "def helper():\n    pass\n",
+            "from .base import Base\nclass Request:\n    def __init__(self):\n        self.b = Base()\n    def send(self):\n        return self.b.prep()\n",
         ],
     ),
     (
@@ -99,7 +100,7 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0..FILES.len(), 0..3usize).prop_map(|(f, b)| Op::Write(f, b)),
+        4 => (0..FILES.len(), 0..4usize).prop_map(|(f, b)| Op::Write(f, b)),
         1 => (0..FILES.len()).prop_map(Op::Delete),
         3 => Just(Op::Build),
     ]

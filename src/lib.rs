@@ -15,6 +15,7 @@ pub mod lexical;
 pub mod parse;
 pub mod symbols;
 pub mod util;
+pub mod vector;
 
 pub use index::{
     BuildReport, IndexBuilder, IndexConfig, IndexError, IndexSnapshot, NoProgress, SymbolLookup, WalkConfig,

@@ -1,0 +1,19 @@
+//! Semantic search: code cut into chunks along the syntax tree, embedded by a model that ships
+//! inside the binary (no network, no setup), searched through an approximate nearest-neighbour
+//! index.
+//!
+//! Invariants:
+//! - Nothing here touches the network or the disk; `index` stores what this layer produces.
+//! - Vectors are L2-normalized; scores are cosine similarities.
+
+mod chunker;
+mod embedder;
+mod static_embedder;
+mod vector_error;
+mod vector_index;
+
+pub use chunker::{Chunk, ChunkConfig, Chunker};
+pub use embedder::Embedder;
+pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder};
+pub use vector_error::VectorError;
+pub use vector_index::{DistI8, VectorIndex, quantize, score};

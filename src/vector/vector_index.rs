@@ -1,0 +1,141 @@
+//! `VectorIndex`: approximate nearest neighbours (HNSW, `hnsw_rs`) over int8 vectors, with
+//! the top candidates re-scored exactly against the float query.
+//!
+//! Vectors are unit vectors quantized as `round(x * 127)` (256 bytes for 256 dimensions);
+//! the graph searches by int8 dot product, then `RESCORE` times more candidates than asked
+//! are re-scored with the float query and cut to `k`. Ids are positions in the vector list.
+
+use std::path::Path;
+
+use hnsw_rs::api::AnnT;
+use hnsw_rs::hnswio::HnswIo;
+use hnsw_rs::prelude::{Distance, Hnsw};
+
+use super::VectorError;
+
+/// Candidates fetched per result for exact re-scoring.
+const RESCORE: usize = 4;
+const MAX_CONNECTIONS: usize = 16;
+const EF_CONSTRUCTION: usize = 200;
+const MAX_LAYERS: usize = 16;
+const BASENAME: &str = "vectors";
+
+/// Distance between int8 unit vectors: 1 - cosine, from the integer dot product.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DistI8;
+
+impl Distance<i8> for DistI8 {
+    fn eval(&self, a: &[i8], b: &[i8]) -> f32 {
+        let dot: i32 = a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+        (1.0 - dot as f32 / (127.0 * 127.0)).max(0.0)
+    }
+}
+
+pub fn quantize(v: &[f32]) -> Vec<i8> {
+    v.iter()
+        .map(|x| (x * 127.0).round().clamp(-127.0, 127.0) as i8)
+        .collect()
+}
+
+/// Cosine of a float query and a quantized unit vector.
+pub fn score(query: &[f32], q: &[i8]) -> f32 {
+    query.iter().zip(q).map(|(a, b)| a * f32::from(*b)).sum::<f32>() / 127.0
+}
+
+pub struct VectorIndex {
+    dim: usize,
+    vectors: Vec<i8>,
+    hnsw: Hnsw<'static, i8, DistI8>,
+}
+
+impl VectorIndex {
+    /// Builds the graph over `vectors` (`dim` values each), inserting in parallel.
+    pub fn build(dim: usize, vectors: Vec<i8>) -> Result<VectorIndex, VectorError> {
+        if dim == 0 || !vectors.len().is_multiple_of(dim) {
+            return Err(VectorError::Index(format!(
+                "{} values are not vectors of {dim}",
+                vectors.len()
+            )));
+        }
+        let n = vectors.len() / dim;
+        let hnsw = Hnsw::<i8, DistI8>::new(MAX_CONNECTIONS, n.max(1), MAX_LAYERS, EF_CONSTRUCTION, DistI8);
+        let items: Vec<(&[i8], usize)> = vectors
+            .chunks_exact(dim)
+            .enumerate()
+            .map(|(i, v)| (v, i))
+            .collect();
+        hnsw.parallel_insert_slice(&items);
+        let mut hnsw = hnsw;
+        hnsw.set_searching_mode(true);
+        Ok(VectorIndex { dim, vectors, hnsw })
+    }
+
+    /// Writes the graph into `dir` (`vectors.hnsw.graph`, `vectors.hnsw.data`).
+    pub fn dump(&self, dir: &Path) -> Result<(), VectorError> {
+        self.hnsw
+            .file_dump(dir, BASENAME)
+            .map(|_| ())
+            .map_err(|e| VectorError::Index(format!("writing the graph to {}: {e}", dir.display())))
+    }
+
+    /// Reloads a graph written by [`VectorIndex::dump`]; `vectors` are the same vectors.
+    pub fn load(dir: &Path, dim: usize, vectors: Vec<i8>) -> Result<VectorIndex, VectorError> {
+        // The reload descriptor must outlive the graph it loads: it is small and leaked once
+        // per load (a query process loads one index).
+        let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
+        let mut hnsw: Hnsw<'static, i8, DistI8> = io
+            .load_hnsw()
+            .map_err(|e| VectorError::Index(format!("reading the graph in {}: {e}", dir.display())))?;
+        hnsw.set_searching_mode(true);
+        if hnsw.get_nb_point() * dim != vectors.len() {
+            return Err(VectorError::Index(format!(
+                "the graph in {} has {} points, the store {} vectors",
+                dir.display(),
+                hnsw.get_nb_point(),
+                vectors.len() / dim.max(1)
+            )));
+        }
+        Ok(VectorIndex { dim, vectors, hnsw })
+    }
+
+    pub fn len(&self) -> usize {
+        self.vectors.len() / self.dim
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+
+    pub fn vector(&self, id: usize) -> &[i8] {
+        self.vectors
+            .get(id * self.dim..(id + 1) * self.dim)
+            .unwrap_or(&[])
+    }
+
+    /// The `k` nearest ids to a unit `query`, best first, with cosine scores.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+        if self.is_empty() || k == 0 {
+            return Vec::new();
+        }
+        let fetch = (k * RESCORE).min(self.len());
+        let q = quantize(query);
+        let found = self.hnsw.search(&q, fetch, fetch.max(64));
+        let mut scored: Vec<(usize, f32)> = found
+            .into_iter()
+            .map(|n| (n.d_id, score(query, self.vector(n.d_id))))
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        scored
+    }
+
+    /// Exact search over every vector (the oracle for tests and benchmarks).
+    pub fn brute_force(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+        let mut all: Vec<(usize, f32)> = (0..self.len())
+            .map(|i| (i, score(query, self.vector(i))))
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(k);
+        all
+    }
+}

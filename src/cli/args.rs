@@ -165,6 +165,10 @@ pub struct BuildArgs {
     /// is then a full one.
     #[arg(long, hide = true)]
     pub no_lexical: bool,
+    /// Also build the semantic part (chunks embedded with the built-in model, an HNSW index);
+    /// later builds keep it. Enables `ken search --semantic` and `--hybrid`.
+    #[arg(long)]
+    pub semantic: bool,
     /// Skip the code graph part; only to measure what it costs.
     #[arg(long, hide = true)]
     pub no_graph: bool,
@@ -220,6 +224,13 @@ pub struct SearchArgs {
     /// query term, no priors.
     #[arg(long, hide = true, requires = "files")]
     pub plain_bm25: bool,
+    /// Search by meaning: code chunks nearest to the query in the embedded model's space
+    /// (needs an index built once with `--semantic`).
+    #[arg(long, conflicts_with_all = ["literal", "regex", "hybrid"])]
+    pub semantic: bool,
+    /// Rank files by fusing the lexical and the semantic rankings (reciprocal rank fusion).
+    #[arg(long, conflicts_with_all = ["literal", "regex"])]
+    pub hybrid: bool,
     /// Every line containing the query text exactly (like `rg -F`).
     #[arg(long, conflicts_with = "regex")]
     pub literal: bool,

@@ -11,8 +11,8 @@ use super::graph_commands;
 use super::progress::ProgressBars;
 use super::render;
 use crate::index::{
-    CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SymbolLookup, WalkConfig,
-    WorkingTreeDiff,
+    CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SemanticHit, SymbolLookup,
+    WalkConfig, WorkingTreeDiff, fuse_files,
 };
 use crate::lexical::LineSearchMode;
 
@@ -44,6 +44,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         full: a.full,
         lexical: !a.no_lexical,
         graph: !a.no_graph,
+        vectors: a.semantic,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)
@@ -127,6 +128,111 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
     })
 }
 
+/// Reciprocal rank fusion constant for `--hybrid` (the usual 60: neither list dominates).
+const HYBRID_RRF_K: f32 = 60.0;
+
+fn semantic_search(
+    a: &SearchArgs,
+    query: &str,
+    engine: &CodeSearch<'_>,
+    snapshot: &IndexSnapshot,
+    coverage: &Coverage,
+) -> Result<ExitCode> {
+    let semantic = snapshot.semantic()?;
+    let limit = a.limit.unwrap_or(20);
+    let hits = semantic.search(query, (limit * 4).max(50))?;
+    let mut out = std::io::stdout().lock();
+    let found = if a.semantic {
+        let shown: Vec<&SemanticHit> = hits.iter().take(limit).collect();
+        let names = symbol_names(snapshot, &shown);
+        if a.json {
+            let hs: Vec<serde_json::Value> = shown
+                .iter()
+                .zip(&names)
+                .map(|(h, n)| {
+                    serde_json::json!({ "path": h.path, "start_line": h.start_line,
+                    "end_line": h.end_line, "symbol": n, "score": h.score })
+                })
+                .collect();
+            let v = serde_json::json!({ "query": query, "mode": "semantic", "chunks_searched": semantic.chunks(),
+                "hits": hs, "coverage": coverage });
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        } else {
+            for (h, n) in shown.iter().zip(&names) {
+                writeln!(
+                    out,
+                    "{}:{}-{}  {}  ({:.3})",
+                    h.path,
+                    h.start_line,
+                    h.end_line,
+                    n.as_deref().unwrap_or("-"),
+                    h.score
+                )?;
+            }
+        }
+        !shown.is_empty()
+    } else {
+        let lexical = engine.search(query, SearchTarget::Files, limit * 2)?;
+        let lex_files: Vec<String> = lexical
+            .files
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        let fused = fuse_files(&lex_files, &hits, HYBRID_RRF_K, limit);
+        if a.json {
+            let v = serde_json::json!({ "query": query, "mode": "hybrid", "rrf_k": HYBRID_RRF_K,
+                "files": fused, "coverage": coverage });
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        } else {
+            for f in &fused {
+                let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+                let lines = f.lines.map_or(String::new(), |(s, e)| format!(":{s}-{e}"));
+                writeln!(
+                    out,
+                    "{}{lines}  ({:.4}; lexical #{}, semantic #{})",
+                    f.path,
+                    f.score,
+                    rank(f.lexical_rank),
+                    rank(f.semantic_rank)
+                )?;
+            }
+        }
+        !fused.is_empty()
+    };
+    render::search_coverage_note(coverage, !found);
+    Ok(if found {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Qualified names of the definitions owning each hit's chunk.
+fn symbol_names(snapshot: &IndexSnapshot, hits: &[&SemanticHit]) -> Vec<Option<String>> {
+    let ids: Vec<_> = hits.iter().filter_map(|h| snapshot.file_id(&h.path)).collect();
+    let mut uniq = ids.clone();
+    uniq.sort();
+    uniq.dedup();
+    let loaded = snapshot.load_symbols_of(&uniq).unwrap_or_default();
+    hits.iter()
+        .map(|h| {
+            let id = snapshot.file_id(&h.path)?;
+            let pos = uniq.iter().position(|u| *u == id)?;
+            let record = snapshot.table.files.get(id.index())?;
+            let d = loaded.get(pos)?.definitions.get(h.symbol? as usize)?;
+            let sep = if matches!(record.language.as_str(), "rust" | "c" | "cpp") {
+                "::"
+            } else {
+                "."
+            };
+            Some(d.qualified_name(&record.module, sep))
+        })
+        .collect()
+}
+
 fn read_query(a: &SearchArgs) -> Result<String> {
     let mut q = a.query.join(" ");
     if let Some(f) = &a.query_file {
@@ -154,6 +260,9 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
     let diff = Some(WorkingTreeDiff::quick(&root, &snapshot));
     let coverage = Coverage::of(&snapshot, diff.as_ref());
     let mut out = std::io::stdout().lock();
+    if a.semantic || a.hybrid {
+        return semantic_search(&a, &query, &engine, &snapshot, &coverage);
+    }
     let found = if a.literal || a.regex {
         let mode = if a.literal {
             LineSearchMode::Literal

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::manifest::FORMAT_NAME;
 use super::repo_walker::Candidate;
+use super::vector_part::{VECTORS_DIR, VECTORS_FILE, VectorBuild, VectorStore};
 use super::{
     BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
     LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary, WalkOutcome,
@@ -146,6 +147,35 @@ impl<'a> IndexBuilder<'a> {
             self.observer.phase("graph", 0);
             let part = self.build_graph(&store, previous.as_ref(), &mut assembled, &gen_dir)?;
             parts.insert("graph".to_string(), part);
+        }
+        let keep_vectors = previous
+            .as_ref()
+            .is_some_and(|p| p.manifest.parts.contains_key("vectors"));
+        if self.config.vectors || keep_vectors {
+            let _span = tracing::info_span!("vector.embed").entered();
+            self.observer.phase("embed", 0);
+            let (prev_store, prev_dir) = previous
+                .as_ref()
+                .and_then(|p| {
+                    let bytes = store.read_part(p.generation, VECTORS_FILE, None).ok()?;
+                    let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
+                    Some((
+                        Some(s),
+                        Some(store.generation_dir(p.generation).join(VECTORS_DIR)),
+                    ))
+                })
+                .unwrap_or((None, None));
+            let part = VectorBuild {
+                store: &store,
+                root: &self.root,
+                files: &assembled.table.files,
+                segments: &assembled.segments,
+                previous: prev_store,
+                previous_dir: prev_dir,
+                gen_dir: &gen_dir,
+            }
+            .run()?;
+            parts.insert("vectors".to_string(), part);
         }
         let Assembled {
             table,
@@ -640,6 +670,16 @@ pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifes
     postcard::from_bytes::<CodeGraph>(&bytes)
         .ok()
         .filter(|g| g.version == GRAPH_VERSION)
+}
+
+/// [`load_records`] for the other parts of this layer.
+pub(crate) fn load_records_pub(
+    store: &IndexStore,
+    segments: &[SegmentInfo],
+    files: &[FileRecord],
+    which: &[usize],
+) -> Result<Vec<FileSymbols>, IndexError> {
+    load_records(store, segments, files, which)
 }
 
 /// The symbol records of `files[i]` for each `i` in `which`, in that order.

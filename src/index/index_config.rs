@@ -59,6 +59,9 @@ pub struct IndexConfig {
     pub lexical: bool,
     /// Build the code graph part (resolved references, centrality).
     pub graph: bool,
+    /// Build the semantic part (chunks embedded with the built-in model, HNSW). Once an index
+    /// has it, later builds keep it.
+    pub vectors: bool,
 }
 
 impl Default for IndexConfig {
@@ -70,6 +73,7 @@ impl Default for IndexConfig {
             full: false,
             lexical: true,
             graph: true,
+            vectors: false,
         }
     }
 }

@@ -37,6 +37,12 @@ pub enum IndexError {
     Lexical(#[from] LexicalError),
     #[error("the index at {dir} has no {part} part; run `ken index build` to add it")]
     MissingPart { dir: PathBuf, part: &'static str },
+    #[error(
+        "the index at {0} has no semantic part; run `ken index build --semantic` once (later builds keep it)"
+    )]
+    NoSemantic(PathBuf),
+    #[error("semantic index: {0}")]
+    Vector(String),
     #[error("building the thread pool: {0}")]
     ThreadPool(String),
 }

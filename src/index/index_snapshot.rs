@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::index_builder::{GRAPH_FILE, LEXICAL_DIR};
+use super::vector_part::{SemanticIndex, VECTORS_DIR, VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
 use crate::lexical::LexicalIndex;
@@ -132,6 +133,21 @@ impl IndexSnapshot {
             path,
             detail: e.to_string(),
         })
+    }
+
+    /// Opens the semantic part (vectors and their HNSW graph).
+    pub fn semantic(&self) -> Result<SemanticIndex, IndexError> {
+        let Some(part) = self.manifest.parts.get("vectors") else {
+            return Err(IndexError::NoSemantic(self.index_dir().to_path_buf()));
+        };
+        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
+        let dir = part.get("dir").and_then(|f| f.as_str()).unwrap_or(VECTORS_DIR);
+        let bytes = self.store.read_part(self.generation, file, None)?;
+        let store: VectorStore = postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
+            path: self.generation_dir().join(file),
+            detail: e.to_string(),
+        })?;
+        SemanticIndex::open(store, &self.generation_dir().join(dir))
     }
 
     /// Loads the symbols of some files only (decoding just their records), in `files` order.

@@ -23,6 +23,7 @@ mod manifest;
 mod repo_walker;
 mod skip_reason;
 mod symbol_lookup;
+mod vector_part;
 mod working_tree_diff;
 
 pub use build_observer::{BuildObserver, NoProgress};
@@ -38,4 +39,5 @@ pub use manifest::{BuildStats, LanguageSummary, Manifest, SegmentInfo, Summary};
 pub use repo_walker::{Candidate, RepoWalker, WalkOutcome};
 pub use skip_reason::SkipReason;
 pub use symbol_lookup::{MatchQuality, SymbolHit, SymbolLookup};
+pub use vector_part::{FusedFile, SemanticHit, SemanticIndex, VectorStore, fuse_files, semantic_files};
 pub use working_tree_diff::WorkingTreeDiff;

@@ -14,6 +14,6 @@ mod vector_index;
 
 pub use chunker::{Chunk, ChunkConfig, Chunker};
 pub use embedder::Embedder;
-pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder};
+pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder, idf_weights};
 pub use vector_error::VectorError;
 pub use vector_index::{DistI8, VectorIndex, quantize, score};

@@ -110,6 +110,12 @@ impl StaticEmbedder {
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, VectorError> {
         let ids = self.token_ids(text)?;
+        Ok(self.embed_ids(&ids))
+    }
+
+    /// The vector of already tokenized text (see [`StaticEmbedder::token_ids`]).
+    pub fn embed_ids(&self, ids: &[u32]) -> Vec<f32> {
+        let ids = ids.iter().copied();
         let mut acc = vec![0f32; self.dim];
         for id in ids {
             let i = id as usize;
@@ -132,8 +138,17 @@ impl StaticEmbedder {
         if norm > 0.0 {
             acc.iter_mut().for_each(|x| *x /= norm);
         }
-        Ok(acc)
+        acc
     }
+}
+
+/// Token weights from document frequencies over `docs` chunks: a smoothed IDF,
+/// `ln((1 + docs) / (1 + df)) + 1`, so a token in every chunk still counts a little.
+pub fn idf_weights(df: &[u32], docs: u32) -> Vec<f32> {
+    let n = docs as f32;
+    df.iter()
+        .map(|&d| ((1.0 + n) / (1.0 + d as f32)).ln() + 1.0)
+        .collect()
 }
 
 impl Embedder for StaticEmbedder {

@@ -15,8 +15,8 @@ use super::VectorError;
 
 /// Candidates fetched per result for exact re-scoring.
 const RESCORE: usize = 4;
-const MAX_CONNECTIONS: usize = 16;
-const EF_CONSTRUCTION: usize = 200;
+const MAX_CONNECTIONS: usize = 12;
+const EF_CONSTRUCTION: usize = 40;
 const MAX_LAYERS: usize = 16;
 const BASENAME: &str = "vectors";
 
@@ -119,7 +119,7 @@ impl VectorIndex {
         }
         let fetch = (k * RESCORE).min(self.len());
         let q = quantize(query);
-        let found = self.hnsw.search(&q, fetch, fetch.max(64));
+        let found = self.hnsw.search(&q, fetch, fetch.max(128));
         let mut scored: Vec<(usize, f32)> = found
             .into_iter()
             .map(|n| (n.d_id, score(query, self.vector(n.d_id))))

@@ -1,0 +1,379 @@
+//! The vector part of a generation: every indexed file cut into chunks, each embedded with
+//! the built-in model (IDF-weighted) and stored as int8, plus the HNSW graph over them.
+//!
+//! `vectors.bin` holds the model id, the IDF table and, per file, its chunks (lines, owning
+//! definition, content hash, vector); `vectors/` holds the graph. Embeddings are reused by
+//! chunk hash from the previous generation, and the IDF table is kept from the build that
+//! made it (a full build), so unchanged chunks keep their vectors; a changed model id
+//! re-embeds everything. The graph is rebuilt when any chunk changed and linked otherwise.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
+use crate::vector::{
+    ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorError, VectorIndex, idf_weights, quantize,
+};
+
+pub const VECTORS_FILE: &str = "vectors.bin";
+pub const VECTORS_DIR: &str = "vectors";
+pub const VECTOR_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkMeta {
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Index of the owning definition in the file's symbols.
+    pub symbol: Option<u32>,
+    pub hash: [u8; 16],
+    pub vector: Vec<i8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileChunks {
+    pub path: String,
+    /// The file's content hash when chunked.
+    pub content: [u8; 32],
+    pub chunks: Vec<ChunkMeta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorStore {
+    pub version: u32,
+    pub model: String,
+    pub dim: u32,
+    /// Token weights the vectors were made with (a corpus IDF).
+    pub idf: Vec<f32>,
+    pub files: Vec<FileChunks>,
+}
+
+impl VectorStore {
+    /// Every vector, in id order (files, then chunks).
+    pub fn flat(&self) -> Vec<i8> {
+        self.files
+            .iter()
+            .flat_map(|f| f.chunks.iter().flat_map(|c| c.vector.iter().copied()))
+            .collect()
+    }
+
+    /// (file index, chunk index) of each vector id.
+    pub fn ids(&self) -> Vec<(u32, u32)> {
+        self.files
+            .iter()
+            .enumerate()
+            .flat_map(|(fi, f)| (0..f.chunks.len()).map(move |ci| (fi as u32, ci as u32)))
+            .collect()
+    }
+}
+
+/// A chunk with its token ids (tokenized once: for the IDF and for the embedding).
+type Tokenized = (crate::vector::Chunk, Vec<u32>);
+
+fn model_error(e: VectorError) -> IndexError {
+    IndexError::Vector(e.to_string())
+}
+
+pub struct VectorBuild<'a> {
+    pub store: &'a IndexStore,
+    pub root: &'a Path,
+    pub files: &'a [FileRecord],
+    pub segments: &'a [SegmentInfo],
+    pub previous: Option<VectorStore>,
+    pub previous_dir: Option<std::path::PathBuf>,
+    pub gen_dir: &'a Path,
+}
+
+impl VectorBuild<'_> {
+    /// Builds (or carries over) the vector part; returns its manifest entry.
+    pub fn run(self) -> Result<serde_json::Value, IndexError> {
+        let t0 = std::time::Instant::now();
+        let base = StaticEmbedder::builtin().map_err(model_error)?;
+        let model_id = crate::vector::BUILTIN_MODEL_ID.to_string();
+        let previous = self
+            .previous
+            .filter(|p| p.version == VECTOR_VERSION && p.model == model_id);
+        let prev_files: HashMap<&str, &FileChunks> = previous
+            .as_ref()
+            .map(|p| p.files.iter().map(|f| (f.path.as_str(), f)).collect())
+            .unwrap_or_default();
+        // Files whose content is unchanged keep their chunks and vectors as they are.
+        let changed: Vec<usize> = (0..self.files.len())
+            .filter(|&i| {
+                prev_files
+                    .get(self.files[i].path.as_str())
+                    .is_none_or(|f| f.content != self.files[i].hash)
+            })
+            .collect();
+        let unchanged_set = changed.is_empty()
+            && previous
+                .as_ref()
+                .is_some_and(|p| p.files.len() == self.files.len());
+        if unchanged_set && let (Some(p), Some(dir)) = (&previous, &self.previous_dir) {
+            link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
+            let bytes = postcard::to_stdvec(p).map_err(|e| corrupt(self.gen_dir, e))?;
+            self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
+            return Ok(entry(p, 0, 0, t0, bytes.len()));
+        }
+        let records =
+            super::index_builder::load_records_pub(self.store, self.segments, self.files, &changed)?;
+        let chunker = Chunker::new(ChunkConfig::default());
+        // Chunk and tokenize the changed files in parallel.
+        let fresh: Vec<(usize, Vec<Tokenized>)> = changed
+            .par_iter()
+            .zip(records.par_iter())
+            .map(|(&i, symbols)| {
+                let r = &self.files[i];
+                let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
+                let chunks = chunker.chunk(r.path.as_str(), &bytes, symbols);
+                let tokenized = chunks
+                    .into_iter()
+                    .map(|c| {
+                        let ids = base.token_ids(&c.text).unwrap_or_default();
+                        (c, ids)
+                    })
+                    .collect();
+                (i, tokenized)
+            })
+            .collect();
+        // The IDF is made by a full build and kept by incremental ones.
+        let idf = match &previous {
+            Some(p) if p.idf.len() == base.vocab_size() => p.idf.clone(),
+            _ => {
+                let mut df = vec![0u32; base.vocab_size()];
+                let mut docs = 0u32;
+                for (_, chunks) in &fresh {
+                    for (_, ids) in chunks {
+                        docs += 1;
+                        let mut seen: Vec<u32> = ids.clone();
+                        seen.sort_unstable();
+                        seen.dedup();
+                        for t in seen {
+                            if let Some(d) = df.get_mut(t as usize) {
+                                *d += 1;
+                            }
+                        }
+                    }
+                }
+                idf_weights(&df, docs)
+            }
+        };
+        let model = base.with_weights(idf.clone());
+        let cache: HashMap<[u8; 16], &Vec<i8>> = previous
+            .as_ref()
+            .map(|p| {
+                p.files
+                    .iter()
+                    .flat_map(|f| f.chunks.iter().map(|c| (c.hash, &c.vector)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let embedded: HashMap<usize, Vec<ChunkMeta>> = fresh
+            .into_par_iter()
+            .map(|(i, chunks)| {
+                let metas = chunks
+                    .into_iter()
+                    .map(|(c, ids)| ChunkMeta {
+                        start_line: c.start_line,
+                        end_line: c.end_line,
+                        symbol: c.symbol,
+                        hash: c.hash,
+                        vector: match cache.get(&c.hash) {
+                            Some(v) => (*v).clone(),
+                            None => quantize(&model.embed_ids(&ids)),
+                        },
+                    })
+                    .collect();
+                (i, metas)
+            })
+            .collect();
+        let embedded_count: usize = embedded.values().map(Vec::len).sum();
+        let mut embedded = embedded;
+        let files: Vec<FileChunks> = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, r)| FileChunks {
+                path: r.path.to_string(),
+                content: r.hash,
+                chunks: match embedded.remove(&i) {
+                    Some(c) => c,
+                    None => prev_files
+                        .get(r.path.as_str())
+                        .map(|f| f.chunks.clone())
+                        .unwrap_or_default(),
+                },
+            })
+            .collect();
+        let store = VectorStore {
+            version: VECTOR_VERSION,
+            model: model_id,
+            dim: model.dim() as u32,
+            idf,
+            files,
+        };
+        let t_embed = t0.elapsed();
+        let index = VectorIndex::build(model.dim(), store.flat()).map_err(model_error)?;
+        let dir = self.gen_dir.join(VECTORS_DIR);
+        std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
+        index.dump(&dir).map_err(model_error)?;
+        let bytes = postcard::to_stdvec(&store).map_err(|e| corrupt(self.gen_dir, e))?;
+        self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
+        let mut v = entry(&store, changed.len(), embedded_count, t0, bytes.len());
+        v["embed_ms"] = serde_json::json!(t_embed.as_millis() as u64);
+        Ok(v)
+    }
+}
+
+fn entry(
+    s: &VectorStore,
+    files: usize,
+    chunks: usize,
+    t0: std::time::Instant,
+    bytes: usize,
+) -> serde_json::Value {
+    let total: usize = s.files.iter().map(|f| f.chunks.len()).sum();
+    serde_json::json!({
+        "version": VECTOR_VERSION, "file": VECTORS_FILE, "dir": VECTORS_DIR, "model": s.model, "dim": s.dim,
+        "chunks": total, "files_chunked": files, "chunks_embedded_or_cached": chunks, "bytes": bytes,
+        "total_ms": t0.elapsed().as_millis() as u64,
+    })
+}
+
+fn corrupt(dir: &Path, e: impl std::fmt::Display) -> IndexError {
+    IndexError::Corrupt {
+        path: dir.join(VECTORS_FILE),
+        detail: e.to_string(),
+    }
+}
+
+/// Hard-links (or copies) every file of `from` into `to`.
+fn link_dir(from: &Path, to: &Path) -> Result<(), IndexError> {
+    std::fs::create_dir_all(to).map_err(IndexError::io(to))?;
+    for e in std::fs::read_dir(from).map_err(IndexError::io(from))?.flatten() {
+        let dest = to.join(e.file_name());
+        if std::fs::hard_link(e.path(), &dest).is_err() {
+            std::fs::copy(e.path(), &dest).map_err(IndexError::io(&dest))?;
+        }
+    }
+    Ok(())
+}
+
+/// A semantic match: one chunk of one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct SemanticHit {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: Option<u32>,
+    pub score: f32,
+}
+
+/// The vector part opened for queries.
+pub struct SemanticIndex {
+    store: VectorStore,
+    ids: Vec<(u32, u32)>,
+    index: VectorIndex,
+    model: StaticEmbedder,
+}
+
+impl SemanticIndex {
+    pub fn open(store: VectorStore, dir: &Path) -> Result<SemanticIndex, IndexError> {
+        let model = StaticEmbedder::builtin().map_err(model_error)?;
+        if store.model != crate::vector::BUILTIN_MODEL_ID || store.dim as usize != model.dim() {
+            return Err(IndexError::Vector(format!(
+                "the index was embedded with {} ({} dimensions); this ken has {}: run `ken index build`",
+                store.model,
+                store.dim,
+                crate::vector::BUILTIN_MODEL_ID
+            )));
+        }
+        let model = model.with_weights(store.idf.clone());
+        let index = VectorIndex::load(dir, store.dim as usize, store.flat()).map_err(model_error)?;
+        let ids = store.ids();
+        Ok(SemanticIndex {
+            store,
+            ids,
+            index,
+            model,
+        })
+    }
+
+    pub fn chunks(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn search(&self, query: &str, k: usize) -> Result<Vec<SemanticHit>, IndexError> {
+        let q = self.model.embed(&[query]).map_err(model_error)?;
+        let Some(q) = q.first() else { return Ok(Vec::new()) };
+        Ok(self
+            .index
+            .search(q, k)
+            .into_iter()
+            .filter_map(|(id, score)| {
+                let &(fi, ci) = self.ids.get(id)?;
+                let f = self.store.files.get(fi as usize)?;
+                let c = f.chunks.get(ci as usize)?;
+                Some(SemanticHit {
+                    path: f.path.clone(),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    symbol: c.symbol,
+                    score,
+                })
+            })
+            .collect())
+    }
+}
+
+/// A file ranked by reciprocal rank fusion of the lexical and semantic file rankings.
+#[derive(Debug, Clone, Serialize)]
+pub struct FusedFile {
+    pub path: String,
+    pub score: f32,
+    /// 1-based ranks in each list, when present.
+    pub lexical_rank: Option<usize>,
+    pub semantic_rank: Option<usize>,
+    /// The best semantic chunk's lines in this file.
+    pub lines: Option<(u32, u32)>,
+}
+
+/// Files from semantic chunk hits, best chunk first, each file once.
+pub fn semantic_files(hits: &[SemanticHit]) -> Vec<&SemanticHit> {
+    let mut seen = std::collections::HashSet::new();
+    hits.iter().filter(|h| seen.insert(h.path.as_str())).collect()
+}
+
+/// Reciprocal rank fusion, `1 / (k + rank)` summed over the lists a file appears in.
+pub fn fuse_files(lexical: &[String], semantic: &[SemanticHit], k: f32, limit: usize) -> Vec<FusedFile> {
+    let mut by: HashMap<String, FusedFile> = HashMap::new();
+    for (r, path) in lexical.iter().enumerate() {
+        let e = by.entry(path.clone()).or_insert_with(|| FusedFile {
+            path: path.clone(),
+            score: 0.0,
+            lexical_rank: None,
+            semantic_rank: None,
+            lines: None,
+        });
+        e.score += 1.0 / (k + r as f32 + 1.0);
+        e.lexical_rank = Some(r + 1);
+    }
+    for (r, h) in semantic_files(semantic).into_iter().enumerate() {
+        let e = by.entry(h.path.clone()).or_insert_with(|| FusedFile {
+            path: h.path.clone(),
+            score: 0.0,
+            lexical_rank: None,
+            semantic_rank: None,
+            lines: None,
+        });
+        e.score += 1.0 / (k + r as f32 + 1.0);
+        e.semantic_rank = Some(r + 1);
+        e.lines = Some((h.start_line, h.end_line));
+    }
+    let mut out: Vec<FusedFile> = by.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+    out.truncate(limit);
+    out
+}

@@ -2,7 +2,7 @@
 //! for a task.
 //!
 //! Layers, each importing only from the ones before it (checked by `tests/architecture.rs`):
-//! `util < symbols < lang < parse < {graph, lexical} < index < cli`. See `ARCHITECTURE.md` for the map and the
+//! `util < symbols < lang < parse < {graph, lexical, vector} < index < cli`. See `ARCHITECTURE.md` for the map and the
 //! invariants. The small facade below is what `tests/` and `benches/` use.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -6,6 +6,8 @@
 //! Identifiers are split at case changes before tokenizing (`registerHook` reads as `register
 //! hook`); the BERT pre-tokenizer already splits at `_` and punctuation.
 
+use std::collections::HashMap;
+
 use safetensors::SafeTensors;
 use tokenizers::Tokenizer;
 
@@ -19,6 +21,8 @@ const MAX_TOKENS: usize = 4096;
 
 pub struct StaticEmbedder {
     id: String,
+    /// Distinguishes this model's entries in the per-thread word cache.
+    tag: u64,
     tokenizer: Tokenizer,
     rows: Vec<i8>,
     scales: Vec<f32>,
@@ -34,12 +38,13 @@ impl StaticEmbedder {
         Self::from_bytes(BUILTIN_MODEL_ID, MODEL, TOKENIZER)
     }
 
-    pub fn from_bytes(id: &str, model: &[u8], tokenizer: &[u8]) -> Result<StaticEmbedder, VectorError> {
+    pub fn from_bytes(id: &str, model: &[u8], tokenizer_bytes: &[u8]) -> Result<StaticEmbedder, VectorError> {
         let err = |detail: String| VectorError::Model {
             model: id.to_string(),
             detail,
         };
-        let tokenizer = Tokenizer::from_bytes(tokenizer).map_err(|e| err(format!("tokenizer.json: {e}")))?;
+        let tokenizer =
+            Tokenizer::from_bytes(tokenizer_bytes).map_err(|e| err(format!("tokenizer.json: {e}")))?;
         let st = SafeTensors::deserialize(model).map_err(|e| err(e.to_string()))?;
         let emb = st.tensor("embeddings").map_err(|e| err(e.to_string()))?;
         let shape = emb.shape().to_vec();
@@ -67,8 +72,16 @@ impl StaticEmbedder {
             )));
         }
         let unk = tokenizer.token_to_id("[UNK]");
+        let tag = u64::from_le_bytes(
+            blake3::hash(tokenizer_bytes)
+                .as_bytes()
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or([1; 8]),
+        ) | 1;
         Ok(StaticEmbedder {
             id: id.to_string(),
+            tag,
             tokenizer,
             rows,
             scales,
@@ -90,6 +103,52 @@ impl StaticEmbedder {
 
     /// The token ids of a text, as embedding reads them (unknown tokens dropped).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, VectorError> {
+        let prepared = split_case(text);
+        let mut ids = Vec::new();
+        // WordPiece works word by word once the BERT pre-tokenizer has split the text, and code
+        // repeats its words endlessly: each distinct word is tokenized once per thread and
+        // cached. (`words_match_whole_text_tokenization` checks this equals tokenizing the
+        // whole text.)
+        WORD_CACHE.with(|cache| -> Result<(), VectorError> {
+            let mut cache = cache.borrow_mut();
+            if cache.0 != self.tag {
+                *cache = (self.tag, HashMap::new());
+            }
+            for word in bert_words(&prepared) {
+                if ids.len() >= MAX_TOKENS {
+                    break;
+                }
+                if let Some(hit) = cache.1.get(word) {
+                    ids.extend_from_slice(hit);
+                    continue;
+                }
+                let enc = self
+                    .tokenizer
+                    .encode(word, false)
+                    .map_err(|e| VectorError::Tokenizer {
+                        model: self.id.clone(),
+                        detail: e.to_string(),
+                    })?;
+                let word_ids: Vec<u32> = enc
+                    .get_ids()
+                    .iter()
+                    .copied()
+                    .filter(|&i| Some(i) != self.unk)
+                    .collect();
+                ids.extend_from_slice(&word_ids);
+                if cache.1.len() > WORD_CACHE_CAP {
+                    cache.1.clear();
+                }
+                cache.1.insert(word.to_string(), word_ids);
+            }
+            Ok(())
+        })?;
+        ids.truncate(MAX_TOKENS);
+        Ok(ids)
+    }
+
+    /// Tokenizes the whole text in one call (the reference for the word cache).
+    pub fn token_ids_uncached(&self, text: &str) -> Result<Vec<u32>, VectorError> {
         let prepared = split_case(text);
         let enc = self
             .tokenizer
@@ -168,6 +227,63 @@ impl Embedder for StaticEmbedder {
     }
 }
 
+/// Distinct words remembered per thread before the cache starts over.
+const WORD_CACHE_CAP: usize = 200_000;
+
+thread_local! {
+    /// (model tag, word -> token ids).
+    static WORD_CACHE: std::cell::RefCell<(u64, HashMap<String, Vec<u32>>)> =
+        std::cell::RefCell::new((0, HashMap::new()));
+}
+
+/// The words the BERT pre-tokenizer (after the BERT normalizer's cleaning) would produce:
+/// runs of characters split at whitespace, with every punctuation mark and every CJK
+/// ideograph a word of its own; control characters dropped.
+fn bert_words(text: &str) -> impl Iterator<Item = &str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let alone = is_bert_punctuation(c) || is_cjk(c);
+        let gap = c.is_whitespace() || (c.is_control() && c != '\t') || c == '\u{fffd}' || c == '\0';
+        if alone || gap {
+            if let Some(s) = start.take() {
+                out.push(&text[s..i]);
+            }
+            if alone {
+                out.push(&text[i..i + c.len_utf8()]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out.into_iter()
+}
+
+/// BERT's punctuation: ASCII symbols and Unicode punctuation.
+fn is_bert_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() || (!c.is_ascii() && unicode_punct(c))
+}
+
+fn unicode_punct(c: char) -> bool {
+    // General categories P*: the ranges code carries (general punctuation, CJK symbols,
+    // full-width forms) and the scattered ones in Latin-1.
+    matches!(c as u32,
+        0x00A1 | 0x00A7 | 0x00AB | 0x00B6 | 0x00B7 | 0x00BB | 0x00BF | 0x037E | 0x0387
+        | 0x2010..=0x2027 | 0x2030..=0x2043 | 0x2045..=0x2051 | 0x2053..=0x205E
+        | 0x3001..=0x3003 | 0x3008..=0x3011 | 0x3014..=0x301F
+        | 0xFF01..=0xFF03 | 0xFF05..=0xFF0A | 0xFF0C..=0xFF0F | 0xFF1A | 0xFF1B | 0xFF1F | 0xFF20
+        | 0xFF3B..=0xFF3D | 0xFF3F | 0xFF5B | 0xFF5D)
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
 /// `registerHook` -> `register Hook`, `HTTPServer` -> `HTTP Server`: word pieces of code
 /// identifiers become words for the tokenizer.
 fn split_case(text: &str) -> String {
@@ -223,6 +339,28 @@ mod tests {
             cos(&v[0], &v[1]),
             cos(&v[0], &v[2])
         );
+    }
+
+    #[test]
+    fn words_match_whole_text_tokenization() {
+        let m = StaticEmbedder::builtin().unwrap();
+        let samples = [
+            include_str!("static_embedder.rs"),
+            include_str!("../index/index_builder.rs"),
+            "def résumé_naïve(x):\n\treturn x['ключ'] + \"中文字符\" — “quoted” … ½ ¿qué?\u{7}",
+            "self.session.mount('https://', HTTPAdapter(max_retries=3)) # noqa: E501",
+        ];
+        // The one intended difference: the whole-text tokenizer reads special tokens written
+        // literally (`[UNK]`, `[CLS]`) as those tokens; word by word they are plain text.
+        for s in samples {
+            let s = s.replace("[UNK]", "UNK");
+            assert_eq!(
+                m.token_ids(&s).unwrap(),
+                m.token_ids_uncached(&s).unwrap(),
+                "{}",
+                &s[..s.len().min(60)]
+            );
+        }
     }
 
     #[test]

@@ -15,10 +15,12 @@ use super::VectorError;
 
 /// Candidates fetched per result for exact re-scoring.
 const RESCORE: usize = 4;
-const MAX_CONNECTIONS: usize = 12;
-const EF_CONSTRUCTION: usize = 40;
+const MAX_CONNECTIONS: usize = 16;
+const EF_CONSTRUCTION: usize = 64;
 const MAX_LAYERS: usize = 16;
 const BASENAME: &str = "vectors";
+/// Candidates explored per query (more than returned: the graph is built with a small ef).
+const EF_SEARCH: usize = 320;
 
 /// Distance between int8 unit vectors: 1 - cosine, from the integer dot product.
 #[derive(Debug, Default, Clone, Copy)]
@@ -119,7 +121,7 @@ impl VectorIndex {
         }
         let fetch = (k * RESCORE).min(self.len());
         let q = quantize(query);
-        let found = self.hnsw.search(&q, fetch, fetch.max(128));
+        let found = self.hnsw.search(&q, fetch, fetch.max(EF_SEARCH));
         let mut scored: Vec<(usize, f32)> = found
             .into_iter()
             .map(|n| (n.d_id, score(query, self.vector(n.d_id))))

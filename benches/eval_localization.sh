@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# File and function localization on the dev set (../shared/eval), lexical only:
-# for each task, materialize the repository at its base commit, build the index, run
-# `ken search --files --json --query-file ISSUE`, and score the ranked files and functions.
+# File and function localization on the dev set (../shared/eval): for each task, materialize
+# the repository at its base commit, build the index, run `ken search` on the issue text, and
+# score the ranked files and functions.
+#   KEN_EVAL_MODE=lexical (default)  `ken search --files`
+#   KEN_EVAL_MODE=plain              the reference: whole-file BM25, no priors
+#   KEN_EVAL_MODE=all                one `--semantic` build per task, then lexical, semantic-only
+#                                    (`--semantic`, files by best chunk) and `--hybrid`, each
+#                                    scored separately
 #
 #   EVAL_MIRRORS=/path/to/mirrors benches/eval_localization.sh [extra materialize.py args]
 #
@@ -19,11 +24,20 @@ KEN="$TARGET/release/ken"
 MODE=${KEN_EVAL_MODE:-lexical}
 EXTRA=""
 [ "$MODE" = plain ] && EXTRA="--plain-bm25"
-PRED="$OUT/preds-$MODE.jsonl"
-rm -f "$PRED"
 HERE=$(pwd)
-python3 "$EVAL/materialize.py" --all --out "$OUT/ws" --keep 0 "$@" \
-  --cmd "$KEN -q index build {dir} >/dev/null && ($KEN search --repo {dir} --files $EXTRA --json --limit 20 --query-file {query_file} || true) | python3 $HERE/benches/to_pred.py {id} >> $PRED" \
-  >"$OUT/materialize.log" 2>&1
-echo "predictions: $PRED ($(wc -l <"$PRED") tasks)"
-python3 "$EVAL/score.py" --gold "$EVAL/dev.jsonl" --pred "$PRED" --by language
+search() { # mode flags -> the command that appends one prediction to preds-<mode>.jsonl
+  echo "($KEN search --repo {dir} $2 --json --query-file {query_file} || true) | python3 $HERE/benches/to_pred.py {id} >> $OUT/preds-$1.jsonl"
+}
+if [ "$MODE" = all ]; then
+  MODES="lexical semantic hybrid"
+  CMD="$KEN -q index build {dir} --semantic >/dev/null && $(search lexical '--files --limit 20') && $(search semantic '--semantic --limit 200') && $(search hybrid '--hybrid --limit 20')"
+else
+  MODES="$MODE"
+  CMD="$KEN -q index build {dir} >/dev/null && $(search "$MODE" "--files $EXTRA --limit 20")"
+fi
+for m in $MODES; do rm -f "$OUT/preds-$m.jsonl"; done
+python3 "$EVAL/materialize.py" --all --out "$OUT/ws" --keep 0 "$@" --cmd "$CMD" >"$OUT/materialize.log" 2>&1
+for m in $MODES; do
+  echo "== $m: $OUT/preds-$m.jsonl ($(wc -l <"$OUT/preds-$m.jsonl") tasks)"
+  python3 "$EVAL/score.py" --gold "$EVAL/dev.jsonl" --pred "$OUT/preds-$m.jsonl" --by language
+done

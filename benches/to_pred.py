@@ -11,6 +11,12 @@ try:
 except json.JSONDecodeError:
     result = {}
 files = [f["path"] for f in (result.get("files") or [])]
+if result.get("mode") == "semantic":
+    # Semantic hits are chunks: a file ranks by its best chunk.
+    for h in result.get("hits") or []:
+        if h["path"] not in files:
+            files.append(h["path"])
+    files = files[:20]
 # Functions follow their file's rank, then their own score.
 file_rank = {p: i for i, p in enumerate(files)}
 candidates = [

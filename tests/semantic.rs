@@ -24,6 +24,18 @@ def retry_request(url, attempts=3):
 def parse_config_file(path):
     """Reads the TOML configuration file."""
     return load_toml(path)
+//- src/render.py
+def render_template(name, context):
+    """Fills an HTML template with values."""
+    return engine.render(name, context)
+//- src/auth.py
+def check_password(user, password):
+    """Compares a password with the stored hash."""
+    return verify(user.hash, password)
+//- src/report.py
+def export_csv(rows, path):
+    """Writes rows to a CSV file."""
+    write_rows(path, rows)
 "#;
 
 fn store_of(root: &std::path::Path) -> VectorStore {
@@ -41,7 +53,7 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
         ..IndexConfig::default()
     };
     let r = build(repo.path(), &config);
-    assert_eq!(r.manifest.parts["vectors"]["files_chunked"], 3);
+    assert_eq!(r.manifest.parts["vectors"]["files_chunked"], 6);
     let before = store_of(repo.path());
 
     std::fs::write(
@@ -74,6 +86,47 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     let r = build(repo.path(), &IndexConfig::default());
     assert_eq!(r.manifest.parts["vectors"]["files_chunked"], 0);
     assert_eq!(store_of(repo.path()), after);
+}
+
+#[test]
+fn deleted_chunks_are_never_returned_and_many_deletions_rebuild_the_graph() {
+    let repo = materialize(REPO);
+    assert!(
+        ken(&["index", "build", ".", "--semantic"], repo.path())
+            .status
+            .success()
+    );
+    std::fs::write(
+        repo.path().join("src/network.py"),
+        "def unrelated():\n    return 42\n",
+    )
+    .unwrap();
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let out = ken(
+        &[
+            "search",
+            "--semantic",
+            "send the request again when the connection drops",
+            "--json",
+        ],
+        repo.path(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for h in v["hits"].as_array().unwrap() {
+        assert!(
+            !(h["path"] == "src/network.py" && h["end_line"].as_u64().unwrap() > 2),
+            "a dead chunk came back: {h}"
+        );
+    }
+    // Removing most files puts the share of dead points over the threshold: a rebuild.
+    for f in ["src/cache.py", "src/parse.py", "src/render.py", "src/auth.py"] {
+        std::fs::remove_file(repo.path().join(f)).unwrap();
+    }
+    let r = build(repo.path(), &IndexConfig::default());
+    let part = &r.manifest.parts["vectors"];
+    assert_eq!(part["graph_rebuilt"], true, "{part}");
+    assert_eq!(part["dead"], 0, "{part}");
+    assert_eq!(part["graph_points"], part["chunks"], "{part}");
 }
 
 #[test]

@@ -135,6 +135,27 @@ proptest! {
         let r = recall_at_10(&index, &queries);
         prop_assert!(r >= 0.95, "recall@10 {r}");
     }
+
+    #[test]
+    fn inserted_points_are_found_and_tombstones_are_never_returned(seed in any::<u64>()) {
+        let dim = 64;
+        let data = random_vectors(seed, 2000, dim);
+        let flat: Vec<i8> = data.iter().flat_map(|v| quantize(v)).collect();
+        let mut index = VectorIndex::build(dim, flat[..1500 * dim].to_vec()).unwrap();
+        index.insert(&flat[1500 * dim..]).unwrap();
+        let dead: Vec<usize> = (0..2000).filter(|i| i % 7 == 0).collect();
+        index.set_dead(dead.clone());
+        let queries = random_vectors(seed.wrapping_add(1), 50, dim);
+        for q in &queries {
+            prop_assert!(index.search(q, 10).iter().all(|(i, _)| i % 7 != 0));
+        }
+        // Inserted points are reachable: each finds itself.
+        for i in (1500..2000).filter(|i| i % 7 != 0).step_by(25) {
+            prop_assert_eq!(index.search(&data[i], 1)[0].0, i);
+        }
+        let r = recall_at_10(&index, &queries);
+        prop_assert!(r >= 0.95, "recall@10 after inserts and deletes {r}");
+    }
 }
 
 #[test]

@@ -20,7 +20,9 @@ use crate::vector::{
 
 pub const VECTORS_FILE: &str = "vectors.bin";
 pub const VECTORS_DIR: &str = "vectors";
-pub const VECTOR_VERSION: u32 = 1;
+pub const VECTOR_VERSION: u32 = 2;
+/// Rebuild the graph (and renumber) when more than this share of its points are tombstones.
+const MAX_DEAD_SHARE: f64 = 0.25;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkMeta {
@@ -29,7 +31,8 @@ pub struct ChunkMeta {
     /// Index of the owning definition in the file's symbols.
     pub symbol: Option<u32>,
     pub hash: [u8; 16],
-    pub vector: Vec<i8>,
+    /// The chunk's point in the graph and its vector's position in `VectorStore::vectors`.
+    pub id: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,33 +51,47 @@ pub struct VectorStore {
     /// Token weights the vectors were made with (a corpus IDF).
     pub idf: Vec<f32>,
     pub files: Vec<FileChunks>,
+    /// Every point of the graph, in id order, `dim` int8 values each (dead ones included).
+    pub vectors: Vec<i8>,
+    /// Ids of deleted chunks, still in the graph until the next rebuild.
+    pub dead: Vec<u32>,
 }
 
 impl VectorStore {
-    /// Every vector, in id order (files, then chunks).
-    pub fn flat(&self) -> Vec<i8> {
-        self.files
-            .iter()
-            .flat_map(|f| f.chunks.iter().flat_map(|c| c.vector.iter().copied()))
-            .collect()
+    pub fn points(&self) -> usize {
+        self.vectors.len() / (self.dim as usize).max(1)
     }
 
-    /// (file index, chunk index) of each vector id.
-    pub fn ids(&self) -> Vec<(u32, u32)> {
+    pub fn vector(&self, id: u32) -> &[i8] {
+        let d = self.dim as usize;
+        self.vectors
+            .get(id as usize * d..(id as usize + 1) * d)
+            .unwrap_or(&[])
+    }
+
+    /// (file index, chunk index) of each live id.
+    pub fn locate(&self) -> HashMap<u32, (u32, u32)> {
         self.files
             .iter()
             .enumerate()
-            .flat_map(|(fi, f)| (0..f.chunks.len()).map(move |ci| (fi as u32, ci as u32)))
+            .flat_map(|(fi, f)| {
+                f.chunks
+                    .iter()
+                    .enumerate()
+                    .map(move |(ci, c)| (c.id, (fi as u32, ci as u32)))
+            })
             .collect()
     }
 }
-
-/// A chunk with its token ids (tokenized once: for the IDF and for the embedding).
-type Tokenized = (crate::vector::Chunk, Vec<u32>);
 
 fn model_error(e: VectorError) -> IndexError {
     IndexError::Vector(e.to_string())
 }
+
+/// A chunk with its token ids (tokenized once: for the IDF and for the embedding).
+type Tokenized = (crate::vector::Chunk, Vec<u32>);
+/// A chunk with its vector.
+type Embedded = (crate::vector::Chunk, Vec<i8>);
 
 pub struct VectorBuild<'a> {
     pub store: &'a IndexStore,
@@ -94,6 +111,7 @@ impl VectorBuild<'_> {
         let model_id = crate::vector::BUILTIN_MODEL_ID.to_string();
         let previous = self
             .previous
+            .clone()
             .filter(|p| p.version == VECTOR_VERSION && p.model == model_id);
         let prev_files: HashMap<&str, &FileChunks> = previous
             .as_ref()
@@ -107,21 +125,23 @@ impl VectorBuild<'_> {
                     .is_none_or(|f| f.content != self.files[i].hash)
             })
             .collect();
-        let unchanged_set = changed.is_empty()
-            && previous
-                .as_ref()
-                .is_some_and(|p| p.files.len() == self.files.len());
-        if unchanged_set && let (Some(p), Some(dir)) = (&previous, &self.previous_dir) {
+        let same_files = previous
+            .as_ref()
+            .is_some_and(|p| p.files.len() == self.files.len());
+        if changed.is_empty()
+            && same_files
+            && let (Some(p), Some(dir)) = (&previous, &self.previous_dir)
+        {
             link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
             let bytes = postcard::to_stdvec(p).map_err(|e| corrupt(self.gen_dir, e))?;
             self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-            return Ok(entry(p, 0, 0, t0, bytes.len()));
+            return Ok(entry(p, 0, 0, false, t0, bytes.len()));
         }
         let records =
             super::index_builder::load_records_pub(self.store, self.segments, self.files, &changed)?;
         let chunker = Chunker::new(ChunkConfig::default());
         // Chunk and tokenize the changed files in parallel.
-        let fresh: Vec<(usize, Vec<Tokenized>)> = changed
+        let tokenized: Vec<(usize, Vec<Tokenized>)> = changed
             .par_iter()
             .zip(records.par_iter())
             .map(|(&i, symbols)| {
@@ -141,103 +161,188 @@ impl VectorBuild<'_> {
         // The IDF is made by a full build and kept by incremental ones.
         let idf = match &previous {
             Some(p) if p.idf.len() == base.vocab_size() => p.idf.clone(),
-            _ => {
-                let mut df = vec![0u32; base.vocab_size()];
-                let mut docs = 0u32;
-                for (_, chunks) in &fresh {
-                    for (_, ids) in chunks {
-                        docs += 1;
-                        let mut seen: Vec<u32> = ids.clone();
-                        seen.sort_unstable();
-                        seen.dedup();
-                        for t in seen {
-                            if let Some(d) = df.get_mut(t as usize) {
-                                *d += 1;
-                            }
-                        }
-                    }
-                }
-                idf_weights(&df, docs)
-            }
+            _ => corpus_idf(&tokenized, base.vocab_size()),
         };
         let model = base.with_weights(idf.clone());
-        let cache: HashMap<[u8; 16], &Vec<i8>> = previous
+        let cache: HashMap<[u8; 16], u32> = previous
             .as_ref()
             .map(|p| {
                 p.files
                     .iter()
-                    .flat_map(|f| f.chunks.iter().map(|c| (c.hash, &c.vector)))
+                    .flat_map(|f| f.chunks.iter().map(|c| (c.hash, c.id)))
                     .collect()
             })
             .unwrap_or_default();
-        let embedded: HashMap<usize, Vec<ChunkMeta>> = fresh
+        let fresh: HashMap<usize, Vec<Embedded>> = tokenized
             .into_par_iter()
-            .map(|(i, chunks)| {
-                let metas = chunks
+            .map(|(file, chunks)| {
+                let embedded = chunks
                     .into_iter()
-                    .map(|(c, ids)| ChunkMeta {
-                        start_line: c.start_line,
-                        end_line: c.end_line,
-                        symbol: c.symbol,
-                        hash: c.hash,
-                        vector: match cache.get(&c.hash) {
-                            Some(v) => (*v).clone(),
-                            None => quantize(&model.embed_ids(&ids)),
-                        },
+                    .map(|(c, ids)| {
+                        let v = match (cache.get(&c.hash), &previous) {
+                            (Some(&id), Some(p)) => p.vector(id).to_vec(),
+                            _ => quantize(&model.embed_ids(&ids)),
+                        };
+                        (c, v)
                     })
                     .collect();
-                (i, metas)
+                (file, embedded)
             })
             .collect();
-        let embedded_count: usize = embedded.values().map(Vec::len).sum();
-        let mut embedded = embedded;
-        let files: Vec<FileChunks> = self
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, r)| FileChunks {
-                path: r.path.to_string(),
-                content: r.hash,
-                chunks: match embedded.remove(&i) {
-                    Some(c) => c,
-                    None => prev_files
-                        .get(r.path.as_str())
-                        .map(|f| f.chunks.clone())
-                        .unwrap_or_default(),
-                },
-            })
-            .collect();
-        let store = VectorStore {
-            version: VECTOR_VERSION,
-            model: model_id,
-            dim: model.dim() as u32,
-            idf,
-            files,
-        };
+        let fresh_chunks: usize = fresh.values().map(Vec::len).sum();
         let t_embed = t0.elapsed();
-        let index = VectorIndex::build(model.dim(), store.flat()).map_err(model_error)?;
-        let dir = self.gen_dir.join(VECTORS_DIR);
-        std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
-        index.dump(&dir).map_err(model_error)?;
+        let (store, rebuilt) = self.assemble(
+            previous.as_ref(),
+            &prev_files,
+            fresh,
+            model_id,
+            model.dim() as u32,
+            idf,
+        )?;
         let bytes = postcard::to_stdvec(&store).map_err(|e| corrupt(self.gen_dir, e))?;
         self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-        let mut v = entry(&store, changed.len(), embedded_count, t0, bytes.len());
+        let mut v = entry(&store, changed.len(), fresh_chunks, rebuilt, t0, bytes.len());
         v["embed_ms"] = serde_json::json!(t_embed.as_millis() as u64);
         Ok(v)
     }
+
+    /// Gives ids and writes the graph: inserts the new points into the previous graph and
+    /// tombstones the replaced ones, or rebuilds (renumbering every live chunk) when there
+    /// is no previous graph or too much of it would be dead.
+    fn assemble(
+        &self,
+        previous: Option<&VectorStore>,
+        prev_files: &HashMap<&str, &FileChunks>,
+        mut fresh: HashMap<usize, Vec<Embedded>>,
+        model: String,
+        dim: u32,
+        idf: Vec<f32>,
+    ) -> Result<(VectorStore, bool), IndexError> {
+        let d = dim as usize;
+        let changed_paths: std::collections::HashSet<&str> = fresh
+            .keys()
+            .filter_map(|&i| self.files.get(i))
+            .map(|r| r.path.as_str())
+            .collect();
+        let kept_paths: std::collections::HashSet<&str> =
+            self.files.iter().map(|r| r.path.as_str()).collect();
+        let incremental = previous.zip(self.previous_dir.as_ref()).and_then(|(p, pdir)| {
+            // Old points that stop being live: the chunks of changed and removed files.
+            let mut dead = p.dead.clone();
+            for f in &p.files {
+                if changed_paths.contains(f.path.as_str()) || !kept_paths.contains(f.path.as_str()) {
+                    dead.extend(f.chunks.iter().map(|c| c.id));
+                }
+            }
+            let added: usize = fresh.values().map(Vec::len).sum();
+            let share = dead.len() as f64 / (p.points() + added).max(1) as f64;
+            (share <= MAX_DEAD_SHARE).then_some((p, pdir, dead))
+        });
+        let (mut vectors, mut next, dead) = match &incremental {
+            Some((p, _, dead)) => (p.vectors.clone(), p.points() as u32, dead.clone()),
+            None => (Vec::new(), 0u32, Vec::new()),
+        };
+        let first_new = next as usize;
+        let mut files = Vec::with_capacity(self.files.len());
+        for (i, r) in self.files.iter().enumerate() {
+            let chunks = match fresh.remove(&i) {
+                Some(new) => new
+                    .into_iter()
+                    .map(|(c, v)| {
+                        vectors.extend_from_slice(&v);
+                        next += 1;
+                        ChunkMeta {
+                            start_line: c.start_line,
+                            end_line: c.end_line,
+                            symbol: c.symbol,
+                            hash: c.hash,
+                            id: next - 1,
+                        }
+                    })
+                    .collect(),
+                None => {
+                    let old = prev_files
+                        .get(r.path.as_str())
+                        .map(|f| f.chunks.clone())
+                        .unwrap_or_default();
+                    match (&incremental, previous) {
+                        (Some(_), _) => old,
+                        (None, Some(p)) => old
+                            .into_iter()
+                            .map(|mut c| {
+                                vectors.extend_from_slice(p.vector(c.id));
+                                c.id = next;
+                                next += 1;
+                                c
+                            })
+                            .collect(),
+                        (None, None) => Vec::new(),
+                    }
+                }
+            };
+            files.push(FileChunks {
+                path: r.path.to_string(),
+                content: r.hash,
+                chunks,
+            });
+        }
+        let dir = self.gen_dir.join(VECTORS_DIR);
+        std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
+        let index = match &incremental {
+            Some((p, pdir, _)) => {
+                let mut index = VectorIndex::load(pdir, d, p.vectors.clone()).map_err(model_error)?;
+                index.insert(&vectors[first_new * d..]).map_err(model_error)?;
+                index
+            }
+            None => VectorIndex::build(d, vectors.clone()).map_err(model_error)?,
+        };
+        index.dump(&dir).map_err(model_error)?;
+        let rebuilt = incremental.is_none();
+        let store = VectorStore {
+            version: VECTOR_VERSION,
+            model,
+            dim,
+            idf,
+            files,
+            vectors,
+            dead,
+        };
+        Ok((store, rebuilt))
+    }
+}
+
+fn corpus_idf(tokenized: &[(usize, Vec<Tokenized>)], vocab: usize) -> Vec<f32> {
+    let mut df = vec![0u32; vocab];
+    let mut docs = 0u32;
+    for (_, chunks) in tokenized {
+        for (_, ids) in chunks {
+            docs += 1;
+            let mut seen: Vec<u32> = ids.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            for t in seen {
+                if let Some(d) = df.get_mut(t as usize) {
+                    *d += 1;
+                }
+            }
+        }
+    }
+    idf_weights(&df, docs)
 }
 
 fn entry(
     s: &VectorStore,
     files: usize,
     chunks: usize,
+    rebuilt: bool,
     t0: std::time::Instant,
     bytes: usize,
 ) -> serde_json::Value {
     let total: usize = s.files.iter().map(|f| f.chunks.len()).sum();
     serde_json::json!({
         "version": VECTOR_VERSION, "file": VECTORS_FILE, "dir": VECTORS_DIR, "model": s.model, "dim": s.dim,
-        "chunks": total, "files_chunked": files, "chunks_embedded_or_cached": chunks, "bytes": bytes,
+        "chunks": total, "graph_points": s.points(), "dead": s.dead.len(), "graph_rebuilt": rebuilt,
+        "files_chunked": files, "chunks_embedded_or_cached": chunks, "bytes": bytes,
         "total_ms": t0.elapsed().as_millis() as u64,
     })
 }
@@ -274,7 +379,7 @@ pub struct SemanticHit {
 /// The vector part opened for queries.
 pub struct SemanticIndex {
     store: VectorStore,
-    ids: Vec<(u32, u32)>,
+    ids: HashMap<u32, (u32, u32)>,
     index: VectorIndex,
     model: StaticEmbedder,
 }
@@ -291,8 +396,10 @@ impl SemanticIndex {
             )));
         }
         let model = model.with_weights(store.idf.clone());
-        let index = VectorIndex::load(dir, store.dim as usize, store.flat()).map_err(model_error)?;
-        let ids = store.ids();
+        let mut index =
+            VectorIndex::load(dir, store.dim as usize, store.vectors.clone()).map_err(model_error)?;
+        index.set_dead(store.dead.iter().map(|&d| d as usize).collect());
+        let ids = store.locate();
         Ok(SemanticIndex {
             store,
             ids,
@@ -313,7 +420,7 @@ impl SemanticIndex {
             .search(q, k)
             .into_iter()
             .filter_map(|(id, score)| {
-                let &(fi, ci) = self.ids.get(id)?;
+                let &(fi, ci) = self.ids.get(&(id as u32))?;
                 let f = self.store.files.get(fi as usize)?;
                 let c = f.chunks.get(ci as usize)?;
                 Some(SemanticHit {

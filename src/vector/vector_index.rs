@@ -48,6 +48,8 @@ pub struct VectorIndex {
     dim: usize,
     vectors: Vec<i8>,
     hnsw: Hnsw<'static, i8, DistI8>,
+    /// Tombstoned ids (sorted): still in the graph, never returned.
+    dead: Vec<usize>,
 }
 
 impl VectorIndex {
@@ -60,7 +62,14 @@ impl VectorIndex {
             )));
         }
         let n = vectors.len() / dim;
-        let hnsw = Hnsw::<i8, DistI8>::new(MAX_CONNECTIONS, n.max(1), MAX_LAYERS, EF_CONSTRUCTION, DistI8);
+        // Room to grow: incremental builds insert into this graph.
+        let hnsw = Hnsw::<i8, DistI8>::new(
+            MAX_CONNECTIONS,
+            (n * 2).max(1024),
+            MAX_LAYERS,
+            EF_CONSTRUCTION,
+            DistI8,
+        );
         let items: Vec<(&[i8], usize)> = vectors
             .chunks_exact(dim)
             .enumerate()
@@ -69,7 +78,41 @@ impl VectorIndex {
         hnsw.parallel_insert_slice(&items);
         let mut hnsw = hnsw;
         hnsw.set_searching_mode(true);
-        Ok(VectorIndex { dim, vectors, hnsw })
+        Ok(VectorIndex {
+            dim,
+            vectors,
+            hnsw,
+            dead: Vec::new(),
+        })
+    }
+
+    /// Adds vectors after the existing ones (their ids continue the numbering).
+    pub fn insert(&mut self, more: &[i8]) -> Result<(), VectorError> {
+        if !more.len().is_multiple_of(self.dim) {
+            return Err(VectorError::Index(format!(
+                "{} values are not vectors of {}",
+                more.len(),
+                self.dim
+            )));
+        }
+        let first = self.len();
+        self.vectors.extend_from_slice(more);
+        self.hnsw.set_searching_mode(false);
+        let items: Vec<(&[i8], usize)> = more
+            .chunks_exact(self.dim)
+            .enumerate()
+            .map(|(i, v)| (v, first + i))
+            .collect();
+        self.hnsw.parallel_insert_slice(&items);
+        self.hnsw.set_searching_mode(true);
+        Ok(())
+    }
+
+    /// Ids that searches must skip (deleted chunks, until the next rebuild).
+    pub fn set_dead(&mut self, mut dead: Vec<usize>) {
+        dead.sort_unstable();
+        dead.dedup();
+        self.dead = dead;
     }
 
     /// Writes the graph into `dir` (`vectors.hnsw.graph`, `vectors.hnsw.data`).
@@ -97,7 +140,12 @@ impl VectorIndex {
                 vectors.len() / dim.max(1)
             )));
         }
-        Ok(VectorIndex { dim, vectors, hnsw })
+        Ok(VectorIndex {
+            dim,
+            vectors,
+            hnsw,
+            dead: Vec::new(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -121,7 +169,18 @@ impl VectorIndex {
         }
         let fetch = (k * RESCORE).min(self.len());
         let q = quantize(query);
-        let found = self.hnsw.search(&q, fetch, fetch.max(EF_SEARCH));
+        // Tombstones (at most a quarter of the points, see the vector part) are dropped after
+        // the graph search, which therefore fetches twice as many when there are any.
+        let fetch = match self.dead.is_empty() {
+            true => fetch,
+            false => (fetch * 2).min(self.len()),
+        };
+        let found: Vec<_> = self
+            .hnsw
+            .search(&q, fetch, fetch.max(EF_SEARCH))
+            .into_iter()
+            .filter(|n| self.dead.binary_search(&n.d_id).is_err())
+            .collect();
         let mut scored: Vec<(usize, f32)> = found
             .into_iter()
             .map(|n| (n.d_id, score(query, self.vector(n.d_id))))
@@ -134,6 +193,7 @@ impl VectorIndex {
     /// Exact search over every vector (the oracle for tests and benchmarks).
     pub fn brute_force(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
         let mut all: Vec<(usize, f32)> = (0..self.len())
+            .filter(|i| self.dead.binary_search(i).is_err())
             .map(|i| (i, score(query, self.vector(i))))
             .collect();
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

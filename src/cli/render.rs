@@ -93,6 +93,8 @@ pub struct StatusView<'a> {
     pub unsupported_by_extension: &'a BTreeMap<String, u64>,
     pub diagnostics: Vec<FileDiagnostics<'a>>,
     pub working_tree: &'a WorkingTreeDiff,
+    /// What the other layers stored in this generation (lexical, graph, vectors).
+    pub parts: &'a BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -126,8 +128,50 @@ impl<'a> StatusView<'a> {
                 })
                 .collect(),
             working_tree: diff,
+            parts: &m.parts,
         }
     }
+}
+
+/// One line per stored part: what it holds.
+fn parts(out: &mut impl Write, parts: &BTreeMap<String, serde_json::Value>) -> io::Result<()> {
+    let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    writeln!(
+        out,
+        "
+parts:"
+    )?;
+    if let Some(l) = parts.get("lexical") {
+        writeln!(out, "  lexical    {} documents", n(l, "docs"))?;
+    }
+    if let Some(g) = parts.get("graph") {
+        let r = &g["references"];
+        let total = n(r, "total").max(1) as f64;
+        writeln!(
+            out,
+            "  graph      {} symbols, {} references: {:.1}% resolved by rules, {:.1}% name-matched, {:.1}% external",
+            n(g, "symbols"),
+            n(r, "total"),
+            100.0 * n(r, "rules") as f64 / total,
+            100.0 * n(r, "name_matched") as f64 / total,
+            100.0 * n(r, "external") as f64 / total
+        )?;
+    }
+    match parts.get("vectors") {
+        Some(v) => writeln!(
+            out,
+            "  semantic   {} chunks embedded with {} ({} graph points, {} tombstoned)",
+            n(v, "chunks"),
+            v.get("model").and_then(|m| m.as_str()).unwrap_or("?"),
+            n(v, "graph_points"),
+            n(v, "dead")
+        )?,
+        None => writeln!(
+            out,
+            "  semantic   not built (`ken index build --semantic` adds it)"
+        )?,
+    }
+    Ok(())
 }
 
 pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result<()> {
@@ -176,6 +220,7 @@ pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result
             v.skipped.len() - shown
         )?;
     }
+    parts(out, v.parts)?;
     writeln!(out, "\nfiles with parse errors: {}", s.files_with_diagnostics)?;
     let shown = if details {
         v.diagnostics.len()

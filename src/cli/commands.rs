@@ -223,11 +223,7 @@ fn symbol_names(snapshot: &IndexSnapshot, hits: &[&SemanticHit]) -> Vec<Option<S
             let pos = uniq.iter().position(|u| *u == id)?;
             let record = snapshot.table.files.get(id.index())?;
             let d = loaded.get(pos)?.definitions.get(h.symbol? as usize)?;
-            let sep = if matches!(record.language.as_str(), "rust" | "c" | "cpp") {
-                "::"
-            } else {
-                "."
-            };
+            let sep = crate::graph::Family::of(&record.language).separator();
             Some(d.qualified_name(&record.module, sep))
         })
         .collect()

@@ -141,6 +141,7 @@ impl<'g> GraphQuery<'g> {
         }
         let want = address.replace("::", ".");
         let plain = !want.contains('.');
+        let dotted = format!(".{want}");
         let mut exact = Vec::new();
         let mut suffix = Vec::new();
         for (fi, f) in self.graph.files.iter().enumerate() {
@@ -157,7 +158,7 @@ impl<'g> GraphQuery<'g> {
                 let q = f.qualified(di as u32).replace("::", ".");
                 if q == want {
                     exact.push(SymbolId::new(fi as u32, di as u32));
-                } else if q.ends_with(&format!(".{want}")) {
+                } else if q.ends_with(&dotted) {
                     suffix.push(SymbolId::new(fi as u32, di as u32));
                 }
             }

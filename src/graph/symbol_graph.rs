@@ -68,7 +68,6 @@ pub struct SymbolGraph {
     pub graph: DiGraph<Node, Edge>,
     /// First symbol node of each file; file `i`'s node is `i`.
     offsets: Vec<u32>,
-    files: u32,
 }
 
 const DAMPING: f32 = 0.85;
@@ -91,11 +90,7 @@ impl SymbolGraph {
             }
             next += f.defs.len() as u32;
         }
-        let mut sg = SymbolGraph {
-            graph,
-            offsets,
-            files,
-        };
+        let mut sg = SymbolGraph { graph, offsets };
         for (fi, f) in cg.files.iter().enumerate() {
             let file = FileId(fi as u32);
             for (di, d) in f.defs.iter().enumerate() {
@@ -220,14 +215,6 @@ impl SymbolGraph {
         self.page_rank(Some(&p))
     }
 
-    pub fn rank_of(ranks: &[f32], graph: &SymbolGraph, node: Node) -> f32 {
-        let idx = match node {
-            Node::File(f) => graph.file_node(f),
-            Node::Symbol(s) => graph.symbol_node(s),
-        };
-        ranks.get(idx.index()).copied().unwrap_or(0.0)
-    }
-
     /// Weighted power iteration. Rank flows along reference edges to what is referenced,
     /// from a member to its container (a type matters when its methods are used), and along
     /// imports; dangling rank restarts at the personalization (or uniformly).
@@ -280,7 +267,6 @@ impl SymbolGraph {
                     .unwrap_or_default(),
             );
         }
-        let _ = self.files;
         out
     }
 }

@@ -672,18 +672,8 @@ pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifes
         .filter(|g| g.version == GRAPH_VERSION)
 }
 
-/// [`load_records`] for the other parts of this layer.
-pub(crate) fn load_records_pub(
-    store: &IndexStore,
-    segments: &[SegmentInfo],
-    files: &[FileRecord],
-    which: &[usize],
-) -> Result<Vec<FileSymbols>, IndexError> {
-    load_records(store, segments, files, which)
-}
-
 /// The symbol records of `files[i]` for each `i` in `which`, in that order.
-fn load_records(
+pub(crate) fn load_records(
     store: &IndexStore,
     segments: &[SegmentInfo],
     files: &[FileRecord],

@@ -105,13 +105,13 @@ pub struct VectorBuild<'a> {
 
 impl VectorBuild<'_> {
     /// Builds (or carries over) the vector part; returns its manifest entry.
-    pub fn run(self) -> Result<serde_json::Value, IndexError> {
+    pub fn run(mut self) -> Result<serde_json::Value, IndexError> {
         let t0 = std::time::Instant::now();
         let base = StaticEmbedder::builtin().map_err(model_error)?;
         let model_id = crate::vector::BUILTIN_MODEL_ID.to_string();
         let previous = self
             .previous
-            .clone()
+            .take()
             .filter(|p| p.version == VECTOR_VERSION && p.model == model_id);
         let prev_files: HashMap<&str, &FileChunks> = previous
             .as_ref()
@@ -137,8 +137,7 @@ impl VectorBuild<'_> {
             self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
             return Ok(entry(p, 0, 0, false, t0, bytes.len()));
         }
-        let records =
-            super::index_builder::load_records_pub(self.store, self.segments, self.files, &changed)?;
+        let records = super::index_builder::load_records(self.store, self.segments, self.files, &changed)?;
         let chunker = Chunker::new(ChunkConfig::default());
         // Chunk and tokenize the changed files in parallel.
         let tokenized: Vec<(usize, Vec<Tokenized>)> = changed
@@ -238,11 +237,11 @@ impl VectorBuild<'_> {
             let share = dead.len() as f64 / (p.points() + added).max(1) as f64;
             (share <= MAX_DEAD_SHARE).then_some((p, pdir, dead))
         });
+        // Incremental: only the new points (appended after the previous ones); rebuild: all.
         let (mut vectors, mut next, dead) = match &incremental {
-            Some((p, _, dead)) => (p.vectors.clone(), p.points() as u32, dead.clone()),
+            Some((p, _, dead)) => (Vec::new(), p.points() as u32, dead.clone()),
             None => (Vec::new(), 0u32, Vec::new()),
         };
-        let first_new = next as usize;
         let mut files = Vec::with_capacity(self.files.len());
         for (i, r) in self.files.iter().enumerate() {
             let chunks = match fresh.remove(&i) {
@@ -291,12 +290,13 @@ impl VectorBuild<'_> {
         let index = match &incremental {
             Some((p, pdir, _)) => {
                 let mut index = VectorIndex::load(pdir, d, p.vectors.clone()).map_err(model_error)?;
-                index.insert(&vectors[first_new * d..]).map_err(model_error)?;
+                index.insert(&vectors).map_err(model_error)?;
                 index
             }
-            None => VectorIndex::build(d, vectors.clone()).map_err(model_error)?,
+            None => VectorIndex::build(d, vectors).map_err(model_error)?,
         };
         index.dump(&dir).map_err(model_error)?;
+        let vectors = index.into_vectors();
         let rebuilt = incremental.is_none();
         let store = VectorStore {
             version: VECTOR_VERSION,
@@ -385,7 +385,7 @@ pub struct SemanticIndex {
 }
 
 impl SemanticIndex {
-    pub fn open(store: VectorStore, dir: &Path) -> Result<SemanticIndex, IndexError> {
+    pub fn open(mut store: VectorStore, dir: &Path) -> Result<SemanticIndex, IndexError> {
         let model = StaticEmbedder::builtin().map_err(model_error)?;
         if store.model != crate::vector::BUILTIN_MODEL_ID || store.dim as usize != model.dim() {
             return Err(IndexError::Vector(format!(
@@ -396,8 +396,9 @@ impl SemanticIndex {
             )));
         }
         let model = model.with_weights(store.idf.clone());
-        let mut index =
-            VectorIndex::load(dir, store.dim as usize, store.vectors.clone()).map_err(model_error)?;
+        // The graph owns the vectors from here; queries read only the chunk table.
+        let vectors = std::mem::take(&mut store.vectors);
+        let mut index = VectorIndex::load(dir, store.dim as usize, vectors).map_err(model_error)?;
         index.set_dead(store.dead.iter().map(|&d| d as usize).collect());
         let ids = store.locate();
         Ok(SemanticIndex {

@@ -148,6 +148,11 @@ impl VectorIndex {
         })
     }
 
+    /// Every vector, in id order.
+    pub fn into_vectors(self) -> Vec<i8> {
+        self.vectors
+    }
+
     pub fn len(&self) -> usize {
         self.vectors.len() / self.dim
     }

@@ -107,6 +107,11 @@ pub fn separator(lang: &str) -> &'static str {
 /// One line per definition, reference and import, in file order.
 pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
     let mut out = String::new();
+    let in_def = |i: Option<u32>| {
+        i.and_then(|i| s.definitions.get(i as usize))
+            .map(|d| d.local_name(sep))
+            .unwrap_or_else(|| "-".into())
+    };
     if let Some(p) = &s.package {
         writeln!(out, "package {p}").unwrap();
     }
@@ -124,11 +129,7 @@ pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
         .unwrap();
     }
     for r in &s.references {
-        let enclosing = r
-            .enclosing
-            .and_then(|i| s.definitions.get(i as usize))
-            .map(|d| d.local_name(sep))
-            .unwrap_or_else(|| "-".into());
+        let enclosing = in_def(r.enclosing);
         writeln!(
             out,
             "ref {:<14} {} @{} callee={:?} receiver={:?} in={}",
@@ -154,11 +155,7 @@ pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
         .unwrap();
     }
     for b in &s.bindings {
-        let enclosing = b
-            .enclosing
-            .and_then(|i| s.definitions.get(i as usize))
-            .map(|d| d.local_name(sep))
-            .unwrap_or_else(|| "-".into());
+        let enclosing = in_def(b.enclosing);
         writeln!(
             out,
             "binding @{} {} value={:?} type={:?} in={}",

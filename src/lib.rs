@@ -2,11 +2,12 @@
 //! for a task.
 //!
 //! Layers, each importing only from the ones before it (checked by `tests/architecture.rs`):
-//! `util < symbols < lang < parse < {graph, lexical, vector} < index < cli`. See `ARCHITECTURE.md` for the map and the
+//! `util < symbols < lang < parse < {graph, lexical, vector} < index < agent < cli`. See `ARCHITECTURE.md` for the map and the
 //! invariants. The small facade below is what `tests/` and `benches/` use.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod agent;
 pub mod cli;
 pub mod graph;
 pub mod index;

@@ -68,7 +68,7 @@ fn symbol_json_carries_hits_and_coverage() {
     assert_eq!(hit["kind"], "function");
     assert_eq!(hit["doc"], "Sends a GET request.");
     assert_eq!(v["coverage"]["files_indexed"], 3);
-    assert_eq!(v["coverage"]["stale"], 0);
+    assert_eq!(v["coverage"]["stale"], 0, "{v}");
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn indexed(spec: &str) -> tempfile::TempDir {
 }
 
 fn search_json(repo: &std::path::Path, args: &[&str]) -> Value {
-    let mut all = vec!["search", "--json"];
+    let mut all = vec!["search", "--lexical", "--json"];
     all.extend_from_slice(args);
     let out = ken(&all, repo);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -119,7 +119,7 @@ fn phrases_must_match_in_order() {
     let repo = indexed(REPO);
     let v = search_json(repo.path(), &["\"connection aborted\""]);
     assert_eq!(v["hits"][0]["path"], "requests/sessions.py");
-    let out = ken(&["search", "\"aborted connection\""], repo.path());
+    let out = ken(&["search", "--lexical", "\"aborted connection\""], repo.path());
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -219,7 +219,7 @@ fn search_follows_incremental_builds() {
         ("requests/sessions.py", "requests.sessions.mount_adapter")
     );
     for gone in ["write_atomic", "\"connection aborted\""] {
-        let out = ken(&["search", gone], repo.path());
+        let out = ken(&["search", "--lexical", gone], repo.path());
         assert_eq!(
             out.status.code(),
             Some(1),

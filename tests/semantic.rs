@@ -1,5 +1,6 @@
-//! The semantic part end to end: built on request and kept by later builds, unchanged chunks
-//! never re-embedded, `ken search --semantic` and `--hybrid`, and a clear error without it.
+//! The semantic part end to end: built by default, unchanged chunks never re-embedded,
+//! `ken search --semantic`, `--hybrid` (the default) and `--lexical`, and a clear error
+//! without the part.
 
 mod support;
 
@@ -48,11 +49,7 @@ fn store_of(root: &std::path::Path) -> VectorStore {
 #[test]
 fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     let repo = materialize(REPO);
-    let config = IndexConfig {
-        vectors: true,
-        ..IndexConfig::default()
-    };
-    let r = build(repo.path(), &config);
+    let r = build(repo.path(), &IndexConfig::default());
     assert_eq!(r.manifest.parts["vectors"]["files_chunked"], 6);
     let before = store_of(repo.path());
 
@@ -61,7 +58,7 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
         "def parse_config_file(path):\n    return load_yaml(path)\n",
     )
     .unwrap();
-    // A plain build keeps the part and embeds only the changed file.
+    // The next build embeds only the changed file.
     let r = build(repo.path(), &IndexConfig::default());
     assert_eq!(
         r.manifest.parts["vectors"]["files_chunked"], 1,
@@ -154,16 +151,32 @@ fn semantic_and_hybrid_search_find_code_by_meaning() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("src/cache.py"), "{}", stdout(&out));
+
+    // Hybrid is the default ranking; --lexical is BM25 alone.
+    let out = ken(
+        &["search", "evict the least recently used entry", "--json"],
+        repo.path(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["mode"], "hybrid", "{v}");
+    assert_eq!(v["files"][0]["path"], "src/cache.py", "{v}");
+    let out = ken(&["search", "--lexical", "evict", "--json"], repo.path());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(v.get("mode").is_none() && v["hits"].is_array(), "{v}");
 }
 
 #[test]
 fn semantic_search_without_the_part_says_how_to_add_it() {
     let repo = materialize(REPO);
-    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    assert!(
+        ken(&["index", "build", ".", "--no-semantic"], repo.path())
+            .status
+            .success()
+    );
     let out = ken(&["search", "--semantic", "anything"], repo.path());
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("run `ken index build --semantic`"),
+        stderr(&out).contains("run `ken index build` without it"),
         "{}",
         stderr(&out)
     );

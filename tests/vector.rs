@@ -206,3 +206,30 @@ fn hnsw_top10_agrees_with_brute_force_on_real_code_and_survives_a_reload() {
         assert!(recall_at_10(&reloaded, std::slice::from_ref(q)) >= 0.9);
     }
 }
+
+#[test]
+fn an_empty_graph_dumps_reloads_and_takes_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = VectorIndex::build(8, Vec::new()).unwrap();
+    assert!(index.search(&[0.5; 8], 10).is_empty());
+    index.dump(dir.path()).unwrap();
+    let mut index = VectorIndex::load(dir.path(), 8, Vec::new()).unwrap();
+    let mut v = vec![0.1f32, 0.9, 0.0, 0.0, 0.3, 0.0, 0.0, 0.1];
+    unit(&mut v);
+    index.insert(&quantize(&v)).unwrap();
+    assert_eq!(index.search(&v, 1)[0].0, 0);
+}
+
+#[test]
+fn quantization_keeps_direction_for_high_dimensional_vectors() {
+    // 1536 dimensions: components near 1/40, which a fixed x127 scale would crush to a few
+    // levels; each vector's own scale keeps cosine within a small error.
+    let vs = random_vectors(7, 50, 1536);
+    for pair in vs.windows(2) {
+        let exact: f32 = pair[0].iter().zip(&pair[1]).map(|(a, b)| a * b).sum();
+        let approx = kenning::vector::score(&pair[0], &quantize(&pair[1]));
+        assert!((exact - approx).abs() < 0.01, "{exact} vs {approx}");
+        let own = kenning::vector::score(&pair[0], &quantize(&pair[0]));
+        assert!(own > 0.995, "a vector against its own quantized copy: {own}");
+    }
+}

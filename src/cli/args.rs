@@ -142,6 +142,13 @@ pub struct IndexLocation {
     pub index_dir: Option<PathBuf>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmbedderKind {
+    Builtin,
+    Openai,
+    Ollama,
+}
+
 #[derive(Debug, Args)]
 pub struct BuildArgs {
     /// Repository root.
@@ -165,10 +172,31 @@ pub struct BuildArgs {
     /// is then a full one.
     #[arg(long, hide = true)]
     pub no_lexical: bool,
-    /// Also build the semantic part (chunks embedded with the built-in model, an HNSW index);
-    /// later builds keep it. Enables `ken search --semantic` and `--hybrid`.
+    /// Skip the semantic part (code chunks embedded, an HNSW index), which `ken search`
+    /// uses for `--semantic` and its default hybrid ranking.
     #[arg(long)]
+    pub no_semantic: bool,
+    /// The semantic part is built by default; accepted for older scripts.
+    #[arg(long, hide = true, conflicts_with = "no_semantic")]
     pub semantic: bool,
+    /// Embedding model: `builtin` (potion-base-8M, inside `ken`: no network), `openai` (any
+    /// OpenAI-compatible `/v1/embeddings` server) or `ollama` (`/api/embed`). Later builds
+    /// and queries keep the choice; changing it re-embeds everything.
+    #[arg(long, value_enum, value_name = "MODEL")]
+    pub embedder: Option<EmbedderKind>,
+    /// The provider's base URL (default: https://api.openai.com/v1, http://localhost:11434).
+    #[arg(long, value_name = "URL")]
+    pub embed_url: Option<String>,
+    /// The provider's model name, e.g. text-embedding-3-small, nomic-embed-text.
+    #[arg(long, value_name = "NAME")]
+    pub embed_model: Option<String>,
+    /// Environment variable holding the provider's API key (default for api.openai.com:
+    /// OPENAI_API_KEY). The key is never stored.
+    #[arg(long, value_name = "VAR")]
+    pub embed_key_env: Option<String>,
+    /// Texts per embedding request.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub embed_batch: usize,
     /// Skip the code graph part; only to measure what it costs.
     #[arg(long, hide = true)]
     pub no_graph: bool,
@@ -224,13 +252,16 @@ pub struct SearchArgs {
     /// query term, no priors.
     #[arg(long, hide = true, requires = "files")]
     pub plain_bm25: bool,
-    /// Search by meaning: code chunks nearest to the query in the embedded model's space
-    /// (needs an index built once with `--semantic`).
-    #[arg(long, conflicts_with_all = ["literal", "regex", "hybrid"])]
+    /// Search by meaning: code chunks nearest to the query in the embedding model's space.
+    #[arg(long, conflicts_with_all = ["literal", "regex", "hybrid", "lexical"])]
     pub semantic: bool,
-    /// Rank files by fusing the lexical and the semantic rankings (reciprocal rank fusion).
-    #[arg(long, conflicts_with_all = ["literal", "regex"])]
+    /// Rank files by fusing the lexical and the semantic rankings (reciprocal rank fusion);
+    /// the default when the index has a semantic part.
+    #[arg(long, conflicts_with_all = ["literal", "regex", "lexical", "files", "symbols"])]
     pub hybrid: bool,
+    /// Lexical ranking only (BM25 over symbols and code; the default without a semantic part).
+    #[arg(long)]
+    pub lexical: bool,
     /// Every line containing the query text exactly (like `rg -F`).
     #[arg(long, conflicts_with = "regex")]
     pub literal: bool,

@@ -6,15 +6,20 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::args::{BuildArgs, Cli, Command, GraphCommand, IndexCommand, SearchArgs, StatusArgs, SymbolArgs};
+use super::args::{
+    BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, SearchArgs, StatusArgs, SymbolArgs,
+};
 use super::graph_commands;
 use super::progress::ProgressBars;
 use super::render;
+use crate::agent::providers::{EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
 use crate::index::{
     CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SemanticHit, SymbolLookup,
     WalkConfig, WorkingTreeDiff, fuse_files,
 };
 use crate::lexical::LineSearchMode;
+use crate::vector::Embedder;
+use std::sync::Arc;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
@@ -39,16 +44,21 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
     walk.follow_symlinks = a.follow_symlinks;
     let config = IndexConfig {
         walk,
-        index_dir: a.location.index_dir,
+        index_dir: a.location.index_dir.clone(),
         threads: a.threads,
         full: a.full,
         lexical: !a.no_lexical,
         graph: !a.no_graph,
-        vectors: a.semantic,
+        vectors: !a.no_semantic,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)
         .with_context(|| format!("cannot index {}", a.path.display()))?;
+    let embedder = match config.vectors {
+        true => build_embedder(&a, &config.index_dir_for(builder.root()))?,
+        false => None,
+    };
+    let builder = builder.with_embedder(embedder);
     let report = builder
         .build()
         .with_context(|| format!("indexing {} failed", builder.root().display()))?;
@@ -60,6 +70,61 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         render::build_report(&mut out, &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The model a build embeds with: the one asked for, else the one the index was built with.
+fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embedder>>> {
+    let api = match a.embedder {
+        Some(EmbedderKind::Builtin) => return Ok(None),
+        Some(EmbedderKind::Openai) => EmbedApi::Openai,
+        Some(EmbedderKind::Ollama) => EmbedApi::Ollama,
+        None => {
+            if a.embed_url.is_some() || a.embed_model.is_some() || a.embed_key_env.is_some() {
+                anyhow::bail!("--embed-url, --embed-model and --embed-key-env need --embedder openai|ollama");
+            }
+            // Keep the previous build's model (a missing or unreadable index: the built-in one).
+            let Ok(previous) = IndexSnapshot::open(index_dir) else {
+                return Ok(None);
+            };
+            return stored_embedder(&previous);
+        }
+    };
+    let url = a.embed_url.clone().unwrap_or_else(|| {
+        match api {
+            EmbedApi::Openai => "https://api.openai.com/v1",
+            EmbedApi::Ollama => "http://localhost:11434",
+        }
+        .to_string()
+    });
+    let Some(model) = a.embed_model.as_deref() else {
+        anyhow::bail!(
+            "--embedder {} needs --embed-model NAME",
+            if api == EmbedApi::Openai {
+                "openai"
+            } else {
+                "ollama"
+            }
+        );
+    };
+    let mut settings = EmbedderSettings::new(api, &url, model);
+    settings.batch = a.embed_batch.max(1);
+    settings.key_env = a.embed_key_env.clone().or_else(|| {
+        url.contains("api.openai.com")
+            .then(|| "OPENAI_API_KEY".to_string())
+    });
+    let e = HttpEmbedder::connect(settings)
+        .with_context(|| format!("cannot use the embedding model {model} at {url}"))?;
+    Ok(Some(Arc::new(e)))
+}
+
+/// The model the index's semantic part was built with (`None`: the built-in one).
+fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>> {
+    match snapshot.embedder_settings() {
+        None => Ok(None),
+        Some(s) => {
+            embedder_from_settings(s).context("cannot reach the embedding model this index was built with")
+        }
+    }
 }
 
 /// The repository root and index folder: explicit, or found upwards from `start` like git.
@@ -138,7 +203,7 @@ fn semantic_search(
     snapshot: &IndexSnapshot,
     coverage: &Coverage,
 ) -> Result<ExitCode> {
-    let semantic = snapshot.semantic()?;
+    let semantic = snapshot.semantic_with(stored_embedder(snapshot)?)?;
     let limit = a.limit.unwrap_or(20);
     let hits = semantic.search(query, (limit * 4).max(50))?;
     let mut out = std::io::stdout().lock();
@@ -256,7 +321,9 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
     let diff = Some(WorkingTreeDiff::quick(&root, &snapshot));
     let coverage = Coverage::of(&snapshot, diff.as_ref());
     let mut out = std::io::stdout().lock();
-    if a.semantic || a.hybrid {
+    let default_hybrid = !(a.lexical || a.literal || a.regex || a.files || a.symbols)
+        && snapshot.manifest.parts.contains_key("vectors");
+    if a.semantic || a.hybrid || default_hybrid {
         return semantic_search(&a, &query, &engine, &snapshot, &coverage);
     }
     let found = if a.literal || a.regex {

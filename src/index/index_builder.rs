@@ -45,6 +45,8 @@ pub struct IndexBuilder<'a> {
     root: PathBuf,
     config: &'a IndexConfig,
     observer: &'a dyn BuildObserver,
+    /// The semantic part's model; `None` is the built-in one.
+    embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>,
 }
 
 /// What happened to one candidate file.
@@ -85,7 +87,15 @@ impl<'a> IndexBuilder<'a> {
             root,
             config,
             observer,
+            embedder: None,
         })
+    }
+
+    /// Embeds with this model instead of the built-in one (a changed model re-embeds
+    /// everything).
+    pub fn with_embedder(mut self, embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>) -> Self {
+        self.embedder = embedder;
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -148,10 +158,7 @@ impl<'a> IndexBuilder<'a> {
             let part = self.build_graph(&store, previous.as_ref(), &mut assembled, &gen_dir)?;
             parts.insert("graph".to_string(), part);
         }
-        let keep_vectors = previous
-            .as_ref()
-            .is_some_and(|p| p.manifest.parts.contains_key("vectors"));
-        if self.config.vectors || keep_vectors {
+        if self.config.vectors {
             let _span = tracing::info_span!("vector.embed").entered();
             self.observer.phase("embed", 0);
             let (prev_store, prev_dir) = previous
@@ -173,6 +180,7 @@ impl<'a> IndexBuilder<'a> {
                 previous: prev_store,
                 previous_dir: prev_dir,
                 gen_dir: &gen_dir,
+                embedder: self.embedder.as_deref(),
             }
             .run()?;
             parts.insert("vectors".to_string(), part);

@@ -59,8 +59,7 @@ pub struct IndexConfig {
     pub lexical: bool,
     /// Build the code graph part (resolved references, centrality).
     pub graph: bool,
-    /// Build the semantic part (chunks embedded with the built-in model, HNSW). Once an index
-    /// has it, later builds keep it.
+    /// Build the semantic part (chunks embedded, HNSW).
     pub vectors: bool,
 }
 
@@ -73,7 +72,7 @@ impl Default for IndexConfig {
             full: false,
             lexical: true,
             graph: true,
-            vectors: false,
+            vectors: true,
         }
     }
 }

@@ -38,7 +38,7 @@ pub enum IndexError {
     #[error("the index at {dir} has no {part} part; run `ken index build` to add it")]
     MissingPart { dir: PathBuf, part: &'static str },
     #[error(
-        "the index at {0} has no semantic part; run `ken index build --semantic` once (later builds keep it)"
+        "the index at {0} has no semantic part (it was built with --no-semantic); run `ken index build` without it"
     )]
     NoSemantic(PathBuf),
     #[error("semantic index: {0}")]

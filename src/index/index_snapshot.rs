@@ -135,8 +135,26 @@ impl IndexSnapshot {
         })
     }
 
-    /// Opens the semantic part (vectors and their HNSW graph).
+    /// How the semantic part's model is made again (`None`: the built-in model, or no part).
+    pub fn embedder_settings(&self) -> Option<&serde_json::Value> {
+        self.manifest
+            .parts
+            .get("vectors")
+            .and_then(|p| p.get("embedder"))
+            .filter(|s| !s.is_null())
+    }
+
+    /// Opens the semantic part (vectors and their HNSW graph) with the built-in model.
     pub fn semantic(&self) -> Result<SemanticIndex, IndexError> {
+        self.semantic_with(None)
+    }
+
+    /// Opens the semantic part; `embedder` must be the model it was built with unless that
+    /// is the built-in one.
+    pub fn semantic_with(
+        &self,
+        embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>,
+    ) -> Result<SemanticIndex, IndexError> {
         let Some(part) = self.manifest.parts.get("vectors") else {
             return Err(IndexError::NoSemantic(self.index_dir().to_path_buf()));
         };
@@ -147,7 +165,7 @@ impl IndexSnapshot {
             path: self.generation_dir().join(file),
             detail: e.to_string(),
         })?;
-        SemanticIndex::open(store, &self.generation_dir().join(dir))
+        SemanticIndex::open(store, &self.generation_dir().join(dir), embedder)
     }
 
     /// Loads the symbols of some files only (decoding just their records), in `files` order.

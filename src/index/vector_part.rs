@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::vector::{
-    ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorError, VectorIndex, idf_weights, quantize,
+    Chunk, ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorError, VectorIndex, idf_weights, quantize,
 };
 
 pub const VECTORS_FILE: &str = "vectors.bin";
 pub const VECTORS_DIR: &str = "vectors";
-pub const VECTOR_VERSION: u32 = 2;
+/// 3: vectors quantized each on its own scale.
+pub const VECTOR_VERSION: u32 = 3;
 /// Rebuild the graph (and renumber) when more than this share of its points are tombstones.
 const MAX_DEAD_SHARE: f64 = 0.25;
 
@@ -89,9 +90,11 @@ fn model_error(e: VectorError) -> IndexError {
 }
 
 /// A chunk with its token ids (tokenized once: for the IDF and for the embedding).
-type Tokenized = (crate::vector::Chunk, Vec<u32>);
+type Tokenized = (Chunk, Vec<u32>);
 /// A chunk with its vector.
-type Embedded = (crate::vector::Chunk, Vec<i8>);
+type Embedded = (Chunk, Vec<i8>);
+/// Texts per call to a model other than the built-in one.
+const EXTERNAL_BATCH: usize = 256;
 
 pub struct VectorBuild<'a> {
     pub store: &'a IndexStore,
@@ -101,14 +104,18 @@ pub struct VectorBuild<'a> {
     pub previous: Option<VectorStore>,
     pub previous_dir: Option<std::path::PathBuf>,
     pub gen_dir: &'a Path,
+    /// The model; `None` is the built-in one (IDF-weighted).
+    pub embedder: Option<&'a dyn Embedder>,
 }
 
 impl VectorBuild<'_> {
     /// Builds (or carries over) the vector part; returns its manifest entry.
     pub fn run(mut self) -> Result<serde_json::Value, IndexError> {
         let t0 = std::time::Instant::now();
-        let base = StaticEmbedder::builtin().map_err(model_error)?;
-        let model_id = crate::vector::BUILTIN_MODEL_ID.to_string();
+        let model_id = match self.embedder {
+            Some(e) => e.id(),
+            None => crate::vector::BUILTIN_MODEL_ID.to_string(),
+        };
         let previous = self
             .previous
             .take()
@@ -135,34 +142,20 @@ impl VectorBuild<'_> {
             link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
             let bytes = postcard::to_stdvec(p).map_err(|e| corrupt(self.gen_dir, e))?;
             self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-            return Ok(entry(p, 0, 0, false, t0, bytes.len()));
+            return Ok(self.with_settings(entry(p, 0, 0, false, t0, bytes.len())));
         }
         let records = super::index_builder::load_records(self.store, self.segments, self.files, &changed)?;
         let chunker = Chunker::new(ChunkConfig::default());
-        // Chunk and tokenize the changed files in parallel.
-        let tokenized: Vec<(usize, Vec<Tokenized>)> = changed
+        // Chunk the changed files in parallel.
+        let chunked: Vec<(usize, Vec<Chunk>)> = changed
             .par_iter()
             .zip(records.par_iter())
             .map(|(&i, symbols)| {
                 let r = &self.files[i];
                 let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
-                let chunks = chunker.chunk(r.path.as_str(), &bytes, symbols);
-                let tokenized = chunks
-                    .into_iter()
-                    .map(|c| {
-                        let ids = base.token_ids(&c.text).unwrap_or_default();
-                        (c, ids)
-                    })
-                    .collect();
-                (i, tokenized)
+                (i, chunker.chunk(r.path.as_str(), &bytes, symbols))
             })
             .collect();
-        // The IDF is made by a full build and kept by incremental ones.
-        let idf = match &previous {
-            Some(p) if p.idf.len() == base.vocab_size() => p.idf.clone(),
-            _ => corpus_idf(&tokenized, base.vocab_size()),
-        };
-        let model = base.with_weights(idf.clone());
         let cache: HashMap<[u8; 16], u32> = previous
             .as_ref()
             .map(|p| {
@@ -172,37 +165,110 @@ impl VectorBuild<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        let fresh: HashMap<usize, Vec<Embedded>> = tokenized
-            .into_par_iter()
-            .map(|(file, chunks)| {
-                let embedded = chunks
-                    .into_iter()
-                    .map(|(c, ids)| {
-                        let v = match (cache.get(&c.hash), &previous) {
-                            (Some(&id), Some(p)) => p.vector(id).to_vec(),
-                            _ => quantize(&model.embed_ids(&ids)),
-                        };
-                        (c, v)
+        let cached = |c: &Chunk| -> Option<Vec<i8>> {
+            let (id, p) = (cache.get(&c.hash)?, previous.as_ref()?);
+            Some(p.vector(*id).to_vec())
+        };
+        let (fresh, dim, idf, embedded) = match self.embedder {
+            None => {
+                let base = StaticEmbedder::builtin().map_err(model_error)?;
+                // Tokenized once: for the IDF and for the embedding.
+                let tokenized: Vec<(usize, Vec<Tokenized>)> = chunked
+                    .into_par_iter()
+                    .map(|(i, chunks)| {
+                        let t = chunks
+                            .into_iter()
+                            .map(|c| {
+                                let ids = base.token_ids(&c.text).unwrap_or_default();
+                                (c, ids)
+                            })
+                            .collect();
+                        (i, t)
                     })
                     .collect();
-                (file, embedded)
-            })
-            .collect();
+                // The IDF is made by a full build and kept by incremental ones.
+                let idf = match &previous {
+                    Some(p) if p.idf.len() == base.vocab_size() => p.idf.clone(),
+                    _ => corpus_idf(&tokenized, base.vocab_size()),
+                };
+                let model = base.with_weights(idf.clone());
+                let embedded = std::sync::atomic::AtomicUsize::new(0);
+                let fresh: HashMap<usize, Vec<Embedded>> = tokenized
+                    .into_par_iter()
+                    .map(|(file, chunks)| {
+                        let e = chunks
+                            .into_iter()
+                            .map(|(c, ids)| {
+                                let v = cached(&c).unwrap_or_else(|| {
+                                    embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                    quantize(&model.embed_ids(&ids))
+                                });
+                                (c, v)
+                            })
+                            .collect();
+                        (file, e)
+                    })
+                    .collect();
+                (fresh, model.dim(), idf, embedded.into_inner())
+            }
+            Some(model) => {
+                // Another model: the chunk texts in batches (it parallelizes or batches
+                // requests itself), only those not cached.
+                let todo: Vec<&str> = chunked
+                    .iter()
+                    .flat_map(|(_, cs)| cs.iter())
+                    .filter(|c| !cache.contains_key(&c.hash))
+                    .map(|c| c.text.as_str())
+                    .collect();
+                let mut vectors = Vec::with_capacity(todo.len());
+                for batch in todo.chunks(EXTERNAL_BATCH) {
+                    let got = model.embed(batch).map_err(model_error)?;
+                    if got.len() != batch.len() || got.iter().any(|v| v.len() != model.dim()) {
+                        return Err(IndexError::Vector(format!(
+                            "{} returned {} vectors for {} texts (expected {} dimensions each)",
+                            model.id(),
+                            got.len(),
+                            batch.len(),
+                            model.dim()
+                        )));
+                    }
+                    vectors.extend(got.iter().map(|v| quantize(v)));
+                }
+                let embedded = vectors.len();
+                let mut vectors = vectors.into_iter();
+                let mut fresh = HashMap::new();
+                for (file, chunks) in chunked {
+                    let mut e = Vec::with_capacity(chunks.len());
+                    for c in chunks {
+                        let v = match cached(&c) {
+                            Some(v) => v,
+                            None => vectors.next().unwrap_or_default(),
+                        };
+                        e.push((c, v));
+                    }
+                    fresh.insert(file, e);
+                }
+                (fresh, model.dim(), Vec::new(), embedded)
+            }
+        };
         let fresh_chunks: usize = fresh.values().map(Vec::len).sum();
         let t_embed = t0.elapsed();
-        let (store, rebuilt) = self.assemble(
-            previous.as_ref(),
-            &prev_files,
-            fresh,
-            model_id,
-            model.dim() as u32,
-            idf,
-        )?;
+        let (store, rebuilt) =
+            self.assemble(previous.as_ref(), &prev_files, fresh, model_id, dim as u32, idf)?;
         let bytes = postcard::to_stdvec(&store).map_err(|e| corrupt(self.gen_dir, e))?;
         self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
         let mut v = entry(&store, changed.len(), fresh_chunks, rebuilt, t0, bytes.len());
         v["embed_ms"] = serde_json::json!(t_embed.as_millis() as u64);
-        Ok(v)
+        v["chunks_embedded"] = serde_json::json!(embedded);
+        Ok(self.with_settings(v))
+    }
+
+    /// Records how to make the model again (for queries and later builds).
+    fn with_settings(&self, mut entry: serde_json::Value) -> serde_json::Value {
+        if let Some(e) = self.embedder {
+            entry["embedder"] = e.settings();
+        }
+        entry
     }
 
     /// Gives ids and writes the graph: inserts the new points into the previous graph and
@@ -381,21 +447,41 @@ pub struct SemanticIndex {
     store: VectorStore,
     ids: HashMap<u32, (u32, u32)>,
     index: VectorIndex,
-    model: StaticEmbedder,
+    /// What embeds queries: the model that embedded the chunks.
+    model: std::sync::Arc<dyn Embedder>,
 }
 
 impl SemanticIndex {
-    pub fn open(mut store: VectorStore, dir: &Path) -> Result<SemanticIndex, IndexError> {
-        let model = StaticEmbedder::builtin().map_err(model_error)?;
-        if store.model != crate::vector::BUILTIN_MODEL_ID || store.dim as usize != model.dim() {
-            return Err(IndexError::Vector(format!(
-                "the index was embedded with {} ({} dimensions); this ken has {}: run `ken index build`",
-                store.model,
-                store.dim,
-                crate::vector::BUILTIN_MODEL_ID
-            )));
-        }
-        let model = model.with_weights(store.idf.clone());
+    /// `embedder` must be the model the part was built with when that is not the built-in one.
+    pub fn open(
+        mut store: VectorStore,
+        dir: &Path,
+        embedder: Option<std::sync::Arc<dyn Embedder>>,
+    ) -> Result<SemanticIndex, IndexError> {
+        let model = match embedder {
+            Some(e) if e.id() == store.model && e.dim() == store.dim as usize => e,
+            Some(e) => {
+                return Err(IndexError::Vector(format!(
+                    "the index was embedded with {} ({} dimensions), not {} ({} dimensions): \
+                     rebuild it with `ken index build` to re-embed",
+                    store.model,
+                    store.dim,
+                    e.id(),
+                    e.dim()
+                )));
+            }
+            None => {
+                let model = StaticEmbedder::builtin().map_err(model_error)?;
+                if store.model != crate::vector::BUILTIN_MODEL_ID || store.dim as usize != model.dim() {
+                    return Err(IndexError::Vector(format!(
+                        "the index was embedded with {} ({} dimensions), which this ken cannot \
+                         make from the index's settings; rebuild it with `ken index build`",
+                        store.model, store.dim,
+                    )));
+                }
+                std::sync::Arc::new(model.with_weights(store.idf.clone()))
+            }
+        };
         // The graph owns the vectors from here; queries read only the chunk table.
         let vectors = std::mem::take(&mut store.vectors);
         let mut index = VectorIndex::load(dir, store.dim as usize, vectors).map_err(model_error)?;
@@ -407,6 +493,11 @@ impl SemanticIndex {
             index,
             model,
         })
+    }
+
+    /// The model's identity.
+    pub fn model(&self) -> &str {
+        &self.store.model
     }
 
     pub fn chunks(&self) -> usize {

@@ -62,8 +62,8 @@ impl WorkingTreeDiff {
     }
 
     /// A cheaper check for answers that only report staleness: stats the indexed files (no
-    /// walk, no hashing), so new files go unnoticed and a touched but identical file counts as
-    /// changed. `ken index status` uses the full [`WorkingTreeDiff::compute`].
+    /// walk; only files written in the tick the build started are hashed), so new files go
+    /// unnoticed and a touched but identical file counts as changed. `ken index status` uses the full [`WorkingTreeDiff::compute`].
     pub fn quick(root: &Path, snapshot: &IndexSnapshot) -> WorkingTreeDiff {
         let started = snapshot.manifest.build_started_unix_ns;
         let states: Vec<(String, Option<bool>)> = snapshot
@@ -71,9 +71,15 @@ impl WorkingTreeDiff {
             .files
             .par_iter()
             .map(|r| {
-                let state = r.path.to_fs(root).metadata().ok().map(|m| {
+                let abs = r.path.to_fs(root);
+                let state = abs.metadata().ok().map(|m| {
                     let mtime = super::repo_walker::mtime_ns(&m);
-                    m.len() != r.size || mtime != r.mtime_ns || mtime >= started
+                    if m.len() != r.size || mtime != r.mtime_ns {
+                        return true;
+                    }
+                    // Written in the same clock tick the build started: compare contents.
+                    mtime >= started
+                        && std::fs::read(&abs).map_or(true, |b| *blake3::hash(&b).as_bytes() != r.hash)
                 });
                 (r.path.to_string(), state)
             })

@@ -1,8 +1,9 @@
 //! `VectorIndex`: approximate nearest neighbours (HNSW, `hnsw_rs`) over int8 vectors, with
 //! the top candidates re-scored exactly against the float query.
 //!
-//! Vectors are unit vectors quantized as `round(x * 127)` (256 bytes for 256 dimensions);
-//! the graph searches by int8 dot product, then `RESCORE` times more candidates than asked
+//! Vectors are quantized each on its own scale, `round(x * 127 / max|x|)` (one byte per
+//! dimension: the largest component uses the whole int8 range, whatever the model's
+//! dimension); the graph searches by int8 cosine, then `RESCORE` times more candidates than asked
 //! are re-scored with the float query and cut to `k`. Ids are positions in the vector list.
 
 use std::path::Path;
@@ -22,26 +23,46 @@ const BASENAME: &str = "vectors";
 /// Candidates explored per query (more than returned: the graph is built with a small ef).
 const EF_SEARCH: usize = 320;
 
-/// Distance between int8 unit vectors: 1 - cosine, from the integer dot product.
+/// Distance between int8 vectors: 1 - cosine, from integer dot products.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DistI8;
 
 impl Distance<i8> for DistI8 {
     fn eval(&self, a: &[i8], b: &[i8]) -> f32 {
-        let dot: i32 = a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
-        (1.0 - dot as f32 / (127.0 * 127.0)).max(0.0)
+        let (mut dot, mut na, mut nb) = (0i32, 0i32, 0i32);
+        for (x, y) in a.iter().zip(b) {
+            let (x, y) = (i32::from(*x), i32::from(*y));
+            dot += x * y;
+            na += x * x;
+            nb += y * y;
+        }
+        if na == 0 || nb == 0 {
+            return 1.0;
+        }
+        (1.0 - dot as f32 / ((na as f32).sqrt() * (nb as f32).sqrt())).max(0.0)
     }
 }
 
+/// One byte per dimension, scaled so the largest component is +-127 (direction is what
+/// cosine compares; the scale is not kept).
 pub fn quantize(v: &[f32]) -> Vec<i8> {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return vec![0; v.len()];
+    }
+    let s = 127.0 / max;
     v.iter()
-        .map(|x| (x * 127.0).round().clamp(-127.0, 127.0) as i8)
+        .map(|x| (x * s).round().clamp(-127.0, 127.0) as i8)
         .collect()
 }
 
-/// Cosine of a float query and a quantized unit vector.
+/// Cosine of a float unit query and a quantized vector.
 pub fn score(query: &[f32], q: &[i8]) -> f32 {
-    query.iter().zip(q).map(|(a, b)| a * f32::from(*b)).sum::<f32>() / 127.0
+    let (dot, norm) = query.iter().zip(q).fold((0f32, 0f32), |(d, n), (a, b)| {
+        let b = f32::from(*b);
+        (d + a * b, n + b * b)
+    });
+    if norm == 0.0 { 0.0 } else { dot / norm.sqrt() }
 }
 
 pub struct VectorIndex {
@@ -117,6 +138,9 @@ impl VectorIndex {
 
     /// Writes the graph into `dir` (`vectors.hnsw.graph`, `vectors.hnsw.data`).
     pub fn dump(&self, dir: &Path) -> Result<(), VectorError> {
+        if self.is_empty() {
+            return Ok(()); // nothing to write; `load` of no vectors makes an empty graph
+        }
         self.hnsw
             .file_dump(dir, BASENAME)
             .map(|_| ())
@@ -125,6 +149,9 @@ impl VectorIndex {
 
     /// Reloads a graph written by [`VectorIndex::dump`]; `vectors` are the same vectors.
     pub fn load(dir: &Path, dim: usize, vectors: Vec<i8>) -> Result<VectorIndex, VectorError> {
+        if vectors.is_empty() {
+            return VectorIndex::build(dim, vectors);
+        }
         // The reload descriptor must outlive the graph it loads: it is small and leaked once
         // per load (a query process loads one index).
         let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));

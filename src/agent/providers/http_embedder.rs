@@ -1,0 +1,354 @@
+//! `HttpEmbedder`: embeddings from a served model, over the OpenAI-compatible
+//! `POST {url}/embeddings` (OpenAI, vLLM, llama.cpp, LM Studio, TEI...) or Ollama's
+//! `POST {url}/api/embed`.
+//!
+//! Texts go in batches (`batch` per request, a few requests in flight); a request that fails
+//! for a reason worth retrying (connection, timeout, HTTP 408/429/5xx) is retried with
+//! exponential backoff, honouring `Retry-After`. The key, if any, comes from the environment
+//! variable the settings name. The dimension is learned from one probe request when
+//! connecting, which also checks the URL, model and key before a build starts.
+
+use std::time::Duration;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::ProviderError;
+use crate::vector::{Embedder, VectorError};
+
+/// Longest text sent, in characters (code is about 3-4 characters a token; this keeps a chunk
+/// under the usual 8k-token limit).
+const MAX_CHARS: usize = 8000;
+const ATTEMPTS: u32 = 4;
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Requests in flight at once.
+const IN_FLIGHT: usize = 4;
+/// Largest response body read (a batch of large vectors as JSON text).
+const MAX_BODY: u64 = 512 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbedApi {
+    /// `POST {url}/embeddings` with `{"model", "input": [..]}`.
+    Openai,
+    /// `POST {url}/api/embed` with `{"model", "input": [..]}`.
+    Ollama,
+}
+
+/// How to reach a served embedding model. Stored in the index (no secrets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedderSettings {
+    pub api: EmbedApi,
+    /// Base URL, e.g. `https://api.openai.com/v1` or `http://localhost:11434`.
+    pub url: String,
+    pub model: String,
+    /// Environment variable holding the API key (sent as a bearer token).
+    #[serde(default)]
+    pub key_env: Option<String>,
+    /// Texts per request.
+    #[serde(default = "default_batch")]
+    pub batch: usize,
+    /// Seconds before a request is abandoned (then retried).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_batch() -> usize {
+    64
+}
+
+fn default_timeout() -> u64 {
+    120
+}
+
+impl EmbedderSettings {
+    pub fn new(api: EmbedApi, url: &str, model: &str) -> EmbedderSettings {
+        EmbedderSettings {
+            api,
+            url: url.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            key_env: None,
+            batch: default_batch(),
+            timeout_secs: default_timeout(),
+        }
+    }
+
+    /// The endpoint requests go to.
+    pub fn endpoint(&self) -> String {
+        let base = self.url.trim_end_matches('/');
+        match self.api {
+            EmbedApi::Openai if base.ends_with("/embeddings") => base.to_string(),
+            EmbedApi::Openai => format!("{base}/embeddings"),
+            EmbedApi::Ollama if base.ends_with("/api/embed") => base.to_string(),
+            EmbedApi::Ollama => format!("{base}/api/embed"),
+        }
+    }
+}
+
+pub struct HttpEmbedder {
+    settings: EmbedderSettings,
+    endpoint: String,
+    key: Option<String>,
+    dim: usize,
+    agent: ureq::Agent,
+}
+
+#[derive(Deserialize)]
+struct OpenaiResponse {
+    data: Vec<OpenaiItem>,
+}
+
+#[derive(Deserialize)]
+struct OpenaiItem {
+    #[serde(default)]
+    index: Option<usize>,
+    embedding: Vec<f32>,
+}
+
+#[derive(Deserialize)]
+struct OllamaResponse {
+    embeddings: Vec<Vec<f32>>,
+}
+
+/// What one attempt came to.
+enum Attempt {
+    Done(Vec<Vec<f32>>),
+    /// Worth another try, after at least this long.
+    Retry(ProviderError, Option<Duration>),
+    Fail(ProviderError),
+}
+
+impl HttpEmbedder {
+    /// Reads the key and sends one probe request to learn the dimension.
+    pub fn connect(settings: EmbedderSettings) -> Result<HttpEmbedder, ProviderError> {
+        if settings.model.is_empty() {
+            return Err(ProviderError::Settings(
+                "an embedding provider needs --embed-model".into(),
+            ));
+        }
+        let key = match &settings.key_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| ProviderError::MissingKey(var.clone()))?),
+            None => None,
+        };
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(settings.timeout_secs.max(1))))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let mut e = HttpEmbedder {
+            endpoint: settings.endpoint(),
+            settings,
+            key,
+            dim: 0,
+            agent,
+        };
+        let probe = e.request(&["fn probe() {}"])?;
+        e.dim = probe.first().map_or(0, Vec::len);
+        if e.dim == 0 {
+            return Err(ProviderError::Response {
+                url: e.endpoint.clone(),
+                detail: "the probe request returned no vector".into(),
+            });
+        }
+        Ok(e)
+    }
+
+    pub fn settings(&self) -> &EmbedderSettings {
+        &self.settings
+    }
+
+    /// One batch, retried.
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ProviderError> {
+        let input: Vec<&str> = texts.iter().map(|t| truncate(t, MAX_CHARS)).collect();
+        let body = serde_json::json!({ "model": self.settings.model, "input": input });
+        let mut wait = FIRST_BACKOFF;
+        let mut attempt = 1;
+        loop {
+            match self.attempt(&body, texts.len()) {
+                Attempt::Done(v) => return Ok(v),
+                Attempt::Fail(e) => return Err(e),
+                Attempt::Retry(e, _) if attempt >= ATTEMPTS => return Err(e),
+                Attempt::Retry(e, after) => {
+                    let pause = after.unwrap_or(wait).min(MAX_BACKOFF);
+                    tracing::warn!(error = %e, attempt, pause_ms = pause.as_millis() as u64, "embedding request failed; retrying");
+                    std::thread::sleep(pause);
+                    wait = (wait * 4).min(MAX_BACKOFF);
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    fn attempt(&self, body: &serde_json::Value, n: usize) -> Attempt {
+        let url = &self.endpoint;
+        let mut req = self.agent.post(url).header("Content-Type", "application/json");
+        if let Some(k) = &self.key {
+            req = req.header("Authorization", &format!("Bearer {k}"));
+        }
+        let mut resp = match req.send(body.to_string()) {
+            Ok(r) => r,
+            Err(e) => {
+                return Attempt::Retry(
+                    ProviderError::Transport {
+                        url: url.clone(),
+                        detail: e.to_string(),
+                    },
+                    None,
+                );
+            }
+        };
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = match resp.body_mut().with_config().limit(MAX_BODY).read_to_string() {
+            Ok(t) => t,
+            Err(e) => {
+                return Attempt::Retry(
+                    ProviderError::Transport {
+                        url: url.clone(),
+                        detail: format!("reading the response: {e}"),
+                    },
+                    None,
+                );
+            }
+        };
+        if !(200..300).contains(&status) {
+            let e = ProviderError::Status {
+                url: url.clone(),
+                status,
+                body: truncate(text.trim(), 300).to_string(),
+            };
+            return match status {
+                408 | 429 | 500..=599 => Attempt::Retry(e, retry_after),
+                _ => Attempt::Fail(e),
+            };
+        }
+        match self.parse(&text, n) {
+            Ok(v) => Attempt::Done(v),
+            Err(detail) => Attempt::Fail(ProviderError::Response {
+                url: url.clone(),
+                detail,
+            }),
+        }
+    }
+
+    /// The vectors of a response, in input order, L2-normalized.
+    fn parse(&self, text: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
+        let mut vectors = match self.settings.api {
+            EmbedApi::Openai => {
+                let r: OpenaiResponse = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                let mut items: Vec<(usize, Vec<f32>)> = r
+                    .data
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, d)| (d.index.unwrap_or(i), d.embedding))
+                    .collect();
+                items.sort_by_key(|(i, _)| *i);
+                items.into_iter().map(|(_, v)| v).collect::<Vec<_>>()
+            }
+            EmbedApi::Ollama => {
+                let r: OllamaResponse = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                r.embeddings
+            }
+        };
+        if vectors.len() != n {
+            return Err(format!("{} vectors for {n} texts", vectors.len()));
+        }
+        let dim = vectors.first().map_or(0, Vec::len);
+        if vectors
+            .iter()
+            .any(|v| v.len() != dim || (self.dim != 0 && v.len() != self.dim))
+        {
+            return Err(format!(
+                "vectors of differing dimensions (expected {})",
+                self.dim.max(dim)
+            ));
+        }
+        for v in &mut vectors {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 && norm.is_finite() {
+                v.iter_mut().for_each(|x| *x /= norm);
+            }
+        }
+        Ok(vectors)
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+impl Embedder for HttpEmbedder {
+    /// The model, not the host: the same model served elsewhere gives the same vectors.
+    fn id(&self) -> String {
+        let api = match self.settings.api {
+            EmbedApi::Openai => "openai",
+            EmbedApi::Ollama => "ollama",
+        };
+        format!("{api}:{}", self.settings.model)
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError> {
+        let batches: Vec<&[&str]> = texts.chunks(self.settings.batch.max(1)).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(IN_FLIGHT.min(batches.len()).max(1))
+            .build()
+            .map_err(|e| VectorError::Model {
+                model: self.id(),
+                detail: e.to_string(),
+            })?;
+        let results: Vec<Result<Vec<Vec<f32>>, ProviderError>> =
+            pool.install(|| batches.par_iter().map(|b| self.request(b)).collect());
+        let mut out = Vec::with_capacity(texts.len());
+        for r in results {
+            out.extend(r.map_err(|e| VectorError::Model {
+                model: self.id(),
+                detail: e.to_string(),
+            })?);
+        }
+        Ok(out)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.settings).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_follow_the_api() {
+        let s = EmbedderSettings::new(EmbedApi::Openai, "http://h:1/v1/", "m");
+        assert_eq!(s.endpoint(), "http://h:1/v1/embeddings");
+        let s = EmbedderSettings::new(EmbedApi::Openai, "http://h:1/v1/embeddings", "m");
+        assert_eq!(s.endpoint(), "http://h:1/v1/embeddings");
+        let s = EmbedderSettings::new(EmbedApi::Ollama, "http://localhost:11434", "m");
+        assert_eq!(s.endpoint(), "http://localhost:11434/api/embed");
+    }
+
+    #[test]
+    fn truncation_keeps_characters_whole() {
+        assert_eq!(truncate("héllo", 2), "h");
+        assert_eq!(truncate("héllo", 3), "hé");
+        assert_eq!(truncate("abc", 10), "abc");
+    }
+}

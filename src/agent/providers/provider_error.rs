@@ -1,0 +1,15 @@
+//! Errors talking to a model provider; each names the URL or setting it concerns.
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("{url}: HTTP {status}: {body}")]
+    Status { url: String, status: u16, body: String },
+    #[error("{url}: {detail}")]
+    Transport { url: String, detail: String },
+    #[error("{url}: unexpected response: {detail}")]
+    Response { url: String, detail: String },
+    #[error("environment variable {0} (named by --embed-key-env) is not set")]
+    MissingKey(String),
+    #[error("{0}")]
+    Settings(String),
+}

@@ -4,7 +4,7 @@
 # score the ranked files and functions.
 #   KEN_EVAL_MODE=lexical (default)  `ken search --files`
 #   KEN_EVAL_MODE=plain              the reference: whole-file BM25, no priors
-#   KEN_EVAL_MODE=all                one `--semantic` build per task, then lexical, semantic-only
+#   KEN_EVAL_MODE=all                one build per task (semantic part included), then lexical, semantic-only
 #                                    (`--semantic`, files by best chunk) and `--hybrid`, each
 #                                    scored separately
 #
@@ -30,10 +30,10 @@ search() { # mode flags -> the command that appends one prediction to preds-<mod
 }
 if [ "$MODE" = all ]; then
   MODES="lexical semantic hybrid"
-  CMD="$KEN -q index build {dir} --semantic >/dev/null && $(search lexical '--files --limit 20') && $(search semantic '--semantic --limit 200') && $(search hybrid '--hybrid --limit 20')"
+  CMD="$KEN -q index build {dir} >/dev/null && $(search lexical '--files --limit 20') && $(search semantic '--semantic --limit 200') && $(search hybrid '--hybrid --limit 20')"
 else
   MODES="$MODE"
-  CMD="$KEN -q index build {dir} >/dev/null && $(search "$MODE" "--files $EXTRA --limit 20")"
+  CMD="$KEN -q index build {dir} --no-semantic >/dev/null && $(search "$MODE" "--files $EXTRA --limit 20")"
 fi
 for m in $MODES; do rm -f "$OUT/preds-$m.jsonl"; done
 python3 "$EVAL/materialize.py" --all --out "$OUT/ws" --keep 0 "$@" --cmd "$CMD" >"$OUT/materialize.log" 2>&1

@@ -147,6 +147,8 @@ pub enum EmbedderKind {
     Builtin,
     Openai,
     Ollama,
+    /// all-MiniLM-L6-v2 on the CPU (`--features minilm`, weights fetched once).
+    Minilm,
 }
 
 #[derive(Debug, Args)]
@@ -180,8 +182,10 @@ pub struct BuildArgs {
     #[arg(long, hide = true, conflicts_with = "no_semantic")]
     pub semantic: bool,
     /// Embedding model: `builtin` (potion-base-8M, inside `ken`: no network), `openai` (any
-    /// OpenAI-compatible `/v1/embeddings` server) or `ollama` (`/api/embed`). Later builds
-    /// and queries keep the choice; changing it re-embeds everything.
+    /// OpenAI-compatible `/v1/embeddings` server), `ollama` (`/api/embed`) or `minilm`
+    /// (all-MiniLM-L6-v2 on the CPU; a `--features minilm` build, weights fetched once by
+    /// models/all-MiniLM-L6-v2/fetch.sh). Later builds and queries keep the choice; changing
+    /// it re-embeds everything.
     #[arg(long, value_enum, value_name = "MODEL")]
     pub embedder: Option<EmbedderKind>,
     /// The provider's base URL (default: https://api.openai.com/v1, http://localhost:11434).

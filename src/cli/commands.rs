@@ -12,7 +12,7 @@ use super::args::{
 use super::graph_commands;
 use super::progress::ProgressBars;
 use super::render;
-use crate::agent::providers::{EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
+use crate::agent::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
 use crate::index::{
     CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SemanticHit, SymbolLookup,
     WalkConfig, WorkingTreeDiff, fuse_files,
@@ -78,6 +78,7 @@ fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embe
         Some(EmbedderKind::Builtin) => return Ok(None),
         Some(EmbedderKind::Openai) => EmbedApi::Openai,
         Some(EmbedderKind::Ollama) => EmbedApi::Ollama,
+        Some(EmbedderKind::Minilm) => return Ok(Some(providers::minilm()?)),
         None => {
             if a.embed_url.is_some() || a.embed_model.is_some() || a.embed_key_env.is_some() {
                 anyhow::bail!("--embed-url, --embed-model and --embed-key-env need --embedder openai|ollama");

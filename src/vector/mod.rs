@@ -8,12 +8,16 @@
 
 mod chunker;
 mod embedder;
+#[cfg(feature = "minilm")]
+mod minilm_embedder;
 mod static_embedder;
 mod vector_error;
 mod vector_index;
 
 pub use chunker::{Chunk, ChunkConfig, Chunker};
 pub use embedder::Embedder;
+#[cfg(feature = "minilm")]
+pub use minilm_embedder::{MINILM_MODEL, MINILM_TOKENS, MiniLmEmbedder};
 pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder, idf_weights};
 pub use vector_error::VectorError;
 pub use vector_index::{DistI8, VectorIndex, quantize, score};

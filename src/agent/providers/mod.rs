@@ -11,12 +11,67 @@ use std::sync::Arc;
 
 use crate::vector::Embedder;
 
+/// The local transformer model's folder name under [`models_dir`].
+pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
+
+/// Where fetched model weights live: `$KEN_MODELS_DIR`, else `~/.cache/kenning/models`.
+pub fn models_dir() -> std::path::PathBuf {
+    if let Some(d) = std::env::var_os("KEN_MODELS_DIR") {
+        return d.into();
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache")))
+        .unwrap_or_else(|| std::path::PathBuf::from(".cache"));
+    cache.join("kenning").join("models")
+}
+
+/// all-MiniLM-L6-v2 from the weights `models/all-MiniLM-L6-v2/fetch.sh` put in [`models_dir`].
+#[cfg(feature = "minilm")]
+pub fn minilm() -> Result<Arc<dyn Embedder>, ProviderError> {
+    let dir = models_dir().join(MINILM_DIR);
+    let read = |name: &str| {
+        let p = dir.join(name);
+        std::fs::read(&p).map_err(|e| {
+            ProviderError::Settings(format!(
+                "cannot read {}: {e}; fetch the weights once with models/all-MiniLM-L6-v2/fetch.sh",
+                p.display()
+            ))
+        })
+    };
+    let (config, weights, tokenizer) = (
+        read("config.json")?,
+        read("model.safetensors")?,
+        read("tokenizer.json")?,
+    );
+    let e = crate::vector::MiniLmEmbedder::from_bytes(&config, weights, &tokenizer)
+        .map_err(|e| ProviderError::Settings(format!("{}: {e}", dir.display())))?;
+    Ok(Arc::new(e))
+}
+
+#[cfg(not(feature = "minilm"))]
+pub fn minilm() -> Result<Arc<dyn Embedder>, ProviderError> {
+    Err(ProviderError::Settings(
+        "this ken was built without the local transformer model; build it with \
+         `cargo build --release --features minilm`"
+            .into(),
+    ))
+}
+
 /// The embedder described by stored settings (`None`: the built-in model).
 pub fn embedder_from_settings(
     settings: &serde_json::Value,
 ) -> Result<Option<Arc<dyn Embedder>>, ProviderError> {
     if settings.is_null() {
         return Ok(None);
+    }
+    if let Some(local) = settings.get("local").and_then(|l| l.as_str()) {
+        return match local {
+            MINILM_DIR => minilm().map(Some),
+            other => Err(ProviderError::Settings(format!(
+                "unknown local model {other} in the index settings"
+            ))),
+        };
     }
     let s: EmbedderSettings = serde_json::from_value(settings.clone())
         .map_err(|e| ProviderError::Settings(format!("stored embedder settings: {e}")))?;

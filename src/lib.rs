@@ -2,13 +2,14 @@
 //! for a task.
 //!
 //! Layers, each importing only from the ones before it (checked by `tests/architecture.rs`):
-//! `util < symbols < lang < parse < {graph, lexical, vector} < index < agent < cli`. See `ARCHITECTURE.md` for the map and the
+//! `util < symbols < lang < parse < {graph, lexical, vector} < index < context < agent < cli`. See `ARCHITECTURE.md` for the map and the
 //! invariants. The small facade below is what `tests/` and `benches/` use.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod agent;
 pub mod cli;
+pub mod context;
 pub mod graph;
 pub mod index;
 pub mod lang;

@@ -57,6 +57,9 @@ pub enum Command {
     /// Search code: identifiers, error messages, whole issue texts; or every matching line
     /// with --literal / --regex.
     Search(SearchArgs),
+    /// What is relevant to a task (issue text, question, stack trace), ranked from every
+    /// signal and packed into a token budget with citations.
+    Context(ContextArgs),
     /// Who calls a symbol, to a depth (resolved call edges, with provenance and confidence).
     Callers(CallArgs),
     /// What a symbol calls, to a depth.
@@ -285,4 +288,35 @@ pub struct SearchArgs {
     pub location: IndexLocation,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextFormat {
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// The task: an issue text, a question, a stack trace.
+    pub task: Vec<String>,
+    /// Read the task from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub query_file: Option<PathBuf>,
+    /// Tokens (cl100k_base) the packed code may take.
+    #[arg(long, default_value_t = 8000)]
+    pub budget: usize,
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ContextFormat,
+    /// Ranked files listed.
+    #[arg(long, default_value_t = 20)]
+    pub files: usize,
+    /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default all).
+    #[arg(long, value_name = "LIST")]
+    pub signals: Option<String>,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::args::{
     BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, SearchArgs, StatusArgs, SymbolArgs,
 };
-use super::graph_commands;
+use super::{context_commands, graph_commands};
 use super::progress::ProgressBars;
 use super::render;
 use crate::agent::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
@@ -28,6 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(IndexCommand::Status(a)) => status(a),
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
+        Command::Context(a) => context_commands::context(a),
         Command::Callers(a) => graph_commands::calls(a, petgraph::Direction::Incoming),
         Command::Callees(a) => graph_commands::calls(a, petgraph::Direction::Outgoing),
         Command::Refs(a) => graph_commands::refs(a),
@@ -119,7 +120,7 @@ fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embe
 }
 
 /// The model the index's semantic part was built with (`None`: the built-in one).
-fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>> {
+pub(super) fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>> {
     match snapshot.embedder_settings() {
         None => Ok(None),
         Some(s) => {
@@ -296,8 +297,13 @@ fn symbol_names(snapshot: &IndexSnapshot, hits: &[&SemanticHit]) -> Vec<Option<S
 }
 
 fn read_query(a: &SearchArgs) -> Result<String> {
-    let mut q = a.query.join(" ");
-    if let Some(f) = &a.query_file {
+    read_task(&a.query, a.query_file.as_deref())
+}
+
+/// Words from the command line, then a file's text (`-`: stdin).
+pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String> {
+    let mut q = words.join(" ");
+    if let Some(f) = file {
         let text = if f.as_os_str() == "-" {
             std::io::read_to_string(std::io::stdin()).context("reading the query from stdin")?
         } else {

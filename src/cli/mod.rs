@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod context_commands;
 mod graph_commands;
 mod progress;
 mod render;

@@ -1,0 +1,410 @@
+//! `ContextPack`: a ranking packed into a token budget, as text a person or a model reads.
+//!
+//! Order of filling: the ranked definitions, best first, with diversity (each further
+//! definition from a file already shown counts for less), each shown whole when it fits —
+//! a large one shows its head and tail with the middle marked as elided, a large type its
+//! member signatures; then the neighbours of what was shown, as signatures only (resolved
+//! callees, the type a method belongs to and its fields); then what was left out, named.
+//! Tokens are counted with tiktoken's cl100k_base.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{RankedSymbol, Ranking};
+use crate::graph::CodeGraph;
+use crate::index::{IndexError, IndexSnapshot};
+use crate::symbols::{FileSymbols, SymbolKind};
+
+/// Share of the budget one definition may take before it is shown head and tail only.
+const MAX_SHARE: f32 = 0.4;
+/// Lines kept at the end of an elided definition.
+const TAIL_LINES: usize = 6;
+/// Diversity: each definition already shown from a file multiplies the next one's score.
+const SAME_FILE_DECAY: f32 = 0.6;
+/// Neighbour signatures listed per shown definition.
+const NEIGHBOURS_PER_SYMBOL: usize = 6;
+/// Ranked files named in "left out".
+const MAX_LEFT_OUT: usize = 15;
+/// Tokens kept back for the closing "left out" note.
+const NOTE_RESERVE: usize = 200;
+
+/// Tokens of `text` as cl100k_base counts them.
+pub fn count_tokens(text: &str) -> usize {
+    tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Shown {
+    pub path: String,
+    pub qualified_name: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// `whole`, `head-and-tail` (middle elided) or `members` (a type's signatures).
+    pub form: &'static str,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Neighbour {
+    pub path: String,
+    pub line: u32,
+    pub signature: String,
+    /// `callee of X`, `type of X`, `field of T`.
+    pub relation: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    /// Ranked definitions not shown (over budget or below the cut).
+    pub symbols: usize,
+    /// Ranked files none of whose code is shown, best first (at most 15).
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextPack {
+    pub budget: usize,
+    pub tokens: usize,
+    /// Something ranked did not fit.
+    pub truncated: bool,
+    pub shown: Vec<Shown>,
+    pub neighbours: Vec<Neighbour>,
+    pub left_out: LeftOut,
+    /// The packed code, markdown.
+    pub text: String,
+}
+
+/// Reads and caches files of the working tree and their index records.
+struct Sources<'a> {
+    root: &'a Path,
+    snapshot: &'a IndexSnapshot,
+    text: HashMap<String, Option<(Vec<String>, bool)>>,
+    records: HashMap<String, Option<FileSymbols>>,
+}
+
+impl Sources<'_> {
+    /// The file's lines and whether it changed since it was indexed.
+    fn lines(&mut self, path: &str) -> Option<&(Vec<String>, bool)> {
+        if !self.text.contains_key(path) {
+            let abs = self.root.join(path);
+            let loaded = std::fs::read(&abs).ok().map(|bytes| {
+                let stale = self
+                    .snapshot
+                    .file_id(path)
+                    .and_then(|id| self.snapshot.table.files.get(id.index()))
+                    .is_some_and(|r| *blake3::hash(&bytes).as_bytes() != r.hash);
+                let text = String::from_utf8_lossy(&bytes);
+                (text.lines().map(str::to_string).collect(), stale)
+            });
+            self.text.insert(path.to_string(), loaded);
+        }
+        self.text.get(path).and_then(Option::as_ref)
+    }
+
+    fn record(&mut self, path: &str) -> Result<Option<&FileSymbols>, IndexError> {
+        if !self.records.contains_key(path) {
+            let r = match self.snapshot.file_id(path) {
+                Some(id) => self.snapshot.load_symbols_of(&[id])?.into_iter().next(),
+                None => None,
+            };
+            self.records.insert(path.to_string(), r);
+        }
+        Ok(self.records.get(path).and_then(Option::as_ref))
+    }
+}
+
+fn fence_lang(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "py" | "pyi" => "python",
+        "rs" => "rust",
+        "ts" | "tsx" => "typescript",
+        "js" | "jsx" | "mjs" | "cjs" => "javascript",
+        "go" => "go",
+        "java" => "java",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" => "cpp",
+        _ => "",
+    }
+}
+
+fn is_type(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Class
+            | SymbolKind::Struct
+            | SymbolKind::Enum
+            | SymbolKind::Trait
+            | SymbolKind::Interface
+            | SymbolKind::Impl
+            | SymbolKind::Module
+    )
+}
+
+/// Packs `ranking` into `budget` tokens.
+pub fn pack(
+    ranking: &Ranking,
+    snapshot: &IndexSnapshot,
+    root: &Path,
+    graph: Option<&CodeGraph>,
+    budget: usize,
+) -> Result<ContextPack, IndexError> {
+    let mut src = Sources {
+        root,
+        snapshot,
+        text: HashMap::new(),
+        records: HashMap::new(),
+    };
+    // The closing note is written last; its room is kept from the start.
+    let reserve = NOTE_RESERVE.min(budget / 4);
+    let budget_code = budget - reserve;
+    let mut used = 0usize;
+    let mut text = String::new();
+    let mut shown: Vec<Shown> = Vec::new();
+    let mut truncated = false;
+    let mut per_file: HashMap<&str, usize> = HashMap::new();
+    let mut remaining: Vec<&RankedSymbol> = ranking.symbols.iter().collect();
+    let max_one = ((budget as f32) * MAX_SHARE) as usize;
+    let mut shown_spans: Vec<(&str, u32, u32)> = Vec::new();
+    let mut skipped = 0usize;
+    while !remaining.is_empty() {
+        // The best remaining after the diversity discount.
+        let (at, _) = remaining
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let n = per_file.get(s.path.as_str()).copied().unwrap_or(0);
+                (i, s.score * SAME_FILE_DECAY.powi(n as i32))
+            })
+            .fold((0, f32::MIN), |best, x| if x.1 > best.1 { x } else { best });
+        let s = remaining.remove(at);
+        // Inside something already shown: nothing to add.
+        if shown_spans
+            .iter()
+            .any(|(p, a, b)| *p == s.path && *a <= s.start_line && s.end_line <= *b)
+        {
+            continue;
+        }
+        let Some((lines, stale)) = src.lines(&s.path).cloned() else {
+            skipped += 1;
+            continue;
+        };
+        let members = match is_type(s.kind) {
+            true => src.record(&s.path)?.map(|r| member_signatures(r, s)),
+            false => None,
+        };
+        let Some((body, form)) = render(s, &lines, members.as_deref(), max_one) else {
+            skipped += 1;
+            continue;
+        };
+        let header = format!(
+            "### {}:{}-{} · {}{}\n",
+            s.path,
+            s.start_line,
+            s.end_line,
+            s.qualified_name,
+            if stale { " (changed since indexed: lines may be off)" } else { "" }
+        );
+        let section = format!("{header}```{}\n{body}```\n\n", fence_lang(&s.path));
+        let tokens = count_tokens(&section);
+        if used + tokens > budget_code {
+            truncated = true;
+            skipped += 1;
+            continue;
+        }
+        used += tokens;
+        text.push_str(&section);
+        *per_file.entry(s.path.as_str()).or_default() += 1;
+        shown_spans.push((s.path.as_str(), s.start_line, s.end_line));
+        shown.push(Shown {
+            path: s.path.clone(),
+            qualified_name: s.qualified_name.clone(),
+            start_line: s.start_line,
+            end_line: s.end_line,
+            form,
+            tokens,
+        });
+    }
+    // Neighbours: signatures of what the shown definitions call and belong to.
+    let mut neighbours = Vec::new();
+    if let Some(g) = graph {
+        let mut listed: HashSet<(String, u32)> = shown.iter().map(|s| (s.path.clone(), s.start_line)).collect();
+        let mut lines_out = String::new();
+        'outer: for s in ranking.symbols.iter().filter(|s| shown_spans.iter().any(|(p, a, _)| *p == s.path && *a == s.start_line)) {
+            let Some(id) = s.id else { continue };
+            let mut found: Vec<(String, u32, String, String)> = Vec::new();
+            let Some(file) = g.files.get(id.file.index()) else { continue };
+            // The owning type and its fields.
+            if let Some(parent) = file.defs.get(id.def as usize).and_then(|d| d.parent)
+                && let Some(p) = file.defs.get(parent as usize)
+                && is_type(p.kind)
+            {
+                found.push((file.path.to_string(), p.line, String::new(), format!("type of {}", s.local_name)));
+                for d in file.defs.iter().filter(|d| d.parent == Some(parent) && matches!(d.kind, SymbolKind::Field)) {
+                    found.push((file.path.to_string(), d.line, String::new(), format!("field of {}", p.name)));
+                }
+            }
+            // Resolved callees.
+            if let Some(res) = g.resolved.get(id.file.index()) {
+                for (r, rn) in res.refs.iter().zip(&file.refs) {
+                    if rn.enclosing != Some(id.def) || r.targets.len() != 1 {
+                        continue;
+                    }
+                    let Some(t) = r.targets.first() else { continue };
+                    let Some(tf) = g.files.get(t.file.index()) else { continue };
+                    let Some(td) = tf.defs.get(t.def as usize) else { continue };
+                    found.push((tf.path.to_string(), td.line, String::new(), format!("called by {}", s.local_name)));
+                }
+            }
+            let mut n = 0;
+            for (path, line, _, relation) in found {
+                if n >= NEIGHBOURS_PER_SYMBOL {
+                    break;
+                }
+                if !listed.insert((path.clone(), line)) {
+                    continue;
+                }
+                let Some(sig) = src.record(&path)?.and_then(|r| {
+                    r.definitions.iter().find(|d| d.span.start_line == line).map(|d| d.signature.clone())
+                }) else {
+                    continue;
+                };
+                let entry = format!("- `{path}:{line}` `{sig}` ({relation})\n");
+                let tokens = count_tokens(&entry);
+                if used + tokens > budget_code {
+                    truncated = true;
+                    break 'outer;
+                }
+                used += tokens;
+                lines_out.push_str(&entry);
+                n += 1;
+                neighbours.push(Neighbour {
+                    path,
+                    line,
+                    signature: sig,
+                    relation,
+                });
+            }
+        }
+        if !lines_out.is_empty() {
+            text.push_str("### Neighbours (signatures)\n");
+            text.push_str(&lines_out);
+            text.push('\n');
+        }
+    }
+    let shown_files: HashSet<&str> = shown.iter().map(|s| s.path.as_str()).collect();
+    let left_files: Vec<String> = ranking
+        .files
+        .iter()
+        .filter(|f| !shown_files.contains(f.path.as_str()))
+        .take(MAX_LEFT_OUT)
+        .map(|f| f.path.clone())
+        .collect();
+    let left_out = LeftOut {
+        symbols: skipped,
+        files: left_files,
+    };
+    if left_out.symbols > 0 || !left_out.files.is_empty() {
+        let mut note = format!("### Left out\n{} ranked definitions did not fit", left_out.symbols);
+        if !left_out.files.is_empty() {
+            note.push_str("; files ranked but not shown: ");
+            note.push_str(&left_out.files.join(", "));
+        }
+        note.push('\n');
+        // Cut to the reserve (whole file names only).
+        while count_tokens(&note) > reserve && note.contains(", ") {
+            if let Some(cut) = note.rfind(", ") {
+                note.truncate(cut);
+                note.push_str(", ...\n");
+            }
+            if note.ends_with(", ...\n") && count_tokens(&note) > reserve {
+                note.truncate(note.len() - ", ...\n".len());
+            }
+        }
+        used += count_tokens(&note);
+        text.push_str(&note);
+    }
+    Ok(ContextPack {
+        budget,
+        tokens: used,
+        truncated,
+        shown,
+        neighbours,
+        left_out,
+        text,
+    })
+}
+
+/// A type's header line and its members' signatures, indented by nesting.
+fn member_signatures(record: &FileSymbols, s: &RankedSymbol) -> Vec<(u32, String)> {
+    record
+        .definitions
+        .iter()
+        .filter(|d| s.start_line < d.span.start_line && d.span.end_line <= s.end_line)
+        .map(|d| (d.span.start_line, d.signature.clone()))
+        .collect()
+}
+
+/// The definition's text: whole, head and tail, or a type's members.
+fn render(
+    s: &RankedSymbol,
+    lines: &[String],
+    members: Option<&[(u32, String)]>,
+    max_tokens: usize,
+) -> Option<(String, &'static str)> {
+    let start = (s.start_line as usize).checked_sub(1)?;
+    let end = (s.end_line as usize).min(lines.len());
+    if start >= end {
+        return None;
+    }
+    let body: Vec<&str> = lines[start..end].iter().map(String::as_str).collect();
+    let whole = body.join("\n") + "\n";
+    if count_tokens(&whole) <= max_tokens {
+        return Some((whole, "whole"));
+    }
+    if let Some(members) = members.filter(|m| !m.is_empty()) {
+        let indent: String = body
+            .get(1)
+            .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
+            .unwrap_or_else(|| "    ".into());
+        let mut out = format!("{}\n", body.first().copied().unwrap_or(""));
+        for (line, sig) in members {
+            let entry = format!("{indent}{sig}  # line {line}, body elided\n");
+            if count_tokens(&out) + count_tokens(&entry) > max_tokens {
+                out.push_str(&format!("{indent}⋮ more members elided\n"));
+                break;
+            }
+            out.push_str(&entry);
+        }
+        return Some((out, "members"));
+    }
+    // Head and tail: as many head lines as fit, the last few lines, the middle marked.
+    let tail_from = body.len().saturating_sub(TAIL_LINES);
+    let tail = body[tail_from..].join("\n") + "\n";
+    let mut budget = max_tokens.saturating_sub(count_tokens(&tail) + 16);
+    let mut head = String::new();
+    let mut shown = 0;
+    for l in &body[..tail_from] {
+        let t = count_tokens(l) + 1;
+        if t > budget {
+            break;
+        }
+        budget -= t;
+        head.push_str(l);
+        head.push('\n');
+        shown += 1;
+    }
+    if shown == 0 {
+        return None;
+    }
+    let elided = tail_from - shown;
+    Some((
+        format!(
+            "{head}    ⋮ {elided} lines elided (lines {}-{})\n{tail}",
+            s.start_line as usize + shown,
+            s.start_line as usize + shown + elided - 1
+        ),
+        "head-and-tail",
+    ))
+}

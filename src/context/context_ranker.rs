@@ -1,0 +1,686 @@
+//! `ContextRanker`: files and symbols relevant to a task, from every signal the index has.
+//!
+//! Signals, each a ranked list:
+//! - `lexical`: the lexical file ranking of the task text (BM25 over files and definitions,
+//!   fused, tests and docs demoted) and the definitions it hit;
+//! - `semantic`: chunks nearest to the task in the embedding space, files by best chunk,
+//!   definitions by the chunks they own;
+//! - `mentions`: files whose paths the task names (stack-trace frames included) and the
+//!   definitions of identifiers it names, weighted by how they were written and how specific
+//!   the name is (a name defined in one place says more than one defined in forty);
+//! - `graph`: personalized PageRank over the code graph restarted at the strongest seeds of
+//!   the first three (their definitions), which lifts what those call, use and live in;
+//! - `prior`: the global PageRank of each file (central code matters more, a little).
+//!
+//! Fusion is weighted reciprocal rank fusion, `w / (k + rank)` summed over the lists, with
+//! the path prior of the lexical layer (tests, docs, examples and benches count half). The
+//! weights are [`Weights::default`]; how they were chosen is in README.md.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::{MentionKind, TaskMentions};
+use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
+use crate::index::{CodeSearch, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
+use crate::lexical::path_prior;
+use crate::symbols::SymbolKind;
+
+/// Which signals to use (all by default; the evaluation turns them off one at a time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Signals {
+    pub lexical: bool,
+    pub semantic: bool,
+    pub mentions: bool,
+    pub graph: bool,
+    pub prior: bool,
+}
+
+impl Default for Signals {
+    fn default() -> Self {
+        Signals {
+            lexical: true,
+            semantic: true,
+            mentions: true,
+            graph: true,
+            prior: true,
+        }
+    }
+}
+
+impl Signals {
+    /// `lexical,semantic,...` (a subset); unknown names are an error naming them.
+    pub fn parse(list: &str) -> Result<Signals, String> {
+        let mut s = Signals {
+            lexical: false,
+            semantic: false,
+            mentions: false,
+            graph: false,
+            prior: false,
+        };
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "lexical" => s.lexical = true,
+                "semantic" => s.semantic = true,
+                "mentions" => s.mentions = true,
+                "graph" => s.graph = true,
+                "prior" => s.prior = true,
+                other => {
+                    return Err(format!(
+                        "unknown signal {other:?}: use lexical, semantic, mentions, graph, prior"
+                    ));
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// Weights of the fused lists (see README.md for how they were chosen on the dev set).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Weights {
+    pub k: f32,
+    pub lexical: f32,
+    pub semantic: f32,
+    pub mentions: f32,
+    pub graph: f32,
+    pub prior: f32,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            k: 10.0,
+            lexical: 1.0,
+            semantic: 0.5,
+            mentions: 1.0,
+            graph: 0.5,
+            prior: 0.1,
+        }
+    }
+}
+
+impl Weights {
+    /// Overrides from `KEN_CONTEXT_WEIGHTS="lexical=1,semantic=0.4,k=20"` (for tuning runs).
+    pub fn with_overrides(mut self, spec: &str) -> Weights {
+        for pair in spec.split(',') {
+            let Some((k, v)) = pair.split_once('=') else { continue };
+            let Ok(v) = v.trim().parse::<f32>() else { continue };
+            match k.trim() {
+                "k" => self.k = v,
+                "lexical" => self.lexical = v,
+                "semantic" => self.semantic = v,
+                "mentions" => self.mentions = v,
+                "graph" => self.graph = v,
+                "prior" => self.prior = v,
+                _ => {}
+            }
+        }
+        self
+    }
+}
+
+/// Why something was chosen: its rank in each list it appeared in.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Why {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<usize>,
+    /// How the task named it (`path`, `frame`, `code`, `prose`), when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mention: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub centrality: Option<usize>,
+}
+
+impl Why {
+    /// `lexical #1, semantic #4, named in the task (code)`.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.lexical {
+            parts.push(format!("lexical #{r}"));
+        }
+        if let Some(r) = self.semantic {
+            parts.push(format!("semantic #{r}"));
+        }
+        if let Some(m) = &self.mention {
+            parts.push(format!("named in the task ({m})"));
+        }
+        if let Some(r) = self.graph {
+            parts.push(format!("graph #{r}"));
+        }
+        parts.join(", ")
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedFile {
+    pub path: String,
+    pub score: f32,
+    pub why: Why,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedSymbol {
+    pub qualified_name: String,
+    /// Containers and name without the module (`Dataset.to_netcdf`).
+    pub local_name: String,
+    pub kind: SymbolKind,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f32,
+    pub why: Why,
+    #[serde(skip)]
+    pub id: Option<SymbolId>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Ranking {
+    pub files: Vec<RankedFile>,
+    pub symbols: Vec<RankedSymbol>,
+    /// Signals asked for and present in the index.
+    pub signals_used: Vec<&'static str>,
+    /// Signals asked for but missing from the index, with why.
+    pub signals_missing: Vec<String>,
+}
+
+/// Files and symbols kept per ranking.
+const MAX_FILES: usize = 50;
+const MAX_SYMBOLS: usize = 100;
+/// Lists fetched per signal.
+const LEXICAL_FILES: usize = 100;
+const SEMANTIC_CHUNKS: usize = 300;
+/// Files whose definitions seed the graph walk.
+const GRAPH_SEED_FILES: usize = 8;
+/// A name defined in more places than this says nothing specific.
+const MAX_DEFINITIONS_PER_NAME: usize = 12;
+
+pub struct ContextRanker<'s> {
+    snapshot: &'s IndexSnapshot,
+    search: Option<CodeSearch<'s>>,
+    semantic: Option<SemanticIndex>,
+    graph: Option<CodeGraph>,
+    missing: Vec<String>,
+    signals: Signals,
+    weights: Weights,
+}
+
+/// Per-file accumulation.
+#[derive(Default)]
+struct Acc {
+    score: f32,
+    why: Why,
+}
+
+impl<'s> ContextRanker<'s> {
+    /// Opens the parts the signals need; a missing part drops its signal (and says so).
+    pub fn new(
+        snapshot: &'s IndexSnapshot,
+        root: &std::path::Path,
+        semantic: Option<Result<SemanticIndex, IndexError>>,
+        signals: Signals,
+        weights: Weights,
+    ) -> ContextRanker<'s> {
+        let mut missing = Vec::new();
+        let search = match signals.lexical {
+            true => match CodeSearch::new(snapshot, root) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    missing.push(format!("lexical: {e}"));
+                    None
+                }
+            },
+            false => None,
+        };
+        let semantic = match (signals.semantic, semantic) {
+            (true, Some(Ok(s))) => Some(s),
+            (true, Some(Err(e))) => {
+                missing.push(format!("semantic: {e}"));
+                None
+            }
+            (true, None) => {
+                missing.push("semantic: not opened".into());
+                None
+            }
+            (false, _) => None,
+        };
+        let graph = match signals.graph || signals.mentions || signals.prior {
+            true => match snapshot.graph() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    missing.push(format!("graph: {e}"));
+                    None
+                }
+            },
+            false => None,
+        };
+        ContextRanker {
+            snapshot,
+            search,
+            semantic,
+            graph,
+            missing,
+            signals,
+            weights,
+        }
+    }
+
+    pub fn graph(&self) -> Option<&CodeGraph> {
+        self.graph.as_ref()
+    }
+
+    pub fn rank(&self, task: &str) -> Result<Ranking, IndexError> {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
+        let mut files: HashMap<String, Acc> = HashMap::new();
+        // Symbol candidates: (path, line) -> accumulated score, with why.
+        let mut symbols: HashMap<SymbolKey, Acc> = HashMap::new();
+        let mut used = Vec::new();
+
+        // Lexical.
+        if let Some(search) = &self.search {
+            used.push("lexical");
+            let r = search.search(task, SearchTarget::Files, LEXICAL_FILES)?;
+            for (i, f) in r.files.unwrap_or_default().iter().enumerate() {
+                let a = files.entry(f.path.clone()).or_default();
+                a.score += rrf(w.lexical, i + 1);
+                a.why.lexical = Some(i + 1);
+            }
+            let mut seen = HashSet::new();
+            let defs = r.hits.iter().filter(|h| h.local_name.is_some() && h.kind.is_some());
+            for (i, h) in defs.filter(|h| seen.insert((h.path.clone(), h.line))).enumerate() {
+                let a = symbols.entry(SymbolKey::Line(h.path.clone(), h.line)).or_default();
+                a.score += rrf(w.lexical, i + 1);
+                a.why.lexical.get_or_insert(i + 1);
+            }
+        }
+        // Semantic.
+        if let Some(sem) = &self.semantic {
+            used.push("semantic");
+            let hits = sem.search(task, SEMANTIC_CHUNKS)?;
+            let mut file_rank = 0;
+            let mut sym_rank = 0;
+            let mut seen_files = HashSet::new();
+            let mut seen_syms = HashSet::new();
+            for h in &hits {
+                if seen_files.insert(h.path.clone()) {
+                    file_rank += 1;
+                    let a = files.entry(h.path.clone()).or_default();
+                    a.score += rrf(w.semantic, file_rank);
+                    a.why.semantic = Some(file_rank);
+                }
+                if let Some(def) = h.symbol
+                    && seen_syms.insert((h.path.clone(), def))
+                {
+                    sym_rank += 1;
+                    let a = symbols.entry(SymbolKey::Def(h.path.clone(), def)).or_default();
+                    a.score += rrf(w.semantic, sym_rank);
+                    a.why.semantic.get_or_insert(sym_rank);
+                }
+            }
+        }
+        let index = self.graph.as_ref().map(GraphIndex::new);
+        // Mentions.
+        if self.signals.mentions
+            && let (Some(g), Some(gi)) = (&self.graph, &index)
+        {
+            used.push("mentions");
+            let m = TaskMentions::parse(task);
+            let top = rrf(w.mentions, 1);
+            for p in &m.paths {
+                for fi in gi.files_matching(&p.path) {
+                    let path = g.files[fi].path.to_string();
+                    let a = files.entry(path.clone()).or_default();
+                    a.score += top;
+                    a.why.mention = Some("path".into());
+                    if let Some(line) = p.line
+                        && let Some(def) = innermost(g, fi, line)
+                    {
+                        let a = symbols.entry(SymbolKey::Def(path, def)).or_default();
+                        a.score += top;
+                        a.why.mention = Some("frame".into());
+                    }
+                }
+            }
+            for (name, kind) in &m.identifiers {
+                let defs = gi.definitions_of(g, name);
+                if defs.is_empty() || defs.len() > MAX_DEFINITIONS_PER_NAME {
+                    continue;
+                }
+                let strength = match kind {
+                    MentionKind::Frame => 1.0,
+                    MentionKind::Code => 0.7,
+                    MentionKind::Prose => 0.4,
+                } / (defs.len() as f32).sqrt();
+                let label = match kind {
+                    MentionKind::Frame => "frame",
+                    MentionKind::Code => "code",
+                    MentionKind::Prose => "prose",
+                };
+                let mut files_hit = HashSet::new();
+                for s in defs {
+                    let path = g.files[s.file.index()].path.to_string();
+                    let a = symbols.entry(SymbolKey::Def(path.clone(), s.def)).or_default();
+                    a.score += top * strength;
+                    a.why.mention.get_or_insert_with(|| label.into());
+                    if files_hit.insert(path.clone()) {
+                        let a = files.entry(path).or_default();
+                        a.score += top * strength * 0.5;
+                        a.why.mention.get_or_insert_with(|| label.into());
+                    }
+                }
+            }
+        }
+        // Graph: personalized PageRank from the strongest files' definitions.
+        if let (true, Some(g), Some(gi)) = (self.signals.graph, &self.graph, &index) {
+            used.push("graph");
+            let sg = SymbolGraph::new(g);
+            let mut ranked: Vec<(&String, &Acc)> = files.iter().collect();
+            ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(b.0)));
+            let mut seeds: Vec<(Node, f32)> = Vec::new();
+            for (path, acc) in ranked.iter().take(GRAPH_SEED_FILES) {
+                let Some(fi) = gi.file(path) else { continue };
+                let own: Vec<(u32, f32)> = symbols
+                    .iter()
+                    .filter_map(|(k, a)| match k {
+                        SymbolKey::Def(p, d) if p == *path => Some((*d, a.score)),
+                        SymbolKey::Line(p, l) if p == *path => gi.def_at(g, fi, *l).map(|d| (d, a.score)),
+                        _ => None,
+                    })
+                    .collect();
+                if own.is_empty() {
+                    seeds.push((Node::File(crate::symbols::FileId(fi as u32)), acc.score));
+                }
+                for (d, s) in own {
+                    seeds.push((Node::Symbol(SymbolId::new(fi as u32, d)), acc.score * s));
+                }
+            }
+            if !seeds.is_empty() {
+                let pr = sg.personalized_rank(&seeds);
+                let mut per_file: Vec<(usize, f32)> = Vec::new();
+                let mut per_sym: Vec<(SymbolId, f32)> = Vec::new();
+                for (fi, f) in g.files.iter().enumerate() {
+                    let mut total = pr
+                        .get(sg.file_node(crate::symbols::FileId(fi as u32)).index())
+                        .copied()
+                        .unwrap_or(0.0);
+                    for d in 0..f.defs.len() {
+                        let id = SymbolId::new(fi as u32, d as u32);
+                        let s = pr.get(sg.symbol_node(id).index()).copied().unwrap_or(0.0);
+                        total += s;
+                        if s > 0.0 {
+                            per_sym.push((id, s));
+                        }
+                    }
+                    if total > 0.0 {
+                        per_file.push((fi, total));
+                    }
+                }
+                per_file.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                for (i, (fi, _)) in per_file.iter().take(MAX_FILES).enumerate() {
+                    let a = files.entry(g.files[*fi].path.to_string()).or_default();
+                    a.score += rrf(w.graph, i + 1);
+                    a.why.graph = Some(i + 1);
+                }
+                per_sym.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                for (i, (id, _)) in per_sym.iter().take(MAX_SYMBOLS).enumerate() {
+                    let path = g.files[id.file.index()].path.to_string();
+                    let a = symbols.entry(SymbolKey::Def(path, id.def)).or_default();
+                    a.score += rrf(w.graph, i + 1);
+                    a.why.graph.get_or_insert(i + 1);
+                }
+            }
+        }
+        // Prior: global centrality of the files already in play.
+        if let (true, Some(g), Some(gi)) = (self.signals.prior, &self.graph, &index) {
+            used.push("prior");
+            let mut central: Vec<(&String, f32)> = files
+                .keys()
+                .filter_map(|p| gi.file(p).map(|fi| (p, g.rank.get(fi).map_or(0.0, |r| r.iter().sum()))))
+                .collect();
+            central.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+            let bonus: Vec<(String, usize)> =
+                central.iter().enumerate().map(|(i, (p, _))| ((*p).clone(), i + 1)).collect();
+            for (p, r) in bonus {
+                if let Some(a) = files.get_mut(&p) {
+                    a.score += rrf(w.prior, r);
+                    a.why.centrality = Some(r);
+                }
+            }
+        }
+
+        // Files: scores times the path prior.
+        let mut ranked_files: Vec<RankedFile> = files
+            .into_iter()
+            .map(|(path, a)| RankedFile {
+                score: a.score * path_prior(&path),
+                path,
+                why: a.why,
+            })
+            .collect();
+        ranked_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+        ranked_files.truncate(MAX_FILES);
+        let file_score: HashMap<&str, f32> = ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();
+
+        // Symbols: own signals plus their file's standing.
+        let mut merged: HashMap<(String, u32), (Acc, Option<SymbolId>)> = HashMap::new();
+        for (key, acc) in symbols {
+            let (path, def, id) = match (&key, &self.graph, &index) {
+                (SymbolKey::Def(p, d), Some(_), Some(gi)) => {
+                    (p.clone(), Some(*d), gi.file(p).map(|fi| SymbolId::new(fi as u32, *d)))
+                }
+                (SymbolKey::Line(p, l), Some(g), Some(gi)) => {
+                    let fi = gi.file(p);
+                    let d = fi.and_then(|fi| gi.def_at(g, fi, *l));
+                    (p.clone(), d, fi.zip(d).map(|(fi, d)| SymbolId::new(fi as u32, d)))
+                }
+                (SymbolKey::Def(p, d), _, _) => (p.clone(), Some(*d), None),
+                (SymbolKey::Line(p, _), _, _) => (p.clone(), None, None),
+            };
+            let Some(def) = def else { continue };
+            let e = merged.entry((path, def)).or_insert_with(|| (Acc::default(), id));
+            e.0.score += acc.score;
+            merge_why(&mut e.0.why, &acc.why);
+        }
+        let mut out_symbols: Vec<RankedSymbol> = Vec::new();
+        let mut by_file: HashMap<String, Vec<(u32, f32, Why, Option<SymbolId>)>> = HashMap::new();
+        for ((path, def), (acc, id)) in merged {
+            let fs = file_score.get(path.as_str()).copied().unwrap_or(0.0);
+            let score = (acc.score + fs) * path_prior(&path);
+            by_file.entry(path).or_default().push((def, score, acc.why, id));
+        }
+        // Names and spans come from the graph's skeletons, or the file's record.
+        for (path, defs) in by_file {
+            let described = self.describe(&path, &defs.iter().map(|d| d.0).collect::<Vec<_>>(), index.as_ref())?;
+            for ((def, score, why, id), d) in defs.into_iter().zip(described) {
+                let Some(d) = d else { continue };
+                out_symbols.push(RankedSymbol {
+                    qualified_name: d.0,
+                    local_name: d.1,
+                    kind: d.2,
+                    path: path.clone(),
+                    start_line: d.3,
+                    end_line: d.4,
+                    score,
+                    why,
+                    id: id.or(Some(SymbolId::new(u32::MAX, def))).filter(|s| s.file.0 != u32::MAX),
+                });
+            }
+        }
+        out_symbols.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.path.cmp(&b.path))
+                .then(a.start_line.cmp(&b.start_line))
+        });
+        out_symbols.truncate(MAX_SYMBOLS);
+        Ok(Ranking {
+            files: ranked_files,
+            symbols: out_symbols,
+            signals_used: used,
+            signals_missing: self.missing.clone(),
+        })
+    }
+
+    /// (qualified name, local name, kind, start line, end line) of definitions of a file.
+    #[allow(clippy::type_complexity)]
+    fn describe(
+        &self,
+        path: &str,
+        defs: &[u32],
+        index: Option<&GraphIndex>,
+    ) -> Result<Vec<Option<(String, String, SymbolKind, u32, u32)>>, IndexError> {
+        if let (Some(g), Some(fi)) = (&self.graph, index.and_then(|gi| gi.file(path))) {
+            let f = &g.files[fi];
+            let sep = Family::of(&f.language).separator();
+            return Ok(defs
+                .iter()
+                .map(|&d| {
+                    f.defs.get(d as usize).map(|n| {
+                        let mut local: Vec<&str> = n.container.iter().map(String::as_str).collect();
+                        local.push(&n.name);
+                        let local = local.join(sep);
+                        let q = if f.module.is_empty() {
+                            local.clone()
+                        } else {
+                            format!("{}{sep}{local}", f.module)
+                        };
+                        (q, local, n.kind, n.line, n.end_line)
+                    })
+                })
+                .collect());
+        }
+        let Some(id) = self.snapshot.file_id(path) else {
+            return Ok(vec![None; defs.len()]);
+        };
+        let record = self.snapshot.table.files.get(id.index());
+        let symbols = self.snapshot.load_symbols_of(&[id])?;
+        let Some((s, r)) = symbols.first().zip(record) else {
+            return Ok(vec![None; defs.len()]);
+        };
+        let sep = Family::of(&r.language).separator();
+        Ok(defs
+            .iter()
+            .map(|&d| {
+                s.definitions.get(d as usize).map(|n| {
+                    (
+                        n.qualified_name(&r.module, sep),
+                        n.local_name(sep),
+                        n.kind,
+                        n.span.start_line,
+                        n.span.end_line,
+                    )
+                })
+            })
+            .collect())
+    }
+}
+
+fn merge_why(into: &mut Why, from: &Why) {
+    into.lexical = into.lexical.or(from.lexical);
+    into.semantic = into.semantic.or(from.semantic);
+    if into.mention.is_none() {
+        into.mention.clone_from(&from.mention);
+    }
+    into.graph = into.graph.or(from.graph);
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum SymbolKey {
+    /// A definition by its index in the file's record.
+    Def(String, u32),
+    /// A definition by its first line (lexical hits).
+    Line(String, u32),
+}
+
+/// The innermost definition of file `fi` spanning `line`.
+fn innermost(g: &CodeGraph, fi: usize, line: u32) -> Option<u32> {
+    let f = g.files.get(fi)?;
+    f.defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.line <= line && line <= d.end_line)
+        .min_by_key(|(_, d)| d.end_line - d.line)
+        .map(|(i, _)| i as u32)
+}
+
+/// Lookups over the graph's skeletons: files by path, definitions by name.
+struct GraphIndex<'g> {
+    by_path: HashMap<&'g str, usize>,
+    by_name: HashMap<&'g str, Vec<SymbolId>>,
+}
+
+impl<'g> GraphIndex<'g> {
+    fn new(g: &'g CodeGraph) -> GraphIndex<'g> {
+        let mut by_path = HashMap::with_capacity(g.files.len());
+        let mut by_name: HashMap<&str, Vec<SymbolId>> = HashMap::new();
+        for (fi, f) in g.files.iter().enumerate() {
+            by_path.insert(f.path.as_str(), fi);
+            for (d, def) in f.defs.iter().enumerate() {
+                by_name
+                    .entry(def.name.as_str())
+                    .or_default()
+                    .push(SymbolId::new(fi as u32, d as u32));
+            }
+        }
+        GraphIndex { by_path, by_name }
+    }
+
+    fn file(&self, path: &str) -> Option<usize> {
+        self.by_path.get(path).copied()
+    }
+
+    /// Files a written path names: the same path, or one ending where it ends on a folder
+    /// boundary (`/home/u/proj/src/a.py` names `src/a.py`; `a.py` names `src/a.py` when only
+    /// one file has that name).
+    fn files_matching(&self, written: &str) -> Vec<usize> {
+        if let Some(&fi) = self.by_path.get(written) {
+            return vec![fi];
+        }
+        let mut hits: Vec<(usize, usize)> = self
+            .by_path
+            .iter()
+            .filter_map(|(p, &fi)| {
+                let ok = written.ends_with(&format!("/{p}")) || p.ends_with(&format!("/{written}"));
+                ok.then_some((fi, p.len()))
+            })
+            .collect();
+        hits.sort();
+        // A bare file name matching many files names none of them.
+        if hits.len() > 3 { Vec::new() } else { hits.into_iter().map(|h| h.0).collect() }
+    }
+
+    /// Definitions named `name`, or `a.b.name` / `a::b::name` whose containers match.
+    fn definitions_of(&self, g: &CodeGraph, written: &str) -> Vec<SymbolId> {
+        let parts: Vec<&str> = written.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+        let Some(last) = parts.last() else { return Vec::new() };
+        let all = self.by_name.get(last).cloned().unwrap_or_default();
+        if parts.len() == 1 {
+            return all;
+        }
+        // Qualified: keep definitions whose container (or module) ends with the qualifier.
+        let qual = &parts[..parts.len() - 1];
+        let kept: Vec<SymbolId> = all
+            .iter()
+            .copied()
+            .filter(|s| {
+                let Some(f) = g.files.get(s.file.index()) else { return false };
+                let Some(d) = f.defs.get(s.def as usize) else { return false };
+                let mut path: Vec<&str> = f.module.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+                path.extend(d.container.iter().map(String::as_str));
+                path.ends_with(qual) || qual.last().is_some_and(|q| path.last() == Some(q))
+            })
+            .collect();
+        if kept.is_empty() { all } else { kept }
+    }
+
+    /// The definition of file `fi` starting at `line` (lexical hits name a line).
+    fn def_at(&self, g: &CodeGraph, fi: usize, line: u32) -> Option<u32> {
+        let f = g.files.get(fi)?;
+        f.defs.iter().position(|d| d.line == line).map(|i| i as u32)
+    }
+}

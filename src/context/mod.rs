@@ -1,0 +1,16 @@
+//! The context builder: what in the repository is relevant to a task (an issue text, a
+//! question, a stack trace), ranked from every signal the index holds and packed into a
+//! token budget with citations.
+//!
+//! Invariants:
+//! - Reads the index and the working tree; never writes, never touches the network.
+//! - Every ranked item says why it was chosen (its rank in each signal), and a pack says what
+//!   it left out.
+
+mod context_pack;
+mod context_ranker;
+mod task_mentions;
+
+pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pack};
+pub use context_ranker::{ContextRanker, RankedFile, RankedSymbol, Ranking, Signals, Weights, Why};
+pub use task_mentions::{MentionKind, PathMention, TaskMentions};

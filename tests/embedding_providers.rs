@@ -6,26 +6,13 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 
 use kenning::agent::providers::{EmbedApi, EmbedderSettings, HttpEmbedder, ProviderError};
 use kenning::vector::Embedder;
 use support::{materialize, stderr, stdout};
 
-/// One request as the mock server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    path: String,
-    authorization: Option<String>,
-    body: serde_json::Value,
-}
-
-struct Mock {
-    url: String,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
+type Mock = support::mock_server::MockServer;
 
 /// A deterministic "model": 16 dimensions counting words by a hash of the lowercased word, so
 /// texts sharing words are near each other.
@@ -43,81 +30,38 @@ fn fake_vector(text: &str) -> Vec<f32> {
 }
 
 /// Serves `/v1/embeddings` (OpenAI shape) and `/api/embed` (Ollama shape); the first
-/// `fail_first` requests get 503. One request per connection.
+/// `fail_first` requests get 503.
 fn mock(fail_first: usize) -> Mock {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        let mut served = 0usize;
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).is_err() {
-                continue;
-            }
-            let path = request_line.split_whitespace().nth(1).unwrap_or("").to_string();
-            let (mut length, mut authorization) = (0usize, None);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-                    break;
-                }
-                let (name, value) = line.split_once(':').unwrap_or((&line, ""));
-                match name.to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.trim().parse().unwrap_or(0),
-                    "authorization" => authorization = Some(value.trim().to_string()),
-                    _ => {}
-                }
-            }
-            let mut body = vec![0u8; length];
-            reader.read_exact(&mut body).unwrap();
-            let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-            served += 1;
-            let (status, reply) = if served <= fail_first {
-                ("503 Service Unavailable", "overloaded".to_string())
-            } else {
-                let texts: Vec<String> = body["input"]
-                    .as_array()
-                    .map(|a| a.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect())
-                    .unwrap_or_default();
-                let vectors: Vec<Vec<f32>> = texts.iter().map(|t| fake_vector(t)).collect();
-                match path.as_str() {
-                    "/v1/embeddings" => {
-                        // Out of order, as the API allows: `index` says where each belongs.
-                        let data: Vec<_> = vectors
-                            .iter()
-                            .enumerate()
-                            .rev()
-                            .map(|(i, v)| serde_json::json!({ "object": "embedding", "index": i, "embedding": v }))
-                            .collect();
-                        (
-                            "200 OK",
-                            serde_json::json!({ "object": "list", "data": data }).to_string(),
-                        )
-                    }
-                    "/api/embed" => (
-                        "200 OK",
-                        serde_json::json!({ "model": body["model"], "embeddings": vectors }).to_string(),
-                    ),
-                    _ => ("404 Not Found", "no such endpoint".to_string()),
-                }
-            };
-            log.lock().unwrap().push(Seen {
-                path,
-                authorization,
-                body,
-            });
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
+    support::mock_server::serve(move |n, path, body| {
+        if n <= fail_first {
+            return (503, "overloaded".to_string());
         }
-    });
-    Mock { url, seen }
+        let texts: Vec<String> = body["input"]
+            .as_array()
+            .map(|a| a.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect())
+            .unwrap_or_default();
+        let vectors: Vec<Vec<f32>> = texts.iter().map(|t| fake_vector(t)).collect();
+        match path {
+            "/v1/embeddings" => {
+                // Out of order, as the API allows: `index` says where each belongs.
+                let data: Vec<_> = vectors
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, v)| serde_json::json!({ "object": "embedding", "index": i, "embedding": v }))
+                    .collect();
+                (
+                    200,
+                    serde_json::json!({ "object": "list", "data": data }).to_string(),
+                )
+            }
+            "/api/embed" => (
+                200,
+                serde_json::json!({ "model": body["model"], "embeddings": vectors }).to_string(),
+            ),
+            _ => (404, "no such endpoint".to_string()),
+        }
+    })
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

@@ -60,6 +60,13 @@ pub enum Command {
     /// What is relevant to a task (issue text, question, stack trace), ranked from every
     /// signal and packed into a token budget with citations.
     Context(ContextArgs),
+    /// Answer an onboarding question: with a model configured (OPENAI_BASE_URL and/or
+    /// OPENAI_API_KEY, KEN_MODEL), in prose with checked `path:line` citations; without one,
+    /// the relevant code and a structural overview.
+    Ask(AskArgs),
+    /// A repository map for a newcomer: layout, languages, central modules, entry points,
+    /// and how the main parts call each other.
+    Overview(OverviewArgs),
     /// Who calls a symbol, to a depth (resolved call edges, with provenance and confidence).
     Callers(CallArgs),
     /// What a symbol calls, to a depth.
@@ -314,6 +321,39 @@ pub struct ContextArgs {
     /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default all).
     #[arg(long, value_name = "LIST")]
     pub signals: Option<String>,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question.
+    pub question: Vec<String>,
+    /// Read the question from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub query_file: Option<PathBuf>,
+    /// Tokens of code given to the model (or shown without one).
+    #[arg(long, default_value_t = 6000)]
+    pub budget: usize,
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ContextFormat,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+}
+
+#[derive(Debug, Args)]
+pub struct OverviewArgs {
+    /// Tokens (cl100k_base) the overview may take.
+    #[arg(long, default_value_t = 2000)]
+    pub budget: usize,
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ContextFormat,
     /// Repository root (default: found upwards from the current folder).
     #[arg(long)]
     pub repo: Option<PathBuf>,

@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use super::args::{
     BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, SearchArgs, StatusArgs, SymbolArgs,
 };
-use super::{context_commands, graph_commands};
 use super::progress::ProgressBars;
 use super::render;
+use super::{context_commands, graph_commands};
 use crate::agent::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
 use crate::index::{
     CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SemanticHit, SymbolLookup,
@@ -29,6 +29,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
         Command::Context(a) => context_commands::context(a),
+        Command::Ask(a) => context_commands::ask(a),
+        Command::Overview(a) => context_commands::overview(a),
         Command::Callers(a) => graph_commands::calls(a, petgraph::Direction::Incoming),
         Command::Callees(a) => graph_commands::calls(a, petgraph::Direction::Outgoing),
         Command::Refs(a) => graph_commands::refs(a),

@@ -29,6 +29,8 @@ const NEIGHBOURS_PER_SYMBOL: usize = 6;
 const MAX_LEFT_OUT: usize = 15;
 /// Tokens kept back for the closing "left out" note.
 const NOTE_RESERVE: usize = 200;
+/// Share of the rest kept for neighbour signatures (code may not take it).
+const NEIGHBOUR_SHARE: f32 = 0.1;
 
 /// Tokens of `text` as cl100k_base counts them.
 pub fn count_tokens(text: &str) -> usize {
@@ -158,7 +160,8 @@ pub fn pack(
     };
     // The closing note is written last; its room is kept from the start.
     let reserve = NOTE_RESERVE.min(budget / 4);
-    let budget_code = budget - reserve;
+    let budget_all = budget - reserve;
+    let budget_code = budget_all - ((budget_all as f32) * NEIGHBOUR_SHARE) as usize;
     let mut used = 0usize;
     let mut text = String::new();
     let mut shown: Vec<Shown> = Vec::new();
@@ -194,7 +197,12 @@ pub fn pack(
             true => src.record(&s.path)?.map(|r| member_signatures(r, s)),
             false => None,
         };
-        let Some((body, form)) = render(s, &lines, members.as_deref(), max_one) else {
+        // A type some of whose members are shown already: its outline, not its text again.
+        let outline = shown_spans
+            .iter()
+            .any(|(p, a, b)| *p == s.path && s.start_line <= *a && *b <= s.end_line);
+        let outline = outline && members.as_ref().is_some_and(|m| !m.is_empty());
+        let Some((body, form)) = render(s, &lines, members.as_deref(), max_one, outline) else {
             skipped += 1;
             continue;
         };
@@ -204,7 +212,11 @@ pub fn pack(
             s.start_line,
             s.end_line,
             s.qualified_name,
-            if stale { " (changed since indexed: lines may be off)" } else { "" }
+            if stale {
+                " (changed since indexed: lines may be off)"
+            } else {
+                ""
+            }
         );
         let section = format!("{header}```{}\n{body}```\n\n", fence_lang(&s.path));
         let tokens = count_tokens(&section);
@@ -229,20 +241,41 @@ pub fn pack(
     // Neighbours: signatures of what the shown definitions call and belong to.
     let mut neighbours = Vec::new();
     if let Some(g) = graph {
-        let mut listed: HashSet<(String, u32)> = shown.iter().map(|s| (s.path.clone(), s.start_line)).collect();
+        let mut listed: HashSet<(String, u32)> =
+            shown.iter().map(|s| (s.path.clone(), s.start_line)).collect();
         let mut lines_out = String::new();
-        'outer: for s in ranking.symbols.iter().filter(|s| shown_spans.iter().any(|(p, a, _)| *p == s.path && *a == s.start_line)) {
+        'outer: for s in ranking.symbols.iter().filter(|s| {
+            shown_spans
+                .iter()
+                .any(|(p, a, _)| *p == s.path && *a == s.start_line)
+        }) {
             let Some(id) = s.id else { continue };
             let mut found: Vec<(String, u32, String, String)> = Vec::new();
-            let Some(file) = g.files.get(id.file.index()) else { continue };
+            let Some(file) = g.files.get(id.file.index()) else {
+                continue;
+            };
             // The owning type and its fields.
             if let Some(parent) = file.defs.get(id.def as usize).and_then(|d| d.parent)
                 && let Some(p) = file.defs.get(parent as usize)
                 && is_type(p.kind)
             {
-                found.push((file.path.to_string(), p.line, String::new(), format!("type of {}", s.local_name)));
-                for d in file.defs.iter().filter(|d| d.parent == Some(parent) && matches!(d.kind, SymbolKind::Field)) {
-                    found.push((file.path.to_string(), d.line, String::new(), format!("field of {}", p.name)));
+                found.push((
+                    file.path.to_string(),
+                    p.line,
+                    String::new(),
+                    format!("type of {}", s.local_name),
+                ));
+                for d in file
+                    .defs
+                    .iter()
+                    .filter(|d| d.parent == Some(parent) && matches!(d.kind, SymbolKind::Field))
+                {
+                    found.push((
+                        file.path.to_string(),
+                        d.line,
+                        String::new(),
+                        format!("field of {}", p.name),
+                    ));
                 }
             }
             // Resolved callees.
@@ -252,9 +285,18 @@ pub fn pack(
                         continue;
                     }
                     let Some(t) = r.targets.first() else { continue };
-                    let Some(tf) = g.files.get(t.file.index()) else { continue };
-                    let Some(td) = tf.defs.get(t.def as usize) else { continue };
-                    found.push((tf.path.to_string(), td.line, String::new(), format!("called by {}", s.local_name)));
+                    let Some(tf) = g.files.get(t.file.index()) else {
+                        continue;
+                    };
+                    let Some(td) = tf.defs.get(t.def as usize) else {
+                        continue;
+                    };
+                    found.push((
+                        tf.path.to_string(),
+                        td.line,
+                        String::new(),
+                        format!("called by {}", s.local_name),
+                    ));
                 }
             }
             let mut n = 0;
@@ -266,13 +308,16 @@ pub fn pack(
                     continue;
                 }
                 let Some(sig) = src.record(&path)?.and_then(|r| {
-                    r.definitions.iter().find(|d| d.span.start_line == line).map(|d| d.signature.clone())
+                    r.definitions
+                        .iter()
+                        .find(|d| d.span.start_line == line)
+                        .map(|d| d.signature.clone())
                 }) else {
                     continue;
                 };
                 let entry = format!("- `{path}:{line}` `{sig}` ({relation})\n");
                 let tokens = count_tokens(&entry);
-                if used + tokens > budget_code {
+                if used + tokens > budget_all {
                     truncated = true;
                     break 'outer;
                 }
@@ -306,7 +351,10 @@ pub fn pack(
         files: left_files,
     };
     if left_out.symbols > 0 || !left_out.files.is_empty() {
-        let mut note = format!("### Left out\n{} ranked definitions did not fit", left_out.symbols);
+        let mut note = format!(
+            "### Left out\n{} ranked definitions did not fit",
+            left_out.symbols
+        );
         if !left_out.files.is_empty() {
             note.push_str("; files ranked but not shown: ");
             note.push_str(&left_out.files.join(", "));
@@ -325,9 +373,12 @@ pub fn pack(
         used += count_tokens(&note);
         text.push_str(&note);
     }
+    // Pieces were counted one by one; the whole is what a reader pays.
+    let tokens = count_tokens(&text);
+    debug_assert!(used > 0 || tokens == 0);
     Ok(ContextPack {
         budget,
-        tokens: used,
+        tokens,
         truncated,
         shown,
         neighbours,
@@ -352,6 +403,7 @@ fn render(
     lines: &[String],
     members: Option<&[(u32, String)]>,
     max_tokens: usize,
+    outline: bool,
 ) -> Option<(String, &'static str)> {
     let start = (s.start_line as usize).checked_sub(1)?;
     let end = (s.end_line as usize).min(lines.len());
@@ -360,7 +412,7 @@ fn render(
     }
     let body: Vec<&str> = lines[start..end].iter().map(String::as_str).collect();
     let whole = body.join("\n") + "\n";
-    if count_tokens(&whole) <= max_tokens {
+    if !outline && count_tokens(&whole) <= max_tokens {
         return Some((whole, "whole"));
     }
     if let Some(members) = members.filter(|m| !m.is_empty()) {

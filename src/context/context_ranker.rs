@@ -85,6 +85,8 @@ pub struct Weights {
     pub mentions: f32,
     pub graph: f32,
     pub prior: f32,
+    /// A file's best definition's fused score, added to the file's.
+    pub symbols: f32,
 }
 
 impl Default for Weights {
@@ -96,6 +98,7 @@ impl Default for Weights {
             mentions: 1.0,
             graph: 0.5,
             prior: 0.1,
+            symbols: 0.0,
         }
     }
 }
@@ -104,7 +107,9 @@ impl Weights {
     /// Overrides from `KEN_CONTEXT_WEIGHTS="lexical=1,semantic=0.4,k=20"` (for tuning runs).
     pub fn with_overrides(mut self, spec: &str) -> Weights {
         for pair in spec.split(',') {
-            let Some((k, v)) = pair.split_once('=') else { continue };
+            let Some((k, v)) = pair.split_once('=') else {
+                continue;
+            };
             let Ok(v) = v.trim().parse::<f32>() else { continue };
             match k.trim() {
                 "k" => self.k = v,
@@ -113,6 +118,7 @@ impl Weights {
                 "mentions" => self.mentions = v,
                 "graph" => self.graph = v,
                 "prior" => self.prior = v,
+                "symbols" => self.symbols = v,
                 _ => {}
             }
         }
@@ -291,9 +297,14 @@ impl<'s> ContextRanker<'s> {
                 a.why.lexical = Some(i + 1);
             }
             let mut seen = HashSet::new();
-            let defs = r.hits.iter().filter(|h| h.local_name.is_some() && h.kind.is_some());
+            let defs = r
+                .hits
+                .iter()
+                .filter(|h| h.local_name.is_some() && h.kind.is_some());
             for (i, h) in defs.filter(|h| seen.insert((h.path.clone(), h.line))).enumerate() {
-                let a = symbols.entry(SymbolKey::Line(h.path.clone(), h.line)).or_default();
+                let a = symbols
+                    .entry(SymbolKey::Line(h.path.clone(), h.line))
+                    .or_default();
                 a.score += rrf(w.lexical, i + 1);
                 a.why.lexical.get_or_insert(i + 1);
             }
@@ -440,11 +451,17 @@ impl<'s> ContextRanker<'s> {
             used.push("prior");
             let mut central: Vec<(&String, f32)> = files
                 .keys()
-                .filter_map(|p| gi.file(p).map(|fi| (p, g.rank.get(fi).map_or(0.0, |r| r.iter().sum()))))
+                .filter_map(|p| {
+                    gi.file(p)
+                        .map(|fi| (p, g.rank.get(fi).map_or(0.0, |r| r.iter().sum())))
+                })
                 .collect();
             central.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-            let bonus: Vec<(String, usize)> =
-                central.iter().enumerate().map(|(i, (p, _))| ((*p).clone(), i + 1)).collect();
+            let bonus: Vec<(String, usize)> = central
+                .iter()
+                .enumerate()
+                .map(|(i, (p, _))| ((*p).clone(), i + 1))
+                .collect();
             for (p, r) in bonus {
                 if let Some(a) = files.get_mut(&p) {
                     a.score += rrf(w.prior, r);
@@ -453,6 +470,20 @@ impl<'s> ContextRanker<'s> {
             }
         }
 
+        // A file's best definition speaks for it.
+        if w.symbols > 0.0 {
+            let mut best: HashMap<&str, f32> = HashMap::new();
+            for (k, a) in &symbols {
+                let (SymbolKey::Def(p, _) | SymbolKey::Line(p, _)) = k;
+                let b = best.entry(p.as_str()).or_default();
+                *b = b.max(a.score);
+            }
+            for (p, b) in best {
+                if let Some(a) = files.get_mut(p) {
+                    a.score += w.symbols * b;
+                }
+            }
+        }
         // Files: scores times the path prior.
         let mut ranked_files: Vec<RankedFile> = files
             .into_iter()
@@ -464,15 +495,18 @@ impl<'s> ContextRanker<'s> {
             .collect();
         ranked_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
         ranked_files.truncate(MAX_FILES);
-        let file_score: HashMap<&str, f32> = ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();
+        let file_score: HashMap<&str, f32> =
+            ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();
 
         // Symbols: own signals plus their file's standing.
         let mut merged: HashMap<(String, u32), (Acc, Option<SymbolId>)> = HashMap::new();
         for (key, acc) in symbols {
             let (path, def, id) = match (&key, &self.graph, &index) {
-                (SymbolKey::Def(p, d), Some(_), Some(gi)) => {
-                    (p.clone(), Some(*d), gi.file(p).map(|fi| SymbolId::new(fi as u32, *d)))
-                }
+                (SymbolKey::Def(p, d), Some(_), Some(gi)) => (
+                    p.clone(),
+                    Some(*d),
+                    gi.file(p).map(|fi| SymbolId::new(fi as u32, *d)),
+                ),
                 (SymbolKey::Line(p, l), Some(g), Some(gi)) => {
                     let fi = gi.file(p);
                     let d = fi.and_then(|fi| gi.def_at(g, fi, *l));
@@ -487,7 +521,7 @@ impl<'s> ContextRanker<'s> {
             merge_why(&mut e.0.why, &acc.why);
         }
         let mut out_symbols: Vec<RankedSymbol> = Vec::new();
-        let mut by_file: HashMap<String, Vec<(u32, f32, Why, Option<SymbolId>)>> = HashMap::new();
+        let mut by_file: HashMap<String, Vec<Candidate>> = HashMap::new();
         for ((path, def), (acc, id)) in merged {
             let fs = file_score.get(path.as_str()).copied().unwrap_or(0.0);
             let score = (acc.score + fs) * path_prior(&path);
@@ -495,19 +529,23 @@ impl<'s> ContextRanker<'s> {
         }
         // Names and spans come from the graph's skeletons, or the file's record.
         for (path, defs) in by_file {
-            let described = self.describe(&path, &defs.iter().map(|d| d.0).collect::<Vec<_>>(), index.as_ref())?;
-            for ((def, score, why, id), d) in defs.into_iter().zip(described) {
+            let described = self.describe(
+                &path,
+                &defs.iter().map(|d| d.0).collect::<Vec<_>>(),
+                index.as_ref(),
+            )?;
+            for ((_, score, why, id), d) in defs.into_iter().zip(described) {
                 let Some(d) = d else { continue };
                 out_symbols.push(RankedSymbol {
-                    qualified_name: d.0,
-                    local_name: d.1,
-                    kind: d.2,
+                    qualified_name: d.qualified,
+                    local_name: d.local,
+                    kind: d.kind,
                     path: path.clone(),
-                    start_line: d.3,
-                    end_line: d.4,
+                    start_line: d.start,
+                    end_line: d.end,
                     score,
                     why,
-                    id: id.or(Some(SymbolId::new(u32::MAX, def))).filter(|s| s.file.0 != u32::MAX),
+                    id,
                 });
             }
         }
@@ -526,14 +564,13 @@ impl<'s> ContextRanker<'s> {
         })
     }
 
-    /// (qualified name, local name, kind, start line, end line) of definitions of a file.
-    #[allow(clippy::type_complexity)]
+    /// Names, kinds and spans of definitions of a file.
     fn describe(
         &self,
         path: &str,
         defs: &[u32],
         index: Option<&GraphIndex>,
-    ) -> Result<Vec<Option<(String, String, SymbolKind, u32, u32)>>, IndexError> {
+    ) -> Result<Vec<Option<Described>>, IndexError> {
         if let (Some(g), Some(fi)) = (&self.graph, index.and_then(|gi| gi.file(path))) {
             let f = &g.files[fi];
             let sep = Family::of(&f.language).separator();
@@ -549,7 +586,13 @@ impl<'s> ContextRanker<'s> {
                         } else {
                             format!("{}{sep}{local}", f.module)
                         };
-                        (q, local, n.kind, n.line, n.end_line)
+                        Described {
+                            qualified: q,
+                            local,
+                            kind: n.kind,
+                            start: n.line,
+                            end: n.end_line,
+                        }
                     })
                 })
                 .collect());
@@ -566,18 +609,29 @@ impl<'s> ContextRanker<'s> {
         Ok(defs
             .iter()
             .map(|&d| {
-                s.definitions.get(d as usize).map(|n| {
-                    (
-                        n.qualified_name(&r.module, sep),
-                        n.local_name(sep),
-                        n.kind,
-                        n.span.start_line,
-                        n.span.end_line,
-                    )
+                s.definitions.get(d as usize).map(|n| Described {
+                    qualified: n.qualified_name(&r.module, sep),
+                    local: n.local_name(sep),
+                    kind: n.kind,
+                    start: n.span.start_line,
+                    end: n.span.end_line,
                 })
             })
             .collect())
     }
+}
+
+/// A ranked definition before it is described: (index in the file, score, why, id).
+type Candidate = (u32, f32, Why, Option<SymbolId>);
+
+/// A definition's names, kind and span.
+#[derive(Clone)]
+struct Described {
+    qualified: String,
+    local: String,
+    kind: SymbolKind,
+    start: u32,
+    end: u32,
 }
 
 fn merge_why(into: &mut Why, from: &Why) {
@@ -651,13 +705,19 @@ impl<'g> GraphIndex<'g> {
             .collect();
         hits.sort();
         // A bare file name matching many files names none of them.
-        if hits.len() > 3 { Vec::new() } else { hits.into_iter().map(|h| h.0).collect() }
+        if hits.len() > 3 {
+            Vec::new()
+        } else {
+            hits.into_iter().map(|h| h.0).collect()
+        }
     }
 
     /// Definitions named `name`, or `a.b.name` / `a::b::name` whose containers match.
     fn definitions_of(&self, g: &CodeGraph, written: &str) -> Vec<SymbolId> {
         let parts: Vec<&str> = written.split(['.', ':']).filter(|p| !p.is_empty()).collect();
-        let Some(last) = parts.last() else { return Vec::new() };
+        let Some(last) = parts.last() else {
+            return Vec::new();
+        };
         let all = self.by_name.get(last).cloned().unwrap_or_default();
         if parts.len() == 1 {
             return all;
@@ -668,8 +728,12 @@ impl<'g> GraphIndex<'g> {
             .iter()
             .copied()
             .filter(|s| {
-                let Some(f) = g.files.get(s.file.index()) else { return false };
-                let Some(d) = f.defs.get(s.def as usize) else { return false };
+                let Some(f) = g.files.get(s.file.index()) else {
+                    return false;
+                };
+                let Some(d) = f.defs.get(s.def as usize) else {
+                    return false;
+                };
                 let mut path: Vec<&str> = f.module.split(['.', ':']).filter(|p| !p.is_empty()).collect();
                 path.extend(d.container.iter().map(String::as_str));
                 path.ends_with(qual) || qual.last().is_some_and(|q| path.last() == Some(q))

@@ -7,10 +7,14 @@
 //! - Every ranked item says why it was chosen (its rank in each signal), and a pack says what
 //!   it left out.
 
+mod citations;
 mod context_pack;
 mod context_ranker;
+mod overview;
 mod task_mentions;
 
+pub use citations::{Citation, find_citations, mark_unverified};
 pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pack};
 pub use context_ranker::{ContextRanker, RankedFile, RankedSymbol, Ranking, Signals, Weights, Why};
+pub use overview::{Area, AreaEdge, CentralModule, EntryPoint, Overview, area_of};
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};

@@ -42,9 +42,31 @@ const MAX_IDENTIFIERS: usize = 64;
 
 /// Words that look like identifiers but say nothing about code.
 const STOP: &[&str] = &[
-    "e.g", "i.e", "etc", "self", "this", "None", "True", "False", "null", "true", "false", "Traceback",
-    "TypeError", "ValueError", "KeyError", "AttributeError", "IndexError", "RuntimeError", "Exception",
-    "README", "TODO", "http", "https", "github.com", "www",
+    "e.g",
+    "i.e",
+    "etc",
+    "self",
+    "this",
+    "None",
+    "True",
+    "False",
+    "null",
+    "true",
+    "false",
+    "Traceback",
+    "TypeError",
+    "ValueError",
+    "KeyError",
+    "AttributeError",
+    "IndexError",
+    "RuntimeError",
+    "Exception",
+    "README",
+    "TODO",
+    "http",
+    "https",
+    "github.com",
+    "www",
 ];
 
 impl TaskMentions {
@@ -53,7 +75,8 @@ impl TaskMentions {
         let mut ids: HashMap<String, (usize, MentionKind)> = HashMap::new();
         let mut note = |name: &str, kind: MentionKind| {
             let name = name.trim_matches(|c: char| c == '.' || c == ':' || c == '(' || c == ')');
-            if name.len() < 3 || STOP.contains(&name) || name.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            if name.len() < 3 || STOP.contains(&name) || name.chars().all(|c| c.is_ascii_digit() || c == '.')
+            {
                 return;
             }
             let n = ids.len();
@@ -110,7 +133,9 @@ impl TaskMentions {
         for w in text.split(|c: char| c.is_whitespace() || "\"'`()[]<>,;".contains(c)) {
             let (path, line) = split_line_suffix(w);
             let path = path.trim_end_matches('.');
-            let Some((_, ext)) = path.rsplit_once('.') else { continue };
+            let Some((_, ext)) = path.rsplit_once('.') else {
+                continue;
+            };
             if EXTENSIONS.contains(&ext) && path.len() > ext.len() + 1 && !path.contains("://") {
                 push_path(&mut m.paths, path, line);
             }
@@ -123,7 +148,11 @@ impl TaskMentions {
             if EXTENSIONS.iter().any(|e| name.ends_with(&format!(".{e}"))) {
                 continue; // a file name, kept as a path
             }
-            let last = name.rsplit(['.', ':']).find(|s| !s.is_empty()).unwrap_or(&name).to_string();
+            let last = name
+                .rsplit(['.', ':'])
+                .find(|s| !s.is_empty())
+                .unwrap_or(&name)
+                .to_string();
             if last != name && last.len() >= 3 && !out.iter().any(|(n, _)| *n == last) {
                 out.push((last, kind));
             }
@@ -174,13 +203,22 @@ fn looks_like_identifier(w: &str) -> bool {
     if !w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
         return false;
     }
-    if w.contains("::") || (w.contains('.') && w.split('.').all(|p| !p.is_empty()) && w.split('.').count() > 1) {
-        return w.split(['.', ':']).filter(|p| !p.is_empty()).all(|p| p.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    if w.contains("::")
+        || (w.contains('.') && w.split('.').all(|p| !p.is_empty()) && w.split('.').count() > 1)
+    {
+        return w
+            .split(['.', ':'])
+            .filter(|p| !p.is_empty())
+            .all(|p| p.chars().all(|c| c.is_alphanumeric() || c == '_'));
     }
     let inner_underscore = w.trim_matches('_').contains('_');
     let chars: Vec<char> = w.chars().collect();
-    let camel = chars.windows(2).any(|p| p[0].is_lowercase() && p[1].is_uppercase());
-    let pascal = chars.first().is_some_and(|c| c.is_uppercase()) && chars.iter().skip(1).any(|c| c.is_lowercase()) && chars.iter().skip(1).any(|c| c.is_uppercase());
+    let camel = chars
+        .windows(2)
+        .any(|p| p[0].is_lowercase() && p[1].is_uppercase());
+    let pascal = chars.first().is_some_and(|c| c.is_uppercase())
+        && chars.iter().skip(1).any(|c| c.is_lowercase())
+        && chars.iter().skip(1).any(|c| c.is_uppercase());
     inner_underscore || camel || pascal
 }
 
@@ -205,8 +243,14 @@ ds.groupby_bins("x", bins).mean()
 "#;
         let m = TaskMentions::parse(text);
         let paths: Vec<(&str, Option<u32>)> = m.paths.iter().map(|p| (p.path.as_str(), p.line)).collect();
-        assert!(paths.contains(&("/home/u/xarray/core/dataset.py", Some(1524))), "{paths:?}");
-        assert!(paths.contains(&("xarray/backends/api.py", Some(1102))), "{paths:?}");
+        assert!(
+            paths.contains(&("/home/u/xarray/core/dataset.py", Some(1524))),
+            "{paths:?}"
+        );
+        assert!(
+            paths.contains(&("xarray/backends/api.py", Some(1102))),
+            "{paths:?}"
+        );
         assert!(paths.contains(&("crates/core/search.rs", Some(120))), "{paths:?}");
         assert!(paths.contains(&("src/main.rs", None)), "{paths:?}");
         let kind = |n: &str| m.identifiers.iter().find(|(x, _)| x == n).map(|(_, k)| *k);

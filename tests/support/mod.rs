@@ -2,6 +2,8 @@
 //! `//- path` markers, the `ken` binary, and a deterministic rendering of extraction results.
 #![allow(dead_code)]
 
+pub mod mock_server;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

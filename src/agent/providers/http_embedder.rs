@@ -2,9 +2,8 @@
 //! `POST {url}/embeddings` (OpenAI, vLLM, llama.cpp, LM Studio, TEI...) or Ollama's
 //! `POST {url}/api/embed`.
 //!
-//! Texts go in batches (`batch` per request, a few requests in flight); a request that fails
-//! for a reason worth retrying (connection, timeout, HTTP 408/429/5xx) is retried with
-//! exponential backoff, honouring `Retry-After`. The key, if any, comes from the environment
+//! Texts go in batches (`batch` per request, a few requests in flight), each request retried
+//! as [`super::http_client::post_json`] does. The key, if any, comes from the environment
 //! variable the settings name. The dimension is learned from one probe request when
 //! connecting, which also checks the URL, model and key before a build starts.
 
@@ -19,13 +18,8 @@ use crate::vector::{Embedder, VectorError};
 /// Longest text sent, in characters (code is about 3-4 characters a token; this keeps a chunk
 /// under the usual 8k-token limit).
 const MAX_CHARS: usize = 8000;
-const ATTEMPTS: u32 = 4;
-const FIRST_BACKOFF: Duration = Duration::from_millis(250);
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Requests in flight at once.
 const IN_FLIGHT: usize = 4;
-/// Largest response body read (a batch of large vectors as JSON text).
-const MAX_BODY: u64 = 512 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -111,14 +105,6 @@ struct OllamaResponse {
     embeddings: Vec<Vec<f32>>,
 }
 
-/// What one attempt came to.
-enum Attempt {
-    Done(Vec<Vec<f32>>),
-    /// Worth another try, after at least this long.
-    Retry(ProviderError, Option<Duration>),
-    Fail(ProviderError),
-}
-
 impl HttpEmbedder {
     /// Reads the key and sends one probe request to learn the dimension.
     pub fn connect(settings: EmbedderSettings) -> Result<HttpEmbedder, ProviderError> {
@@ -131,11 +117,7 @@ impl HttpEmbedder {
             Some(var) => Some(std::env::var(var).map_err(|_| ProviderError::MissingKey(var.clone()))?),
             None => None,
         };
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(settings.timeout_secs.max(1))))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = super::http_client::agent(Duration::from_secs(settings.timeout_secs.max(1)));
         let mut e = HttpEmbedder {
             endpoint: settings.endpoint(),
             settings,
@@ -162,79 +144,12 @@ impl HttpEmbedder {
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ProviderError> {
         let input: Vec<&str> = texts.iter().map(|t| truncate(t, MAX_CHARS)).collect();
         let body = serde_json::json!({ "model": self.settings.model, "input": input });
-        let mut wait = FIRST_BACKOFF;
-        let mut attempt = 1;
-        loop {
-            match self.attempt(&body, texts.len()) {
-                Attempt::Done(v) => return Ok(v),
-                Attempt::Fail(e) => return Err(e),
-                Attempt::Retry(e, _) if attempt >= ATTEMPTS => return Err(e),
-                Attempt::Retry(e, after) => {
-                    let pause = after.unwrap_or(wait).min(MAX_BACKOFF);
-                    tracing::warn!(error = %e, attempt, pause_ms = pause.as_millis() as u64, "embedding request failed; retrying");
-                    std::thread::sleep(pause);
-                    wait = (wait * 4).min(MAX_BACKOFF);
-                    attempt += 1;
-                }
-            }
-        }
-    }
-
-    fn attempt(&self, body: &serde_json::Value, n: usize) -> Attempt {
-        let url = &self.endpoint;
-        let mut req = self.agent.post(url).header("Content-Type", "application/json");
-        if let Some(k) = &self.key {
-            req = req.header("Authorization", &format!("Bearer {k}"));
-        }
-        let mut resp = match req.send(body.to_string()) {
-            Ok(r) => r,
-            Err(e) => {
-                return Attempt::Retry(
-                    ProviderError::Transport {
-                        url: url.clone(),
-                        detail: e.to_string(),
-                    },
-                    None,
-                );
-            }
-        };
-        let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let text = match resp.body_mut().with_config().limit(MAX_BODY).read_to_string() {
-            Ok(t) => t,
-            Err(e) => {
-                return Attempt::Retry(
-                    ProviderError::Transport {
-                        url: url.clone(),
-                        detail: format!("reading the response: {e}"),
-                    },
-                    None,
-                );
-            }
-        };
-        if !(200..300).contains(&status) {
-            let e = ProviderError::Status {
-                url: url.clone(),
-                status,
-                body: truncate(text.trim(), 300).to_string(),
-            };
-            return match status {
-                408 | 429 | 500..=599 => Attempt::Retry(e, retry_after),
-                _ => Attempt::Fail(e),
-            };
-        }
-        match self.parse(&text, n) {
-            Ok(v) => Attempt::Done(v),
-            Err(detail) => Attempt::Fail(ProviderError::Response {
-                url: url.clone(),
+        let text = super::http_client::post_json(&self.agent, &self.endpoint, self.key.as_deref(), &body)?;
+        self.parse(&text, texts.len())
+            .map_err(|detail| ProviderError::Response {
+                url: self.endpoint.clone(),
                 detail,
-            }),
-        }
+            })
     }
 
     /// The vectors of a response, in input order, L2-normalized.
@@ -280,7 +195,7 @@ impl HttpEmbedder {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-fn truncate(s: &str, max: usize) -> &str {
+pub(super) fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

@@ -1,9 +1,12 @@
 //! Model providers. `embedder_from_settings` makes the semantic index's model again from the
 //! settings stored in the index, so later builds and queries use the model a build chose.
 
+mod chat_model;
+mod http_client;
 mod http_embedder;
 mod provider_error;
 
+pub use chat_model::{ChatMessage, ChatModel, OpenAiChat};
 pub use http_embedder::{EmbedApi, EmbedderSettings, HttpEmbedder};
 pub use provider_error::ProviderError;
 

@@ -1,0 +1,94 @@
+//! JSON over HTTP for the providers: one POST, retried when retrying can help (connection
+//! errors, timeouts, HTTP 408/429/5xx) with exponential backoff that honours `Retry-After`;
+//! other statuses fail at once with the URL, status and the start of the body.
+
+use std::time::Duration;
+
+use super::ProviderError;
+
+const ATTEMPTS: u32 = 4;
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Largest response body read (a batch of large vectors as JSON text).
+const MAX_BODY: u64 = 512 * 1024 * 1024;
+
+/// An agent that returns non-2xx responses instead of erroring (their bodies explain).
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// What one attempt came to.
+enum Attempt {
+    Done(String),
+    /// Worth another try, after at least this long.
+    Retry(ProviderError, Option<Duration>),
+    Fail(ProviderError),
+}
+
+/// POSTs `body` as JSON (with a bearer `key`), retried; the 2xx response body.
+pub fn post_json(
+    agent: &ureq::Agent,
+    url: &str,
+    key: Option<&str>,
+    body: &serde_json::Value,
+) -> Result<String, ProviderError> {
+    let body = body.to_string();
+    let mut wait = FIRST_BACKOFF;
+    let mut attempt = 1;
+    loop {
+        match once(agent, url, key, &body) {
+            Attempt::Done(v) => return Ok(v),
+            Attempt::Fail(e) => return Err(e),
+            Attempt::Retry(e, _) if attempt >= ATTEMPTS => return Err(e),
+            Attempt::Retry(e, after) => {
+                let pause = after.unwrap_or(wait).min(MAX_BACKOFF);
+                tracing::warn!(error = %e, attempt, pause_ms = pause.as_millis() as u64, "request failed; retrying");
+                std::thread::sleep(pause);
+                wait = (wait * 4).min(MAX_BACKOFF);
+                attempt += 1;
+            }
+        }
+    }
+}
+
+fn once(agent: &ureq::Agent, url: &str, key: Option<&str>, body: &str) -> Attempt {
+    let transport = |detail: String| ProviderError::Transport {
+        url: url.to_string(),
+        detail,
+    };
+    let mut req = agent.post(url).header("Content-Type", "application/json");
+    if let Some(k) = key {
+        req = req.header("Authorization", &format!("Bearer {k}"));
+    }
+    let mut resp = match req.send(body) {
+        Ok(r) => r,
+        Err(e) => return Attempt::Retry(transport(e.to_string()), None),
+    };
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let text = match resp.body_mut().with_config().limit(MAX_BODY).read_to_string() {
+        Ok(t) => t,
+        Err(e) => return Attempt::Retry(transport(format!("reading the response: {e}")), None),
+    };
+    if (200..300).contains(&status) {
+        return Attempt::Done(text);
+    }
+    let e = ProviderError::Status {
+        url: url.to_string(),
+        status,
+        body: super::http_embedder::truncate(text.trim(), 300).to_string(),
+    };
+    match status {
+        408 | 429 | 500..=599 => Attempt::Retry(e, retry_after),
+        _ => Attempt::Fail(e),
+    }
+}

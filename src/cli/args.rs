@@ -67,6 +67,9 @@ pub enum Command {
     /// A repository map for a newcomer: layout, languages, central modules, entry points,
     /// and how the main parts call each other.
     Overview(OverviewArgs),
+    /// The blast radius of a change: changed definitions, what depends on them (with the path
+    /// that reaches each), public entry points and tests reached, tests to run, a risk level.
+    Impact(ImpactArgs),
     /// Who calls a symbol, to a depth (resolved call edges, with provenance and confidence).
     Callers(CallArgs),
     /// What a symbol calls, to a depth.
@@ -354,6 +357,32 @@ pub struct OverviewArgs {
     pub budget: usize,
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ContextFormat,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+}
+
+#[derive(Debug, Args)]
+pub struct ImpactArgs {
+    /// The staged changes (`git diff --cached`) instead of the working tree against HEAD.
+    #[arg(long, conflicts_with_all = ["range", "patch", "symbol"])]
+    pub staged: bool,
+    /// A revision range read with git, e.g. `main..HEAD` or `HEAD~3..HEAD`.
+    #[arg(long, value_name = "A..B", conflicts_with_all = ["patch", "symbol"])]
+    pub range: Option<String>,
+    /// A unified diff from a file (`-` for stdin), against the indexed tree.
+    #[arg(long, value_name = "FILE", conflicts_with = "symbol")]
+    pub patch: Option<PathBuf>,
+    /// Symbols about to change (qualified name, `path:line` or plain name); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub symbol: Vec<String>,
+    /// Affected definitions listed (the JSON has up to 200).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
     /// Repository root (default: found upwards from the current folder).
     #[arg(long)]
     pub repo: Option<PathBuf>,

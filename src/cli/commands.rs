@@ -11,7 +11,7 @@ use super::args::{
 };
 use super::progress::ProgressBars;
 use super::render;
-use super::{context_commands, graph_commands};
+use super::{context_commands, graph_commands, impact_commands};
 use crate::agent::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
 use crate::index::{
     CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SemanticHit, SymbolLookup,
@@ -31,6 +31,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Context(a) => context_commands::context(a),
         Command::Ask(a) => context_commands::ask(a),
         Command::Overview(a) => context_commands::overview(a),
+        Command::Impact(a) => impact_commands::impact(a),
         Command::Callers(a) => graph_commands::calls(a, petgraph::Direction::Incoming),
         Command::Callees(a) => graph_commands::calls(a, petgraph::Direction::Outgoing),
         Command::Refs(a) => graph_commands::refs(a),

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod context_commands;
 mod graph_commands;
+mod impact_commands;
 mod progress;
 mod render;
 

@@ -94,10 +94,10 @@ impl Default for Weights {
         Weights {
             k: 10.0,
             lexical: 1.0,
-            semantic: 0.5,
+            semantic: 0.8,
             mentions: 1.0,
-            graph: 0.5,
-            prior: 0.1,
+            graph: 0.0,
+            prior: 0.0,
             symbols: 0.0,
         }
     }
@@ -254,15 +254,15 @@ impl<'s> ContextRanker<'s> {
             }
             (false, _) => None,
         };
-        let graph = match signals.graph || signals.mentions || signals.prior {
-            true => match snapshot.graph() {
-                Ok(g) => Some(g),
-                Err(e) => {
+        // Loaded whatever the signals: it also names and places the definitions found.
+        let graph = match snapshot.graph() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                if signals.graph || signals.mentions || signals.prior {
                     missing.push(format!("graph: {e}"));
-                    None
                 }
-            },
-            false => None,
+                None
+            }
         };
         ContextRanker {
             snapshot,
@@ -387,7 +387,7 @@ impl<'s> ContextRanker<'s> {
             }
         }
         // Graph: personalized PageRank from the strongest files' definitions.
-        if let (true, Some(g), Some(gi)) = (self.signals.graph, &self.graph, &index) {
+        if let (true, Some(g), Some(gi)) = (self.signals.graph && w.graph > 0.0, &self.graph, &index) {
             used.push("graph");
             let sg = SymbolGraph::new(g);
             let mut ranked: Vec<(&String, &Acc)> = files.iter().collect();
@@ -415,20 +415,23 @@ impl<'s> ContextRanker<'s> {
                 let mut per_file: Vec<(usize, f32)> = Vec::new();
                 let mut per_sym: Vec<(SymbolId, f32)> = Vec::new();
                 for (fi, f) in g.files.iter().enumerate() {
-                    let mut total = pr
+                    // The file's own node plus its best definition (a sum would favour big
+                    // files for their size).
+                    let own = pr
                         .get(sg.file_node(crate::symbols::FileId(fi as u32)).index())
                         .copied()
                         .unwrap_or(0.0);
+                    let mut best = 0f32;
                     for d in 0..f.defs.len() {
                         let id = SymbolId::new(fi as u32, d as u32);
                         let s = pr.get(sg.symbol_node(id).index()).copied().unwrap_or(0.0);
-                        total += s;
+                        best = best.max(s);
                         if s > 0.0 {
                             per_sym.push((id, s));
                         }
                     }
-                    if total > 0.0 {
-                        per_file.push((fi, total));
+                    if own + best > 0.0 {
+                        per_file.push((fi, own + best));
                     }
                 }
                 per_file.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -447,7 +450,7 @@ impl<'s> ContextRanker<'s> {
             }
         }
         // Prior: global centrality of the files already in play.
-        if let (true, Some(g), Some(gi)) = (self.signals.prior, &self.graph, &index) {
+        if let (true, Some(g), Some(gi)) = (self.signals.prior && w.prior > 0.0, &self.graph, &index) {
             used.push("prior");
             let mut central: Vec<(&String, f32)> = files
                 .keys()

@@ -7,14 +7,21 @@
 //! - Every ranked item says why it was chosen (its rank in each signal), and a pack says what
 //!   it left out.
 
+mod change_impact;
 mod citations;
 mod context_pack;
 mod context_ranker;
 mod overview;
 mod task_mentions;
+mod unified_diff;
 
+pub use change_impact::{
+    Affected, AffectedFile, ChangeKind, ChangedFile, ChangedSymbol, EntryPointHit, Impact, ImpactAnalysis,
+    Risk, Step, TestToRun, changed_definitions, is_public,
+};
 pub use citations::{Citation, find_citations, mark_unverified};
 pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pack};
 pub use context_ranker::{ContextRanker, RankedFile, RankedSymbol, Ranking, Signals, Weights, Why};
 pub use overview::{Area, AreaEdge, CentralModule, EntryPoint, Overview, area_of};
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};
+pub use unified_diff::{FileDiff, UnifiedDiff};

@@ -271,7 +271,7 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
         .collect()
 }
 
-fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
+pub(crate) fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
     let mut out = Vec::new();
     for f in &g.files {
         let path = f.path.as_str();

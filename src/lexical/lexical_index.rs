@@ -449,6 +449,14 @@ fn exact_identifiers(text: &str) -> Vec<(String, f32)> {
     v
 }
 
+/// Test code by its path: test files by name (`test_x.py`, `x_test.go`, `x.spec.ts`, ...) or
+/// anything under a test folder (`tests/`, `__tests__/`, `spec/`, test data and fixtures).
+pub fn is_test_path(path: &str) -> bool {
+    path_prior(path) == TEST_PRIOR
+}
+
+const TEST_PRIOR: f32 = 0.5;
+
 /// A prior on where a task's code lives: tests, examples, docs and benchmarks mention the
 /// same names as the code they exercise, but are rarely what needs to change.
 pub fn path_prior(path: &str) -> f32 {
@@ -486,7 +494,7 @@ pub fn path_prior(path: &str) -> f32 {
             "fixtures",
         ])
     {
-        0.5
+        TEST_PRIOR
     } else if in_dir(&[
         "example",
         "examples",

@@ -1,0 +1,775 @@
+//! `ChangeImpact`: the blast radius of a change — the definitions a diff touches, what
+//! depends on them (backwards along calls, references, inheritance and imports, decayed by
+//! edge confidence and depth), the public entry points and tests that reach them, and a risk
+//! level with its reasons.
+//!
+//! Pure over the code graph and the file records: the caller supplies each changed file's
+//! definitions before and after (re-parsed on the fly, so a dirty tree needs no rebuild).
+
+use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::{FileDiff, area_of};
+use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
+use crate::lexical::is_test_path;
+use crate::symbols::{Definition, FileSymbols, SymbolKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    /// The declaration changed (name line, parameters, return type): callers may break.
+    Signature,
+    Deleted,
+    /// Only the body changed.
+    Body,
+    Added,
+}
+
+impl ChangeKind {
+    /// How much of a change reaches dependents.
+    fn weight(self) -> f32 {
+        match self {
+            ChangeKind::Signature | ChangeKind::Deleted => 1.0,
+            ChangeKind::Body => 0.5,
+            ChangeKind::Added => 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangedSymbol {
+    pub qualified_name: String,
+    pub kind: SymbolKind,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub change: ChangeKind,
+    pub public: bool,
+    /// Found in the index's graph (dependents known).
+    pub in_graph: bool,
+    #[serde(skip)]
+    pub id: Option<SymbolId>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub from: String,
+    pub to: String,
+    pub edge: EdgeKind,
+    pub provenance: Option<String>,
+    pub confidence: f32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Affected {
+    pub qualified_name: String,
+    pub kind: Option<SymbolKind>,
+    pub path: String,
+    pub line: u32,
+    pub score: f32,
+    pub depth: usize,
+    pub direct: bool,
+    /// From the changed definition to this one.
+    pub via: Vec<Step>,
+    pub is_test: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AffectedFile {
+    pub path: String,
+    pub score: f32,
+    pub symbols: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestToRun {
+    pub path: String,
+    /// The test function, when the graph reached one.
+    pub name: Option<String>,
+    /// `graph` (a test reaches the change) or `naming` (named after a changed file).
+    pub found_by: &'static str,
+    pub score: f32,
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryPointHit {
+    pub kind: &'static str,
+    pub name: String,
+    pub path: String,
+    pub line: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Risk {
+    /// `low`, `medium` or `high`.
+    pub level: &'static str,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Impact {
+    pub changed_files: Vec<String>,
+    pub changed: Vec<ChangedSymbol>,
+    pub affected: Vec<Affected>,
+    pub affected_files: Vec<AffectedFile>,
+    /// Public definitions (outside tests) among the affected and changed.
+    pub public_api: Vec<String>,
+    pub entry_points: Vec<EntryPointHit>,
+    pub tests: Vec<TestToRun>,
+    /// Ready-to-run commands, one per framework.
+    pub test_commands: Vec<String>,
+    pub risk: Risk,
+    /// The walk stopped at its bound before running out of dependents.
+    pub bounded: bool,
+    pub direct_dependents: usize,
+    pub transitive_dependents: usize,
+}
+
+/// A changed file as the caller sees it.
+pub struct ChangedFile<'a> {
+    pub diff: &'a FileDiff,
+    /// Definitions before the change (`None`: the file is new).
+    pub old: Option<&'a FileSymbols>,
+    /// Definitions after the change (`None`: deleted, or unknown for a bare patch).
+    pub new: Option<&'a FileSymbols>,
+    pub language: String,
+    pub module: String,
+}
+
+const MAX_DEPTH: usize = 8;
+const MAX_NODES: usize = 5000;
+const MIN_SCORE: f32 = 0.01;
+const DECAY: f32 = 0.8;
+/// Importing a changed file's module counts for less than referencing a changed definition.
+const IMPORT_CONFIDENCE: f32 = 0.5;
+const MAX_AFFECTED: usize = 200;
+const MAX_TESTS: usize = 50;
+
+/// Is a definition part of the public API, from its signature and name?
+pub fn is_public(language: &str, d: &Definition) -> bool {
+    let sig = d.signature.trim_start();
+    match Family::of(language) {
+        // `pub(crate)` and narrower are not the crate's API.
+        Family::Rust => {
+            sig.starts_with("pub ") || sig.starts_with("pub async") || sig.starts_with("pub unsafe")
+        }
+        Family::Python => !d.name.starts_with('_') && d.container.iter().all(|c| !c.starts_with('_')),
+        Family::Go => d.name.chars().next().is_some_and(char::is_uppercase),
+        Family::Java => sig.contains("public "),
+        Family::Js => sig.starts_with("export ") || sig.contains(" export "),
+        Family::C | Family::Other => !sig.starts_with("static "),
+    }
+}
+
+/// The definitions a file diff touches: the innermost definition around each changed line.
+pub fn changed_definitions(file: &ChangedFile<'_>) -> Vec<(Definition, ChangeKind)> {
+    let sep = Family::of(&file.language).separator();
+    let mut out: Vec<(Definition, ChangeKind)> = Vec::new();
+    let new_by_name: HashMap<(String, SymbolKind), &Definition> = file
+        .new
+        .map(|n| {
+            n.definitions
+                .iter()
+                .map(|d| ((d.local_name(sep), d.kind), d))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(old) = file.old {
+        let old_names: HashSet<(String, SymbolKind)> = old
+            .definitions
+            .iter()
+            .map(|d| (d.local_name(sep), d.kind))
+            .collect();
+        let mut hit: BTreeSet<usize> = BTreeSet::new();
+        let lines = file.diff.removed.iter().chain(&file.diff.inserted_after);
+        for &l in lines {
+            let inner = old
+                .definitions
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.span.start_line <= l && l <= d.span.end_line)
+                .min_by_key(|(_, d)| d.span.end_line - d.span.start_line);
+            if let Some((i, _)) = inner {
+                hit.insert(i);
+            }
+        }
+        // A deleted file: every definition.
+        if file.diff.new_path.is_none() {
+            hit = (0..old.definitions.len()).collect();
+        }
+        for i in hit {
+            let Some(d) = old.definitions.get(i) else { continue };
+            let key = (d.local_name(sep), d.kind);
+            let kind = match (file.new, new_by_name.get(&key)) {
+                (_, Some(n)) if n.signature != d.signature => ChangeKind::Signature,
+                (_, Some(_)) => ChangeKind::Body,
+                (Some(_), None) => ChangeKind::Deleted,
+                // A bare patch: a change on the first line is a change of the declaration.
+                (None, None) if file.diff.new_path.is_none() => ChangeKind::Deleted,
+                (None, None) => {
+                    let first = d.span.start_line..=d.name_span.start_line.max(d.span.start_line);
+                    match file.diff.removed.iter().any(|l| first.contains(l)) {
+                        true => ChangeKind::Signature,
+                        false => ChangeKind::Body,
+                    }
+                }
+            };
+            out.push((d.clone(), kind));
+        }
+        if let Some(new) = file.new {
+            for d in &new.definitions {
+                let touched = file
+                    .diff
+                    .added
+                    .iter()
+                    .any(|l| d.span.start_line <= *l && *l <= d.span.end_line);
+                if touched && !old_names.contains(&(d.local_name(sep), d.kind)) {
+                    out.push((d.clone(), ChangeKind::Added));
+                }
+            }
+        }
+    } else if let Some(new) = file.new {
+        out.extend(new.definitions.iter().map(|d| (d.clone(), ChangeKind::Added)));
+    }
+    out
+}
+
+pub struct ImpactAnalysis<'g> {
+    graph: &'g CodeGraph,
+    sg: SymbolGraph,
+    by_path: HashMap<&'g str, usize>,
+}
+
+type NodeIndex = petgraph::graph::NodeIndex;
+/// How a node was best reached: score, depth, and the step towards the change.
+type Reach = (f32, usize, Option<(NodeIndex, petgraph::graph::EdgeIndex)>);
+
+/// A frontier entry: best score first.
+#[derive(PartialEq)]
+struct Frontier {
+    score: f32,
+    node: petgraph::graph::NodeIndex,
+    depth: usize,
+}
+
+impl Eq for Frontier {}
+
+impl PartialOrd for Frontier {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Frontier {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then(other.node.cmp(&self.node))
+    }
+}
+
+impl<'g> ImpactAnalysis<'g> {
+    pub fn new(graph: &'g CodeGraph) -> ImpactAnalysis<'g> {
+        let by_path = graph
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
+        ImpactAnalysis {
+            graph,
+            sg: SymbolGraph::new(graph),
+            by_path,
+        }
+    }
+
+    fn name_of(&self, node: Node) -> String {
+        match node {
+            Node::File(f) => self
+                .graph
+                .files
+                .get(f.index())
+                .map_or_else(String::new, |x| x.path.to_string()),
+            Node::Symbol(s) => self.qualified(s).unwrap_or_default(),
+        }
+    }
+
+    fn qualified(&self, s: SymbolId) -> Option<String> {
+        let f = self.graph.files.get(s.file.index())?;
+        let d = f.defs.get(s.def as usize)?;
+        let sep = Family::of(&f.language).separator();
+        let mut parts: Vec<&str> = Vec::new();
+        if !f.module.is_empty() {
+            parts.push(&f.module);
+        }
+        parts.extend(d.container.iter().map(String::as_str));
+        parts.push(&d.name);
+        Some(parts.join(sep))
+    }
+
+    /// The graph's definition matching `d` in `path` (same containers, name and kind; the
+    /// nearest by line when several).
+    pub fn find(&self, path: &str, d: &Definition) -> Option<SymbolId> {
+        let &fi = self.by_path.get(path)?;
+        let f = self.graph.files.get(fi)?;
+        f.defs
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.name == d.name && g.kind == d.kind && g.container == d.container)
+            .min_by_key(|(_, g)| g.line.abs_diff(d.span.start_line))
+            .map(|(i, _)| SymbolId::new(fi as u32, i as u32))
+    }
+
+    /// Walks dependents backwards from the changed definitions.
+    pub fn analyse(
+        &self,
+        changed_files: Vec<String>,
+        changed: Vec<ChangedSymbol>,
+        records: &dyn Fn(&str) -> Option<FileSymbols>,
+    ) -> Impact {
+        let mut best: HashMap<NodeIndex, Reach> = HashMap::new();
+        let mut heap = BinaryHeap::new();
+        for c in &changed {
+            let Some(id) = c.id else { continue };
+            let n = self.sg.symbol_node(id);
+            let w = c.change.weight();
+            if w > 0.0 && best.get(&n).is_none_or(|b| b.0 < w) {
+                best.insert(n, (w, 0, None));
+                heap.push(Frontier {
+                    score: w,
+                    node: n,
+                    depth: 0,
+                });
+            }
+        }
+        let mut bounded = false;
+        let mut done: HashSet<petgraph::graph::NodeIndex> = HashSet::new();
+        while let Some(Frontier { score, node, depth }) = heap.pop() {
+            if !done.insert(node) {
+                continue;
+            }
+            if done.len() > MAX_NODES {
+                bounded = true;
+                break;
+            }
+            if depth >= MAX_DEPTH {
+                if self
+                    .sg
+                    .edges(node, petgraph::Direction::Incoming)
+                    .next()
+                    .is_some()
+                {
+                    bounded = true;
+                }
+                continue;
+            }
+            for (other, eid, e) in self.sg.edges(node, petgraph::Direction::Incoming) {
+                let conf = match e.kind {
+                    EdgeKind::Calls | EdgeKind::References | EdgeKind::Inherits | EdgeKind::Implements => {
+                        e.confidence
+                    }
+                    EdgeKind::Imports => IMPORT_CONFIDENCE,
+                    EdgeKind::Contains => continue,
+                };
+                let s = score * conf * DECAY;
+                if s < MIN_SCORE {
+                    continue;
+                }
+                if best.get(&other).is_none_or(|b| b.0 < s) {
+                    best.insert(other, (s, depth + 1, Some((node, eid))));
+                    heap.push(Frontier {
+                        score: s,
+                        node: other,
+                        depth: depth + 1,
+                    });
+                }
+            }
+            // A symbol referenced at a file's top level reaches the file; importers follow.
+        }
+        let changed_nodes: HashSet<petgraph::graph::NodeIndex> = changed
+            .iter()
+            .filter_map(|c| c.id)
+            .map(|id| self.sg.symbol_node(id))
+            .collect();
+        let mut affected: Vec<Affected> = Vec::new();
+        for (&n, &(score, depth, _)) in &best {
+            if changed_nodes.contains(&n) || depth == 0 {
+                continue;
+            }
+            let Some(node) = self.sg.node(n) else { continue };
+            let (path, line, kind, name) = match node {
+                Node::File(f) => {
+                    let Some(x) = self.graph.files.get(f.index()) else {
+                        continue;
+                    };
+                    (x.path.to_string(), 1, None, x.path.to_string())
+                }
+                Node::Symbol(s) => {
+                    let Some(x) = self.graph.files.get(s.file.index()) else {
+                        continue;
+                    };
+                    let Some(d) = x.defs.get(s.def as usize) else {
+                        continue;
+                    };
+                    (
+                        x.path.to_string(),
+                        d.line,
+                        Some(d.kind),
+                        self.qualified(s).unwrap_or_default(),
+                    )
+                }
+            };
+            let mut via = Vec::new();
+            let mut cur = n;
+            while let Some(&(_, _, Some((next, eid)))) = best.get(&cur) {
+                if let Some(e) = self.sg.graph.edge_weight(eid) {
+                    via.push(Step {
+                        from: self.sg.node(cur).map(|x| self.name_of(x)).unwrap_or_default(),
+                        to: self.sg.node(next).map(|x| self.name_of(x)).unwrap_or_default(),
+                        edge: e.kind,
+                        provenance: e.provenance.map(|p| format!("{p:?}").to_lowercase()),
+                        confidence: e.confidence,
+                    });
+                }
+                cur = next;
+                if via.len() > MAX_DEPTH {
+                    break;
+                }
+            }
+            via.reverse();
+            let is_test = is_test_path(&path) || is_test_name(&name);
+            affected.push(Affected {
+                qualified_name: name,
+                kind,
+                path,
+                line,
+                score,
+                depth,
+                direct: depth == 1,
+                via,
+                is_test,
+            });
+        }
+        affected.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.path.cmp(&b.path))
+                .then(a.line.cmp(&b.line))
+        });
+        let direct_dependents = affected.iter().filter(|a| a.direct).count();
+        let transitive_dependents = affected.len() - direct_dependents;
+        // Files.
+        let mut files: HashMap<String, (f32, usize)> = HashMap::new();
+        for a in &affected {
+            let e = files.entry(a.path.clone()).or_default();
+            e.0 = e.0.max(a.score);
+            e.1 += 1;
+        }
+        let mut affected_files: Vec<AffectedFile> = files
+            .into_iter()
+            .map(|(path, (score, symbols))| AffectedFile { path, score, symbols })
+            .collect();
+        affected_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+        // Tests: reached through the graph, then named after a changed file.
+        let mut tests: Vec<TestToRun> = Vec::new();
+        let mut seen: HashSet<(String, Option<String>)> = HashSet::new();
+        for a in affected.iter().filter(|a| a.is_test) {
+            let name = match a.kind {
+                Some(SymbolKind::Function | SymbolKind::Method) if is_test_name(&a.qualified_name) => {
+                    Some(a.qualified_name.clone())
+                }
+                _ => None,
+            };
+            if seen.insert((a.path.clone(), name.clone())) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: a.path.clone(),
+                    name,
+                    found_by: "graph",
+                    score: a.score,
+                });
+            }
+        }
+        let stems: Vec<String> = changed_files
+            .iter()
+            .filter(|p| !is_test_path(p))
+            .filter_map(|p| stem(p))
+            .collect();
+        for f in &self.graph.files {
+            let p = f.path.as_str();
+            if !is_test_path(p) || tests.iter().any(|t| t.path == p) {
+                continue;
+            }
+            let Some(s) = stem(p) else { continue };
+            let bare = s
+                .trim_start_matches("test_")
+                .trim_end_matches("_test")
+                .trim_end_matches("_tests")
+                .trim_end_matches(".test")
+                .trim_end_matches(".spec")
+                .to_string();
+            if stems.iter().any(|c| *c == bare && bare.len() > 2) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "naming",
+                    score: 0.05,
+                });
+            }
+        }
+        // Per file: keep the best test entries.
+        tests.truncate(MAX_TESTS);
+        for t in &mut tests {
+            t.command = test_command(&t.path, t.name.as_deref(), self.graph, &self.by_path);
+        }
+        let test_commands = commands(&tests, self.graph, &self.by_path);
+        // Public API and entry points.
+        let mut public_api = Vec::new();
+        let mut cache: HashMap<String, Option<FileSymbols>> = HashMap::new();
+        for c in changed.iter().filter(|c| c.public && !is_test_path(&c.path)) {
+            public_api.push(c.qualified_name.clone());
+        }
+        for a in affected
+            .iter()
+            .filter(|a| !a.is_test && a.kind.is_some())
+            .take(MAX_AFFECTED)
+        {
+            let rec = cache.entry(a.path.clone()).or_insert_with(|| records(&a.path));
+            let lang = self
+                .by_path
+                .get(a.path.as_str())
+                .and_then(|&i| self.graph.files.get(i))
+                .map(|f| f.language.clone())
+                .unwrap_or_default();
+            let public = rec
+                .as_ref()
+                .and_then(|r| r.definitions.iter().find(|d| d.span.start_line == a.line))
+                .is_some_and(|d| is_public(&lang, d));
+            if public && !public_api.contains(&a.qualified_name) {
+                public_api.push(a.qualified_name.clone());
+            }
+        }
+        let reached: HashSet<&str> = affected
+            .iter()
+            .map(|a| a.path.as_str())
+            .chain(changed.iter().map(|c| c.path.as_str()))
+            .collect();
+        let entry_points: Vec<EntryPointHit> = super::overview::entry_points(self.graph)
+            .into_iter()
+            .filter(|e| reached.contains(e.path.as_str()))
+            .filter(|e| {
+                let spans = affected
+                    .iter()
+                    .filter(|a| a.path == e.path)
+                    .map(|a| (a.line, a.line))
+                    .chain(
+                        changed
+                            .iter()
+                            .filter(|c| c.path == e.path)
+                            .map(|c| (c.start_line, c.end_line)),
+                    );
+                matches!(e.kind, "package-main" | "binary")
+                    || spans.into_iter().any(|(s, _)| s <= e.line)
+                    || e.kind == "main"
+            })
+            .map(|e| EntryPointHit {
+                kind: e.kind,
+                name: e.name,
+                path: e.path,
+                line: e.line,
+            })
+            .collect();
+        let risk = risk(&changed, &affected, &tests, &public_api, direct_dependents);
+        affected.truncate(MAX_AFFECTED);
+        Impact {
+            changed_files,
+            changed,
+            affected,
+            affected_files,
+            public_api,
+            entry_points,
+            tests,
+            test_commands,
+            risk,
+            bounded,
+            direct_dependents,
+            transitive_dependents,
+        }
+    }
+}
+
+/// `test_x`, `TestX`, `x_test`, or inside a `tests`/`Test*` container.
+fn is_test_name(qualified: &str) -> bool {
+    qualified.split(['.', ':']).filter(|p| !p.is_empty()).any(|p| {
+        p.starts_with("test_")
+            || p.starts_with("Test")
+            || p == "tests"
+            || p.ends_with("_test")
+            || p.starts_with("test") && p.len() > 4
+    })
+}
+
+/// A file name without folders and its last extension.
+fn stem(path: &str) -> Option<String> {
+    let file = path.rsplit('/').next()?;
+    let s = file.rsplit_once('.').map_or(file, |(a, _)| a);
+    Some(s.to_string())
+}
+
+/// The command that runs one test, where the framework is known from the language.
+fn test_command(
+    path: &str,
+    name: Option<&str>,
+    g: &CodeGraph,
+    by_path: &HashMap<&str, usize>,
+) -> Option<String> {
+    let f = g.files.get(*by_path.get(path)?)?;
+    let local = name.map(|n| {
+        n.strip_prefix(&format!("{}{}", f.module, Family::of(&f.language).separator()))
+            .unwrap_or(n)
+    });
+    Some(match Family::of(&f.language) {
+        Family::Python => match local {
+            Some(l) => format!("pytest {path}::{}", l.replace('.', "::")),
+            None => format!("pytest {path}"),
+        },
+        Family::Rust => {
+            let integration = path.split('/').rev().nth(1) == Some("tests");
+            match (integration, local) {
+                (true, Some(l)) => format!(
+                    "cargo test --test {} {}",
+                    stem(path)?,
+                    l.rsplit("::").next().unwrap_or(l)
+                ),
+                (true, None) => format!("cargo test --test {}", stem(path)?),
+                (false, Some(l)) => format!("cargo test {l}"),
+                (false, None) => format!("cargo test {}", f.module),
+            }
+        }
+        Family::Go => {
+            let dir = path.rsplit_once('/').map_or(".", |(d, _)| d);
+            match local {
+                Some(l) => format!("go test ./{dir} -run '^{}$'", l.rsplit('.').next().unwrap_or(l)),
+                None => format!("go test ./{dir}"),
+            }
+        }
+        Family::Js => match local {
+            Some(l) => format!("npx jest {path} -t '{}'", l.rsplit('.').next().unwrap_or(l)),
+            None => format!("npx jest {path}"),
+        },
+        _ => return None,
+    })
+}
+
+/// One command per framework covering every test found.
+fn commands(tests: &[TestToRun], g: &CodeGraph, by_path: &HashMap<&str, usize>) -> Vec<String> {
+    let mut py: Vec<String> = Vec::new();
+    let mut js: Vec<String> = Vec::new();
+    let mut other: Vec<String> = Vec::new();
+    for t in tests {
+        let Some(f) = by_path.get(t.path.as_str()).and_then(|&i| g.files.get(i)) else {
+            continue;
+        };
+        match Family::of(&f.language) {
+            Family::Python if !py.contains(&t.path) => py.push(t.path.clone()),
+            Family::Js if !js.contains(&t.path) => js.push(t.path.clone()),
+            Family::Python | Family::Js => {}
+            _ => {
+                if let Some(c) = &t.command
+                    && !other.contains(c)
+                {
+                    other.push(c.clone());
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if !py.is_empty() {
+        out.push(format!("pytest {}", py.join(" ")));
+    }
+    if !js.is_empty() {
+        out.push(format!("npx jest {}", js.join(" ")));
+    }
+    out.extend(other.into_iter().take(10));
+    out
+}
+
+fn risk(
+    changed: &[ChangedSymbol],
+    affected: &[Affected],
+    tests: &[TestToRun],
+    public_api: &[String],
+    direct: usize,
+) -> Risk {
+    let mut reasons = Vec::new();
+    let breaking = changed
+        .iter()
+        .any(|c| matches!(c.change, ChangeKind::Signature | ChangeKind::Deleted));
+    let public_changed = changed.iter().any(|c| c.public && !is_test_path(&c.path));
+    let areas: HashSet<String> = affected
+        .iter()
+        .filter(|a| !a.is_test)
+        .map(|a| area_of(&a.path))
+        .collect();
+    let changed_areas: HashSet<String> = changed.iter().map(|c| area_of(&c.path)).collect();
+    let cross = areas.iter().any(|a| !changed_areas.contains(a));
+    let graph_tests = tests.iter().filter(|t| t.found_by == "graph").count();
+    let mut score = 0;
+    if direct >= 20 {
+        reasons.push(format!("high fan-in: {direct} direct dependents"));
+        score += 2;
+    } else if direct >= 5 {
+        reasons.push(format!("fan-in: {direct} direct dependents"));
+        score += 1;
+    }
+    if breaking {
+        reasons.push("a declaration changed or was deleted: callers may break".into());
+        score += 1;
+    }
+    if public_changed || !public_api.is_empty() {
+        reasons.push(format!(
+            "public API touched or reached ({} definitions)",
+            public_api.len()
+        ));
+        score += 1;
+    }
+    if cross {
+        reasons.push("dependents in other parts of the repository".into());
+        score += 1;
+    }
+    if graph_tests == 0 {
+        reasons.push(match tests.is_empty() {
+            true => "no test reaches the change".into(),
+            false => "no test reaches the change through the graph (only by naming)".into(),
+        });
+        score += 1;
+    }
+    if changed.is_empty() {
+        reasons.push("no definition changed (comments, imports or unindexed files only)".into());
+    }
+    let level = match score {
+        0 | 1 => "low",
+        2 | 3 => "medium",
+        _ => "high",
+    };
+    Risk { level, reasons }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_and_stems() {
+        assert!(is_test_name("tests.test_api.test_get"));
+        assert!(is_test_name("grep::tests::finds_matches"));
+        assert!(is_test_name("pkg.TestParse"));
+        assert!(!is_test_name("requests.api.get"));
+        assert!(!is_test_name("pkg.attest"));
+        assert_eq!(stem("src/walk.rs").as_deref(), Some("walk"));
+        assert_eq!(stem("tests/test_walk.py").as_deref(), Some("test_walk"));
+    }
+}

@@ -1,0 +1,285 @@
+//! `ken impact` on a small git repository: every input mode (working tree, --staged,
+//! --range, --patch, --symbol), change kinds, dependents with their paths, tests to run with
+//! commands, and the risk level.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+use support::{ken, materialize, stderr, stdout};
+
+const REPO: &str = r#"
+//- shop/__init__.py
+//- shop/pricing.py
+def apply_discount(amount, coupon):
+    """Takes the coupon's percentage off the amount."""
+    if coupon is None:
+        return amount
+    return amount - amount * coupon.percent / 100
+
+
+def _round(x):
+    return round(x, 2)
+//- shop/cart.py
+from shop.pricing import apply_discount
+
+
+class Cart:
+    def __init__(self):
+        self.items = {}
+
+    def total(self, prices, coupon=None):
+        subtotal = sum(prices[s] * q for s, q in self.items.items())
+        return apply_discount(subtotal, coupon)
+//- shop/checkout.py
+from shop.cart import Cart
+
+
+def checkout(items, prices):
+    cart = Cart()
+    cart.items = items
+    return cart.total(prices)
+//- tests/test_cart.py
+from shop.cart import Cart
+
+
+def test_total():
+    cart = Cart()
+    assert cart.total({}) == 0
+//- tests/test_pricing.py
+def test_nothing():
+    assert True
+"#;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn repo() -> tempfile::TempDir {
+    let r = materialize(REPO);
+    git(r.path(), &["init", "-q"]);
+    git(
+        r.path(),
+        &["-c", "user.email=t@t", "-c", "user.name=t", "add", "-A"],
+    );
+    git(
+        r.path(),
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "base",
+        ],
+    );
+    let out = ken(&["index", "build", "."], r.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    r
+}
+
+fn impact(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["impact", "--json"];
+    all.extend_from_slice(args);
+    let out = ken(&all, dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str::<Value>(&stdout(&out)).unwrap()["impact"].clone()
+}
+
+fn edit(dir: &Path, path: &str, from: &str, to: &str) {
+    let p = dir.join(path);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from));
+    std::fs::write(p, text.replace(from, to)).unwrap();
+}
+
+fn names(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["qualified_name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_signature_change_reaches_callers_transitively_and_their_tests() {
+    let r = repo();
+    edit(
+        r.path(),
+        "shop/pricing.py",
+        "def apply_discount(amount, coupon):",
+        "def apply_discount(amount, coupon, places):",
+    );
+    let v = impact(r.path(), &[]);
+    assert_eq!(v["changed"][0]["qualified_name"], "shop.pricing.apply_discount");
+    assert_eq!(v["changed"][0]["change"], "signature");
+    assert_eq!(v["changed"][0]["public"], true);
+    let affected = names(&v, "affected");
+    assert_eq!(affected[0], "shop.cart.Cart.total", "{affected:?}");
+    assert!(
+        affected.contains(&"shop.checkout.checkout".to_string()),
+        "{affected:?}"
+    );
+    assert!(
+        affected.contains(&"test_cart.test_total".to_string()),
+        "{affected:?}"
+    );
+    let checkout = v["affected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["qualified_name"] == "shop.checkout.checkout")
+        .unwrap();
+    assert_eq!(checkout["direct"], false);
+    let via: Vec<&str> = checkout["via"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["from"].as_str().unwrap())
+        .collect();
+    assert_eq!(via, ["shop.cart.Cart.total", "shop.checkout.checkout"]);
+    let tests: Vec<&str> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests[0], "pytest tests/test_cart.py::test_total", "{tests:?}");
+    // Named after the changed file, though nothing in it reaches the change.
+    assert!(tests.contains(&"pytest tests/test_pricing.py"), "{tests:?}");
+    assert_eq!(v["tests"][1]["found_by"], "naming");
+    assert!(
+        v["test_commands"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("pytest tests/test_cart.py")
+    );
+    assert_ne!(v["risk"]["level"], "low", "{}", v["risk"]);
+}
+
+#[test]
+fn a_private_body_change_is_low_risk_and_reaches_little() {
+    let r = repo();
+    edit(
+        r.path(),
+        "shop/pricing.py",
+        "return round(x, 2)",
+        "return round(x, 3)",
+    );
+    let v = impact(r.path(), &[]);
+    assert_eq!(v["changed"][0]["qualified_name"], "shop.pricing._round");
+    assert_eq!(v["changed"][0]["change"], "body");
+    assert_eq!(v["changed"][0]["public"], false);
+    assert_eq!(v["affected"].as_array().unwrap().len(), 0);
+    assert_eq!(v["risk"]["level"], "low", "{}", v["risk"]);
+}
+
+#[test]
+fn staged_range_patch_and_symbol_inputs() {
+    let r = repo();
+    edit(
+        r.path(),
+        "shop/cart.py",
+        "    def total(self, prices, coupon=None):",
+        "    def total(self, prices, coupon=None, tax=0):",
+    );
+    // Nothing staged yet.
+    let v = impact(r.path(), &["--staged"]);
+    assert_eq!(v["changed"].as_array().unwrap().len(), 0);
+    git(r.path(), &["add", "shop/cart.py"]);
+    let v = impact(r.path(), &["--staged"]);
+    assert_eq!(names(&v, "changed"), ["shop.cart.Cart.total"]);
+    // A committed range.
+    git(
+        r.path(),
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "tax",
+        ],
+    );
+    let v = impact(r.path(), &["--range", "HEAD~1..HEAD"]);
+    assert_eq!(names(&v, "changed"), ["shop.cart.Cart.total"]);
+    assert!(names(&v, "affected").contains(&"shop.checkout.checkout".to_string()));
+    // The same change as a patch file against the indexed tree.
+    let patch = git(r.path(), &["diff", "HEAD~1..HEAD"]);
+    let pf = r.path().join("change.patch");
+    std::fs::write(&pf, patch).unwrap();
+    let v = impact(r.path(), &["--patch", pf.to_str().unwrap()]);
+    assert_eq!(names(&v, "changed"), ["shop.cart.Cart.total"]);
+    assert_eq!(v["changed"][0]["change"], "signature");
+    // Symbols directly; an ambiguous or unknown one is an error naming it.
+    let v = impact(r.path(), &["--symbol", "apply_discount"]);
+    assert_eq!(names(&v, "changed"), ["shop.pricing.apply_discount"]);
+    let out = ken(&["impact", "--symbol", "no_such_thing"], r.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--symbol no_such_thing"),
+        "{}",
+        stderr(&out)
+    );
+    let out = ken(
+        &[
+            "impact",
+            "--patch",
+            pf.with_extension("missing").to_str().unwrap(),
+        ],
+        r.path(),
+    );
+    assert!(stderr(&out).contains("cannot read --patch"), "{}", stderr(&out));
+}
+
+#[test]
+fn deleting_a_definition_is_a_breaking_change() {
+    let r = repo();
+    edit(
+        r.path(),
+        "shop/pricing.py",
+        "def _round(x):\n    return round(x, 2)\n",
+        "",
+    );
+    edit(
+        r.path(),
+        "shop/cart.py",
+        "        return apply_discount(subtotal, coupon)",
+        "        return subtotal",
+    );
+    let v = impact(r.path(), &[]);
+    let kinds: Vec<(String, String)> = v["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["qualified_name"].as_str().unwrap().into(),
+                c["change"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&("shop.pricing._round".into(), "deleted".into())),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("shop.cart.Cart.total".into(), "body".into())),
+        "{kinds:?}"
+    );
+}

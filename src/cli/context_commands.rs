@@ -35,13 +35,23 @@ fn build_context(
         Ok(spec) => Weights::default().with_overrides(&spec),
         Err(_) => Weights::default(),
     };
-    // An unavailable semantic part (not built, model unreachable) drops the signal, noted.
-    let semantic = signals.semantic.then(|| match stored_embedder(snapshot) {
-        Ok(e) => snapshot.semantic_with(e),
-        Err(e) => Err(IndexError::Vector(format!("{e:#}"))),
-    });
     let t0 = std::time::Instant::now();
-    let ranker = ContextRanker::new(snapshot, root, semantic, signals, weights);
+    // The two big loads side by side: the semantic part (HNSW graph) and the code graph. An
+    // unavailable semantic part (not built, model unreachable) drops the signal, noted.
+    let (semantic, graph) = std::thread::scope(|s| {
+        let semantic = s.spawn(|| {
+            signals.semantic.then(|| match stored_embedder(snapshot) {
+                Ok(e) => snapshot.semantic_with(e),
+                Err(e) => Err(IndexError::Vector(format!("{e:#}"))),
+            })
+        });
+        let graph = snapshot.graph();
+        let semantic = semantic
+            .join()
+            .unwrap_or_else(|_| Some(Err(IndexError::Vector("opening the semantic part panicked".into()))));
+        (semantic, graph)
+    });
+    let ranker = ContextRanker::new(snapshot, root, semantic, Some(graph), signals, weights);
     let ranking = ranker.rank(task).context("ranking the task's context")?;
     let packed = pack(&ranking, snapshot, root, ranker.graph(), budget).context("packing the context")?;
     let overview = with_overview.then(|| Overview::build(snapshot, ranker.graph()));

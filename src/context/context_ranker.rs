@@ -224,10 +224,13 @@ struct Acc {
 
 impl<'s> ContextRanker<'s> {
     /// Opens the parts the signals need; a missing part drops its signal (and says so).
+    /// `semantic` and `graph` are opened by the caller (concurrently, if it likes); `None`
+    /// opens the graph here.
     pub fn new(
         snapshot: &'s IndexSnapshot,
         root: &std::path::Path,
         semantic: Option<Result<SemanticIndex, IndexError>>,
+        graph: Option<Result<CodeGraph, IndexError>>,
         signals: Signals,
         weights: Weights,
     ) -> ContextRanker<'s> {
@@ -255,7 +258,7 @@ impl<'s> ContextRanker<'s> {
             (false, _) => None,
         };
         // Loaded whatever the signals: it also names and places the definitions found.
-        let graph = match snapshot.graph() {
+        let graph = match graph.unwrap_or_else(|| snapshot.graph()) {
             Ok(g) => Some(g),
             Err(e) => {
                 if signals.graph || signals.mentions || signals.prior {

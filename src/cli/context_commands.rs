@@ -46,9 +46,11 @@ fn build_context(
             })
         });
         let graph = snapshot.graph();
-        let semantic = semantic
-            .join()
-            .unwrap_or_else(|_| Some(Err(IndexError::Vector("opening the semantic part panicked".into()))));
+        let semantic = semantic.join().unwrap_or_else(|_| {
+            Some(Err(IndexError::Vector(
+                "opening the semantic part panicked".into(),
+            )))
+        });
         (semantic, graph)
     });
     let ranker = ContextRanker::new(snapshot, root, semantic, Some(graph), signals, weights);

@@ -87,7 +87,8 @@ pub struct TestToRun {
     pub path: String,
     /// The test function, when the graph reached one.
     pub name: Option<String>,
-    /// `graph` (a test reaches the change) or `naming` (named after a changed file).
+    /// `graph` (a test reaches the change), `naming` (named after a changed file) or
+    /// `integration` (a Rust integration suite of the crate the change is in).
     pub found_by: &'static str,
     pub score: f32,
     pub command: Option<String>,
@@ -343,6 +344,18 @@ impl<'g> ImpactAnalysis<'g> {
                     depth: 0,
                 });
             }
+            // A public definition's file too: modules importing it (as a whole) are reached,
+            // for less. A private one is not visible to them by name.
+            let f = self.sg.file_node(id.file);
+            let wf = if c.public { w * IMPORT_CONFIDENCE } else { 0.0 };
+            if wf > 0.0 && best.get(&f).is_none_or(|b| b.0 < wf) {
+                best.insert(f, (wf, 0, None));
+                heap.push(Frontier {
+                    score: wf,
+                    node: f,
+                    depth: 0,
+                });
+            }
         }
         let mut bounded = false;
         let mut done: HashSet<petgraph::graph::NodeIndex> = HashSet::new();
@@ -482,7 +495,9 @@ impl<'g> ImpactAnalysis<'g> {
                 }
                 _ => None,
             };
-            if seen.insert((a.path.clone(), name.clone())) {
+            // A file-level entry adds nothing next to a test of the same file.
+            let named_already = name.is_none() && tests.iter().any(|t| t.path == a.path);
+            if !named_already && seen.insert((a.path.clone(), name.clone())) {
                 tests.push(TestToRun {
                     command: None,
                     path: a.path.clone(),
@@ -520,6 +535,62 @@ impl<'g> ImpactAnalysis<'g> {
                 });
             }
         }
+        // Rust integration tests (`<dir>/tests/**.rs` for a folder holding a changed file, or
+        // the root) exercise the crate from outside — through the binary, which no graph edge
+        // shows, when the crate has one. Largest suites first: that is where tests go.
+        let rust_changes: Vec<&str> = changed_files
+            .iter()
+            .map(String::as_str)
+            .filter(|p| p.ends_with(".rs") && !is_test_path(p))
+            .collect();
+        if !rust_changes.is_empty() {
+            let has_binary = self.graph.files.iter().any(|f| {
+                let p = f.path.as_str();
+                p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
+            });
+            let mut suites: Vec<(&str, usize)> = self
+                .graph
+                .files
+                .iter()
+                .filter(|f| f.path.as_str().ends_with(".rs"))
+                .filter_map(|f| {
+                    let p = f.path.as_str();
+                    let (dir, _) = p.split_once("tests/")?;
+                    let in_scope = dir.is_empty() || rust_changes.iter().any(|c| c.starts_with(dir));
+                    (in_scope && (dir.is_empty() || dir.ends_with('/'))).then_some((p, f.defs.len()))
+                })
+                .filter(|(p, _)| !tests.iter().any(|t| t.path == *p))
+                .collect();
+            suites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            let base = if has_binary { 0.04 } else { 0.02 };
+            for (i, (p, _)) in suites.into_iter().enumerate() {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "integration",
+                    score: base / (1.0 + i as f32 * 0.1),
+                });
+            }
+        }
+        // Only tests in the changed code's languages, and no test data.
+        let families: HashSet<Family> = changed_files
+            .iter()
+            .filter_map(|p| self.by_path.get(p.as_str()).and_then(|&i| self.graph.files.get(i)))
+            .map(|f| Family::of(&f.language))
+            .collect();
+        tests.retain(|t| {
+            let data = ["fixtures/", "testdata/", "test-data/", "syntax-tests/", "snapshots/"]
+                .iter()
+                .any(|d| t.path.contains(d));
+            let family = self
+                .by_path
+                .get(t.path.as_str())
+                .and_then(|&i| self.graph.files.get(i))
+                .map(|f| Family::of(&f.language));
+            !data && (families.is_empty() || family.is_some_and(|f| families.contains(&f)))
+        });
+        tests.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
         // Per file: keep the best test entries.
         tests.truncate(MAX_TESTS);
         for t in &mut tests {

@@ -344,10 +344,11 @@ impl<'g> ImpactAnalysis<'g> {
                     depth: 0,
                 });
             }
-            // A public definition's file too: modules importing it (as a whole) are reached,
-            // for less. A private one is not visible to them by name.
+            // Its file too: modules importing it are reached, for less (a private definition
+            // reaches them only through its module's own definitions: for less still). This
+            // catches dependents whose references the graph could not resolve.
             let f = self.sg.file_node(id.file);
-            let wf = if c.public { w * IMPORT_CONFIDENCE } else { 0.0 };
+            let wf = w * IMPORT_CONFIDENCE * if c.public { 1.0 } else { 0.5 };
             if wf > 0.0 && best.get(&f).is_none_or(|b| b.0 < wf) {
                 best.insert(f, (wf, 0, None));
                 heap.push(Frontier {
@@ -557,7 +558,10 @@ impl<'g> ImpactAnalysis<'g> {
                     let p = f.path.as_str();
                     let (dir, _) = p.split_once("tests/")?;
                     let in_scope = dir.is_empty() || rust_changes.iter().any(|c| c.starts_with(dir));
-                    (in_scope && (dir.is_empty() || dir.ends_with('/'))).then_some((p, f.defs.len()))
+                    // Size by definitions and references: macro-generated tests have no
+                    // definitions of their own.
+                    (in_scope && (dir.is_empty() || dir.ends_with('/')))
+                        .then_some((p, f.defs.len() + f.refs.len()))
                 })
                 .filter(|(p, _)| !tests.iter().any(|t| t.path == *p))
                 .collect();
@@ -576,13 +580,23 @@ impl<'g> ImpactAnalysis<'g> {
         // Only tests in the changed code's languages, and no test data.
         let families: HashSet<Family> = changed_files
             .iter()
-            .filter_map(|p| self.by_path.get(p.as_str()).and_then(|&i| self.graph.files.get(i)))
+            .filter_map(|p| {
+                self.by_path
+                    .get(p.as_str())
+                    .and_then(|&i| self.graph.files.get(i))
+            })
             .map(|f| Family::of(&f.language))
             .collect();
         tests.retain(|t| {
-            let data = ["fixtures/", "testdata/", "test-data/", "syntax-tests/", "snapshots/"]
-                .iter()
-                .any(|d| t.path.contains(d));
+            let data = [
+                "fixtures/",
+                "testdata/",
+                "test-data/",
+                "syntax-tests/",
+                "snapshots/",
+            ]
+            .iter()
+            .any(|d| t.path.contains(d));
             let family = self
                 .by_path
                 .get(t.path.as_str())

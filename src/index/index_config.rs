@@ -23,7 +23,7 @@ impl Default for WalkConfig {
     fn default() -> Self {
         WalkConfig {
             max_file_size: 1024 * 1024,
-            max_line_length: 10_000,
+            max_line_length: 65_536,
             max_average_line_length: 400,
             follow_symlinks: false,
             skip_dirs: [

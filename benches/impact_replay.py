@@ -32,6 +32,17 @@ def is_test(path):
     return bool(TEST_FILE.search(path) or TEST_DIR.search(path))
 
 
+HELPERS = ("util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs")
+
+
+def runnable(path):
+    """A file a test runner runs (ken's `runnable_test_file`): not helpers, fixtures, data."""
+    f = path.rsplit("/", 1)[-1]
+    rust_suite = f.endswith(".rs") and "tests" in path.split("/")[:-1] and f not in HELPERS
+    return (f.startswith("test_") and f.endswith(".py")) or f.endswith(("_test.py", "_test.go", "Test.java", "Tests.java")) \
+        or ".test." in f or ".spec." in f or "__tests__/" in path or rust_suite
+
+
 def git(gitdir, *args):
     return subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, check=True).stdout
 
@@ -82,10 +93,14 @@ def main():
     ap.add_argument("--ken", required=True)
     ap.add_argument("--work", default="/tmp/ken-impact-replay")
     ap.add_argument("--out", default="/tmp/ken-impact-replay.jsonl")
+    ap.add_argument("--score-only", action="store_true", help="re-score the rows in --out")
     a = ap.parse_args()
     repos = a.repo or ["psf+requests", "pallets+flask", "pylint-dev+pylint", "BurntSushi+ripgrep", "sharkdp+fd", "sharkdp+bat"]
     rows = []
-    with open(a.out, "w") as log:
+    if a.score_only:
+        rows = [json.loads(l) for l in open(a.out)]
+        repos = []
+    with open(a.out, "a" if a.score_only else "w") as log:
         for repo in repos:
             gitdir = os.path.join(a.mirrors, repo, "repo")
             if not os.path.isdir(gitdir):
@@ -122,8 +137,10 @@ def main():
     def recall(r, k, key="gold"):
         g = r[key]
         return None if not g else sum(1 for t in g if t in r["predicted"][:k]) / len(g)
-    print("| language | commits | recall@5 | recall@10 | precision@10 | recall@10 (tests existing at parent) | commits with a prediction | ken impact p50 / max |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        r["gold_runnable"] = [t for t in r["gold"] if runnable(t)]
+    print("| language | commits | recall@5 | recall@10 | precision@10 | recall@10 (tests existing at parent) | recall@10 (runnable test files only) | commits with a prediction | ken impact p50 / max |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for lang in sorted({r["language"] for r in rows}) + ["all"]:
         rs = [r for r in rows if lang == "all" or r["language"] == lang]
         if not rs:
@@ -134,9 +151,11 @@ def main():
         p10 = mean([sum(1 for t in r["predicted"][:10] if t in r["gold"]) / len(r["predicted"][:10]) for r in rs if r["predicted"]])
         ex = [recall(r, 10, "gold_existing") for r in rs]
         r10e = mean([x for x in ex if x is not None])
+        rn = [recall(r, 10, "gold_runnable") for r in rs]
+        r10r = mean([x for x in rn if x is not None])
         any_pred = sum(1 for r in rs if r["predicted"])
         secs = sorted(r["seconds"] for r in rs)
-        print(f"| {lang} | {len(rs)} | {r5:.1f} | {r10:.1f} | {p10:.1f} | {r10e:.1f} | {any_pred} | {secs[len(secs)//2]*1000:.0f} ms / {secs[-1]*1000:.0f} ms |")
+        print(f"| {lang} | {len(rs)} | {r5:.1f} | {r10:.1f} | {p10:.1f} | {r10e:.1f} | {r10r:.1f} | {any_pred} | {secs[len(secs)//2]*1000:.0f} ms / {secs[-1]*1000:.0f} ms |")
 
 
 if __name__ == "__main__":

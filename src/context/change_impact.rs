@@ -88,7 +88,7 @@ pub struct TestToRun {
     /// The test function, when the graph reached one.
     pub name: Option<String>,
     /// `graph` (a test reaches the change), `naming` (named after a changed file) or
-    /// `integration` (a Rust integration suite of the crate the change is in).
+    /// `suite` (a test suite of the package the change is in, largest first).
     pub found_by: &'static str,
     pub score: f32,
     pub command: Option<String>,
@@ -453,7 +453,8 @@ impl<'g> ImpactAnalysis<'g> {
                 }
             }
             via.reverse();
-            let is_test = is_test_path(&path) || is_test_name(&name);
+            // Code in a runnable test file, or a Rust unit test (inside a `tests` module).
+            let is_test = runnable_test_file(&path) || name.split("::").any(|p| p == "tests");
             affected.push(Affected {
                 qualified_name: name,
                 kind,
@@ -515,7 +516,7 @@ impl<'g> ImpactAnalysis<'g> {
             .collect();
         for f in &self.graph.files {
             let p = f.path.as_str();
-            if !is_test_path(p) || tests.iter().any(|t| t.path == p) {
+            if !runnable_test_file(p) || tests.iter().any(|t| t.path == p) {
                 continue;
             }
             let Some(s) = stem(p) else { continue };
@@ -536,28 +537,31 @@ impl<'g> ImpactAnalysis<'g> {
                 });
             }
         }
-        // Rust integration tests (`<dir>/tests/**.rs` for a folder holding a changed file, or
-        // the root) exercise the crate from outside — through the binary, which no graph edge
-        // shows, when the crate has one. Largest suites first: that is where tests go.
-        let rust_changes: Vec<&str> = changed_files
+        // Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
+        // for a folder holding a changed file, or the root), largest first: where tests of
+        // behaviour go when nothing names them. Rust integration suites exercise the crate
+        // from outside, through its binary when it has one — which no graph edge shows — so
+        // they rank above other packages' suites.
+        let changes: Vec<&str> = changed_files
             .iter()
             .map(String::as_str)
-            .filter(|p| p.ends_with(".rs") && !is_test_path(p))
+            .filter(|p| !is_test_path(p))
             .collect();
-        if !rust_changes.is_empty() {
+        if !changes.is_empty() {
             let has_binary = self.graph.files.iter().any(|f| {
                 let p = f.path.as_str();
                 p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
             });
+            let rust = changes.iter().any(|p| p.ends_with(".rs"));
             let mut suites: Vec<(&str, usize)> = self
                 .graph
                 .files
                 .iter()
-                .filter(|f| f.path.as_str().ends_with(".rs"))
+                .filter(|f| runnable_test_file(f.path.as_str()))
                 .filter_map(|f| {
                     let p = f.path.as_str();
-                    let (dir, _) = p.split_once("tests/")?;
-                    let in_scope = dir.is_empty() || rust_changes.iter().any(|c| c.starts_with(dir));
+                    let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
+                    let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
                     // Size by definitions and references: macro-generated tests have no
                     // definitions of their own.
                     (in_scope && (dir.is_empty() || dir.ends_with('/')))
@@ -566,13 +570,13 @@ impl<'g> ImpactAnalysis<'g> {
                 .filter(|(p, _)| !tests.iter().any(|t| t.path == *p))
                 .collect();
             suites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-            let base = if has_binary { 0.04 } else { 0.02 };
+            let base = if rust && has_binary { 0.04 } else { 0.02 };
             for (i, (p, _)) in suites.into_iter().enumerate() {
                 tests.push(TestToRun {
                     command: None,
                     path: p.to_string(),
                     name: None,
-                    found_by: "integration",
+                    found_by: "suite",
                     score: base / (1.0 + i as f32 * 0.1),
                 });
             }
@@ -688,13 +692,26 @@ impl<'g> ImpactAnalysis<'g> {
 
 /// `test_x`, `TestX`, `x_test`, or inside a `tests`/`Test*` container.
 fn is_test_name(qualified: &str) -> bool {
-    qualified.split(['.', ':']).filter(|p| !p.is_empty()).any(|p| {
-        p.starts_with("test_")
-            || p.starts_with("Test")
-            || p == "tests"
-            || p.ends_with("_test")
-            || p.starts_with("test") && p.len() > 4
-    })
+    qualified
+        .split(['.', ':'])
+        .filter(|p| !p.is_empty())
+        .any(|p| p.starts_with("test_") || p.starts_with("Test") || p == "tests" || p.ends_with("_test"))
+}
+
+/// A file a test runner runs: `test_x.py`/`x_test.py`, `x_test.go`, `x.test.ts`/`x.spec.js`
+/// (or under `__tests__/`), `XTest.java`, or a `.rs` file under a `tests/` folder. Helpers,
+/// fixtures and data under test folders (`conftest.py`, `tests/apps/x.py`) are not.
+pub fn runnable_test_file(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let rust_suite = file.ends_with(".rs") && path.split('/').rev().skip(1).any(|d| d == "tests");
+    (file.starts_with("test_") && file.ends_with(".py"))
+        || file.ends_with("_test.py")
+        || file.ends_with("_test.go")
+        || [".test.", ".spec."].iter().any(|m| file.contains(m))
+        || path.contains("__tests__/")
+        || file.ends_with("Test.java")
+        || file.ends_with("Tests.java")
+        || rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file)
 }
 
 /// A file name without folders and its last extension.
@@ -854,6 +871,13 @@ mod tests {
         assert!(is_test_name("pkg.TestParse"));
         assert!(!is_test_name("requests.api.get"));
         assert!(!is_test_name("pkg.attest"));
+        assert!(runnable_test_file("tests/test_basic.py"));
+        assert!(runnable_test_file("tests/regression.rs"));
+        assert!(runnable_test_file("src/x.test.ts"));
+        assert!(!runnable_test_file("tests/conftest.py"));
+        assert!(!runnable_test_file("tests/test_apps/cliapp/app.py"));
+        assert!(!runnable_test_file("tests/util.rs"));
+        assert!(!runnable_test_file("src/flask/testing.py"));
         assert_eq!(stem("src/walk.rs").as_deref(), Some("walk"));
         assert_eq!(stem("tests/test_walk.py").as_deref(), Some("test_walk"));
     }

@@ -261,11 +261,19 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
                 path: f.path.to_string(),
                 module: f.module.clone(),
                 rank,
-                key_symbols: defs
-                    .iter()
-                    .take(4)
-                    .filter_map(|(d, _)| local(g, fi, *d))
-                    .collect(),
+                // An impl and its type share a name: each name once.
+                key_symbols: {
+                    let mut names: Vec<String> = Vec::new();
+                    for n in defs.iter().filter_map(|(d, _)| local(g, fi, *d)) {
+                        if !names.contains(&n) {
+                            names.push(n);
+                        }
+                        if names.len() == 4 {
+                            break;
+                        }
+                    }
+                    names
+                },
             })
         })
         .collect()

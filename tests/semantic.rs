@@ -181,3 +181,38 @@ fn semantic_search_without_the_part_says_how_to_add_it() {
         stderr(&out)
     );
 }
+
+#[test]
+fn scanning_and_the_hnsw_graph_give_the_same_answer() {
+    let repo = materialize(REPO);
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let run = |mode: &str| {
+        let out = std::process::Command::new(support::ken_bin())
+            .args([
+                "search",
+                "--semantic",
+                "compare a password with its hash",
+                "--json",
+            ])
+            .current_dir(repo.path())
+            .env("KEN_VECTOR_SEARCH", mode)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["path"].as_str().unwrap().to_string(),
+                    h["start_line"].as_u64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let (scan, graph) = (run("scan"), run("graph"));
+    assert_eq!(scan[0].0, "src/auth.py");
+    assert_eq!(scan, graph, "an exact scan and the graph agree on a small index");
+}

@@ -19,6 +19,8 @@ use crate::symbols::{FileSymbols, SymbolKind};
 
 /// Share of the budget one definition may take before it is shown head and tail only.
 const MAX_SHARE: f32 = 0.4;
+/// Above this many bytes per allowed token a text cannot fit (code runs 3-4 bytes a token).
+const MAX_BYTES_PER_TOKEN: usize = 8;
 /// Lines kept at the end of an elided definition.
 const TAIL_LINES: usize = 6;
 /// Diversity: each definition already shown from a file multiplies the next one's score.
@@ -412,7 +414,8 @@ fn render(
     }
     let body: Vec<&str> = lines[start..end].iter().map(String::as_str).collect();
     let whole = body.join("\n") + "\n";
-    if !outline && count_tokens(&whole) <= max_tokens {
+    // No tokenizer needs to see a text too long to fit at any plausible bytes per token.
+    if !outline && whole.len() <= max_tokens * MAX_BYTES_PER_TOKEN && count_tokens(&whole) <= max_tokens {
         return Some((whole, "whole"));
     }
     if let Some(members) = members.filter(|m| !m.is_empty()) {
@@ -421,12 +424,15 @@ fn render(
             .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
             .unwrap_or_else(|| "    ".into());
         let mut out = format!("{}\n", body.first().copied().unwrap_or(""));
+        let mut used = count_tokens(&out);
         for (line, sig) in members {
             let entry = format!("{indent}{sig}  # line {line}, body elided\n");
-            if count_tokens(&out) + count_tokens(&entry) > max_tokens {
+            let t = count_tokens(&entry);
+            if used + t > max_tokens {
                 out.push_str(&format!("{indent}⋮ more members elided\n"));
                 break;
             }
+            used += t;
             out.push_str(&entry);
         }
         return Some((out, "members"));

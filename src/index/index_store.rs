@@ -27,6 +27,9 @@ use crate::util::{fsync_dir, write_atomic};
 pub const FORMAT_VERSION: u32 = 2;
 const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x02";
 
+/// Reading fewer than one in this many records of a segment reads them one by one.
+const SPARSE_READ_RATIO: usize = 8;
+
 #[derive(Debug, Clone)]
 pub struct IndexStore {
     dir: PathBuf,
@@ -260,6 +263,11 @@ impl IndexStore {
         info: &SegmentInfo,
         slots: &[u32],
     ) -> Result<Vec<(u32, FileSymbols)>, IndexError> {
+        // A few records of a large segment: read just them (and the offset table) instead of
+        // reading and hashing the whole segment; a damaged record still fails to decode.
+        if slots.len().saturating_mul(SPARSE_READ_RATIO) < info.slots as usize {
+            return self.read_sparse(info, slots);
+        }
         let path = self.segment_path(info.id);
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
         let corrupt = |detail: String| IndexError::Corrupt {
@@ -305,6 +313,56 @@ impl IndexStore {
                 Ok((slot, record))
             })
             .collect()
+    }
+
+    /// [`IndexStore::read_slots`] by positioned reads: the header, the offset table, then
+    /// each wanted record.
+    fn read_sparse(&self, info: &SegmentInfo, slots: &[u32]) -> Result<Vec<(u32, FileSymbols)>, IndexError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.segment_path(info.id);
+        let corrupt = |detail: String| IndexError::Corrupt {
+            path: path.clone(),
+            detail,
+        };
+        let mut f = fs::File::open(&path).map_err(IndexError::io(&path))?;
+        let head_len = SEGMENT_MAGIC.len() + 4 + 8 * (info.slots as usize + 1);
+        let mut head = vec![0u8; head_len];
+        f.read_exact(&mut head).map_err(IndexError::io(&path))?;
+        let rest = head
+            .strip_prefix(SEGMENT_MAGIC.as_slice())
+            .ok_or_else(|| corrupt("bad magic".into()))?;
+        let count = rest
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes);
+        if count != Some(info.slots) {
+            return Err(corrupt(format!(
+                "{count:?} records, manifest says {}",
+                info.slots
+            )));
+        }
+        let table = &rest[4..];
+        let offset = |i: usize| -> Option<u64> {
+            table
+                .get(8 * i..8 * i + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        let mut out = Vec::with_capacity(slots.len());
+        for &slot in slots {
+            let i = slot as usize;
+            let (a, b) = offset(i)
+                .zip(offset(i + 1))
+                .filter(|(a, b)| a <= b && b - a < u64::from(u32::MAX))
+                .ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
+            let mut record = vec![0u8; (b - a) as usize];
+            f.seek(SeekFrom::Start(head_len as u64 + a))
+                .map_err(IndexError::io(&path))?;
+            f.read_exact(&mut record).map_err(IndexError::io(&path))?;
+            let decoded = postcard::from_bytes(&record).map_err(|e| corrupt(e.to_string()))?;
+            out.push((slot, decoded));
+        }
+        Ok(out)
     }
 
     /// Starts generation `generation`: an empty `gen-N.tmp/` folder (a leftover of a killed

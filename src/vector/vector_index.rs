@@ -224,12 +224,36 @@ impl VectorIndex {
 
     /// Exact search over every vector (the oracle for tests and benchmarks).
     pub fn brute_force(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
-        let mut all: Vec<(usize, f32)> = (0..self.len())
-            .filter(|i| self.dead.binary_search(i).is_err())
-            .map(|i| (i, score(query, self.vector(i))))
-            .collect();
-        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        all.truncate(k);
-        all
+        exact_top_k(&self.vectors, self.dim, &self.dead, query, k)
     }
+}
+
+/// The `k` best live vectors for a unit `query` by exact cosine, best first (ties by id),
+/// scanned in parallel. `dead` is sorted.
+pub fn exact_top_k(vectors: &[i8], dim: usize, dead: &[usize], query: &[f32], k: usize) -> Vec<(usize, f32)> {
+    use rayon::prelude::*;
+    if dim == 0 || k == 0 {
+        return Vec::new();
+    }
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let mut best: Vec<(usize, f32)> = vectors
+        .par_chunks(dim * 4096)
+        .enumerate()
+        .flat_map_iter(|(block, chunk)| {
+            let mut local: Vec<(usize, f32)> = chunk
+                .chunks_exact(dim)
+                .enumerate()
+                .map(|(i, v)| (block * 4096 + i, score(query, v)))
+                .filter(|(i, _)| dead.binary_search(i).is_err())
+                .collect();
+            if local.len() > k {
+                local.select_nth_unstable_by(k, order);
+                local.truncate(k);
+            }
+            local
+        })
+        .collect();
+    best.sort_by(order);
+    best.truncate(k);
+    best
 }

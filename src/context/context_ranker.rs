@@ -87,6 +87,10 @@ pub struct Weights {
     pub prior: f32,
     /// A file's best definition's fused score, added to the file's.
     pub symbols: f32,
+    /// Share of a named definition's mention weight its file gets.
+    pub mention_files: f32,
+    /// Strength of an identifier written in prose (backticks and code 0.7, frames 1).
+    pub prose: f32,
 }
 
 impl Default for Weights {
@@ -99,6 +103,8 @@ impl Default for Weights {
             graph: 0.0,
             prior: 0.0,
             symbols: 0.0,
+            mention_files: 0.5,
+            prose: 0.4,
         }
     }
 }
@@ -119,6 +125,8 @@ impl Weights {
                 "graph" => self.graph = v,
                 "prior" => self.prior = v,
                 "symbols" => self.symbols = v,
+                "mention_files" => self.mention_files = v,
+                "prose" => self.prose = v,
                 _ => {}
             }
         }
@@ -368,7 +376,7 @@ impl<'s> ContextRanker<'s> {
                 let strength = match kind {
                     MentionKind::Frame => 1.0,
                     MentionKind::Code => 0.7,
-                    MentionKind::Prose => 0.4,
+                    MentionKind::Prose => w.prose,
                 } / (defs.len() as f32).sqrt();
                 let label = match kind {
                     MentionKind::Frame => "frame",
@@ -383,7 +391,7 @@ impl<'s> ContextRanker<'s> {
                     a.why.mention.get_or_insert_with(|| label.into());
                     if files_hit.insert(path.clone()) {
                         let a = files.entry(path).or_default();
-                        a.score += top * strength * 0.5;
+                        a.score += top * strength * w.mention_files;
                         a.why.mention.get_or_insert_with(|| label.into());
                     }
                 }

@@ -177,7 +177,7 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
                 Some(p) => parse(p, content(&root, &sides, p, false)),
                 None => None,
             };
-            let (language, _module) = language_of(old_path.or(new_path).unwrap_or(""));
+            let (language, _) = language_of(old_path.or(new_path).unwrap_or(""));
             let language = if language.is_empty() {
                 registry
                     .for_file_name(f.path().rsplit('/').next().unwrap_or(""))
@@ -235,7 +235,6 @@ fn collect(
         old,
         new,
         language: language.to_string(),
-        module: language_of(f.path()).1,
     };
     let sep = Family::of(language).separator();
     for (d, kind) in changed_definitions(&file) {

@@ -136,7 +136,6 @@ pub struct ChangedFile<'a> {
     /// Definitions after the change (`None`: deleted, or unknown for a bare patch).
     pub new: Option<&'a FileSymbols>,
     pub language: String,
-    pub module: String,
 }
 
 const MAX_DEPTH: usize = 8;
@@ -299,15 +298,8 @@ impl<'g> ImpactAnalysis<'g> {
 
     fn qualified(&self, s: SymbolId) -> Option<String> {
         let f = self.graph.files.get(s.file.index())?;
-        let d = f.defs.get(s.def as usize)?;
-        let sep = Family::of(&f.language).separator();
-        let mut parts: Vec<&str> = Vec::new();
-        if !f.module.is_empty() {
-            parts.push(&f.module);
-        }
-        parts.extend(d.container.iter().map(String::as_str));
-        parts.push(&d.name);
-        Some(parts.join(sep))
+        f.defs.get(s.def as usize)?;
+        Some(f.qualified(s.def))
     }
 
     /// The graph's definition matching `d` in `path` (same containers, name and kind; the
@@ -334,28 +326,20 @@ impl<'g> ImpactAnalysis<'g> {
         let mut heap = BinaryHeap::new();
         for c in &changed {
             let Some(id) = c.id else { continue };
-            let n = self.sg.symbol_node(id);
             let w = c.change.weight();
-            if w > 0.0 && best.get(&n).is_none_or(|b| b.0 < w) {
-                best.insert(n, (w, 0, None));
-                heap.push(Frontier {
-                    score: w,
-                    node: n,
-                    depth: 0,
-                });
-            }
             // Its file too: modules importing it are reached, for less (a private definition
             // reaches them only through its module's own definitions: for less still). This
             // catches dependents whose references the graph could not resolve.
-            let f = self.sg.file_node(id.file);
-            let wf = w * IMPORT_CONFIDENCE * if c.public { 1.0 } else { 0.5 };
-            if wf > 0.0 && best.get(&f).is_none_or(|b| b.0 < wf) {
-                best.insert(f, (wf, 0, None));
-                heap.push(Frontier {
-                    score: wf,
-                    node: f,
-                    depth: 0,
-                });
+            let file_w = w * IMPORT_CONFIDENCE * if c.public { 1.0 } else { 0.5 };
+            for (node, w) in [(self.sg.symbol_node(id), w), (self.sg.file_node(id.file), file_w)] {
+                if w > 0.0 && best.get(&node).is_none_or(|b| b.0 < w) {
+                    best.insert(node, (w, 0, None));
+                    heap.push(Frontier {
+                        score: w,
+                        node,
+                        depth: 0,
+                    });
+                }
             }
         }
         let mut bounded = false;

@@ -587,26 +587,15 @@ impl<'s> ContextRanker<'s> {
     ) -> Result<Vec<Option<Described>>, IndexError> {
         if let (Some(g), Some(fi)) = (&self.graph, index.and_then(|gi| gi.file(path))) {
             let f = &g.files[fi];
-            let sep = Family::of(&f.language).separator();
             return Ok(defs
                 .iter()
                 .map(|&d| {
-                    f.defs.get(d as usize).map(|n| {
-                        let mut local: Vec<&str> = n.container.iter().map(String::as_str).collect();
-                        local.push(&n.name);
-                        let local = local.join(sep);
-                        let q = if f.module.is_empty() {
-                            local.clone()
-                        } else {
-                            format!("{}{sep}{local}", f.module)
-                        };
-                        Described {
-                            qualified: q,
-                            local,
-                            kind: n.kind,
-                            start: n.line,
-                            end: n.end_line,
-                        }
+                    f.defs.get(d as usize).map(|n| Described {
+                        qualified: f.qualified(d),
+                        local: f.local_name(d),
+                        kind: n.kind,
+                        start: n.line,
+                        end: n.end_line,
                     })
                 })
                 .collect());

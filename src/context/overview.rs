@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::count_tokens;
-use crate::graph::{CodeGraph, Family};
+use crate::graph::CodeGraph;
 use crate::index::IndexSnapshot;
 use crate::symbols::SymbolKind;
 
@@ -229,12 +229,8 @@ impl Overview {
 
 fn local(g: &CodeGraph, fi: usize, d: usize) -> Option<String> {
     let f = g.files.get(fi)?;
-    let def = f.defs.get(d)?;
-    let sep = Family::of(&f.language).separator();
-    let mut parts: Vec<&str> = Vec::new();
-    parts.extend(def.container.iter().map(String::as_str));
-    parts.push(&def.name);
-    Some(parts.join(sep))
+    f.defs.get(d)?;
+    Some(f.local_name(d as u32))
 }
 
 fn central(g: &CodeGraph) -> Vec<CentralModule> {

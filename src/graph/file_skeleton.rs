@@ -168,17 +168,22 @@ impl FileSkeleton {
 
     /// `module` + containers + name of definition `i`.
     pub fn qualified(&self, i: u32) -> String {
+        let local = self.local_name(i);
+        match self.module.is_empty() {
+            true => local,
+            false => format!("{}{}{local}", self.module, self.family().separator()),
+        }
+    }
+
+    /// Containers + name of definition `i` (`Request.register_hook`), without the module.
+    pub fn local_name(&self, i: u32) -> String {
         let Some(d) = self.defs.get(i as usize) else {
             return String::new();
         };
-        let sep = self.family().separator();
-        let mut parts: Vec<&str> = Vec::with_capacity(d.container.len() + 2);
-        if !self.module.is_empty() {
-            parts.push(&self.module);
-        }
+        let mut parts: Vec<&str> = Vec::with_capacity(d.container.len() + 1);
         parts.extend(d.container.iter().map(String::as_str));
         parts.push(&d.name);
-        parts.join(sep)
+        parts.join(self.family().separator())
     }
 }
 

@@ -277,30 +277,9 @@ impl IndexStore {
         if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
             return Err(corrupt("checksum mismatch".into()));
         }
-        let rest = bytes
-            .strip_prefix(SEGMENT_MAGIC.as_slice())
-            .ok_or_else(|| corrupt("bad magic".into()))?;
-        let count = rest
-            .get(..4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes);
-        if count != Some(info.slots) {
-            return Err(corrupt(format!(
-                "{count:?} records, manifest says {}",
-                info.slots
-            )));
-        }
-        let table_len = 8 * (info.slots as usize + 1);
-        let table = rest
-            .get(4..4 + table_len)
-            .ok_or_else(|| corrupt("truncated offsets".into()))?;
-        let body = &rest[4 + table_len..];
-        let offset = |i: usize| -> Option<usize> {
-            table
-                .get(8 * i..8 * i + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(|b| u64::from_le_bytes(b) as usize)
-        };
+        let table = segment_table(&bytes, info).map_err(corrupt)?;
+        let body = bytes.get(header_len(info)..).unwrap_or(&[]);
+        let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         slots
             .iter()
             .map(|&slot| {
@@ -325,29 +304,11 @@ impl IndexStore {
             detail,
         };
         let mut f = fs::File::open(&path).map_err(IndexError::io(&path))?;
-        let head_len = SEGMENT_MAGIC.len() + 4 + 8 * (info.slots as usize + 1);
+        let head_len = header_len(info);
         let mut head = vec![0u8; head_len];
         f.read_exact(&mut head).map_err(IndexError::io(&path))?;
-        let rest = head
-            .strip_prefix(SEGMENT_MAGIC.as_slice())
-            .ok_or_else(|| corrupt("bad magic".into()))?;
-        let count = rest
-            .get(..4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes);
-        if count != Some(info.slots) {
-            return Err(corrupt(format!(
-                "{count:?} records, manifest says {}",
-                info.slots
-            )));
-        }
-        let table = &rest[4..];
-        let offset = |i: usize| -> Option<u64> {
-            table
-                .get(8 * i..8 * i + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_le_bytes)
-        };
+        let table = segment_table(&head, info).map_err(corrupt)?;
+        let offset = |i: usize| table_offset(table, i);
         let mut out = Vec::with_capacity(slots.len());
         for &slot in slots {
             let i = slot as usize;
@@ -469,6 +430,35 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     let mut f = File::create(path).map_err(IndexError::io(path))?;
     f.write_all(bytes).map_err(IndexError::io(path))?;
     f.sync_all().map_err(IndexError::io(path))
+}
+
+/// Bytes before a segment's first record: magic, record count, offset table.
+fn header_len(info: &SegmentInfo) -> usize {
+    SEGMENT_MAGIC.len() + 4 + 8 * (info.slots as usize + 1)
+}
+
+/// A segment's offset table, after checking its magic and record count against the manifest.
+fn segment_table<'b>(bytes: &'b [u8], info: &SegmentInfo) -> Result<&'b [u8], String> {
+    let rest = bytes
+        .strip_prefix(SEGMENT_MAGIC.as_slice())
+        .ok_or_else(|| "bad magic".to_string())?;
+    let count = rest
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes);
+    if count != Some(info.slots) {
+        return Err(format!("{count:?} records, manifest says {}", info.slots));
+    }
+    rest.get(4..4 + 8 * (info.slots as usize + 1))
+        .ok_or_else(|| "truncated offsets".to_string())
+}
+
+/// Offset `i` of an offset table (from the start of the records).
+fn table_offset(table: &[u8], i: usize) -> Option<u64> {
+    table
+        .get(8 * i..8 * i + 8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
 }
 
 fn gen_name(generation: u64) -> String {

@@ -85,10 +85,15 @@ fn once(agent: &ureq::Agent, url: &str, key: Option<&str>, body: &str) -> Attemp
     let e = ProviderError::Status {
         url: url.to_string(),
         status,
-        body: super::http_embedder::truncate(text.trim(), 300).to_string(),
+        body: truncate(text.trim(), 300).to_string(),
     };
     match status {
         408 | 429 | 500..=599 => Attempt::Retry(e, retry_after),
         _ => Attempt::Fail(e),
     }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+pub(super) fn truncate(s: &str, max: usize) -> &str {
+    &s[..s.floor_char_boundary(max)]
 }

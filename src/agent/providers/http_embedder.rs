@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::ProviderError;
+use super::http_client::truncate;
 use crate::vector::{Embedder, VectorError};
 
 /// Longest text sent, in characters (code is about 3-4 characters a token; this keeps a chunk
@@ -192,18 +193,6 @@ impl HttpEmbedder {
         }
         Ok(vectors)
     }
-}
-
-/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-pub(super) fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 impl Embedder for HttpEmbedder {

@@ -13,7 +13,7 @@ except json.JSONDecodeError:
 files = [f["path"] for f in (result.get("files") or [])]
 if result.get("mode") == "semantic":
     # Semantic hits are chunks: a file ranks by its best chunk.
-    for h in result.get("hits") or []:
+    for h in result.get("chunks") or result.get("hits") or []:
         if h["path"] not in files:
             files.append(h["path"])
     files = files[:20]

@@ -2,12 +2,13 @@
 //! for a task.
 //!
 //! Layers, each importing only from the ones before it (checked by `tests/architecture.rs`):
-//! `util < symbols < lang < parse < {graph, lexical, vector} < index < context < agent < cli`. See `ARCHITECTURE.md` for the map and the
+//! `util < symbols < lang < parse < {graph, lexical, vector} < index < context < providers < api <
+//! server < cli`. See `ARCHITECTURE.md` for the map and the
 //! invariants. The small facade below is what `tests/` and `benches/` use.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-pub mod agent;
+pub mod api;
 pub mod cli;
 pub mod context;
 pub mod graph;
@@ -15,6 +16,8 @@ pub mod index;
 pub mod lang;
 pub mod lexical;
 pub mod parse;
+pub mod providers;
+pub mod server;
 pub mod symbols;
 pub mod util;
 pub mod vector;

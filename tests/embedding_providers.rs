@@ -8,7 +8,7 @@ mod support;
 
 use std::net::TcpListener;
 
-use kenning::agent::providers::{EmbedApi, EmbedderSettings, HttpEmbedder, ProviderError};
+use kenning::providers::{EmbedApi, EmbedderSettings, HttpEmbedder, ProviderError};
 use kenning::vector::Embedder;
 use support::{materialize, stderr, stdout};
 
@@ -244,7 +244,7 @@ fn ken_builds_and_searches_with_a_served_model_and_keeps_its_settings() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(v["hits"][0]["path"], "src/auth.py", "{v}");
+    assert_eq!(v["chunks"][0]["path"], "src/auth.py", "{v}");
 
     // A plain rebuild after one edit keeps the provider and sends only the changed chunk.
     let before = texts_sent(&m);

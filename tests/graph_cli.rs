@@ -69,7 +69,7 @@ fn json_output_carries_edges_provenance_and_coverage() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["status"], "ok");
     assert_eq!(v["target"]["qualified"], "requests.api.get");
-    let callers = v["callers"].as_array().unwrap();
+    let callers = v["reached"].as_array().unwrap();
     assert_eq!(callers.len(), 1, "{v}");
     assert_eq!(callers[0]["symbol"]["qualified"], "test_api.test_get");
     assert_eq!(callers[0]["sites"][0]["provenance"], "import");
@@ -122,7 +122,7 @@ fn bad_input_gets_clear_errors() {
     let depth = ken(&["callees", "get", "--depth", "0"], repo.path());
     assert!(!depth.status.success());
     assert!(
-        stderr(&depth).contains("--depth must be between 1 and 10"),
+        stderr(&depth).contains("--depth: must be between 1 and 10"),
         "{}",
         stderr(&depth)
     );

@@ -235,7 +235,7 @@ fn staged_range_patch_and_symbol_inputs() {
     let out = ken(&["impact", "--symbol", "no_such_thing"], r.path());
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("--symbol no_such_thing"),
+        stderr(&out).contains("--symbol: no_such_thing"),
         "{}",
         stderr(&out)
     );

@@ -9,8 +9,8 @@ mod support;
 
 use std::sync::Arc;
 
-use kenning::agent::providers::{MINILM_DIR, minilm, models_dir};
 use kenning::index::{IndexBuilder, IndexConfig, IndexSnapshot, NoProgress};
+use kenning::providers::{MINILM_DIR, minilm, models_dir};
 use kenning::vector::Embedder;
 
 fn model() -> Option<Arc<dyn Embedder>> {

@@ -81,6 +81,42 @@ pub enum Command {
     /// The code graph as a whole.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Serve the index to coding agents and scripts: MCP on stdio (`--mcp`), MCP over
+    /// streamable HTTP at /mcp (`--mcp --http ADDR`), and the JSON API (`--http ADDR`). The
+    /// index stays open and is rebuilt in the background when files change.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve the Model Context Protocol: on stdin/stdout, or at /mcp with --http.
+    #[arg(long)]
+    pub mcp: bool,
+    /// Listen for HTTP on HOST:PORT (loopback unless --allow-remote; port 0 picks one). Serves
+    /// the JSON API (POST /v1/<operation>, GET /v1/status, GET /healthz) and, with --mcp, /mcp.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Allow a non-loopback --http address; needs a bearer token in KEN_SERVE_TOKEN.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Do not watch the repository (answers then report staleness, and `reindex` updates).
+    #[arg(long)]
+    pub no_watch: bool,
+    /// Quiet time after a change before rebuilding, in milliseconds.
+    #[arg(long, default_value_t = 150, value_name = "MS")]
+    pub debounce_ms: u64,
+    /// Per-request deadline, in seconds.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub deadline: f64,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 2 << 20, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Repository root (default: found upwards from the current folder; indexed first if it
+    /// has no index).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
 }
 
 #[derive(Debug, Subcommand)]

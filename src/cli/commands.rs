@@ -1,8 +1,10 @@
-//! Runs a parsed command line.
+//! Runs a parsed command line: arguments become a request to the query layer (`api`), the
+//! response is printed as JSON (exactly what a server returns) or rendered for people.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
@@ -11,15 +13,13 @@ use super::args::{
 };
 use super::progress::ProgressBars;
 use super::render;
-use super::{context_commands, graph_commands, impact_commands};
-use crate::agent::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder, embedder_from_settings};
-use crate::index::{
-    CodeSearch, Coverage, IndexBuilder, IndexConfig, IndexSnapshot, SearchTarget, SemanticHit, SymbolLookup,
-    WalkConfig, WorkingTreeDiff, fuse_files,
+use super::{context_commands, graph_commands, impact_commands, serve_commands};
+use crate::api::{
+    ApiError, IndexStatusRequest, SearchMode, SearchRequest, SymbolRequest, Workspace, stored_embedder,
 };
-use crate::lexical::LineSearchMode;
+use crate::index::{IndexBuilder, IndexConfig, IndexSnapshot, WalkConfig};
+use crate::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder};
 use crate::vector::Embedder;
-use std::sync::Arc;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
@@ -32,11 +32,41 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Ask(a) => context_commands::ask(a),
         Command::Overview(a) => context_commands::overview(a),
         Command::Impact(a) => impact_commands::impact(a),
-        Command::Callers(a) => graph_commands::calls(a, petgraph::Direction::Incoming),
-        Command::Callees(a) => graph_commands::calls(a, petgraph::Direction::Outgoing),
+        Command::Callers(a) => graph_commands::calls(a, crate::api::CallDirection::Callers),
+        Command::Callees(a) => graph_commands::calls(a, crate::api::CallDirection::Callees),
         Command::Refs(a) => graph_commands::refs(a),
         Command::Deps(a) => graph_commands::deps(a),
         Command::Graph(GraphCommand::Stats(a)) => graph_commands::stats(a),
+        Command::Serve(a) => serve_commands::serve(a, quiet),
+    }
+}
+
+/// Prints a response as the JSON a server returns for the same request.
+pub(super) fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+pub(super) fn open(repo: Option<&Path>, index_dir: Option<std::path::PathBuf>) -> Result<Workspace> {
+    Workspace::open(repo, index_dir).map_err(cli_error)
+}
+
+/// An error of the query layer as the command line says it: arguments by their flag names.
+pub(super) fn cli_error(e: ApiError) -> anyhow::Error {
+    match e {
+        ApiError::InvalidArgument { argument, message } => {
+            let flag = match argument.as_str() {
+                "max_tokens" => "--budget".to_string(),
+                "symbols" => "--symbol".to_string(),
+                "query" | "task" | "question" => "the query".to_string(),
+                "repo" => "--repo".to_string(),
+                other => format!("--{}", other.replace('_', "-")),
+            };
+            anyhow::anyhow!("{flag}: {message}")
+        }
+        e => e.into(),
     }
 }
 
@@ -66,12 +96,10 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
     let report = builder
         .build()
         .with_context(|| format!("indexing {} failed", builder.root().display()))?;
-    let mut out = std::io::stdout().lock();
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        print_json(&report)?;
     } else {
-        render::build_report(&mut out, &report)?;
+        render::build_report(&mut std::io::stdout().lock(), &report)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -91,7 +119,7 @@ fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embe
             let Ok(previous) = IndexSnapshot::open(index_dir) else {
                 return Ok(None);
             };
-            return stored_embedder(&previous);
+            return Ok(stored_embedder(&previous)?);
         }
     };
     let url = a.embed_url.clone().unwrap_or_else(|| {
@@ -122,187 +150,6 @@ fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embe
     Ok(Some(Arc::new(e)))
 }
 
-/// The model the index's semantic part was built with (`None`: the built-in one).
-pub(super) fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>> {
-    match snapshot.embedder_settings() {
-        None => Ok(None),
-        Some(s) => {
-            embedder_from_settings(s).context("cannot reach the embedding model this index was built with")
-        }
-    }
-}
-
-/// The repository root and index folder: explicit, or found upwards from `start` like git.
-pub(super) fn locate(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<(PathBuf, PathBuf)> {
-    let start = match start {
-        Some(p) => p.to_path_buf(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    let start = start
-        .canonicalize()
-        .with_context(|| format!("{} does not exist", start.display()))?;
-    if let Some(dir) = index_dir {
-        return Ok((start, dir));
-    }
-    let found = start
-        .ancestors()
-        .find(|d| d.join(".kenning").join("FORMAT").is_file());
-    match found {
-        Some(root) => Ok((root.to_path_buf(), root.join(".kenning"))),
-        None => anyhow::bail!(
-            "no index found at {} or above it; run `ken index build {}` first",
-            start.display(),
-            start.display()
-        ),
-    }
-}
-
-fn status(a: StatusArgs) -> Result<ExitCode> {
-    let (root, dir) = locate(a.path.as_deref(), a.location.index_dir)?;
-    let snapshot = IndexSnapshot::open(&dir)?;
-    let diff = WorkingTreeDiff::compute(&root, &snapshot)
-        .with_context(|| format!("comparing {} with its index", root.display()))?;
-    let view = render::StatusView::new(&root, &snapshot, &diff);
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        serde_json::to_writer_pretty(&mut out, &view)?;
-        writeln!(out)?;
-    } else {
-        render::status(&mut out, &view, a.details)?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn symbol(a: SymbolArgs) -> Result<ExitCode> {
-    let (root, dir) = locate(a.repo.as_deref(), a.location.index_dir)?;
-    let snapshot = IndexSnapshot::open(&dir)?;
-    let lookup = SymbolLookup::new(&snapshot)?;
-    let mut hits = lookup.find(&a.name)?;
-    let total = hits.len();
-    hits.truncate(a.limit);
-    let diff = Some(WorkingTreeDiff::quick(&root, &snapshot));
-    let coverage = Coverage::of(&snapshot, diff.as_ref());
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        let v = serde_json::json!({ "query": a.name, "total": total, "hits": hits, "coverage": coverage });
-        serde_json::to_writer_pretty(&mut out, &v)?;
-        writeln!(out)?;
-    } else {
-        render::symbol_hits(&mut out, &hits, total)?;
-    }
-    render::coverage_note(&coverage, hits.is_empty(), &a.name);
-    Ok(if hits.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Reciprocal rank fusion constant for `--hybrid` (the usual 60: neither list dominates).
-const HYBRID_RRF_K: f32 = 60.0;
-
-fn semantic_search(
-    a: &SearchArgs,
-    query: &str,
-    engine: &CodeSearch<'_>,
-    snapshot: &IndexSnapshot,
-    coverage: &Coverage,
-) -> Result<ExitCode> {
-    let semantic = snapshot.semantic_with(stored_embedder(snapshot)?)?;
-    let limit = a.limit.unwrap_or(20);
-    let hits = semantic.search(query, (limit * 4).max(50))?;
-    let mut out = std::io::stdout().lock();
-    let found = if a.semantic {
-        let shown: Vec<&SemanticHit> = hits.iter().take(limit).collect();
-        let names = symbol_names(snapshot, &shown);
-        if a.json {
-            let hs: Vec<serde_json::Value> = shown
-                .iter()
-                .zip(&names)
-                .map(|(h, n)| {
-                    serde_json::json!({ "path": h.path, "start_line": h.start_line,
-                    "end_line": h.end_line, "symbol": n, "score": h.score })
-                })
-                .collect();
-            let v = serde_json::json!({ "query": query, "mode": "semantic", "chunks_searched": semantic.chunks(),
-                "hits": hs, "coverage": coverage });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
-        } else {
-            for (h, n) in shown.iter().zip(&names) {
-                writeln!(
-                    out,
-                    "{}:{}-{}  {}  ({:.3})",
-                    h.path,
-                    h.start_line,
-                    h.end_line,
-                    n.as_deref().unwrap_or("-"),
-                    h.score
-                )?;
-            }
-        }
-        !shown.is_empty()
-    } else {
-        let lexical = engine.search(query, SearchTarget::Files, limit * 2)?;
-        let lex_files: Vec<String> = lexical
-            .files
-            .unwrap_or_default()
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
-        let fused = fuse_files(&lex_files, &hits, HYBRID_RRF_K, limit);
-        if a.json {
-            let v = serde_json::json!({ "query": query, "mode": "hybrid", "rrf_k": HYBRID_RRF_K,
-                "files": fused, "coverage": coverage });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
-        } else {
-            for f in &fused {
-                let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
-                let lines = f.lines.map_or(String::new(), |(s, e)| format!(":{s}-{e}"));
-                writeln!(
-                    out,
-                    "{}{lines}  ({:.4}; lexical #{}, semantic #{})",
-                    f.path,
-                    f.score,
-                    rank(f.lexical_rank),
-                    rank(f.semantic_rank)
-                )?;
-            }
-        }
-        !fused.is_empty()
-    };
-    render::search_coverage_note(coverage, !found);
-    Ok(if found {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-/// Qualified names of the definitions owning each hit's chunk.
-fn symbol_names(snapshot: &IndexSnapshot, hits: &[&SemanticHit]) -> Vec<Option<String>> {
-    let ids: Vec<_> = hits.iter().filter_map(|h| snapshot.file_id(&h.path)).collect();
-    let mut uniq = ids.clone();
-    uniq.sort();
-    uniq.dedup();
-    let loaded = snapshot.load_symbols_of(&uniq).unwrap_or_default();
-    hits.iter()
-        .map(|h| {
-            let id = snapshot.file_id(&h.path)?;
-            let pos = uniq.iter().position(|u| *u == id)?;
-            let record = snapshot.table.files.get(id.index())?;
-            let d = loaded.get(pos)?.definitions.get(h.symbol? as usize)?;
-            let sep = crate::graph::Family::of(&record.language).separator();
-            Some(d.qualified_name(&record.module, sep))
-        })
-        .collect()
-}
-
-fn read_query(a: &SearchArgs) -> Result<String> {
-    read_task(&a.query, a.query_file.as_deref())
-}
-
 /// Words from the command line, then a file's text (`-`: stdin).
 pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String> {
     let mut q = words.join(" ");
@@ -323,61 +170,84 @@ pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String>
     Ok(q)
 }
 
-fn search(a: SearchArgs) -> Result<ExitCode> {
-    let query = read_query(&a)?;
-    let (root, dir) = locate(a.repo.as_deref(), a.location.index_dir.clone())?;
-    let snapshot = IndexSnapshot::open(&dir)?;
-    let engine = CodeSearch::new(&snapshot, &root)?;
-    let diff = Some(WorkingTreeDiff::quick(&root, &snapshot));
-    let coverage = Coverage::of(&snapshot, diff.as_ref());
-    let mut out = std::io::stdout().lock();
-    let default_hybrid = !(a.lexical || a.literal || a.regex || a.files || a.symbols)
-        && snapshot.manifest.parts.contains_key("vectors");
-    if a.semantic || a.hybrid || default_hybrid {
-        return semantic_search(&a, &query, &engine, &snapshot, &coverage);
+fn status(a: StatusArgs) -> Result<ExitCode> {
+    let ws = open(a.path.as_deref(), a.location.index_dir)?;
+    let r = ws
+        .index_status(&IndexStatusRequest { details: a.details })
+        .map_err(cli_error)?;
+    match a.json {
+        true => print_json(&r)?,
+        false => render::status(&mut std::io::stdout().lock(), &r, a.details)?,
     }
-    let found = if a.literal || a.regex {
-        let mode = if a.literal {
-            LineSearchMode::Literal
-        } else {
-            LineSearchMode::Regex
-        };
-        let r = engine.lines(&query, mode, a.ignore_case, a.limit.unwrap_or(1000))?;
-        if a.json {
-            let v = serde_json::json!({ "query": query, "mode": if a.literal { "literal" } else { "regex" },
-                "matches": r.matches, "files_searched": r.files_searched,
-                "files_skipped_by_index": r.files_skipped_by_index, "coverage": coverage });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
-        } else {
-            render::line_matches(&mut out, &r.matches)?;
-        }
-        !r.matches.is_empty()
+    Ok(ExitCode::SUCCESS)
+}
+
+fn symbol(a: SymbolArgs) -> Result<ExitCode> {
+    let ws = open(a.repo.as_deref(), a.location.index_dir)?;
+    let r = ws
+        .analysis()
+        .symbol(&SymbolRequest {
+            name: a.name.clone(),
+            limit: Some(a.limit),
+            max_tokens: None,
+            cursor: None,
+        })
+        .map_err(cli_error)?;
+    match a.json {
+        true => print_json(&r)?,
+        false => render::symbol_hits(&mut std::io::stdout().lock(), &r.hits, r.page.total)?,
+    }
+    render::coverage_note(&r.coverage, r.hits.is_empty(), &a.name);
+    Ok(exit_found(!r.hits.is_empty()))
+}
+
+pub(super) fn exit_found(found: bool) -> ExitCode {
+    match found {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
+    }
+}
+
+fn search(a: SearchArgs) -> Result<ExitCode> {
+    let query = read_task(&a.query, a.query_file.as_deref())?;
+    let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
+    let mode = if a.semantic {
+        Some(SearchMode::Semantic)
+    } else if a.hybrid {
+        Some(SearchMode::Hybrid)
+    } else if a.literal {
+        Some(SearchMode::Literal)
+    } else if a.regex {
+        Some(SearchMode::Regex)
+    } else if a.files {
+        Some(SearchMode::Files)
+    } else if a.symbols {
+        Some(SearchMode::Symbols)
+    } else if a.lexical {
+        Some(SearchMode::Lexical)
     } else {
-        let target = match (a.files, a.symbols) {
-            (true, _) => SearchTarget::Files,
-            (_, true) => SearchTarget::Symbols,
-            _ => SearchTarget::Mixed,
-        };
-        let limit = a.limit.unwrap_or(20);
-        let r = match a.plain_bm25 {
-            true => engine.search_files_plain(&query, limit)?,
-            false => engine.search(&query, target, limit)?,
-        };
-        if a.json {
-            let v = serde_json::json!({ "query": query, "terms": r.terms, "hits": r.hits, "files": r.files,
-                "coverage": coverage });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
-        } else {
-            render::search_results(&mut out, &r)?;
-        }
-        !r.hits.is_empty()
+        None
     };
-    render::search_coverage_note(&coverage, !found);
-    Ok(if found {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let r = ws
+        .analysis()
+        .search(&SearchRequest {
+            query,
+            mode,
+            ignore_case: a.ignore_case,
+            limit: a.limit,
+            max_tokens: None,
+            cursor: None,
+            plain_bm25: a.plain_bm25,
+        })
+        .map_err(cli_error)?;
+    let found = !(r.hits.is_empty() && r.files.is_empty() && r.chunks.is_empty() && r.matches.is_empty());
+    match a.json {
+        true => print_json(&r)?,
+        false => render::search_response(&mut std::io::stdout().lock(), &r)?,
+    }
+    for n in &r.notes {
+        eprintln!("note: {n}");
+    }
+    render::search_coverage_note(&r.coverage, !found);
+    Ok(exit_found(found))
 }

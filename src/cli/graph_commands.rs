@@ -1,136 +1,95 @@
-//! `ken callers`, `ken callees`, `ken refs`, `ken deps`, `ken graph stats`: the code graph
-//! commands, with their human and JSON renderings.
+//! `ken callers`, `ken callees`, `ken refs`, `ken deps`, `ken graph stats`: requests to the
+//! query layer, rendered for people or printed as JSON.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use petgraph::Direction;
+use anyhow::Result;
 
-use super::args::{CallArgs, DepsArgs, GraphStatsArgs, QueryLocation, RefsArgs};
-use super::commands::locate;
-use crate::graph::{CodeGraph, GraphQuery, Lookup, SymbolId, SymbolInfo, Traversal};
-use crate::index::{Coverage, IndexSnapshot, WorkingTreeDiff};
+use super::args::{CallArgs, DepsArgs, GraphStatsArgs, RefsArgs};
+use super::commands::{cli_error, open, print_json};
+use crate::api::{
+    CallDirection, CallsRequest, CallsResponse, DepsRequest, GraphStatsRequest, LookupStatus, RefsRequest,
+};
+use crate::graph::SymbolInfo;
+use crate::index::Coverage;
 
 /// Exit code when a symbol address matches several definitions (they are listed).
 const AMBIGUOUS: u8 = 2;
 
-struct Opened {
-    root: PathBuf,
-    snapshot: IndexSnapshot,
-    graph: CodeGraph,
-}
-
-fn open(at: &QueryLocation) -> Result<Opened> {
-    let (root, dir) = locate(at.repo.as_deref(), at.location.index_dir.clone())?;
-    let snapshot = IndexSnapshot::open(&dir)?;
-    let graph = snapshot
-        .graph()
-        .with_context(|| format!("reading the code graph of {}", dir.display()))?;
-    Ok(Opened {
-        root,
-        snapshot,
-        graph,
-    })
-}
-
-impl Opened {
-    fn coverage(&self) -> Coverage {
-        let diff = WorkingTreeDiff::quick(&self.root, &self.snapshot);
-        Coverage::of(&self.snapshot, Some(&diff))
-    }
-}
-
-/// The one symbol an address names, or an exit code after listing candidates / the miss.
-fn resolve(
-    q: &GraphQuery<'_>,
-    address: &str,
-    json: bool,
+/// An address that named no single definition: the candidates or the miss, and the exit code.
+fn unresolved(
+    status: LookupStatus,
+    query: &str,
+    candidates: &[SymbolInfo],
     cov: &Coverage,
-) -> Result<Result<SymbolId, ExitCode>> {
-    let mut out = std::io::stdout().lock();
-    match q.find(address) {
-        Lookup::Found(s) => Ok(Ok(s)),
-        Lookup::Ambiguous(v) => {
-            let candidates: Vec<SymbolInfo> = v.iter().map(|s| q.info(*s)).collect();
-            if json {
-                let j = serde_json::json!({ "query": address, "status": "ambiguous",
-                    "candidates": candidates, "coverage": cov });
-                serde_json::to_writer_pretty(&mut out, &j)?;
-                writeln!(out)?;
-            } else {
+    json: bool,
+) -> Result<Option<ExitCode>> {
+    match status {
+        LookupStatus::Ok => Ok(None),
+        LookupStatus::Ambiguous => {
+            if !json {
+                let mut out = std::io::stdout().lock();
                 writeln!(
                     out,
-                    "{address:?} names {} definitions; pick one by qualified name or path:line:",
-                    v.len()
+                    "{query:?} names {} definitions; pick one by qualified name or path:line:",
+                    candidates.len()
                 )?;
-                for c in &candidates {
+                for c in candidates {
                     writeln!(out, "  {:<9} {}  {}:{}", c.kind, c.qualified, c.path, c.line)?;
                 }
             }
-            Ok(Err(ExitCode::from(AMBIGUOUS)))
+            Ok(Some(ExitCode::from(AMBIGUOUS)))
         }
-        Lookup::NotFound => {
-            if json {
-                let j = serde_json::json!({ "query": address, "status": "not-found", "coverage": cov });
-                serde_json::to_writer_pretty(&mut out, &j)?;
-                writeln!(out)?;
-            }
+        LookupStatus::NotFound => {
             eprintln!(
-                "no definition matches {address:?} ({} files indexed, {} skipped, {} stale); try `ken symbol {address}`",
+                "no definition matches {query:?} ({} files indexed, {} skipped, {} stale); try `ken symbol {query}`",
                 cov.files_indexed,
                 cov.files_skipped,
                 cov.stale.map_or("unknown".to_string(), |n| n.to_string())
             );
-            Ok(Err(ExitCode::from(1)))
+            Ok(Some(ExitCode::from(1)))
         }
     }
 }
 
-pub fn calls(a: CallArgs, dir: Direction) -> Result<ExitCode> {
-    if !(0.0..=1.0).contains(&a.min_confidence) {
-        anyhow::bail!(
-            "--min-confidence must be between 0 and 1, not {}",
-            a.min_confidence
-        );
-    }
-    if a.depth == 0 || a.depth > crate::graph::MAX_DEPTH {
-        anyhow::bail!(
-            "--depth must be between 1 and {}, not {}",
-            crate::graph::MAX_DEPTH,
-            a.depth
-        );
-    }
-    let o = open(&a.at)?;
-    let cov = o.coverage();
-    let q = GraphQuery::new(&o.graph);
-    let s = match resolve(&q, &a.symbol, a.at.json, &cov)? {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
-    let t = q.calls(s, dir, a.depth, a.min_confidence);
-    let label = match dir {
-        Direction::Incoming => "callers",
-        Direction::Outgoing => "callees",
-    };
-    let mut out = std::io::stdout().lock();
+pub fn calls(a: CallArgs, direction: CallDirection) -> Result<ExitCode> {
+    let ws = open(a.at.repo.as_deref(), a.at.location.index_dir.clone())?;
+    let r = ws
+        .analysis()
+        .calls(
+            &CallsRequest {
+                symbol: a.symbol.clone(),
+                depth: Some(a.depth),
+                min_confidence: Some(a.min_confidence),
+                limit: None,
+                max_tokens: None,
+                cursor: None,
+            },
+            direction,
+        )
+        .map_err(cli_error)?;
     if a.at.json {
-        let j = serde_json::json!({ "query": a.symbol, "status": "ok", "direction": label,
-            "depth": a.depth, "target": t.target, label: t.reached, "truncated": t.truncated,
-            "coverage": cov });
-        serde_json::to_writer_pretty(&mut out, &j)?;
-        writeln!(out)?;
-    } else {
-        render_traversal(&mut out, &t, label)?;
+        print_json(&r)?;
     }
-    note_stale(&cov);
+    if let Some(code) = unresolved(r.status, &a.symbol, &r.candidates, &r.coverage, a.at.json)? {
+        return Ok(code);
+    }
+    if !a.at.json {
+        render_traversal(&mut std::io::stdout().lock(), &r)?;
+    }
+    note_stale(&r.coverage);
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_traversal(out: &mut impl Write, t: &Traversal, label: &str) -> std::io::Result<()> {
-    let s = &t.target;
-    writeln!(out, "{} {}  {}:{}", s.kind, s.qualified, s.path, s.line)?;
+fn render_traversal(out: &mut impl Write, t: &CallsResponse) -> std::io::Result<()> {
+    let label = match t.direction {
+        CallDirection::Callers => "callers",
+        CallDirection::Callees => "callees",
+    };
+    if let Some(s) = &t.target {
+        writeln!(out, "{} {}  {}:{}", s.kind, s.qualified, s.path, s.line)?;
+    }
     if t.reached.is_empty() {
         writeln!(out, "  no {label} found in the index")?;
     }
@@ -157,38 +116,40 @@ fn render_traversal(out: &mut impl Write, t: &Traversal, label: &str) -> std::io
     if t.truncated {
         writeln!(out, "  ... stopped at the depth or size bound (--depth)")?;
     }
+    if let Some(c) = &t.page.next_cursor {
+        writeln!(
+            out,
+            "  ... {} more reached (--json pages them; next cursor {c})",
+            t.page.total - t.page.returned
+        )?;
+    }
     Ok(())
 }
 
 pub fn refs(a: RefsArgs) -> Result<ExitCode> {
-    let o = open(&a.at)?;
-    let cov = o.coverage();
-    let q = GraphQuery::new(&o.graph);
-    let s = match resolve(&q, &a.symbol, a.at.json, &cov)? {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
-    let mut all = q.refs(s);
-    let total = all.len();
-    all.truncate(a.limit);
-    let target = q.info(s);
-    let mut out = std::io::stdout().lock();
+    let ws = open(a.at.repo.as_deref(), a.at.location.index_dir.clone())?;
+    let r = ws
+        .analysis()
+        .refs(&RefsRequest {
+            symbol: a.symbol.clone(),
+            limit: Some(a.limit),
+            max_tokens: None,
+            cursor: None,
+        })
+        .map_err(cli_error)?;
     if a.at.json {
-        let refs: Vec<serde_json::Value> = all
-            .iter()
-            .map(|(site, from)| serde_json::json!({ "site": site, "from": from }))
-            .collect();
-        let j = serde_json::json!({ "query": a.symbol, "status": "ok", "target": target, "total": total,
-            "refs": refs, "coverage": cov });
-        serde_json::to_writer_pretty(&mut out, &j)?;
-        writeln!(out)?;
-    } else {
-        writeln!(
-            out,
-            "{} {}  {}:{}",
-            target.kind, target.qualified, target.path, target.line
-        )?;
-        for (site, from) in &all {
+        print_json(&r)?;
+    }
+    if let Some(code) = unresolved(r.status, &a.symbol, &r.candidates, &r.coverage, a.at.json)? {
+        return Ok(code);
+    }
+    if !a.at.json {
+        let mut out = std::io::stdout().lock();
+        if let Some(t) = &r.target {
+            writeln!(out, "{} {}  {}:{}", t.kind, t.qualified, t.path, t.line)?;
+        }
+        for rs in &r.refs {
+            let (site, from) = (&rs.site, &rs.from);
             let amb = match site.candidates {
                 0 | 1 => String::new(),
                 n => format!(" of {n}"),
@@ -199,42 +160,36 @@ pub fn refs(a: RefsArgs) -> Result<ExitCode> {
                 site.path, site.line, site.kind, from.qualified, site.provenance, site.confidence
             )?;
         }
-        if total == 0 {
+        if r.page.total == 0 {
             writeln!(out, "  no references found in the index")?;
-        } else if total > all.len() {
-            writeln!(out, "  ... {} more (--limit)", total - all.len())?;
+        } else if r.page.total > r.refs.len() {
+            writeln!(out, "  ... {} more (--limit)", r.page.total - r.refs.len())?;
         }
     }
-    note_stale(&cov);
+    note_stale(&r.coverage);
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn deps(a: DepsArgs) -> Result<ExitCode> {
-    let o = open(&a.at)?;
-    let cov = o.coverage();
-    let q = GraphQuery::new(&o.graph);
-    let path = normalize_path(&o.root, &a.file);
-    let Some(file) = q.file(&path) else {
-        anyhow::bail!(
-            "{} is not an indexed file ({} files indexed, {} skipped; see `ken index status --details`)",
-            a.file,
-            cov.files_indexed,
-            cov.files_skipped
-        );
-    };
-    let d = q.deps(file);
-    let mut out = std::io::stdout().lock();
+    let ws = open(a.at.repo.as_deref(), a.at.location.index_dir.clone())?;
+    let file = normalize_path(ws.root(), &a.file);
+    let d = ws
+        .analysis()
+        .deps(&DepsRequest {
+            file,
+            limit: None,
+            max_tokens: None,
+            cursor: None,
+        })
+        .map_err(cli_error)?;
     if a.at.json {
-        let j = serde_json::json!({ "file": d.path, "module": d.module, "imports": d.imports,
-            "imported_by": d.imported_by.iter().map(|(p, l)| serde_json::json!({"path": p, "lines": l})).collect::<Vec<_>>(),
-            "coverage": cov });
-        serde_json::to_writer_pretty(&mut out, &j)?;
-        writeln!(out)?;
+        print_json(&d)?;
     } else {
+        let mut out = std::io::stdout().lock();
         writeln!(
             out,
             "{}  (module {})",
-            d.path,
+            d.file,
             if d.module.is_empty() { "-" } else { &d.module }
         )?;
         writeln!(out, "imports:")?;
@@ -251,37 +206,30 @@ pub fn deps(a: DepsArgs) -> Result<ExitCode> {
             writeln!(out, "  {:>5}  {what}  -> {to}", i.line)?;
         }
         writeln!(out, "imported by:")?;
-        for (p, lines) in &d.imported_by {
-            let l: Vec<String> = lines.iter().map(u32::to_string).collect();
-            writeln!(out, "  {p}:{}", l.join(","))?;
+        for imp in &d.imported_by {
+            let l: Vec<String> = imp.lines.iter().map(u32::to_string).collect();
+            writeln!(out, "  {}:{}", imp.path, l.join(","))?;
         }
         if d.imported_by.is_empty() {
             writeln!(out, "  (no file in the repository)")?;
         }
     }
-    note_stale(&cov);
+    note_stale(&d.coverage);
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn stats(a: GraphStatsArgs) -> Result<ExitCode> {
-    let o = open(&a.at)?;
-    let cov = o.coverage();
-    let q = GraphQuery::new(&o.graph);
-    let s = q.stats();
-    let update = o
-        .snapshot
-        .manifest
-        .parts
-        .get("graph")
-        .and_then(|p| p.get("update"))
-        .cloned();
-    let mut out = std::io::stdout().lock();
+    let ws = open(a.at.repo.as_deref(), a.at.location.index_dir.clone())?;
+    let r = ws
+        .analysis()
+        .graph_stats(&GraphStatsRequest {})
+        .map_err(cli_error)?;
     if a.at.json {
-        let j = serde_json::json!({ "stats": s, "last_update": update, "coverage": cov });
-        serde_json::to_writer_pretty(&mut out, &j)?;
-        writeln!(out)?;
+        print_json(&r)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let s = &r.stats;
+    let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "nodes: {} files, {} symbols; edges: {}",
@@ -316,7 +264,7 @@ pub fn stats(a: GraphStatsArgs) -> Result<ExitCode> {
             pct(l.unresolved)
         )?;
     }
-    note_stale(&cov);
+    note_stale(&r.coverage);
     Ok(ExitCode::SUCCESS)
 }
 

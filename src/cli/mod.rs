@@ -8,6 +8,7 @@ mod graph_commands;
 mod impact_commands;
 mod progress;
 mod render;
+mod serve_commands;
 
 pub use args::{Cli, normalize_args};
 pub use commands::run;

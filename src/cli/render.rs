@@ -2,16 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::path::Path;
 
-use serde::Serialize;
-
-use crate::index::{
-    BuildReport, Coverage, IndexSnapshot, Manifest, SearchHit, SearchResults, SkippedFile, SymbolHit,
-    WorkingTreeDiff,
-};
+use crate::api::{IndexStatusResponse, SearchMode, SearchResponse};
+use crate::index::{BuildReport, Coverage, SearchHit, SymbolHit};
 use crate::lexical::{Grain, LineMatch};
-use crate::symbols::Diagnostic;
 
 pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     let m = &r.manifest;
@@ -78,61 +72,6 @@ fn counts(m: &BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-/// The data behind `ken index status`, also its JSON form.
-#[derive(Serialize)]
-pub struct StatusView<'a> {
-    pub root: String,
-    pub index_dir: String,
-    pub generation: u64,
-    pub ken_version: &'a str,
-    pub created_unix_ms: u64,
-    pub age_secs: u64,
-    pub summary: &'a crate::index::Summary,
-    pub last_build: &'a crate::index::BuildStats,
-    pub skipped: &'a [SkippedFile],
-    pub unsupported_by_extension: &'a BTreeMap<String, u64>,
-    pub diagnostics: Vec<FileDiagnostics<'a>>,
-    pub working_tree: &'a WorkingTreeDiff,
-    /// What the other layers stored in this generation (lexical, graph, vectors).
-    pub parts: &'a BTreeMap<String, serde_json::Value>,
-}
-
-#[derive(Serialize)]
-pub struct FileDiagnostics<'a> {
-    pub path: &'a str,
-    pub diagnostics: &'a [Diagnostic],
-}
-
-impl<'a> StatusView<'a> {
-    pub fn new(root: &Path, s: &'a IndexSnapshot, diff: &'a WorkingTreeDiff) -> Self {
-        let m: &Manifest = &s.manifest;
-        StatusView {
-            root: root.display().to_string(),
-            index_dir: s.index_dir().display().to_string(),
-            generation: s.generation(),
-            ken_version: &m.ken_version,
-            created_unix_ms: m.created_unix_ms,
-            age_secs: Coverage::of(s, None).index_age_secs,
-            summary: &m.summary,
-            last_build: &m.stats,
-            skipped: &s.table.skipped,
-            unsupported_by_extension: &s.table.unsupported_by_extension,
-            diagnostics: s
-                .table
-                .files
-                .iter()
-                .filter(|f| !f.diagnostics.is_empty())
-                .map(|f| FileDiagnostics {
-                    path: f.path.as_str(),
-                    diagnostics: &f.diagnostics,
-                })
-                .collect(),
-            working_tree: diff,
-            parts: &m.parts,
-        }
-    }
-}
-
 /// One line per stored part: what it holds.
 fn parts(out: &mut impl Write, parts: &BTreeMap<String, serde_json::Value>) -> io::Result<()> {
     let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
@@ -174,8 +113,8 @@ parts:"
     Ok(())
 }
 
-pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result<()> {
-    let s = v.summary;
+pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> io::Result<()> {
+    let s = &v.summary;
     writeln!(
         out,
         "index {} (generation {}, built {} ago by ken {})",
@@ -213,14 +152,15 @@ pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result
             f.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
         )?;
     }
-    if shown < v.skipped.len() {
+    let skipped_total: u64 = s.skipped_by_reason.values().sum();
+    if (shown as u64) < skipped_total {
         writeln!(
             out,
             "  ... {} more (--details lists all)",
-            v.skipped.len() - shown
+            skipped_total - shown as u64
         )?;
     }
-    parts(out, v.parts)?;
+    parts(out, &v.parts)?;
     writeln!(out, "\nfiles with parse errors: {}", s.files_with_diagnostics)?;
     let shown = if details {
         v.diagnostics.len()
@@ -228,18 +168,18 @@ pub fn status(out: &mut impl Write, v: &StatusView, details: bool) -> io::Result
         v.diagnostics.len().min(10)
     };
     for f in &v.diagnostics[..shown] {
-        for d in f.diagnostics {
+        for d in &f.diagnostics {
             writeln!(out, "  {}:{}: {}", f.path, d.line, d.message)?;
         }
     }
-    if shown < v.diagnostics.len() {
+    if (shown as u64) < s.files_with_diagnostics {
         writeln!(
             out,
             "  ... {} more (--details lists all)",
-            v.diagnostics.len() - shown
+            s.files_with_diagnostics - shown as u64
         )?;
     }
-    let wt = v.working_tree;
+    let wt = &v.working_tree;
     if wt.is_clean() {
         writeln!(out, "\nworking tree: up to date with the index")?;
     } else {
@@ -350,20 +290,56 @@ fn hit_line(out: &mut impl Write, h: &SearchHit) -> io::Result<()> {
     Ok(())
 }
 
-pub fn search_results(out: &mut impl Write, r: &SearchResults) -> io::Result<()> {
-    if let Some(files) = &r.files {
-        for f in files {
-            writeln!(out, "{}  ({:.1})", f.path, f.score)?;
-            if let Some(q) = &f.best.qualified_name {
-                writeln!(out, "    best: {} {}:{}", q, f.best.path, f.best.line)?;
+pub fn search_response(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
+    match r.mode {
+        SearchMode::Literal | SearchMode::Regex => line_matches(out, &r.matches),
+        SearchMode::Semantic => {
+            for h in &r.chunks {
+                writeln!(
+                    out,
+                    "{}:{}-{}  {}  ({:.3})",
+                    h.path,
+                    h.start_line,
+                    h.end_line,
+                    h.symbol.as_deref().unwrap_or("-"),
+                    h.score
+                )?;
             }
+            Ok(())
         }
-        return Ok(());
+        SearchMode::Hybrid => {
+            let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+            for f in &r.files {
+                let lines = f.lines.map_or(String::new(), |(s, e)| format!(":{s}-{e}"));
+                writeln!(
+                    out,
+                    "{}{lines}  ({:.4}; lexical #{}, semantic #{})",
+                    f.path,
+                    f.score,
+                    rank(f.lexical_rank),
+                    rank(f.semantic_rank)
+                )?;
+            }
+            Ok(())
+        }
+        SearchMode::Files => {
+            for f in &r.files {
+                writeln!(out, "{}  ({:.1})", f.path, f.score)?;
+                if let Some(b) = &f.best
+                    && let Some(q) = &b.qualified_name
+                {
+                    writeln!(out, "    best: {} {}:{}", q, b.path, b.line)?;
+                }
+            }
+            Ok(())
+        }
+        SearchMode::Lexical | SearchMode::Symbols => {
+            for h in &r.hits {
+                hit_line(out, h)?;
+            }
+            Ok(())
+        }
     }
-    for h in &r.hits {
-        hit_line(out, h)?;
-    }
-    Ok(())
 }
 
 pub fn search_coverage_note(c: &Coverage, empty: bool) {

@@ -15,7 +15,7 @@ use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
 use crate::lexical::is_test_path;
 use crate::symbols::{Definition, FileSymbols, SymbolKind};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {
     /// The declaration changed (name line, parameters, return type): callers may break.
@@ -37,7 +37,7 @@ impl ChangeKind {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ChangedSymbol {
     pub qualified_name: String,
     pub kind: SymbolKind,
@@ -52,7 +52,7 @@ pub struct ChangedSymbol {
     pub id: Option<SymbolId>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Step {
     pub from: String,
     pub to: String,
@@ -61,7 +61,7 @@ pub struct Step {
     pub confidence: f32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Affected {
     pub qualified_name: String,
     pub kind: Option<SymbolKind>,
@@ -75,14 +75,14 @@ pub struct Affected {
     pub is_test: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AffectedFile {
     pub path: String,
     pub score: f32,
     pub symbols: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TestToRun {
     pub path: String,
     /// The test function, when the graph reached one.
@@ -94,7 +94,7 @@ pub struct TestToRun {
     pub command: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EntryPointHit {
     pub kind: &'static str,
     pub name: String,
@@ -102,14 +102,14 @@ pub struct EntryPointHit {
     pub line: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Risk {
     /// `low`, `medium` or `high`.
     pub level: &'static str,
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Impact {
     pub changed_files: Vec<String>,
     pub changed: Vec<ChangedSymbol>,
@@ -238,7 +238,7 @@ pub fn changed_definitions(file: &ChangedFile<'_>) -> Vec<(Definition, ChangeKin
 
 pub struct ImpactAnalysis<'g> {
     graph: &'g CodeGraph,
-    sg: SymbolGraph,
+    sg: std::borrow::Cow<'g, SymbolGraph>,
     by_path: HashMap<&'g str, usize>,
 }
 
@@ -272,17 +272,21 @@ impl Ord for Frontier {
 
 impl<'g> ImpactAnalysis<'g> {
     pub fn new(graph: &'g CodeGraph) -> ImpactAnalysis<'g> {
+        Self::with_symbol_graph(graph, std::borrow::Cow::Owned(SymbolGraph::new(graph)))
+    }
+
+    /// Over a symbol graph already built from `graph` (a resident server keeps one).
+    pub fn with_symbol_graph(
+        graph: &'g CodeGraph,
+        sg: std::borrow::Cow<'g, SymbolGraph>,
+    ) -> ImpactAnalysis<'g> {
         let by_path = graph
             .files
             .iter()
             .enumerate()
             .map(|(i, f)| (f.path.as_str(), i))
             .collect();
-        ImpactAnalysis {
-            graph,
-            sg: SymbolGraph::new(graph),
-            by_path,
-        }
+        ImpactAnalysis { graph, sg, by_path }
     }
 
     fn name_of(&self, node: Node) -> String {

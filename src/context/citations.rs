@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::index::IndexSnapshot;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Citation {
     pub path: String,
     pub start_line: u32,

@@ -39,7 +39,7 @@ pub fn count_tokens(text: &str) -> usize {
     tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Shown {
     pub path: String,
     pub qualified_name: String,
@@ -50,7 +50,7 @@ pub struct Shown {
     pub tokens: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Neighbour {
     pub path: String,
     pub line: u32,
@@ -59,7 +59,7 @@ pub struct Neighbour {
     pub relation: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LeftOut {
     /// Ranked definitions not shown (over budget or below the cut).
     pub symbols: usize,
@@ -67,7 +67,7 @@ pub struct LeftOut {
     pub files: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ContextPack {
     pub budget: usize,
     pub tokens: usize,

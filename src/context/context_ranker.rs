@@ -23,11 +23,11 @@ use serde::Serialize;
 use super::{MentionKind, TaskMentions};
 use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
 use crate::index::{CodeSearch, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
-use crate::lexical::path_prior;
+use crate::lexical::{LexicalIndex, path_prior};
 use crate::symbols::SymbolKind;
 
 /// Which signals to use (all by default; the evaluation turns them off one at a time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Signals {
     pub lexical: bool,
     pub semantic: bool,
@@ -77,7 +77,7 @@ impl Signals {
 }
 
 /// Weights of the fused lists (see README.md for how they were chosen on the dev set).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Weights {
     pub k: f32,
     pub lexical: f32,
@@ -135,7 +135,7 @@ impl Weights {
 }
 
 /// Why something was chosen: its rank in each list it appeared in.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Why {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lexical: Option<usize>,
@@ -170,14 +170,14 @@ impl Why {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RankedFile {
     pub path: String,
     pub score: f32,
     pub why: Why,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RankedSymbol {
     pub qualified_name: String,
     /// Containers and name without the module (`Dataset.to_netcdf`).
@@ -192,7 +192,7 @@ pub struct RankedSymbol {
     pub id: Option<SymbolId>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Ranking {
     pub files: Vec<RankedFile>,
     pub symbols: Vec<RankedSymbol>,
@@ -216,8 +216,8 @@ const MAX_DEFINITIONS_PER_NAME: usize = 12;
 pub struct ContextRanker<'s> {
     snapshot: &'s IndexSnapshot,
     search: Option<CodeSearch<'s>>,
-    semantic: Option<SemanticIndex>,
-    graph: Option<CodeGraph>,
+    semantic: Option<&'s SemanticIndex>,
+    graph: Option<&'s CodeGraph>,
     missing: Vec<String>,
     signals: Signals,
     weights: Weights,
@@ -230,30 +230,33 @@ struct Acc {
     why: Why,
 }
 
+/// The opened parts a ranking reads, each one present or why not (a resident server opens
+/// them once and lends them to every request).
+pub struct RankerParts<'s> {
+    pub lexical: Result<LexicalIndex, String>,
+    pub semantic: Option<Result<&'s SemanticIndex, String>>,
+    pub graph: Result<&'s CodeGraph, String>,
+}
+
 impl<'s> ContextRanker<'s> {
-    /// Opens the parts the signals need; a missing part drops its signal (and says so).
-    /// `semantic` and `graph` are opened by the caller (concurrently, if it likes); `None`
-    /// opens the graph here.
+    /// A missing part drops its signal (and says so).
     pub fn new(
         snapshot: &'s IndexSnapshot,
         root: &std::path::Path,
-        semantic: Option<Result<SemanticIndex, IndexError>>,
-        graph: Option<Result<CodeGraph, IndexError>>,
+        parts: RankerParts<'s>,
         signals: Signals,
         weights: Weights,
     ) -> ContextRanker<'s> {
         let mut missing = Vec::new();
-        let search = match signals.lexical {
-            true => match CodeSearch::new(snapshot, root) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    missing.push(format!("lexical: {e}"));
-                    None
-                }
-            },
-            false => None,
+        let search = match (signals.lexical, parts.lexical) {
+            (true, Ok(l)) => Some(CodeSearch::with_lexical(snapshot, root, l)),
+            (true, Err(e)) => {
+                missing.push(format!("lexical: {e}"));
+                None
+            }
+            (false, _) => None,
         };
-        let semantic = match (signals.semantic, semantic) {
+        let semantic = match (signals.semantic, parts.semantic) {
             (true, Some(Ok(s))) => Some(s),
             (true, Some(Err(e))) => {
                 missing.push(format!("semantic: {e}"));
@@ -265,8 +268,8 @@ impl<'s> ContextRanker<'s> {
             }
             (false, _) => None,
         };
-        // Loaded whatever the signals: it also names and places the definitions found.
-        let graph = match graph.unwrap_or_else(|| snapshot.graph()) {
+        // Read whatever the signals: it also names and places the definitions found.
+        let graph = match parts.graph {
             Ok(g) => Some(g),
             Err(e) => {
                 if signals.graph || signals.mentions || signals.prior {
@@ -286,8 +289,8 @@ impl<'s> ContextRanker<'s> {
         }
     }
 
-    pub fn graph(&self) -> Option<&CodeGraph> {
-        self.graph.as_ref()
+    pub fn graph(&self) -> Option<&'s CodeGraph> {
+        self.graph
     }
 
     pub fn rank(&self, task: &str) -> Result<Ranking, IndexError> {
@@ -321,7 +324,7 @@ impl<'s> ContextRanker<'s> {
             }
         }
         // Semantic.
-        if let Some(sem) = &self.semantic {
+        if let Some(sem) = self.semantic {
             used.push("semantic");
             let hits = sem.search(task, SEMANTIC_CHUNKS)?;
             let mut file_rank = 0;
@@ -345,7 +348,7 @@ impl<'s> ContextRanker<'s> {
                 }
             }
         }
-        let index = self.graph.as_ref().map(GraphIndex::new);
+        let index = self.graph.map(GraphIndex::new);
         // Mentions.
         if self.signals.mentions
             && let (Some(g), Some(gi)) = (&self.graph, &index)

@@ -21,7 +21,9 @@ pub use change_impact::{
 };
 pub use citations::{Citation, find_citations, mark_unverified};
 pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pack};
-pub use context_ranker::{ContextRanker, RankedFile, RankedSymbol, Ranking, Signals, Weights, Why};
+pub use context_ranker::{
+    ContextRanker, RankedFile, RankedSymbol, RankerParts, Ranking, Signals, Weights, Why,
+};
 pub use overview::{Area, AreaEdge, CentralModule, EntryPoint, Overview, area_of};
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};
 pub use unified_diff::{FileDiff, UnifiedDiff};

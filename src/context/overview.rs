@@ -12,7 +12,7 @@ use crate::graph::CodeGraph;
 use crate::index::IndexSnapshot;
 use crate::symbols::SymbolKind;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Area {
     /// A top folder (two levels for `src/`, `crates/`, `lib/`, `packages/`).
     pub path: String,
@@ -21,7 +21,7 @@ pub struct Area {
     pub languages: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CentralModule {
     pub path: String,
     pub module: String,
@@ -30,7 +30,7 @@ pub struct CentralModule {
     pub key_symbols: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EntryPoint {
     /// `main`, `binary`, `cli`, `http-route`, `package-main`.
     pub kind: &'static str,
@@ -39,7 +39,7 @@ pub struct EntryPoint {
     pub name: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AreaEdge {
     pub from: String,
     pub to: String,
@@ -47,7 +47,7 @@ pub struct AreaEdge {
     pub references: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Overview {
     pub files: u64,
     pub lines: u64,

@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 /// How an identifier was written (stronger first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MentionKind {
     /// A stack-trace frame's function.
@@ -18,7 +20,7 @@ pub enum MentionKind {
     Prose,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct PathMention {
     /// As written, with `\` turned into `/` and leading `./` removed.
     pub path: String,

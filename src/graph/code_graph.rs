@@ -21,7 +21,7 @@ use crate::symbols::FileId;
 /// reused.
 pub const GRAPH_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileResolution {
     /// Aligned with the skeleton's `refs`.
     pub refs: Vec<Resolution>,
@@ -30,7 +30,7 @@ pub struct FileResolution {
     pub deps: Deps,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeGraph {
     pub version: u32,
     /// In `FileId` order (the index's file table order).
@@ -41,7 +41,7 @@ pub struct CodeGraph {
 }
 
 /// What one build of the graph did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphUpdate {
     pub full: bool,
     pub files_resolved: u64,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Sorted, deduplicated keys; names and modules as 64-bit hashes (a collision only causes an
 /// unneeded re-resolution).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Deps {
     pub files: Vec<u32>,
     pub names: Vec<u64>,

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::symbols::{FileSymbols, Import, ReferenceKind, RepoPath, SymbolKind};
 
 /// Languages that can see each other's definitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Family {
     Python,
     Rust,
@@ -45,7 +47,7 @@ impl Family {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DefNode {
     pub name: String,
     pub kind: SymbolKind,
@@ -66,7 +68,7 @@ pub struct DefNode {
 
 /// A local variable with a visible type: `value` is a callee (`Session`, `Cache::new`) whose
 /// result it holds, or `type_name` its written type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BindingNode {
     pub name: String,
     pub value: Option<String>,
@@ -75,7 +77,7 @@ pub struct BindingNode {
     pub enclosing: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RefNode {
     pub kind: ReferenceKind,
     pub name: String,
@@ -88,7 +90,7 @@ pub struct RefNode {
     pub enclosing: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileSkeleton {
     pub path: RepoPath,
     pub language: String,

@@ -17,11 +17,11 @@ pub const MAX_VISITED: usize = 2000;
 
 pub struct GraphQuery<'g> {
     pub graph: &'g CodeGraph,
-    pub sg: SymbolGraph,
+    pub sg: std::borrow::Cow<'g, SymbolGraph>,
 }
 
 /// A symbol (or a file's module-level code) as shown to users.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SymbolInfo {
     pub name: String,
     pub qualified: String,
@@ -33,7 +33,7 @@ pub struct SymbolInfo {
 }
 
 /// One reference site.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Site {
     pub path: String,
     pub line: u32,
@@ -45,7 +45,7 @@ pub struct Site {
 }
 
 /// One symbol reached by a traversal.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reached {
     pub symbol: SymbolInfo,
     pub depth: usize,
@@ -56,7 +56,7 @@ pub struct Reached {
     pub confidence: f32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Traversal {
     pub target: SymbolInfo,
     pub reached: Vec<Reached>,
@@ -64,7 +64,7 @@ pub struct Traversal {
     pub truncated: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ImportInfo {
     pub path: String,
     pub name: Option<String>,
@@ -73,7 +73,7 @@ pub struct ImportInfo {
     pub external: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FileDeps {
     pub path: String,
     pub module: String,
@@ -82,7 +82,7 @@ pub struct FileDeps {
     pub imported_by: Vec<(String, Vec<u32>)>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct LanguageRefs {
     pub references: u64,
     pub resolved: u64,
@@ -91,7 +91,7 @@ pub struct LanguageRefs {
     pub unresolved: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct GraphStats {
     pub files: u64,
     pub symbols: u64,
@@ -117,7 +117,15 @@ impl<'g> GraphQuery<'g> {
     pub fn new(graph: &'g CodeGraph) -> GraphQuery<'g> {
         GraphQuery {
             graph,
-            sg: SymbolGraph::new(graph),
+            sg: std::borrow::Cow::Owned(SymbolGraph::new(graph)),
+        }
+    }
+
+    /// Over a symbol graph already built from `graph` (a resident server keeps one).
+    pub fn with_symbol_graph(graph: &'g CodeGraph, sg: &'g SymbolGraph) -> GraphQuery<'g> {
+        GraphQuery {
+            graph,
+            sg: std::borrow::Cow::Borrowed(sg),
         }
     }
 

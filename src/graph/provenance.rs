@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// How a reference was tied to its definition, in falling order of confidence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provenance {
     /// Through an import or `use` of the file (`from .x import y`, `use crate::a::b`).

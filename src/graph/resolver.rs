@@ -27,7 +27,7 @@ const MAX_BASE_TYPES: usize = 64;
 /// Class bases per type, resolved in a first pass.
 pub type Bases = HashMap<SymbolId, Vec<SymbolId>>;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Resolution {
     /// `None`: unresolved.
     pub provenance: Option<Provenance>,
@@ -63,7 +63,7 @@ impl Resolution {
 }
 
 /// Where an import leads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImportTarget {
     pub files: Vec<FileId>,
     pub external: bool,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::{CodeGraph, Provenance, Resolver, SymbolId};
 use crate::symbols::{FileId, ReferenceKind};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EdgeKind {
     Contains,
@@ -64,6 +64,7 @@ pub struct Edge {
     pub index: u32,
 }
 
+#[derive(Clone)]
 pub struct SymbolGraph {
     pub graph: DiGraph<Node, Edge>,
     /// First symbol node of each file; file `i`'s node is `i`.

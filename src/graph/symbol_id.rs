@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::symbols::FileId;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct SymbolId {
     pub file: FileId,
     pub def: u32,

@@ -23,7 +23,7 @@ const FILE_GRAIN_TERMS: usize = 128;
 /// The reciprocal rank fusion constant.
 const RRF_K: f32 = 10.0;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     pub grain: Grain,
     pub path: String,
@@ -39,7 +39,7 @@ pub struct SearchHit {
     pub snippet: Option<Snippet>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FileHit {
     pub path: String,
     pub score: f32,
@@ -47,7 +47,7 @@ pub struct FileHit {
     pub best: SearchHit,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchResults {
     /// Query terms searched after pruning, rarest first.
     pub terms: Vec<String>,
@@ -56,7 +56,7 @@ pub struct SearchResults {
     pub files: Option<Vec<FileHit>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LineResults {
     pub matches: Vec<LineMatch>,
     pub files_searched: usize,
@@ -87,6 +87,15 @@ impl<'s> CodeSearch<'s> {
             root: root.to_path_buf(),
             lexical: snapshot.lexical()?,
         })
+    }
+
+    /// Over an already opened lexical part (a resident server keeps one per generation).
+    pub fn with_lexical(snapshot: &'s IndexSnapshot, root: &Path, lexical: LexicalIndex) -> CodeSearch<'s> {
+        CodeSearch {
+            snapshot,
+            root: root.to_path_buf(),
+            lexical,
+        }
     }
 
     pub fn search(

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::{IndexSnapshot, WorkingTreeDiff};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Coverage {
     pub files_indexed: u64,
     pub files_skipped: u64,

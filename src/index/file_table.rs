@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::SkipReason;
 use crate::symbols::{Diagnostic, RepoPath, SymbolKind};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileRecord {
     pub path: RepoPath,
     pub language: String,
@@ -35,7 +35,7 @@ impl FileRecord {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkippedFile {
     /// Repository-relative, `/`-separated (lossy when the name is not UTF-8).
     pub path: String,
@@ -43,7 +43,7 @@ pub struct SkippedFile {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileTable {
     /// Sorted by path; a file's position is its `FileId`.
     pub files: Vec<FileRecord>,

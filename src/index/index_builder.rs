@@ -35,7 +35,7 @@ const MAX_SEGMENTS: usize = 16;
 /// Bytes inspected for NUL to call a file binary (git's heuristic).
 const BINARY_PROBE: usize = 8000;
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct BuildReport {
     pub index_dir: PathBuf,
     pub manifest: Manifest,

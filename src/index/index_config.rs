@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the walker visits. Stored in the manifest so `ken index status` compares the working
 /// tree under the same rules the build used.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WalkConfig {
     /// Files larger than this are skipped (`too-large`).
     pub max_file_size: u64,

@@ -42,6 +42,11 @@ impl IndexSnapshot {
         Err(last_err.unwrap_or_else(|| IndexError::NoIndex(index_dir.to_path_buf())))
     }
 
+    /// The committed generation's number, read from `CURRENT` alone (cheap: a server polls it).
+    pub fn current_generation(index_dir: &Path) -> Result<Option<u64>, IndexError> {
+        IndexStore::new(index_dir).current()
+    }
+
     fn open_generation(store: &IndexStore, generation: u64) -> Result<IndexSnapshot, IndexError> {
         let manifest = store.read_manifest(generation)?;
         let table = store.read_file_table(generation)?;

@@ -9,7 +9,7 @@ use super::WalkConfig;
 
 pub const FORMAT_NAME: &str = "kenning-index";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Manifest {
     pub format: String,
     pub version: u32,
@@ -33,7 +33,7 @@ pub struct Manifest {
     pub summary: Summary,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SegmentInfo {
     pub id: u32,
     /// Records in the segment (live or not).
@@ -43,7 +43,7 @@ pub struct SegmentInfo {
     pub blake3: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildStats {
     /// The previous generation was not used (first build, `--full`, new extractor or format).
     pub full: bool,
@@ -59,14 +59,14 @@ pub struct BuildStats {
     pub total_ms: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LanguageSummary {
     pub files: u64,
     pub lines: u64,
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub files: u64,
     pub lines: u64,

@@ -7,7 +7,7 @@ use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::symbols::{Definition, FileId, FileSymbols, SymbolKind};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum MatchQuality {
     Exact,
@@ -15,7 +15,7 @@ pub enum MatchQuality {
     Prefix,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SymbolHit {
     pub kind: SymbolKind,
     pub name: String,

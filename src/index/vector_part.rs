@@ -25,7 +25,7 @@ pub const VECTOR_VERSION: u32 = 3;
 /// Rebuild the graph (and renumber) when more than this share of its points are tombstones.
 const MAX_DEAD_SHARE: f64 = 0.25;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChunkMeta {
     pub start_line: u32,
     pub end_line: u32,
@@ -36,7 +36,7 @@ pub struct ChunkMeta {
     pub id: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileChunks {
     pub path: String,
     /// The file's content hash when chunked.
@@ -44,7 +44,7 @@ pub struct FileChunks {
     pub chunks: Vec<ChunkMeta>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VectorStore {
     pub version: u32,
     pub model: String,
@@ -433,7 +433,7 @@ fn link_dir(from: &Path, to: &Path) -> Result<(), IndexError> {
 }
 
 /// A semantic match: one chunk of one file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SemanticHit {
     pub path: String,
     pub start_line: u32,
@@ -568,7 +568,7 @@ impl SemanticIndex {
 }
 
 /// A file ranked by reciprocal rank fusion of the lexical and semantic file rankings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FusedFile {
     pub path: String,
     pub score: f32,

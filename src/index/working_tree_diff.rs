@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{IndexError, IndexSnapshot, RepoWalker};
 use crate::lang::LanguageRegistry;
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct WorkingTreeDiff {
     pub changed: Vec<String>,
     pub added: Vec<String>,

@@ -28,7 +28,7 @@ const ENGLISH_STOP: &[&str] = &[
     "when", "which", "who", "why", "will", "would", "you", "your",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Grain {
     File,
@@ -54,7 +54,7 @@ impl Default for SearchOptions {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LexicalHit {
     pub grain: Grain,
     pub path: String,
@@ -70,7 +70,7 @@ pub struct LexicalHit {
 }
 
 /// Hits plus the terms actually searched (for snippets and explanations).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchOutcome {
     pub hits: Vec<LexicalHit>,
     pub terms: Vec<String>,
@@ -80,6 +80,7 @@ pub struct SearchOutcome {
     pub phrase_patterns: Vec<String>,
 }
 
+#[derive(Clone)]
 pub struct LexicalIndex {
     dir: PathBuf,
     fields: LexicalSchema,

@@ -17,7 +17,7 @@ pub enum LineSearchMode {
     Regex,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct LineMatch {
     pub path: String,
     pub line: u64,

@@ -8,7 +8,7 @@ use super::tokenize;
 pub const MARK_OPEN: &str = "**";
 pub const MARK_CLOSE: &str = "**";
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Snippet {
     /// 1-based line of the first snippet line.
     pub line: u32,

@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 
 /// Dense id of a file inside one index generation (its row in the sorted file table).
 /// Ids are not stable across generations; `RepoPath` is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct FileId(pub u32);
 
 impl FileId {

@@ -13,7 +13,7 @@ use super::{Diagnostic, ReferenceKind, Span, SymbolKind};
 /// with another layout are re-parsed instead of mis-decoded.
 pub const RECORD_VERSION: u32 = 3;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Definition {
     pub kind: SymbolKind,
     pub name: String,
@@ -30,7 +30,7 @@ pub struct Definition {
     pub doc: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reference {
     pub kind: ReferenceKind,
     /// The referenced name (`register_hook` in `self.session.register_hook(..)`).
@@ -46,7 +46,7 @@ pub struct Reference {
     pub enclosing: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Import {
     /// The module path as written (`os.path`, `.models`, `crate::a::b`, `./util`, `fmt`).
     pub path: String,
@@ -61,7 +61,7 @@ pub struct Import {
 
 /// A variable whose type is visible where it is bound: `s = Session()`, `let c = Cache::new()`,
 /// `x: Foo = ...`, `Foo x = ...`. Receivers named like it resolve through its type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Binding {
     pub name: String,
     /// The callee of the initializer as written (`requests.Session`, `Cache::new`).
@@ -73,7 +73,7 @@ pub struct Binding {
     pub enclosing: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileSymbols {
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,

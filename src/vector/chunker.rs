@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::symbols::{FileSymbols, SymbolKind};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChunkConfig {
     pub max_lines: u32,
     pub window: u32,
@@ -36,7 +36,7 @@ impl Default for ChunkConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Chunk {
     /// 1-based, inclusive.
     pub start_line: u32,

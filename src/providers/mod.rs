@@ -1,5 +1,12 @@
-//! Model providers. `embedder_from_settings` makes the semantic index's model again from the
+//! Model access: chat and embedding providers behind traits (OpenAI-compatible chat, the
+//! OpenAI-compatible and Ollama embedding APIs, the local MiniLM weights), with one retrying
+//! HTTP client. `embedder_from_settings` makes the semantic index's model again from the
 //! settings stored in the index, so later builds and queries use the model a build chose.
+//!
+//! Invariants:
+//! - This is the lowest layer that touches the network; layers below receive what it makes
+//!   through traits (`vector::Embedder`).
+//! - Secrets are read from environment variables named in settings, never stored.
 
 mod chat_model;
 mod http_client;

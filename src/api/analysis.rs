@@ -1,0 +1,133 @@
+//! `Analysis`: one committed generation, opened for queries. Its parts (lexical, graph,
+//! semantic) are opened on first use and kept, so a resident server pays for them once per
+//! generation and every request after that reads them in place. An `Analysis` never changes:
+//! a new generation is a new `Analysis`, swapped in by the [`super::Workspace`].
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use super::ApiError;
+use super::workspace::Staleness;
+use crate::graph::{CodeGraph, GraphQuery, SymbolGraph};
+use crate::index::{Coverage, IndexError, IndexSnapshot, SemanticIndex, WorkingTreeDiff};
+use crate::lexical::LexicalIndex;
+use crate::providers::embedder_from_settings;
+use crate::vector::Embedder;
+
+pub struct Analysis {
+    root: PathBuf,
+    snapshot: IndexSnapshot,
+    staleness: Staleness,
+    lexical: OnceLock<Result<LexicalIndex, String>>,
+    graph: OnceLock<Result<CodeGraph, String>>,
+    symbol_graph: OnceLock<SymbolGraph>,
+    semantic: OnceLock<Result<SemanticIndex, String>>,
+}
+
+impl Analysis {
+    pub(super) fn new(root: PathBuf, snapshot: IndexSnapshot, staleness: Staleness) -> Analysis {
+        Analysis {
+            root,
+            snapshot,
+            staleness,
+            lexical: OnceLock::new(),
+            graph: OnceLock::new(),
+            symbol_graph: OnceLock::new(),
+            semantic: OnceLock::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn snapshot(&self) -> &IndexSnapshot {
+        &self.snapshot
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.snapshot.generation()
+    }
+
+    /// What an answer from this generation covers, with the working tree's staleness: from
+    /// the watcher when one runs, else a quick metadata check of the indexed files.
+    pub fn coverage(&self) -> Coverage {
+        match &self.staleness {
+            Staleness::Scan => {
+                let diff = WorkingTreeDiff::quick(&self.root, &self.snapshot);
+                Coverage::of(&self.snapshot, Some(&diff))
+            }
+            Staleness::Watched(w) => {
+                let mut c = Coverage::of(&self.snapshot, None);
+                c.stale = Some(w.pending());
+                c
+            }
+        }
+    }
+
+    pub fn lexical(&self) -> Result<&LexicalIndex, ApiError> {
+        self.lexical
+            .get_or_init(|| self.snapshot.lexical().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ApiError::Unavailable(format!("the lexical part: {e}")))
+    }
+
+    pub fn graph(&self) -> Result<&CodeGraph, ApiError> {
+        self.graph
+            .get_or_init(|| self.snapshot.graph().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+    }
+
+    /// The code graph as petgraph, built once per generation.
+    pub fn symbol_graph(&self) -> Result<&SymbolGraph, ApiError> {
+        let g = self.graph()?;
+        Ok(self.symbol_graph.get_or_init(|| SymbolGraph::new(g)))
+    }
+
+    /// Graph queries over the kept graphs.
+    pub fn graph_query(&self) -> Result<GraphQuery<'_>, ApiError> {
+        Ok(GraphQuery::with_symbol_graph(self.graph()?, self.symbol_graph()?))
+    }
+
+    /// The semantic part with the model it was built with.
+    pub fn semantic(&self) -> Result<&SemanticIndex, ApiError> {
+        self.semantic
+            .get_or_init(|| {
+                let embedder = stored_embedder(&self.snapshot).map_err(|e| e.to_string())?;
+                self.snapshot.semantic_with(embedder).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| ApiError::Unavailable(format!("the semantic part: {e}")))
+    }
+
+    pub fn has_semantic(&self) -> bool {
+        self.snapshot.manifest.parts.contains_key("vectors")
+    }
+
+    /// Opens the graph and the semantic part side by side (the two big loads of a cold
+    /// context query).
+    pub fn warm(&self, semantic: bool) {
+        std::thread::scope(|s| {
+            if semantic && self.has_semantic() {
+                s.spawn(|| {
+                    let _ = self.semantic();
+                });
+            }
+            let _ = self.symbol_graph();
+            let _ = self.lexical();
+        });
+    }
+}
+
+/// The model the index's semantic part was built with (`None`: the built-in one).
+pub fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>, IndexError> {
+    match snapshot.embedder_settings() {
+        None => Ok(None),
+        Some(s) => embedder_from_settings(s).map_err(|e| {
+            IndexError::Vector(format!(
+                "cannot reach the embedding model this index was built with: {e}"
+            ))
+        }),
+    }
+}

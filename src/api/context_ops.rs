@@ -1,0 +1,260 @@
+//! `context`, `ask`, `overview`: what matters for a task, ranked from every signal and packed
+//! into a token budget; an answer with checked citations (when a model is configured); and a
+//! repository map.
+
+use serde::{Deserialize, Serialize};
+
+use super::page::{cap_query, check_limit, check_tokens};
+use super::{Analysis, ApiError};
+use crate::context::{
+    Citation, ContextPack, ContextRanker, Overview, RankedFile, RankedSymbol, RankerParts, Ranking, Signals,
+    Weights, find_citations, mark_unverified, pack,
+};
+use crate::index::Coverage;
+use crate::providers::{ChatMessage, ChatModel, OpenAiChat};
+
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRequest {
+    /// The task: an issue text, a question, a stack trace.
+    pub task: String,
+    /// Tokens (cl100k) the packed code may take (default 8000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// Ranked files listed (default 20).
+    #[serde(default)]
+    pub files: Option<usize>,
+    /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default:
+    /// the tuned set).
+    #[serde(default)]
+    pub signals: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SignalsUsed {
+    pub used: Vec<&'static str>,
+    /// Signals asked for but unavailable, with why.
+    pub missing: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ContextResponse {
+    pub task: String,
+    /// Ranked files, best first, each with its rank in every signal that found it.
+    pub files: Vec<RankedFile>,
+    pub symbols: Vec<RankedSymbol>,
+    /// The packed code (`pack.text`, markdown with `path:start-end` headers).
+    pub pack: ContextPack,
+    pub truncated: bool,
+    pub signals: SignalsUsed,
+    pub notes: Vec<String>,
+    pub generation: u64,
+    pub coverage: Coverage,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskRequest {
+    /// The question.
+    pub question: String,
+    /// Tokens of code given to the model (or shown without one; default 6000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AskResponse {
+    pub question: String,
+    /// The model's answer with unverified citations marked; absent without a model.
+    pub answer: Option<String>,
+    pub model: Option<String>,
+    /// Every `path:line` the answer cites, checked against the index.
+    pub citations: Vec<Citation>,
+    pub files: Vec<RankedFile>,
+    pub symbols: Vec<RankedSymbol>,
+    pub pack: ContextPack,
+    pub signals: SignalsUsed,
+    pub overview: Overview,
+    pub overview_markdown: String,
+    pub notes: Vec<String>,
+    pub generation: u64,
+    pub coverage: Coverage,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverviewRequest {
+    /// Tokens (cl100k) the markdown overview may take (default 2000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct OverviewResponse {
+    pub overview: Overview,
+    pub markdown: String,
+    pub notes: Vec<String>,
+    pub generation: u64,
+    pub coverage: Coverage,
+}
+
+/// Tokens of the overview given alongside an answer's context.
+const ASK_OVERVIEW_BUDGET: usize = 700;
+/// Files listed with an answer.
+const ASK_FILES: usize = 20;
+
+const ASK_SYSTEM: &str = "You answer questions about a code repository for a developer who is new to it. \
+Use only the repository overview and code given. Cite the code you rely on as path:line or path:start-end, \
+exactly as the headers of the code sections give them. If the code given does not answer the question, say so \
+and name the files that look closest. Be concise.";
+
+impl Analysis {
+    fn rank_and_pack(
+        &self,
+        task: &str,
+        signals: Signals,
+        budget: usize,
+    ) -> Result<(Ranking, ContextPack), ApiError> {
+        let weights = match std::env::var("KEN_CONTEXT_WEIGHTS") {
+            Ok(spec) => Weights::default().with_overrides(&spec),
+            Err(_) => Weights::default(),
+        };
+        // The two big loads side by side: the semantic part and the code graph.
+        std::thread::scope(|s| {
+            if signals.semantic && self.has_semantic() {
+                s.spawn(|| {
+                    let _ = self.semantic();
+                });
+            }
+            let _ = self.graph();
+        });
+        let parts = RankerParts {
+            lexical: self.lexical().cloned().map_err(|e| e.to_string()),
+            semantic: signals
+                .semantic
+                .then(|| self.semantic().map_err(|e| e.to_string())),
+            graph: self.graph().map_err(|e| e.to_string()),
+        };
+        let ranker = ContextRanker::new(self.snapshot(), self.root(), parts, signals, weights);
+        let ranking = ranker.rank(task)?;
+        let packed = pack(&ranking, self.snapshot(), self.root(), ranker.graph(), budget)?;
+        Ok((ranking, packed))
+    }
+
+    pub fn context(&self, r: &ContextRequest) -> Result<ContextResponse, ApiError> {
+        let (task, note) = cap_query("task", &r.task)?;
+        let budget = check_tokens(r.max_tokens)?.unwrap_or(8000);
+        let files = check_limit("files", r.files, 20, 500)?;
+        let signals = match &r.signals {
+            Some(list) => Signals::parse(list).map_err(|e| ApiError::invalid("signals", e))?,
+            None => Signals::default(),
+        };
+        let (mut ranking, packed) = self.rank_and_pack(&task, signals, budget)?;
+        ranking.files.truncate(files);
+        Ok(ContextResponse {
+            task,
+            files: ranking.files,
+            symbols: ranking.symbols,
+            truncated: packed.truncated,
+            pack: packed,
+            signals: SignalsUsed {
+                used: ranking.signals_used,
+                missing: ranking.signals_missing,
+            },
+            notes: note.into_iter().collect(),
+            generation: self.generation(),
+            coverage: self.coverage(),
+        })
+    }
+
+    pub fn ask(&self, r: &AskRequest) -> Result<AskResponse, ApiError> {
+        self.ask_with(
+            r,
+            OpenAiChat::from_env().map(|m| Box::new(m) as Box<dyn ChatModel>),
+        )
+    }
+
+    /// `ask` with a given model (`None`: the context and the overview, without an answer).
+    pub fn ask_with(
+        &self,
+        r: &AskRequest,
+        model: Option<Box<dyn ChatModel>>,
+    ) -> Result<AskResponse, ApiError> {
+        let (question, note) = cap_query("question", &r.question)?;
+        let budget = check_tokens(r.max_tokens)?.unwrap_or(6000);
+        let (mut ranking, packed) = self.rank_and_pack(&question, Signals::default(), budget)?;
+        ranking.files.truncate(ASK_FILES);
+        let overview = Overview::build(self.snapshot(), self.graph().ok());
+        let overview_markdown = overview.markdown(ASK_OVERVIEW_BUDGET);
+        let mut notes: Vec<String> = note.into_iter().collect();
+        let (answer, model_id, citations) = match model {
+            None => {
+                notes.push(
+                    "no model configured (set OPENAI_API_KEY and/or OPENAI_BASE_URL, KEN_MODEL): the relevant code and an overview".into(),
+                );
+                (None, None, Vec::new())
+            }
+            Some(model) => {
+                let prompt = format!(
+                    "Question: {question}\n\n{overview_markdown}\n## Code\n\n{}",
+                    packed.text
+                );
+                let answer = model
+                    .complete(&[ChatMessage::system(ASK_SYSTEM), ChatMessage::user(prompt)])
+                    .map_err(|e| ApiError::Unavailable(format!("asking {}: {e}", model.id())))?;
+                let citations = find_citations(&answer, self.snapshot());
+                let invalid = citations.iter().filter(|c| !c.valid).count();
+                if invalid > 0 {
+                    notes.push(format!(
+                        "{invalid} citation(s) in the answer do not exist in the index; marked [unverified]"
+                    ));
+                }
+                (
+                    Some(mark_unverified(&answer, &citations)),
+                    Some(model.id()),
+                    citations,
+                )
+            }
+        };
+        Ok(AskResponse {
+            question,
+            answer,
+            model: model_id,
+            citations,
+            files: ranking.files,
+            symbols: ranking.symbols,
+            pack: packed,
+            signals: SignalsUsed {
+                used: ranking.signals_used,
+                missing: ranking.signals_missing,
+            },
+            overview,
+            overview_markdown,
+            notes,
+            generation: self.generation(),
+            coverage: self.coverage(),
+        })
+    }
+
+    pub fn overview(&self, r: &OverviewRequest) -> Result<OverviewResponse, ApiError> {
+        let budget = check_tokens(r.max_tokens)?.unwrap_or(2000);
+        let mut notes = Vec::new();
+        let graph = match self.graph() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                notes.push(format!(
+                    "{e}: central modules, entry points and calls are left out"
+                ));
+                None
+            }
+        };
+        let overview = Overview::build(self.snapshot(), graph);
+        Ok(OverviewResponse {
+            markdown: overview.markdown(budget),
+            overview,
+            notes,
+            generation: self.generation(),
+            coverage: self.coverage(),
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! The one typed query layer: every front end (the CLI, the MCP and JSON HTTP servers, the
+//! agent) asks the index through it. A [`Workspace`] is the host: it opens a repository's
+//! index once, holds the current generation as an [`Analysis`] and swaps in new ones after a
+//! build; each request runs on the `Analysis` it started with. Requests and responses are
+//! plain serde types with JSON schemas; every response carries its coverage and the index
+//! generation it was answered from.
+//!
+//! Invariants:
+//! - Nothing here prints; front ends render responses.
+//! - `ken X --json` prints exactly the serialized response a server returns for the same
+//!   request (tested for every operation).
+//! - Paths a request names are confined to the repository (`repo_file`); limits and budgets
+//!   are checked here, once, for every front end.
+
+mod analysis;
+mod api_error;
+mod context_ops;
+mod graph_ops;
+mod impact;
+mod index_status;
+mod operation;
+mod page;
+mod repo_file;
+mod repo_watcher;
+mod search;
+mod workspace;
+
+pub use analysis::{Analysis, stored_embedder};
+pub use api_error::{ApiError, ErrorBody};
+pub use context_ops::{
+    AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse, SignalsUsed,
+};
+pub use graph_ops::{
+    CallDirection, CallsRequest, CallsResponse, DepsRequest, DepsResponse, GraphStatsRequest,
+    GraphStatsResponse, Importer, LookupStatus, RefSite, RefsRequest, RefsResponse, SymbolRequest,
+    SymbolResponse,
+};
+pub use impact::{ImpactRequest, ImpactResponse};
+pub use index_status::{FileDiagnostics, IndexStatusRequest, IndexStatusResponse};
+pub use operation::Operation;
+pub use page::{MAX_QUERY_BYTES, PageInfo};
+pub use repo_file::{ReadSpanRequest, ReadSpanResponse, confined_file, repo_path};
+pub use repo_watcher::RepoWatcher;
+pub use search::{ChunkHit, SearchFile, SearchMode, SearchRequest, SearchResponse};
+pub use workspace::{RefreshReport, ReindexRequest, ReindexResponse, Staleness, WatchState, Workspace};

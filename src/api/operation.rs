@@ -1,0 +1,241 @@
+//! `Operation`: the closed list of what the query layer answers, with each operation's name,
+//! description (written for a model), and request and response JSON schemas. Servers
+//! dispatch through [`Workspace::call`]; the CLI calls the typed methods and prints the same
+//! serialized responses.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::context_ops::{
+    AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse,
+};
+use super::graph_ops::{
+    CallDirection, CallsRequest, CallsResponse, DepsRequest, DepsResponse, GraphStatsRequest,
+    GraphStatsResponse, RefsRequest, RefsResponse, SymbolRequest, SymbolResponse,
+};
+use super::impact::{ImpactRequest, ImpactResponse};
+use super::index_status::{IndexStatusRequest, IndexStatusResponse};
+use super::repo_file::{ReadSpanRequest, ReadSpanResponse};
+use super::search::{SearchRequest, SearchResponse};
+use super::workspace::{ReindexRequest, ReindexResponse};
+use super::{ApiError, Workspace};
+use crate::index::NoProgress;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    Search,
+    Symbol,
+    Callers,
+    Callees,
+    Refs,
+    Deps,
+    GraphStats,
+    Context,
+    Ask,
+    Overview,
+    Impact,
+    IndexStatus,
+    ReadSpan,
+    Reindex,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 14] = [
+        Operation::Search,
+        Operation::Symbol,
+        Operation::Callers,
+        Operation::Callees,
+        Operation::Refs,
+        Operation::Deps,
+        Operation::GraphStats,
+        Operation::Context,
+        Operation::Ask,
+        Operation::Overview,
+        Operation::Impact,
+        Operation::IndexStatus,
+        Operation::ReadSpan,
+        Operation::Reindex,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Search => "search",
+            Operation::Symbol => "symbol",
+            Operation::Callers => "callers",
+            Operation::Callees => "callees",
+            Operation::Refs => "refs",
+            Operation::Deps => "deps",
+            Operation::GraphStats => "graph_stats",
+            Operation::Context => "context",
+            Operation::Ask => "ask",
+            Operation::Overview => "overview",
+            Operation::Impact => "impact",
+            Operation::IndexStatus => "index_status",
+            Operation::ReadSpan => "read_span",
+            Operation::Reindex => "reindex",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|o| o.name() == name)
+    }
+
+    /// Everything but `reindex` only reads.
+    pub fn read_only(self) -> bool {
+        self != Operation::Reindex
+    }
+
+    /// Served as an MCP tool (`ask` needs a model of its own and `graph_stats` is for people;
+    /// both stay in the JSON API).
+    pub fn is_tool(self) -> bool {
+        !matches!(self, Operation::Ask | Operation::GraphStats)
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Operation::Search => {
+                "Search the repository's code. Default mode `hybrid` ranks files by fusing keyword (BM25 over identifiers, \
+                 signatures and code) and meaning; `lexical` and `symbols` return definitions with snippets; `semantic` returns \
+                 code chunks close in meaning; `files` ranks files; `literal` and `regex` return every matching line like ripgrep. \
+                 Accepts identifiers, error messages or a whole issue text, with \"phrases\" and lang:/kind:/path: filters."
+            }
+            Operation::Symbol => {
+                "Find definitions by name or qualified name (`Session.send`, `grep::Searcher::new`, or a prefix): kind, path, line, \
+                 signature and doc. Exact matches first, then case-insensitive, then prefix."
+            }
+            Operation::Callers => {
+                "Who calls a function or method, to a depth of 1-10 levels, with each call site and how sure the resolution is. The \
+                 symbol is a qualified name, `path:line`, or a plain name (if it names several definitions, status is `ambiguous` \
+                 and `candidates` lists them)."
+            }
+            Operation::Callees => {
+                "What a function or method calls, to a depth of 1-10 levels, with call sites and confidence. Same symbol forms as \
+                 `callers`."
+            }
+            Operation::Refs => {
+                "Every reference to a symbol across the repository: calls, type uses, inheritance, with the enclosing definition \
+                 and confidence of each."
+            }
+            Operation::Deps => {
+                "A file's imports, each resolved to repository files or marked external, and the files that import it."
+            }
+            Operation::GraphStats => {
+                "The code graph as a whole: nodes, edges by kind and provenance, resolution by language."
+            }
+            Operation::Context => {
+                "The code relevant to a task (an issue, a bug report, a question, a stack trace): files and definitions ranked from \
+                 every signal with the reasons, and the code itself packed into `max_tokens` (default 8000) as markdown with \
+                 path:line citations (`pack.text`). Call this first for a new task."
+            }
+            Operation::Ask => {
+                "Answer a question about the repository with a configured chat model, citing path:line checked against the index; \
+                 without a model, the relevant code and an overview."
+            }
+            Operation::Overview => {
+                "A map of the repository for a newcomer: layout, languages, central modules, entry points, and how the main parts \
+                 call each other, as markdown within `max_tokens` (default 2000)."
+            }
+            Operation::Impact => {
+                "The blast radius of a change: the definitions a unified diff (`patch`), a git range, the staged changes or the \
+                 named `symbols` change, what depends on them and by which path, public API and entry points reached, the tests to \
+                 run with ready commands, and a risk level. Without arguments: the working tree against HEAD."
+            }
+            Operation::IndexStatus => {
+                "What the index covers: files by language, symbols, skipped files by reason, parse errors, the index's age and \
+                 generation, files changed since the build, and the server's last refresh."
+            }
+            Operation::ReadSpan => {
+                "Read lines of a repository file: `path:START-END` (1-based, inclusive), `path:LINE` or `path`. Paths are \
+                 relative to the repository root and cannot leave it."
+            }
+            Operation::Reindex => {
+                "Bring the index up to date with the working tree now (incremental: only changed files are parsed; `full` parses \
+                 everything). The server also does this by itself when files change."
+            }
+        }
+    }
+
+    pub fn input_schema(self) -> serde_json::Value {
+        fn s<T: schemars::JsonSchema>() -> serde_json::Value {
+            schemars::schema_for!(T).to_value()
+        }
+        match self {
+            Operation::Search => s::<SearchRequest>(),
+            Operation::Symbol => s::<SymbolRequest>(),
+            Operation::Callers | Operation::Callees => s::<CallsRequest>(),
+            Operation::Refs => s::<RefsRequest>(),
+            Operation::Deps => s::<DepsRequest>(),
+            Operation::GraphStats => s::<GraphStatsRequest>(),
+            Operation::Context => s::<ContextRequest>(),
+            Operation::Ask => s::<AskRequest>(),
+            Operation::Overview => s::<OverviewRequest>(),
+            Operation::Impact => s::<ImpactRequest>(),
+            Operation::IndexStatus => s::<IndexStatusRequest>(),
+            Operation::ReadSpan => s::<ReadSpanRequest>(),
+            Operation::Reindex => s::<ReindexRequest>(),
+        }
+    }
+
+    pub fn output_schema(self) -> serde_json::Value {
+        fn s<T: schemars::JsonSchema>() -> serde_json::Value {
+            schemars::schema_for!(T).to_value()
+        }
+        match self {
+            Operation::Search => s::<SearchResponse>(),
+            Operation::Symbol => s::<SymbolResponse>(),
+            Operation::Callers | Operation::Callees => s::<CallsResponse>(),
+            Operation::Refs => s::<RefsResponse>(),
+            Operation::Deps => s::<DepsResponse>(),
+            Operation::GraphStats => s::<GraphStatsResponse>(),
+            Operation::Context => s::<ContextResponse>(),
+            Operation::Ask => s::<AskResponse>(),
+            Operation::Overview => s::<OverviewResponse>(),
+            Operation::Impact => s::<ImpactResponse>(),
+            Operation::IndexStatus => s::<IndexStatusResponse>(),
+            Operation::ReadSpan => s::<ReadSpanResponse>(),
+            Operation::Reindex => s::<ReindexResponse>(),
+        }
+    }
+}
+
+fn parse<T: DeserializeOwned>(args: serde_json::Value) -> Result<T, ApiError> {
+    // An absent argument object is an empty one.
+    let args = match args {
+        serde_json::Value::Null => serde_json::json!({}),
+        a => a,
+    };
+    serde_json::from_value(args).map_err(|e| ApiError::invalid("arguments", e.to_string()))
+}
+
+fn value<T: Serialize>(r: Result<T, ApiError>) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(r?).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
+}
+
+impl Workspace {
+    /// Answers one operation from JSON arguments on the current generation.
+    pub fn call(&self, op: Operation, args: serde_json::Value) -> Result<serde_json::Value, ApiError> {
+        let a = self.analysis();
+        match op {
+            Operation::Search => value(a.search(&parse(args)?)),
+            Operation::Symbol => value(a.symbol(&parse(args)?)),
+            Operation::Callers => value(a.calls(&parse(args)?, CallDirection::Callers)),
+            Operation::Callees => value(a.calls(&parse(args)?, CallDirection::Callees)),
+            Operation::Refs => value(a.refs(&parse(args)?)),
+            Operation::Deps => value(a.deps(&parse(args)?)),
+            Operation::GraphStats => value(a.graph_stats(&parse(args)?)),
+            Operation::Context => value(a.context(&parse(args)?)),
+            Operation::Ask => value(a.ask(&parse(args)?)),
+            Operation::Overview => value(a.overview(&parse(args)?)),
+            Operation::Impact => value(a.impact(&parse(args)?)),
+            Operation::IndexStatus => value(self.index_status(&parse(args)?)),
+            Operation::ReadSpan => value(a.read_span(&parse(args)?)),
+            Operation::Reindex => value(self.reindex(&parse(args)?, &NoProgress)),
+        }
+    }
+
+    /// The index status with what this workspace's watcher knows.
+    pub fn index_status(&self, r: &IndexStatusRequest) -> Result<IndexStatusResponse, ApiError> {
+        let watch = self.watch_state().map(|w| w.last());
+        self.analysis().index_status(r, watch)
+    }
+}

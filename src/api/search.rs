@@ -1,0 +1,269 @@
+//! `search`: lexical, semantic, hybrid (the default with a semantic part), files, symbols, and
+//! literal or regex line search, in one request type. One answer shape for every mode: the
+//! lists a mode does not fill are empty.
+
+use serde::{Deserialize, Serialize};
+
+use super::page::{PageInfo, Paging, cap_query};
+use super::{Analysis, ApiError};
+use crate::index::{CodeSearch, Coverage, FusedFile, SearchHit, SearchTarget, SemanticHit, fuse_files};
+use crate::lexical::{LineMatch, LineSearchMode};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Files ranked by fusing the lexical and the semantic rankings (the default when the
+    /// index has a semantic part).
+    Hybrid,
+    /// BM25 over definitions and files, best first (the default without a semantic part).
+    Lexical,
+    /// Code chunks nearest to the query in meaning.
+    Semantic,
+    /// Files ranked by their best lexical hits.
+    Files,
+    /// Definitions only.
+    Symbols,
+    /// Every line containing the query text exactly (like `rg -F`).
+    Literal,
+    /// Every line matching the query as a regular expression (like `rg`).
+    Regex,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Free text (identifiers, an error message, a whole issue), with `"phrases"` and the
+    /// filters `lang:`, `kind:`, `path:` (each negatable with `-`); a pattern for literal/regex.
+    pub query: String,
+    /// Default: hybrid when the index has a semantic part, else lexical.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    /// Case-insensitive literal/regex matching.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Results per page (default 20; lines: 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Token budget (cl100k) for the results of this page.
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// From a previous answer's `page.next_cursor`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// With `files`: plain whole-file BM25 without priors (the evaluation's baseline).
+    #[serde(default)]
+    pub plain_bm25: bool,
+}
+
+/// A semantic chunk hit with the definition that owns it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ChunkHit {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: Option<String>,
+    pub score: f32,
+}
+
+/// A ranked file: from the lexical file ranking (`best` set) or the hybrid fusion (ranks set).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchFile {
+    pub path: String,
+    pub score: f32,
+    /// The best-scoring lexical hit inside the file.
+    pub best: Option<SearchHit>,
+    /// 1-based ranks in the lexical and semantic lists (hybrid).
+    pub lexical_rank: Option<usize>,
+    pub semantic_rank: Option<usize>,
+    /// The best semantic chunk's lines (hybrid).
+    pub lines: Option<(u32, u32)>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchResponse {
+    pub query: String,
+    pub mode: SearchMode,
+    /// Query terms the lexical ranking used (long queries are pruned to the rarest).
+    pub terms: Vec<String>,
+    /// Lexical hits (modes lexical, symbols).
+    pub hits: Vec<SearchHit>,
+    /// Ranked files (modes files, hybrid).
+    pub files: Vec<SearchFile>,
+    /// Semantic chunks (mode semantic).
+    pub chunks: Vec<ChunkHit>,
+    /// Matching lines (modes literal, regex).
+    pub matches: Vec<LineMatch>,
+    /// Literal/regex: files read, and files the index ruled out unread.
+    pub files_searched: Option<usize>,
+    pub files_skipped_by_index: Option<usize>,
+    /// Semantic/hybrid: chunks in the semantic part.
+    pub chunks_searched: Option<usize>,
+    /// Hybrid: the reciprocal rank fusion constant.
+    pub rrf_k: Option<f32>,
+    pub page: PageInfo,
+    /// What could not be done as asked (a query cut to its first 64 KiB, say).
+    pub notes: Vec<String>,
+    pub generation: u64,
+    pub coverage: Coverage,
+}
+
+/// Reciprocal rank fusion constant for hybrid (the usual 60: neither list dominates).
+const HYBRID_RRF_K: f32 = 60.0;
+const MAX_LIMIT: usize = 1000;
+const MAX_LINES: usize = 100_000;
+
+impl Analysis {
+    pub fn search(&self, r: &SearchRequest) -> Result<SearchResponse, ApiError> {
+        let (query, note) = cap_query("query", &r.query)?;
+        let mode = match r.mode {
+            Some(m) => m,
+            None if self.has_semantic() => SearchMode::Hybrid,
+            None => SearchMode::Lexical,
+        };
+        if r.plain_bm25 && mode != SearchMode::Files {
+            return Err(ApiError::invalid("plain_bm25", "needs mode files"));
+        }
+        let lines = matches!(mode, SearchMode::Literal | SearchMode::Regex);
+        let (default, max) = if lines { (1000, MAX_LINES) } else { (20, MAX_LIMIT) };
+        let paging = Paging::new(r.cursor.as_deref(), r.limit, default, max, r.max_tokens)?;
+        let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone());
+        let mut out = SearchResponse {
+            query: query.clone(),
+            mode,
+            terms: Vec::new(),
+            hits: Vec::new(),
+            files: Vec::new(),
+            chunks: Vec::new(),
+            matches: Vec::new(),
+            files_searched: None,
+            files_skipped_by_index: None,
+            chunks_searched: None,
+            rrf_k: None,
+            page: paging.apply(Vec::<()>::new(), 0).1,
+            notes: note.into_iter().collect(),
+            generation: self.generation(),
+            coverage: self.coverage(),
+        };
+        // One more than the page needs: whether a next page exists.
+        let need = paging.needed() + 1;
+        match mode {
+            SearchMode::Literal | SearchMode::Regex => {
+                let m = match mode {
+                    SearchMode::Literal => LineSearchMode::Literal,
+                    _ => LineSearchMode::Regex,
+                };
+                let res = engine
+                    .lines(&query, m, r.ignore_case, need)
+                    .map_err(|e| ApiError::invalid("query", e.to_string()))?;
+                out.files_searched = Some(res.files_searched);
+                out.files_skipped_by_index = Some(res.files_skipped_by_index);
+                let total = res.matches.len();
+                (out.matches, out.page) = paging.apply(res.matches, total);
+            }
+            SearchMode::Semantic => {
+                let sem = self.semantic()?;
+                let hits = sem.search(&query, need)?;
+                out.chunks_searched = Some(sem.chunks());
+                let total = hits.len();
+                let (page, info) = paging.apply(hits, total);
+                out.chunks = self.chunk_hits(&page);
+                out.page = info;
+            }
+            SearchMode::Hybrid => {
+                let sem = self.semantic()?;
+                let hits = sem.search(&query, (need * 4).max(50))?;
+                let lexical = engine.search(&query, SearchTarget::Files, need * 2)?;
+                out.terms = lexical.terms;
+                let lex_files: Vec<String> = lexical
+                    .files
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|f| f.path)
+                    .collect();
+                let fused: Vec<SearchFile> = fuse_files(&lex_files, &hits, HYBRID_RRF_K, need)
+                    .into_iter()
+                    .map(SearchFile::fused)
+                    .collect();
+                out.chunks_searched = Some(sem.chunks());
+                out.rrf_k = Some(HYBRID_RRF_K);
+                let total = fused.len();
+                (out.files, out.page) = paging.apply(fused, total);
+            }
+            SearchMode::Lexical | SearchMode::Files | SearchMode::Symbols => {
+                let target = match mode {
+                    SearchMode::Files => SearchTarget::Files,
+                    SearchMode::Symbols => SearchTarget::Symbols,
+                    _ => SearchTarget::Mixed,
+                };
+                let res = match r.plain_bm25 {
+                    true => engine.search_files_plain(&query, need)?,
+                    false => engine.search(&query, target, need)?,
+                };
+                out.terms = res.terms;
+                match res.files {
+                    Some(files) => {
+                        // The best definitions behind the ranked files (not paged).
+                        out.hits = res.hits;
+                        let files: Vec<SearchFile> = files
+                            .into_iter()
+                            .map(|f| SearchFile {
+                                path: f.path,
+                                score: f.score,
+                                best: Some(f.best),
+                                lexical_rank: None,
+                                semantic_rank: None,
+                                lines: None,
+                            })
+                            .collect();
+                        let total = files.len();
+                        (out.files, out.page) = paging.apply(files, total);
+                    }
+                    None => {
+                        let total = res.hits.len();
+                        (out.hits, out.page) = paging.apply(res.hits, total);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Qualified names of the definitions owning each hit's chunk.
+    fn chunk_hits(&self, hits: &[SemanticHit]) -> Vec<ChunkHit> {
+        let snapshot = self.snapshot();
+        let mut uniq: Vec<_> = hits.iter().filter_map(|h| snapshot.file_id(&h.path)).collect();
+        uniq.sort();
+        uniq.dedup();
+        let loaded = snapshot.load_symbols_of(&uniq).unwrap_or_default();
+        let name = |h: &SemanticHit| -> Option<String> {
+            let id = snapshot.file_id(&h.path)?;
+            let pos = uniq.iter().position(|u| *u == id)?;
+            let record = snapshot.table.files.get(id.index())?;
+            let d = loaded.get(pos)?.definitions.get(h.symbol? as usize)?;
+            let sep = crate::graph::Family::of(&record.language).separator();
+            Some(d.qualified_name(&record.module, sep))
+        };
+        hits.iter()
+            .map(|h| ChunkHit {
+                path: h.path.clone(),
+                start_line: h.start_line,
+                end_line: h.end_line,
+                symbol: name(h),
+                score: h.score,
+            })
+            .collect()
+    }
+}
+
+impl SearchFile {
+    fn fused(f: FusedFile) -> SearchFile {
+        SearchFile {
+            path: f.path,
+            score: f.score,
+            best: None,
+            lexical_rank: f.lexical_rank,
+            semantic_rank: f.semantic_rank,
+            lines: f.lines,
+        }
+    }
+}

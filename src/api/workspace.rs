@@ -1,0 +1,237 @@
+//! `Workspace`: the host. It finds a repository's index, holds the current generation as an
+//! [`Analysis`], hands each request a cheap snapshot of it (an `Arc`), and swaps in a new
+//! generation atomically after a build. A request keeps the generation it started with to
+//! the end, so no answer mixes two generations and none waits for a build.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Analysis, ApiError};
+use crate::index::{BuildObserver, Coverage, IndexBuilder, IndexConfig, IndexSnapshot};
+
+/// How an answer's staleness is known.
+#[derive(Clone)]
+pub enum Staleness {
+    /// A quick metadata check of the indexed files on every answer (one-shot commands).
+    Scan,
+    /// The paths a watcher saw change since the current generation was built.
+    Watched(Arc<WatchState>),
+}
+
+/// What the repository watcher knows: paths changed and not yet in a generation, and how the
+/// last refresh went.
+#[derive(Default)]
+pub struct WatchState {
+    pending: Mutex<BTreeSet<String>>,
+    last: Mutex<Option<RefreshReport>>,
+}
+
+impl WatchState {
+    pub fn pending(&self) -> u64 {
+        self.pending.lock().map(|p| p.len() as u64).unwrap_or(0)
+    }
+
+    pub fn add(&self, paths: impl IntoIterator<Item = String>) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.extend(paths);
+        }
+    }
+
+    /// Takes the pending paths (a build is about to cover them).
+    pub fn take(&self) -> Vec<String> {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p).into_iter().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn record(&self, r: RefreshReport) {
+        if let Ok(mut l) = self.last.lock() {
+            *l = Some(r);
+        }
+    }
+
+    pub fn last(&self) -> Option<RefreshReport> {
+        self.last.lock().ok().and_then(|l| l.clone())
+    }
+}
+
+/// One background refresh: from the first change seen to the new generation queryable.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RefreshReport {
+    pub generation: u64,
+    pub paths_changed: usize,
+    /// From the first event of the batch to the swap (debounce, build and open).
+    pub save_to_queryable_ms: u64,
+    pub build_ms: u64,
+    pub error: Option<String>,
+    pub finished_unix_ms: u64,
+}
+
+pub struct Workspace {
+    root: PathBuf,
+    index_dir: PathBuf,
+    current: RwLock<Arc<Analysis>>,
+    staleness: Staleness,
+    /// One build at a time from this process (the index's lock guards against others).
+    building: Mutex<()>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReindexRequest {
+    /// Parse every file again instead of only the changed ones.
+    #[serde(default)]
+    pub full: bool,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ReindexResponse {
+    pub previous_generation: u64,
+    pub files_parsed: u64,
+    pub files_reused: u64,
+    pub files_removed: u64,
+    pub build_ms: u64,
+    pub generation: u64,
+    pub coverage: Coverage,
+}
+
+impl Workspace {
+    /// The repository root and index folder: explicit, or found upwards from `start` (default:
+    /// the current folder) like git.
+    pub fn locate(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<(PathBuf, PathBuf), ApiError> {
+        let start = match start {
+            Some(p) => p.to_path_buf(),
+            None => std::env::current_dir()
+                .map_err(|e| ApiError::Internal(format!("cannot read the current folder: {e}")))?,
+        };
+        let start = start
+            .canonicalize()
+            .map_err(|e| ApiError::invalid("repo", format!("{}: {e}", start.display())))?;
+        if let Some(dir) = index_dir {
+            return Ok((start, dir));
+        }
+        let found = start
+            .ancestors()
+            .find(|d| d.join(".kenning").join("FORMAT").is_file());
+        match found {
+            Some(root) => Ok((root.to_path_buf(), root.join(".kenning"))),
+            None => Err(ApiError::NotFound(format!(
+                "no index found at {} or above it; run `ken index build {}` first",
+                start.display(),
+                start.display()
+            ))),
+        }
+    }
+
+    /// Opens the index of the repository at or above `start`.
+    pub fn open(start: Option<&Path>, index_dir: Option<PathBuf>) -> Result<Workspace, ApiError> {
+        let (root, index_dir) = Self::locate(start, index_dir)?;
+        Self::open_at(root, index_dir, Staleness::Scan)
+    }
+
+    pub fn open_at(root: PathBuf, index_dir: PathBuf, staleness: Staleness) -> Result<Workspace, ApiError> {
+        let snapshot = IndexSnapshot::open(&index_dir)?;
+        let analysis = Analysis::new(root.clone(), snapshot, staleness.clone());
+        Ok(Workspace {
+            root,
+            index_dir,
+            current: RwLock::new(Arc::new(analysis)),
+            staleness,
+            building: Mutex::new(()),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn index_dir(&self) -> &Path {
+        &self.index_dir
+    }
+
+    pub fn watch_state(&self) -> Option<&Arc<WatchState>> {
+        match &self.staleness {
+            Staleness::Watched(w) => Some(w),
+            Staleness::Scan => None,
+        }
+    }
+
+    /// The current generation; the caller keeps it for the whole request.
+    pub fn analysis(&self) -> Arc<Analysis> {
+        match self.current.read() {
+            Ok(a) => a.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Opens the committed generation if it is newer than the one held (a build by this
+    /// process or another), warms its parts, and swaps it in. Returns the new generation.
+    pub fn refresh(&self) -> Result<Option<u64>, ApiError> {
+        let held = self.analysis();
+        let on_disk = IndexSnapshot::current_generation(&self.index_dir)?;
+        if on_disk == Some(held.generation()) {
+            return Ok(None);
+        }
+        let snapshot = IndexSnapshot::open(&self.index_dir)?;
+        let generation = snapshot.generation();
+        let next = Analysis::new(self.root.clone(), snapshot, self.staleness.clone());
+        // Opened before the swap, so the first request on the new generation does not pay.
+        next.warm(held.has_semantic());
+        let next = Arc::new(next);
+        match self.current.write() {
+            Ok(mut c) => *c = next,
+            Err(poisoned) => *poisoned.into_inner() = next,
+        }
+        Ok(Some(generation))
+    }
+
+    /// An incremental build with the settings of the current generation (walk rules, parts,
+    /// embedding model), then the swap.
+    pub fn reindex(
+        &self,
+        req: &ReindexRequest,
+        observer: &dyn BuildObserver,
+    ) -> Result<ReindexResponse, ApiError> {
+        let _one = self
+            .building
+            .lock()
+            .map_err(|_| ApiError::Internal("a previous build panicked".into()))?;
+        let held = self.analysis();
+        let m = &held.snapshot().manifest;
+        let config = IndexConfig {
+            walk: m.walk.clone(),
+            index_dir: Some(self.index_dir.clone()),
+            threads: 0,
+            full: req.full,
+            lexical: true,
+            graph: m.parts.contains_key("graph"),
+            vectors: m.parts.contains_key("vectors"),
+        };
+        let embedder = match config.vectors {
+            true => super::analysis::stored_embedder(held.snapshot())?,
+            false => None,
+        };
+        let t0 = Instant::now();
+        let report = IndexBuilder::new(&self.root, &config, observer)?
+            .with_embedder(embedder)
+            .build()?;
+        let build_ms = t0.elapsed().as_millis() as u64;
+        self.refresh()?;
+        let now = self.analysis();
+        let st = &report.manifest.stats;
+        Ok(ReindexResponse {
+            previous_generation: held.generation(),
+            files_parsed: st.parsed,
+            files_reused: st.reused,
+            files_removed: st.removed,
+            build_ms,
+            generation: now.generation(),
+            coverage: now.coverage(),
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! Transports over the query layer: MCP on stdio and streamable HTTP (`rmcp`), and the JSON
+//! HTTP API (`axum`). Transport only: every answer comes from `api::Workspace`.
+//!
+//! Invariants:
+//! - Loopback by default; another address needs `--allow-remote` and a bearer token.
+//! - Every request is independent: it runs on its own blocking thread with a deadline, and a
+//!   panic inside it becomes an error answer while the server goes on.
+//! - Nothing here prints (stdout is the MCP stdio transport); logs go through `tracing`.
+
+mod http_server;
+mod mcp_server;
+mod request_runner;
+mod serve_config;
+
+pub use http_server::HttpServer;
+pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
+pub use serve_config::{ServeConfig, parse_addr};
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+
+use crate::api::Workspace;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{0}")]
+    Config(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("the MCP session failed: {0}")]
+    Mcp(String),
+}
+
+/// MCP over stdin/stdout until the client closes it (or Ctrl-C).
+pub async fn serve_stdio(ws: Arc<Workspace>, config: &ServeConfig) -> Result<(), ServerError> {
+    let service = KenMcp::new(ws, config.deadline)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServerError::Mcp(e.to_string()))?;
+    tokio::select! {
+        r = service.waiting() => r.map(|_| ()).map_err(|e| ServerError::Mcp(e.to_string())),
+        _ = http_server::shutdown_signal() => Ok(()),
+    }
+}

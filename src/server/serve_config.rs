@@ -1,0 +1,99 @@
+//! `ServeConfig`: where and how a server listens, checked before anything binds. Loopback by
+//! default; any other address needs both `allow_remote` and a bearer token.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use super::ServerError;
+
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Serve MCP (at `/mcp` over HTTP, or on stdio without an address).
+    pub mcp: bool,
+    /// Listen for HTTP here (`None`: MCP on stdio).
+    pub http: Option<SocketAddr>,
+    pub allow_remote: bool,
+    /// Required as `Authorization: Bearer TOKEN` on every request but `/healthz`.
+    pub token: Option<String>,
+    /// Per request.
+    pub deadline: Duration,
+    /// Largest request body accepted.
+    pub max_body: usize,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            mcp: false,
+            http: None,
+            allow_remote: false,
+            token: None,
+            deadline: Duration::from_secs(30),
+            max_body: 2 << 20,
+        }
+    }
+}
+
+/// `HOST:PORT` as given on the command line (`localhost` resolves to loopback).
+pub fn parse_addr(given: &str) -> Result<SocketAddr, ServerError> {
+    let bad = |why: String| ServerError::Config(format!("--http {given}: {why}"));
+    if let Ok(a) = given.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let mut addrs = given
+        .to_socket_addrs()
+        .map_err(|e| bad(format!("not HOST:PORT ({e})")))?;
+    addrs.next().ok_or_else(|| bad("resolves to no address".into()))
+}
+
+impl ServeConfig {
+    /// Refuses a configuration that would expose the repository.
+    pub fn check(&self) -> Result<(), ServerError> {
+        if let Some(t) = &self.token
+            && t.len() < 16
+        {
+            return Err(ServerError::Config(
+                "KEN_SERVE_TOKEN must be at least 16 characters".into(),
+            ));
+        }
+        let Some(addr) = self.http else { return Ok(()) };
+        if addr.ip().is_loopback() {
+            return Ok(());
+        }
+        match (self.allow_remote, &self.token) {
+            (true, Some(_)) => Ok(()),
+            (false, _) => Err(ServerError::Config(format!(
+                "--http {addr} is not a loopback address; serving the repository beyond this machine needs \
+                 --allow-remote and a bearer token in KEN_SERVE_TOKEN"
+            ))),
+            (true, None) => Err(ServerError::Config(format!(
+                "--http {addr} with --allow-remote needs a bearer token: set KEN_SERVE_TOKEN"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_addresses_need_both_the_flag_and_a_token() {
+        let mut c = ServeConfig {
+            http: Some("0.0.0.0:7000".parse().unwrap()),
+            ..ServeConfig::default()
+        };
+        assert!(c.check().is_err());
+        c.allow_remote = true;
+        assert!(c.check().is_err());
+        c.token = Some("short".into());
+        assert!(c.check().is_err());
+        c.token = Some("0123456789abcdef0123".into());
+        assert!(c.check().is_ok());
+        let local = ServeConfig {
+            http: Some(parse_addr("localhost:0").unwrap()),
+            ..ServeConfig::default()
+        };
+        assert!(local.check().is_ok());
+    }
+}

@@ -207,8 +207,12 @@ fn parse<T: DeserializeOwned>(args: serde_json::Value) -> Result<T, ApiError> {
     serde_json::from_value(args).map_err(|e| ApiError::invalid("arguments", e.to_string()))
 }
 
+/// Through the text form, as the CLI prints it: `to_value` would widen `f32` scores to their
+/// exact `f64` values, and the two would print differently.
 fn value<T: Serialize>(r: Result<T, ApiError>) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(r?).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
+    let text =
+        serde_json::to_string(&r?).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
 }
 
 impl Workspace {

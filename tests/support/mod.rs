@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod mock_server;
+pub mod serve;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

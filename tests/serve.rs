@@ -1,0 +1,658 @@
+//! `ken serve`: the CLI and the JSON API answer the same request with the same response; bad
+//! input is refused by name over a real loopback socket (and a bounded fuzz never crashes the
+//! server or reads outside the repository); remote binding needs a token; saved files become
+//! queryable; MCP over stdio speaks the session-based protocol revisions. With
+//! `KEN_MCP_E2E=1`, MCP clients no one here wrote drive both transports
+//! (`tests/e2e/mcp_clients.py`, installed by `.ci/install_mcp_clients.sh`).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::serve::{post, request, shop_repo, start};
+use support::{ken, ken_bin, stderr, stdout};
+
+/// Drops what legitimately differs between two answers a second apart.
+fn normalized(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("index_age_secs");
+                m.remove("age_secs");
+                m.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
+
+const PATCH: &str = "--- a/shop/pricing.py\n+++ b/shop/pricing.py\n@@ -6,3 +6,3 @@\n def apply_discount(amount, percent):\n     \"\"\"Reduce an amount by a percentage discount code.\"\"\"\n-    if percent < 0 or percent > 100:\n+    if percent < 0 or percent >= 100:\n";
+
+#[test]
+fn cli_json_is_the_servers_response_for_every_operation() {
+    let repo = shop_repo();
+    std::fs::write(repo.path().join("fix.diff"), PATCH).unwrap();
+    let server = start(repo.path(), &["--no-watch"], &[]);
+    let cases: Vec<(Vec<&str>, &str, Value)> = vec![
+        (
+            vec!["search", "discount", "--json"],
+            "search",
+            json!({"query": "discount"}),
+        ),
+        (
+            vec!["search", "--lexical", "discount", "--json"],
+            "search",
+            json!({"query": "discount", "mode": "lexical"}),
+        ),
+        (
+            vec![
+                "search",
+                "--semantic",
+                "charge the card again when the connection drops",
+                "--json",
+            ],
+            "search",
+            json!({"query": "charge the card again when the connection drops", "mode": "semantic"}),
+        ),
+        (
+            vec!["search", "--files", "discount tax", "--json"],
+            "search",
+            json!({"query": "discount tax", "mode": "files"}),
+        ),
+        (
+            vec!["search", "--symbols", "Cart", "--json"],
+            "search",
+            json!({"query": "Cart", "mode": "symbols"}),
+        ),
+        (
+            vec!["search", "--literal", "apply_discount(", "--json"],
+            "search",
+            json!({"query": "apply_discount(", "mode": "literal"}),
+        ),
+        (
+            vec!["search", "--regex", "def (add|total)", "-i", "--json"],
+            "search",
+            json!({"query": "def (add|total)", "mode": "regex", "ignore_case": true}),
+        ),
+        (
+            vec!["symbol", "Cart", "--json"],
+            "symbol",
+            json!({"name": "Cart"}),
+        ),
+        (
+            vec!["callers", "apply_discount", "--json"],
+            "callers",
+            json!({"symbol": "apply_discount"}),
+        ),
+        (
+            vec!["callees", "shop.cart.Cart.total", "--depth", "2", "--json"],
+            "callees",
+            json!({"symbol": "shop.cart.Cart.total", "depth": 2}),
+        ),
+        (vec!["refs", "Cart", "--json"], "refs", json!({"symbol": "Cart"})),
+        (
+            vec!["deps", "shop/cart.py", "--json"],
+            "deps",
+            json!({"file": "shop/cart.py"}),
+        ),
+        (vec!["graph", "stats", "--json"], "graph_stats", json!({})),
+        (
+            vec![
+                "context",
+                "the cart total is wrong when a discount code is applied",
+                "--format",
+                "json",
+            ],
+            "context",
+            json!({"task": "the cart total is wrong when a discount code is applied"}),
+        ),
+        (
+            vec!["ask", "where is the card charged?", "--format", "json"],
+            "ask",
+            json!({"question": "where is the card charged?"}),
+        ),
+        (vec!["overview", "--format", "json"], "overview", json!({})),
+        (
+            vec!["impact", "--patch", "fix.diff", "--json"],
+            "impact",
+            json!({"patch": PATCH}),
+        ),
+        (
+            vec!["impact", "--symbol", "apply_discount", "--json"],
+            "impact",
+            json!({"symbols": ["apply_discount"]}),
+        ),
+        (vec!["index", "status", "--json"], "index_status", json!({})),
+    ];
+    for (args, op, body) in cases {
+        let out = Command::new(ken_bin())
+            .args(&args)
+            .current_dir(repo.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap();
+        assert!(!out.stdout.is_empty(), "ken {args:?}: {}", stderr(&out));
+        let cli: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let reply = post(server.addr, op, &body);
+        assert_eq!(reply.status, 200, "{op} {body}: {}", reply.body);
+        let served = reply.json();
+        assert_eq!(
+            normalized(cli),
+            normalized(served.clone()),
+            "ken {args:?} differs from POST /v1/{op}"
+        );
+        assert!(
+            served["generation"].as_u64().is_some_and(|g| g > 0),
+            "{op}: {served}"
+        );
+        assert!(
+            served["coverage"]["files_indexed"]
+                .as_u64()
+                .is_some_and(|n| n >= 6),
+            "{op}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_refused_by_name_and_nothing_outside_the_repository_is_read() {
+    let repo = shop_repo();
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("leak.py")).unwrap();
+    let server = start(repo.path(), &["--no-watch"], &[]);
+    let a = server.addr;
+    let refused = |op: &str, body: Value, status: u16, needle: &str| {
+        let r = post(a, op, &body);
+        assert_eq!(r.status, status, "{op} {body}: {}", r.body);
+        let v = r.json();
+        let msg = v["error"]["message"].as_str().unwrap_or_default().to_string();
+        assert!(
+            msg.contains(needle),
+            "{op} {body}: {msg:?} should name {needle:?}"
+        );
+        assert!(
+            !r.body.contains("root:x:0:0"),
+            "read outside the repository: {}",
+            r.body
+        );
+    };
+    refused(
+        "read_span",
+        json!({"span": "../etc/passwd"}),
+        403,
+        "../etc/passwd",
+    );
+    refused(
+        "read_span",
+        json!({"span": "/etc/passwd:1-3"}),
+        403,
+        "/etc/passwd",
+    );
+    refused("read_span", json!({"span": "leak.py"}), 403, "leak.py");
+    refused("read_span", json!({"span": "shop/cart.py\u{0}"}), 403, "NUL");
+    refused(
+        "read_span",
+        json!({"span": ".kenning/CURRENT"}),
+        403,
+        ".kenning/CURRENT",
+    );
+    refused(
+        "read_span",
+        json!({"span": "shop/../../x.py"}),
+        403,
+        "shop/../../x.py",
+    );
+    refused(
+        "read_span",
+        json!({"span": "shop/cart.py:900-901"}),
+        400,
+        "past its end",
+    );
+    refused("deps", json!({"file": "../outside.py"}), 403, "../outside.py");
+    refused("search", json!({"query": "x", "limit": 0}), 400, "limit");
+    refused("search", json!({"query": "x", "limit": 10_000_000}), 400, "limit");
+    refused(
+        "context",
+        json!({"task": "x", "max_tokens": 0}),
+        400,
+        "max_tokens",
+    );
+    refused("search", json!({"query": "x", "colour": "red"}), 400, "colour");
+    refused(
+        "search",
+        json!({"query": "x", "cursor": "nonsense"}),
+        400,
+        "cursor",
+    );
+    refused(
+        "callers",
+        json!({"symbol": "Cart.add", "depth": 99}),
+        400,
+        "depth",
+    );
+    refused("impact", json!({"range": "--output=/tmp/x..HEAD"}), 400, "range");
+    refused("nonsense", json!({}), 404, "nonsense");
+    let r = request(a, "POST", "/v1/search", &[], b"{not json");
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not JSON")
+    );
+    let r = request(a, "POST", "/v1/search", &[], b"[1, 2]");
+    assert_eq!(r.status, 400, "{}", r.body);
+    let big = vec![b' '; 3 << 20];
+    assert_eq!(request(a, "POST", "/v1/search", &[], &big).status, 413);
+    // A query larger than the cap is cut, with a note, and answered.
+    let long = "discount ".repeat(200_000);
+    let r = post(a, "search", &json!({"query": long, "mode": "lexical"}));
+    assert_eq!(r.status, 200, "{}", &r.body[..r.body.len().min(300)]);
+    assert!(
+        r.json()["notes"][0].as_str().unwrap().contains("only its first"),
+        "{}",
+        &r.body[..300]
+    );
+    // DNS rebinding: a foreign Host or Origin is refused before any operation runs.
+    let evil_host = request(a, "GET", "/v1/status", &[("Host", "evil.example:80")], b"");
+    assert_eq!(evil_host.status, 403, "{}", evil_host.body);
+    let evil_origin = request(
+        a,
+        "POST",
+        "/v1/symbol",
+        &[("Origin", "http://evil.example")],
+        b"{\"name\":\"Cart\"}",
+    );
+    assert_eq!(evil_origin.status, 403, "{}", evil_origin.body);
+    let ok_origin = request(
+        a,
+        "POST",
+        "/v1/symbol",
+        &[("Origin", "http://localhost:3000")],
+        b"{\"name\":\"Cart\"}",
+    );
+    assert_eq!(ok_origin.status, 200, "{}", ok_origin.body);
+    // What is allowed works: a span, and pages that walk a list.
+    let r = post(a, "read_span", &json!({"span": "shop/cart.py:5-7"})).json();
+    assert_eq!(r["text"].as_str().unwrap().lines().count(), 3, "{r}");
+    assert!(r["text"].as_str().unwrap().contains("class Cart"), "{r}");
+    let first = post(
+        a,
+        "search",
+        &json!({"query": "cart", "mode": "lexical", "limit": 1}),
+    )
+    .json();
+    let cursor = first["page"]["next_cursor"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
+    let second = post(
+        a,
+        "search",
+        &json!({"query": "cart", "mode": "lexical", "limit": 1, "cursor": cursor}),
+    )
+    .json();
+    assert_eq!(second["page"]["offset"], 1);
+    assert_ne!(first["hits"][0], second["hits"][0]);
+    assert_eq!(request(a, "GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(
+        request(a, "GET", "/v1/status", &[], b"").json()["generation"],
+        first["generation"]
+    );
+}
+
+/// xorshift: a fixed sequence, so a failure reproduces.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+#[test]
+fn a_bounded_fuzz_of_malformed_bodies_never_crashes_the_server() {
+    let repo = shop_repo();
+    let server = start(repo.path(), &["--no-watch"], &[]);
+    let ops = [
+        "search",
+        "symbol",
+        "callers",
+        "callees",
+        "refs",
+        "deps",
+        "graph_stats",
+        "context",
+        "overview",
+        "impact",
+        "index_status",
+        "read_span",
+    ];
+    let keys = [
+        "query",
+        "name",
+        "symbol",
+        "file",
+        "task",
+        "span",
+        "limit",
+        "max_tokens",
+        "cursor",
+        "mode",
+        "depth",
+        "patch",
+        "symbols",
+        "range",
+    ];
+    let values = [
+        "null",
+        "0",
+        "-1",
+        "1e308",
+        "18446744073709551616",
+        "\"\"",
+        "\"../../etc/passwd\"",
+        "\"/etc/shadow\"",
+        "true",
+        "[]",
+        "{}",
+        "\"\\u0000\"",
+        "\"shop/cart.py:1-99999999\"",
+        "\"lexical\"",
+        "\"hybrid\"",
+        "\"p-1\"",
+        "[\"Cart\"]",
+        "\"--- a/x\\n+++ b/x\\n@@ -1 +1 @@\\n-a\\n+b\\n\"",
+        "\"HEAD~999..HEAD\"",
+        "0.5",
+        "\"Cart\"",
+    ];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for i in 0..300 {
+        let op = rng.pick(&ops);
+        let body: Vec<u8> = match i % 4 {
+            0 => (0..(rng.next() % 64)).map(|_| rng.next() as u8).collect(),
+            1 => {
+                let mut s = String::from("{");
+                for j in 0..(rng.next() % 4) {
+                    if j > 0 {
+                        s.push(',');
+                    }
+                    s.push_str(&format!("\"{}\":{}", rng.pick(&keys), rng.pick(&values)));
+                }
+                s.push('}');
+                s.into_bytes()
+            }
+            2 => {
+                let s = format!("{{\"{}\":{}}}", rng.pick(&keys), rng.pick(&values));
+                let cut = (rng.next() as usize) % s.len();
+                s.as_bytes()[..cut].to_vec()
+            }
+            _ => "[".repeat((rng.next() % 2000) as usize).into_bytes(),
+        };
+        let r = request(server.addr, "POST", &format!("/v1/{op}"), &[], &body);
+        assert!(
+            [200, 400, 403, 404, 413].contains(&r.status),
+            "POST /v1/{op} {:?} -> {} {}",
+            String::from_utf8_lossy(&body),
+            r.status,
+            r.body
+        );
+        assert!(
+            serde_json::from_str::<Value>(&r.body).is_ok(),
+            "{op}: not JSON: {}",
+            r.body
+        );
+        assert!(
+            !r.body.contains("root:x:0:0") && !r.body.contains("root:*:"),
+            "{op} read outside: {}",
+            r.body
+        );
+    }
+    assert_eq!(request(server.addr, "GET", "/healthz", &[], b"").status, 200);
+}
+
+#[test]
+fn remote_addresses_need_allow_remote_and_a_token_and_the_token_is_checked() {
+    let repo = shop_repo();
+    let run = |args: &[&str], token: Option<&str>| {
+        let mut c = Command::new(ken_bin());
+        c.args(["serve", "--no-watch", "--repo"])
+            .arg(repo.path())
+            .args(args)
+            .env_remove("KEN_SERVE_TOKEN");
+        if let Some(t) = token {
+            c.env("KEN_SERVE_TOKEN", t);
+        }
+        c.stdin(Stdio::null()).output().unwrap()
+    };
+    let out = run(&["--http", "0.0.0.0:0"], None);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--allow-remote") && stderr(&out).contains("KEN_SERVE_TOKEN"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["--http", "0.0.0.0:0", "--allow-remote"], None);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("KEN_SERVE_TOKEN"), "{}", stderr(&out));
+    let out = run(&[], None);
+    assert!(stderr(&out).contains("--mcp"), "{}", stderr(&out));
+    let token = "s3cret-token-for-the-test-0123";
+    let server = start(repo.path(), &["--no-watch"], &[("KEN_SERVE_TOKEN", token)]);
+    let body = br#"{"name":"Cart"}"#;
+    assert_eq!(request(server.addr, "POST", "/v1/symbol", &[], body).status, 401);
+    let wrong = request(
+        server.addr,
+        "POST",
+        "/v1/symbol",
+        &[("Authorization", "Bearer nope")],
+        body,
+    );
+    assert_eq!(wrong.status, 401);
+    let auth = format!("Bearer {token}");
+    let right = request(
+        server.addr,
+        "POST",
+        "/v1/symbol",
+        &[("Authorization", &auth)],
+        body,
+    );
+    assert_eq!(right.status, 200, "{}", right.body);
+    assert_eq!(request(server.addr, "GET", "/healthz", &[], b"").status, 200);
+    let mcp = request(server.addr, "POST", "/mcp", &[], b"{}");
+    assert_eq!(mcp.status, 401, "the MCP endpoint is behind the token too");
+}
+
+#[test]
+fn a_saved_file_becomes_queryable_and_answers_never_mix_generations() {
+    let repo = shop_repo();
+    let server = start(repo.path(), &["--debounce-ms", "100"], &[]);
+    let before = post(server.addr, "symbol", &json!({"name": "refund_order"})).json();
+    assert!(before["hits"].as_array().unwrap().is_empty());
+    let g0 = before["generation"].as_u64().unwrap();
+    std::fs::write(
+        repo.path().join("shop/refunds.py"),
+        "from shop.payment import charge\n\n\ndef refund_order(card, amount):\n    return charge(card, -amount)\n",
+    )
+    .unwrap();
+    let saved = Instant::now();
+    let found = loop {
+        let r = post(server.addr, "symbol", &json!({"name": "refund_order"}));
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v = r.json();
+        if !v["hits"].as_array().unwrap().is_empty() {
+            break v;
+        }
+        assert!(
+            saved.elapsed() < Duration::from_secs(30),
+            "the saved file never became queryable: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(found["generation"].as_u64().unwrap() > g0, "{found}");
+    assert_eq!(found["coverage"]["generation"], found["generation"]);
+    // The new generation's graph sees the new caller, and the status reports the refresh.
+    let callers = post(server.addr, "callers", &json!({"symbol": "shop.payment.charge"})).json();
+    let names: Vec<&str> = callers["reached"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["symbol"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"refund_order"), "{names:?}");
+    let status = post(server.addr, "index_status", &json!({})).json();
+    assert_eq!(status["watching"], true);
+    assert!(
+        status["last_refresh"]["save_to_queryable_ms"].as_u64().is_some(),
+        "{}",
+        status["last_refresh"]
+    );
+    assert_eq!(status["coverage"]["stale"], 0);
+}
+
+fn send(stdin: &mut impl Write, v: Value) {
+    writeln!(stdin, "{v}").unwrap();
+    stdin.flush().unwrap();
+}
+
+#[test]
+fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
+    let repo = shop_repo();
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut child = Command::new(ken_bin())
+            .args(["serve", "--mcp", "--no-watch", "--repo"])
+            .arg(repo.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut reply = |id: u64| -> Value {
+            loop {
+                let line = lines.next().expect("a reply").unwrap();
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v["id"] == id {
+                    return v;
+                }
+            }
+        };
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+        let init = reply(1);
+        assert_eq!(init["result"]["protocolVersion"], version, "{init}");
+        assert_eq!(init["result"]["serverInfo"]["name"], "kenning");
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        );
+        let tools = reply(2);
+        let tools = tools["result"]["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        for n in [
+            "search",
+            "symbol",
+            "callers",
+            "callees",
+            "refs",
+            "deps",
+            "context",
+            "impact",
+            "overview",
+            "index_status",
+            "read_span",
+            "reindex",
+        ] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+        for t in tools {
+            assert_eq!(t["annotations"]["readOnlyHint"], t["name"] != "reindex", "{t}");
+            assert_eq!(t["annotations"]["openWorldHint"], false);
+            assert_eq!(t["outputSchema"]["type"], "object");
+            assert!(t["description"].as_str().unwrap().len() > 40);
+        }
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "discount", "max_tokens": 200}}}),
+        );
+        let r = reply(3);
+        let sc = &r["result"]["structuredContent"];
+        assert!(sc["generation"].as_u64().is_some(), "{r}");
+        let text: Value = serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(&text, sc);
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "read_span", "arguments": {"span": "../etc/passwd"}}}),
+        );
+        let r = reply(4);
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert!(
+            r["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("../etc/passwd")
+        );
+        drop(stdin);
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "ken serve --mcp outlived its client"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn mcp_clients_no_one_here_wrote_drive_both_transports() {
+    if std::env::var("KEN_MCP_E2E").as_deref() != Ok("1") {
+        eprintln!("skipped: set KEN_MCP_E2E=1 after .ci/install_mcp_clients.sh (as .ci/run does)");
+        return;
+    }
+    let python = std::env::var("E2E_PYTHON").expect("E2E_PYTHON from .ci/install_mcp_clients.sh");
+    let node = std::env::var("E2E_NODE_BIN").expect("E2E_NODE_BIN from .ci/install_mcp_clients.sh");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python)
+        .arg(root.join("tests/e2e/mcp_clients.py"))
+        .args(["--ken", ken_bin(), "--fixture"])
+        .arg(root.join("fixtures/serve/shop"))
+        .args(["--node-bin", &node])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(" 0 failed"), "{text}");
+}
+
+#[test]
+fn serve_without_an_index_builds_one_first() {
+    let repo = tempfile::tempdir().unwrap();
+    support::write_tree(repo.path(), "//- a.py\ndef hello():\n    return 1\n");
+    let server = start(repo.path(), &["--no-watch"], &[]);
+    let v = post(server.addr, "symbol", &json!({"name": "hello"})).json();
+    assert_eq!(v["hits"][0]["path"], "a.py", "{v}");
+    let _ = ken(&["index", "status"], repo.path());
+}

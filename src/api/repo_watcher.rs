@@ -63,9 +63,15 @@ fn run(
         return;
     };
     let mut first_seen: Option<Instant> = None;
+    // The quiet period counts from the last relevant event: reads of the index itself (every
+    // query) and ignored paths produce events too, and must not hold a build back.
+    let mut last_seen = Instant::now();
     loop {
         let wait = match first_seen {
-            Some(t) => debounce.min(MAX_BATCH_WAIT.saturating_sub(t.elapsed())),
+            Some(t) => {
+                let quiet = (last_seen + debounce).saturating_duration_since(Instant::now());
+                quiet.min(MAX_BATCH_WAIT.saturating_sub(t.elapsed()))
+            }
             None => POLL_OTHER_BUILDS,
         };
         match rx.recv_timeout(wait) {
@@ -73,10 +79,12 @@ fn run(
                 let paths = filter.relevant(&event);
                 if !paths.is_empty() {
                     first_seen.get_or_insert_with(Instant::now);
+                    last_seen = Instant::now();
                     state.add(paths);
                 }
-                let waited_out = first_seen.is_some_and(|t| t.elapsed() >= MAX_BATCH_WAIT);
-                if !waited_out {
+                let due = first_seen
+                    .is_some_and(|t| t.elapsed() >= MAX_BATCH_WAIT || last_seen.elapsed() >= debounce);
+                if !due {
                     continue;
                 }
             }
@@ -104,6 +112,7 @@ fn run(
                     r.build_ms
                 );
                 first_seen = None;
+                state.finish();
                 RefreshReport {
                     generation: r.generation,
                     paths_changed: paths.len(),
@@ -117,6 +126,7 @@ fn run(
                 // Another build holds the index (or this one failed): keep the changes pending
                 // and try again after a pause.
                 state.add(paths.iter().cloned());
+                state.finish();
                 let busy = matches!(e, ApiError::Index(IndexError::Locked { .. }) | ApiError::Busy(_));
                 tracing::warn!("rebuilding {}: {e}", ws.root().display());
                 std::thread::sleep(if busy {

@@ -27,12 +27,17 @@ pub enum Staleness {
 #[derive(Default)]
 pub struct WatchState {
     pending: Mutex<BTreeSet<String>>,
+    /// Paths taken by the build running now: still stale until its generation is swapped in.
+    in_flight: Mutex<usize>,
     last: Mutex<Option<RefreshReport>>,
 }
 
 impl WatchState {
+    /// Changed paths not yet in the current generation (waiting, or in the running build).
     pub fn pending(&self) -> u64 {
-        self.pending.lock().map(|p| p.len() as u64).unwrap_or(0)
+        let waiting = self.pending.lock().map(|p| p.len()).unwrap_or(0);
+        let building = self.in_flight.lock().map(|n| *n).unwrap_or(0);
+        (waiting + building) as u64
     }
 
     pub fn add(&self, paths: impl IntoIterator<Item = String>) {
@@ -41,12 +46,24 @@ impl WatchState {
         }
     }
 
-    /// Takes the pending paths (a build is about to cover them).
+    /// Takes the pending paths: a build is about to cover them ([`WatchState::finish`] when
+    /// its generation is in).
     pub fn take(&self) -> Vec<String> {
-        self.pending
+        let taken: Vec<String> = self
+            .pending
             .lock()
             .map(|mut p| std::mem::take(&mut *p).into_iter().collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Ok(mut n) = self.in_flight.lock() {
+            *n = taken.len();
+        }
+        taken
+    }
+
+    pub fn finish(&self) {
+        if let Ok(mut n) = self.in_flight.lock() {
+            *n = 0;
+        }
     }
 
     pub fn record(&self, r: RefreshReport) {

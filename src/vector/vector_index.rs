@@ -58,11 +58,26 @@ pub fn quantize(v: &[f32]) -> Vec<i8> {
 
 /// Cosine of a float unit query and a quantized vector.
 pub fn score(query: &[f32], q: &[i8]) -> f32 {
-    let (dot, norm) = query.iter().zip(q).fold((0f32, 0f32), |(d, n), (a, b)| {
+    // Eight independent sums, so the compiler can keep them in one vector register (a single
+    // running sum has to be added in order and stays scalar): the scan is this loop.
+    const LANES: usize = 8;
+    let (mut dot, mut norm) = ([0f32; LANES], [0f32; LANES]);
+    let mut qa = query.chunks_exact(LANES);
+    let mut qb = q.chunks_exact(LANES);
+    for (a, b) in (&mut qa).zip(&mut qb) {
+        for i in 0..LANES {
+            let b = f32::from(b[i]);
+            dot[i] += a[i] * b;
+            norm[i] += b * b;
+        }
+    }
+    let (mut d, mut n) = (dot.iter().sum::<f32>(), norm.iter().sum::<f32>());
+    for (a, b) in qa.remainder().iter().zip(qb.remainder()) {
         let b = f32::from(*b);
-        (d + a * b, n + b * b)
-    });
-    if norm == 0.0 { 0.0 } else { dot / norm.sqrt() }
+        d += a * b;
+        n += b * b;
+    }
+    if n == 0.0 { 0.0 } else { d / n.sqrt() }
 }
 
 pub struct VectorIndex {

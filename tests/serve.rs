@@ -129,6 +129,11 @@ fn cli_json_is_the_servers_response_for_every_operation() {
             json!({"symbols": ["apply_discount"]}),
         ),
         (vec!["index", "status", "--json"], "index_status", json!({})),
+        (
+            vec!["read-span", "shop/cart.py:5-12", "--json"],
+            "read_span",
+            json!({"span": "shop/cart.py:5-12"}),
+        ),
     ];
     for (args, op, body) in cases {
         let out = Command::new(ken_bin())
@@ -278,6 +283,11 @@ fn bad_input_is_refused_by_name_and_nothing_outside_the_repository_is_read() {
         b"{\"name\":\"Cart\"}",
     );
     assert_eq!(ok_origin.status, 200, "{}", ok_origin.body);
+    // A token budget cuts the status's lists, never its counts.
+    let r = post(a, "index_status", &json!({"max_tokens": 50})).json();
+    assert!(r["summary"]["files"].as_u64().unwrap() > 0, "{r}");
+    let r = post(a, "impact", &json!({"symbols": vec!["Cart"; 101]}));
+    assert_eq!(r.status, 400, "{}", r.body);
     // What is allowed works: a span, and pages that walk a list.
     let r = post(a, "read_span", &json!({"span": "shop/cart.py:5-7"})).json();
     assert_eq!(r["text"].as_str().unwrap().lines().count(), 3, "{r}");

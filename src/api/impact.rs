@@ -53,6 +53,9 @@ pub struct ImpactResponse {
     pub coverage: Coverage,
 }
 
+/// Definitions one request may name.
+const MAX_SYMBOLS: usize = 100;
+
 /// Where the two sides of the change come from.
 enum Sides {
     /// Old: `git show REV:path`; new: the working tree.
@@ -117,6 +120,12 @@ impl Analysis {
             return Err(ApiError::invalid(
                 "patch",
                 "give at most one of patch, staged, range and symbols",
+            ));
+        }
+        if r.symbols.len() > MAX_SYMBOLS {
+            return Err(ApiError::invalid(
+                "symbols",
+                format!("{} names; at most {MAX_SYMBOLS} at once", r.symbols.len()),
             ));
         }
         let paging = Paging::new(r.cursor.as_deref(), r.limit, 200, 5000, r.max_tokens)?;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::workspace::RefreshReport;
 use super::{Analysis, ApiError};
+use crate::context::count_tokens;
 use crate::index::{BuildStats, Coverage, SkippedFile, Summary, WorkingTreeDiff};
 use crate::symbols::Diagnostic;
 
@@ -16,6 +17,10 @@ pub struct IndexStatusRequest {
     /// Every skipped file and every file with parse errors, not only the first 20 of each.
     #[serde(default)]
     pub details: bool,
+    /// Token budget (cl100k) for the whole answer: the lists of skipped files and parse errors
+    /// are cut to fit (counts stay in `summary`).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -45,6 +50,8 @@ pub struct IndexStatusResponse {
     /// A server watching the repository: whether it watches, and its last refresh.
     pub watching: bool,
     pub last_refresh: Option<RefreshReport>,
+    /// The lists were cut (to 20 entries each without `details`, or to fit `max_tokens`).
+    pub lists_truncated: bool,
     pub generation: u64,
     pub coverage: Coverage,
 }
@@ -61,12 +68,13 @@ impl Analysis {
         let s = self.snapshot();
         let m = &s.manifest;
         let working_tree = WorkingTreeDiff::compute(self.root(), s)?;
+        let max_tokens = super::page::check_tokens(r.max_tokens)?;
         let keep = if r.details { usize::MAX } else { BRIEF };
         let mut coverage = Coverage::of(s, Some(&working_tree));
         if watch.is_some() {
             coverage = self.coverage();
         }
-        Ok(IndexStatusResponse {
+        let mut out = IndexStatusResponse {
             root: self.root().display().to_string(),
             index_dir: s.index_dir().display().to_string(),
             ken_version: m.ken_version.clone(),
@@ -91,8 +99,22 @@ impl Analysis {
             parts: m.parts.clone(),
             watching: watch.is_some(),
             last_refresh: watch.flatten(),
+            lists_truncated: false,
             generation: self.generation(),
             coverage,
-        })
+        };
+        out.lists_truncated = out.skipped.len() < s.table.skipped.len()
+            || (out.diagnostics.len() as u64) < m.summary.files_with_diagnostics;
+        if let Some(budget) = max_tokens {
+            // Halve the lists until the answer fits (they may end empty; the counts remain).
+            let tokens =
+                |o: &IndexStatusResponse| serde_json::to_string(o).map(|t| count_tokens(&t)).unwrap_or(0);
+            while tokens(&out) > budget && !(out.skipped.is_empty() && out.diagnostics.is_empty()) {
+                out.skipped.truncate(out.skipped.len() / 2);
+                out.diagnostics.truncate(out.diagnostics.len() / 2);
+                out.lists_truncated = true;
+            }
+        }
+        Ok(out)
     }
 }

@@ -81,10 +81,21 @@ pub enum Command {
     /// The code graph as a whole.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Print lines of a repository file: `path:START-END`, `path:LINE` or `path` (the
+    /// server's `read_span`; paths cannot leave the repository).
+    ReadSpan(ReadSpanArgs),
     /// Serve the index to coding agents and scripts: MCP on stdio (`--mcp`), MCP over
     /// streamable HTTP at /mcp (`--mcp --http ADDR`), and the JSON API (`--http ADDR`). The
     /// index stays open and is rebuilt in the background when files change.
     Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReadSpanArgs {
+    /// `path:START-END` (1-based, inclusive), relative to the repository root.
+    pub span: String,
+    #[command(flatten)]
+    pub at: QueryLocation,
 }
 
 #[derive(Debug, Args)]

@@ -9,13 +9,15 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use super::args::{
-    BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, SearchArgs, StatusArgs, SymbolArgs,
+    BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, ReadSpanArgs, SearchArgs, StatusArgs,
+    SymbolArgs,
 };
 use super::progress::ProgressBars;
 use super::render;
 use super::{context_commands, graph_commands, impact_commands, serve_commands};
 use crate::api::{
-    ApiError, IndexStatusRequest, SearchMode, SearchRequest, SymbolRequest, Workspace, stored_embedder,
+    ApiError, IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, Workspace,
+    stored_embedder,
 };
 use crate::index::{IndexBuilder, IndexConfig, IndexSnapshot, WalkConfig};
 use crate::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder};
@@ -37,6 +39,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Refs(a) => graph_commands::refs(a),
         Command::Deps(a) => graph_commands::deps(a),
         Command::Graph(GraphCommand::Stats(a)) => graph_commands::stats(a),
+        Command::ReadSpan(a) => read_span(a),
         Command::Serve(a) => serve_commands::serve(a, quiet),
     }
 }
@@ -173,7 +176,10 @@ pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String>
 fn status(a: StatusArgs) -> Result<ExitCode> {
     let ws = open(a.path.as_deref(), a.location.index_dir)?;
     let r = ws
-        .index_status(&IndexStatusRequest { details: a.details })
+        .index_status(&IndexStatusRequest {
+            details: a.details,
+            max_tokens: None,
+        })
         .map_err(cli_error)?;
     match a.json {
         true => print_json(&r)?,
@@ -250,4 +256,27 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
     }
     render::search_coverage_note(&r.coverage, !found);
     Ok(exit_found(found))
+}
+
+fn read_span(a: ReadSpanArgs) -> Result<ExitCode> {
+    let ws = open(a.at.repo.as_deref(), a.at.location.index_dir.clone())?;
+    let r = ws
+        .analysis()
+        .read_span(&ReadSpanRequest {
+            span: a.span.clone(),
+            max_tokens: None,
+        })
+        .map_err(cli_error)?;
+    if a.at.json {
+        print_json(&r)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        for (i, line) in r.text.lines().enumerate() {
+            writeln!(out, "{:>6}  {line}", r.start_line as usize + i)?;
+        }
+    }
+    if r.changed_since_index {
+        eprintln!("note: {} changed since the index was built", r.path);
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -114,7 +114,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_watch: bool,
     /// Quiet time after a change before rebuilding, in milliseconds.
-    #[arg(long, default_value_t = 150, value_name = "MS")]
+    #[arg(long, default_value_t = 50, value_name = "MS")]
     pub debounce_ms: u64,
     /// Per-request deadline, in seconds.
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]

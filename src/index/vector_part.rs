@@ -139,7 +139,9 @@ impl VectorBuild<'_> {
             && same_files
             && let (Some(p), Some(dir)) = (&previous, &self.previous_dir)
         {
-            link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
+            if has_graph(dir) {
+                link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
+            }
             let bytes = postcard::to_stdvec(p).map_err(|e| corrupt(self.gen_dir, e))?;
             self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
             return Ok(self.with_settings(entry(p, 0, 0, false, t0, bytes.len())));
@@ -351,18 +353,35 @@ impl VectorBuild<'_> {
                 chunks,
             });
         }
-        let dir = self.gen_dir.join(VECTORS_DIR);
-        std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
-        let index = match &incremental {
-            Some((p, pdir, _)) => {
-                let mut index = VectorIndex::load(pdir, d, p.vectors.clone()).map_err(model_error)?;
-                index.insert(&vectors).map_err(model_error)?;
-                index
+        let points = incremental.as_ref().map_or(0, |(p, _, _)| p.points()) + vectors.len() / d.max(1);
+        let vectors = match (keeps_graph(points), &incremental) {
+            // Queries scan below the threshold: no graph to load, extend and write.
+            (false, Some((p, _, _))) => {
+                let mut all = p.vectors.clone();
+                all.extend_from_slice(&vectors);
+                all
             }
-            None => VectorIndex::build(d, vectors).map_err(model_error)?,
+            (false, None) => vectors,
+            (true, inc) => {
+                let dir = self.gen_dir.join(VECTORS_DIR);
+                std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
+                let index = match inc {
+                    Some((p, pdir, _)) if has_graph(pdir) => {
+                        let mut index = VectorIndex::load(pdir, d, p.vectors.clone()).map_err(model_error)?;
+                        index.insert(&vectors).map_err(model_error)?;
+                        index
+                    }
+                    Some((p, _, _)) => {
+                        let mut all = p.vectors.clone();
+                        all.extend_from_slice(&vectors);
+                        VectorIndex::build(d, all).map_err(model_error)?
+                    }
+                    None => VectorIndex::build(d, vectors).map_err(model_error)?,
+                };
+                index.dump(&dir).map_err(model_error)?;
+                index.into_vectors()
+            }
         };
-        index.dump(&dir).map_err(model_error)?;
-        let vectors = index.into_vectors();
         let rebuilt = incremental.is_none();
         let store = VectorStore {
             version: VECTOR_VERSION,
@@ -408,6 +427,7 @@ fn entry(
     serde_json::json!({
         "version": VECTOR_VERSION, "file": VECTORS_FILE, "dir": VECTORS_DIR, "model": s.model, "dim": s.dim,
         "chunks": total, "graph_points": s.points(), "dead": s.dead.len(), "graph_rebuilt": rebuilt,
+        "graph": keeps_graph(s.points()),
         "files_chunked": files, "chunks_embedded_or_cached": chunks, "bytes": bytes,
         "total_ms": t0.elapsed().as_millis() as u64,
     })
@@ -418,6 +438,19 @@ fn corrupt(dir: &Path, e: impl std::fmt::Display) -> IndexError {
         path: dir.join(VECTORS_FILE),
         detail: e.to_string(),
     }
+}
+
+/// Whether a build keeps the HNSW graph: only where queries use it (above the scan
+/// threshold), or when `KEN_VECTOR_GRAPH=1` asks (to measure it). Below, a one-shot query
+/// scans exactly, a server scans its resident vectors, and `KEN_VECTOR_SEARCH=graph` builds
+/// the graph in memory; skipping it saves the graph's reload, insert and write on every build.
+fn keeps_graph(points: usize) -> bool {
+    points > SCAN_MAX_POINTS || std::env::var("KEN_VECTOR_GRAPH").as_deref() == Ok("1")
+}
+
+/// Whether a generation's vectors folder holds a graph dump.
+fn has_graph(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
 }
 
 /// Hard-links (or copies) every file of `from` into `to`.
@@ -519,7 +552,13 @@ impl SemanticIndex {
                 dead,
             },
             false => {
-                let mut index = VectorIndex::load(dir, store.dim as usize, vectors).map_err(model_error)?;
+                let dim = store.dim as usize;
+                let mut index = match has_graph(dir) {
+                    true => VectorIndex::load(dir, dim, vectors),
+                    // Not kept below the scan threshold: built here, in memory.
+                    false => VectorIndex::build(dim, vectors),
+                }
+                .map_err(model_error)?;
                 index.set_dead(dead);
                 Backend::Graph(index)
             }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::ApiError;
-use super::workspace::Staleness;
+use super::watch_state::Staleness;
 use crate::graph::{CodeGraph, GraphQuery, SymbolGraph};
 use crate::index::{Coverage, IndexError, IndexSnapshot, SemanticIndex, WorkingTreeDiff};
 use crate::lexical::LexicalIndex;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::workspace::RefreshReport;
+use super::watch_state::RefreshReport;
 use super::{Analysis, ApiError};
 use crate::context::count_tokens;
 use crate::index::{BuildStats, Coverage, SkippedFile, Summary, WorkingTreeDiff};

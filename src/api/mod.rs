@@ -23,6 +23,7 @@ mod page;
 mod repo_file;
 mod repo_watcher;
 mod search;
+mod watch_state;
 mod workspace;
 
 pub use analysis::{Analysis, stored_embedder};
@@ -42,4 +43,5 @@ pub use page::{MAX_QUERY_BYTES, PageInfo};
 pub use repo_file::{ReadSpanRequest, ReadSpanResponse, confined_file, repo_path};
 pub use repo_watcher::RepoWatcher;
 pub use search::{ChunkHit, SearchFile, SearchMode, SearchRequest, SearchResponse};
-pub use workspace::{RefreshReport, ReindexRequest, ReindexResponse, Staleness, WatchState, Workspace};
+pub use watch_state::{RefreshReport, Staleness, WatchState};
+pub use workspace::{ReindexRequest, ReindexResponse, Workspace};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
-use super::workspace::RefreshReport;
+use super::watch_state::RefreshReport;
 use super::{ApiError, ReindexRequest, Workspace};
 use crate::index::{IndexError, NoProgress};
 use crate::lang::LanguageRegistry;

@@ -14,10 +14,10 @@ use super::args::{
 };
 use super::progress::ProgressBars;
 use super::render;
+use super::shared::{cli_error, exit_found, open, print_json, read_task};
 use super::{context_commands, graph_commands, impact_commands, serve_commands};
 use crate::api::{
-    ApiError, IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, Workspace,
-    stored_embedder,
+    IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, stored_embedder,
 };
 use crate::index::{IndexBuilder, IndexConfig, IndexSnapshot, WalkConfig};
 use crate::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder};
@@ -41,35 +41,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Graph(GraphCommand::Stats(a)) => graph_commands::stats(a),
         Command::ReadSpan(a) => read_span(a),
         Command::Serve(a) => serve_commands::serve(a, quiet),
-    }
-}
-
-/// Prints a response as the JSON a server returns for the same request.
-pub(super) fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, v)?;
-    writeln!(out)?;
-    Ok(())
-}
-
-pub(super) fn open(repo: Option<&Path>, index_dir: Option<std::path::PathBuf>) -> Result<Workspace> {
-    Workspace::open(repo, index_dir).map_err(cli_error)
-}
-
-/// An error of the query layer as the command line says it: arguments by their flag names.
-pub(super) fn cli_error(e: ApiError) -> anyhow::Error {
-    match e {
-        ApiError::InvalidArgument { argument, message } => {
-            let flag = match argument.as_str() {
-                "max_tokens" => "--budget".to_string(),
-                "symbols" => "--symbol".to_string(),
-                "query" | "task" | "question" => "the query".to_string(),
-                "repo" => "--repo".to_string(),
-                other => format!("--{}", other.replace('_', "-")),
-            };
-            anyhow::anyhow!("{flag}: {message}")
-        }
-        e => e.into(),
     }
 }
 
@@ -153,26 +124,6 @@ fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embe
     Ok(Some(Arc::new(e)))
 }
 
-/// Words from the command line, then a file's text (`-`: stdin).
-pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String> {
-    let mut q = words.join(" ");
-    if let Some(f) = file {
-        let text = if f.as_os_str() == "-" {
-            std::io::read_to_string(std::io::stdin()).context("reading the query from stdin")?
-        } else {
-            std::fs::read_to_string(f).with_context(|| format!("cannot read query file {}", f.display()))?
-        };
-        if !q.is_empty() {
-            q.push(' ');
-        }
-        q.push_str(&text);
-    }
-    if q.trim().is_empty() {
-        anyhow::bail!("empty query: give QUERY words or --query-file FILE");
-    }
-    Ok(q)
-}
-
 fn status(a: StatusArgs) -> Result<ExitCode> {
     let ws = open(a.path.as_deref(), a.location.index_dir)?;
     let r = ws
@@ -205,13 +156,6 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
     }
     render::coverage_note(&r.coverage, r.hits.is_empty(), &a.name);
     Ok(exit_found(!r.hits.is_empty()))
-}
-
-pub(super) fn exit_found(found: bool) -> ExitCode {
-    match found {
-        true => ExitCode::SUCCESS,
-        false => ExitCode::from(1),
-    }
 }
 
 fn search(a: SearchArgs) -> Result<ExitCode> {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::args::{AskArgs, ContextArgs, ContextFormat, OverviewArgs};
-use super::commands::{cli_error, open, print_json, read_task};
+use super::shared::{cli_error, open, print_json, read_task};
 use crate::api::{AskRequest, ContextRequest, OverviewRequest};
 use crate::context::{ContextPack, RankedFile};
 use crate::index::Coverage;

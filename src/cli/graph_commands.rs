@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::args::{CallArgs, DepsArgs, GraphStatsArgs, RefsArgs};
-use super::commands::{cli_error, open, print_json};
+use super::shared::{cli_error, open, print_json};
 use crate::api::{
     CallDirection, CallsRequest, CallsResponse, DepsRequest, GraphStatsRequest, LookupStatus, RefsRequest,
 };

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 
 use super::args::ImpactArgs;
-use super::commands::{cli_error, open, print_json};
+use super::shared::{cli_error, open, print_json};
 use crate::api::ImpactRequest;
 use crate::context::Impact;
 

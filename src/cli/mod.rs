@@ -9,6 +9,7 @@ mod impact_commands;
 mod progress;
 mod render;
 mod serve_commands;
+mod shared;
 
 pub use args::{Cli, normalize_args};
 pub use commands::run;

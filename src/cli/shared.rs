@@ -1,0 +1,66 @@
+//! What every command shares: opening the workspace, errors named by their flags, the JSON
+//! form of a response, the task text from words or a file, and exit codes.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::api::{ApiError, Workspace};
+
+/// Prints a response as the JSON a server returns for the same request.
+pub(super) fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+pub(super) fn open(repo: Option<&Path>, index_dir: Option<std::path::PathBuf>) -> Result<Workspace> {
+    Workspace::open(repo, index_dir).map_err(cli_error)
+}
+
+/// An error of the query layer as the command line says it: arguments by their flag names.
+pub(super) fn cli_error(e: ApiError) -> anyhow::Error {
+    match e {
+        ApiError::InvalidArgument { argument, message } => {
+            let flag = match argument.as_str() {
+                "max_tokens" => "--budget".to_string(),
+                "symbols" => "--symbol".to_string(),
+                "query" | "task" | "question" => "the query".to_string(),
+                "repo" => "--repo".to_string(),
+                other => format!("--{}", other.replace('_', "-")),
+            };
+            anyhow::anyhow!("{flag}: {message}")
+        }
+        e => e.into(),
+    }
+}
+
+/// Words from the command line, then a file's text (`-`: stdin).
+pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String> {
+    let mut q = words.join(" ");
+    if let Some(f) = file {
+        let text = if f.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin()).context("reading the query from stdin")?
+        } else {
+            std::fs::read_to_string(f).with_context(|| format!("cannot read query file {}", f.display()))?
+        };
+        if !q.is_empty() {
+            q.push(' ');
+        }
+        q.push_str(&text);
+    }
+    if q.trim().is_empty() {
+        anyhow::bail!("empty query: give QUERY words or --query-file FILE");
+    }
+    Ok(q)
+}
+
+pub(super) fn exit_found(found: bool) -> ExitCode {
+    match found {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
+    }
+}

@@ -155,9 +155,14 @@ impl Operation {
         }
     }
 
+    /// The arguments' schema. Optional arguments are simply not required: their `null`
+    /// alternative is dropped, since several model APIs refuse type arrays and `anyOf` with
+    /// `null` in tool schemas (a `null` sent anyway still reads as absent).
     pub fn input_schema(self) -> serde_json::Value {
         fn s<T: schemars::JsonSchema>() -> serde_json::Value {
-            schemars::schema_for!(T).to_value()
+            let mut v = schemars::schema_for!(T).to_value();
+            drop_null_alternatives(&mut v);
+            v
         }
         match self {
             Operation::Search => s::<SearchRequest>(),
@@ -195,6 +200,39 @@ impl Operation {
             Operation::ReadSpan => s::<ReadSpanResponse>(),
             Operation::Reindex => s::<ReindexResponse>(),
         }
+    }
+}
+
+/// `"type": ["integer", "null"]` to `"type": "integer"`, and `anyOf: [X, {"type": "null"}]`
+/// to `X`, everywhere in a schema.
+fn drop_null_alternatives(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::Array(types)) = m.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    m.insert("type".into(), only);
+                }
+            }
+            let single = match m.get_mut("anyOf") {
+                Some(Value::Array(alts)) => {
+                    alts.retain(|a| a.get("type").is_none_or(|t| t != "null"));
+                    (alts.len() == 1).then(|| alts.remove(0))
+                }
+                _ => None,
+            };
+            if let Some(Value::Object(inner)) = single {
+                m.remove("anyOf");
+                for (k, x) in inner {
+                    m.entry(k).or_insert(x);
+                }
+            }
+            m.values_mut().for_each(drop_null_alternatives);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_null_alternatives),
+        _ => {}
     }
 }
 
@@ -241,5 +279,23 @@ impl Workspace {
     pub fn index_status(&self, r: &IndexStatusRequest) -> Result<IndexStatusResponse, ApiError> {
         let watch = self.watch_state().map(|w| w.last());
         self.analysis().index_status(r, watch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_schemas_have_no_null_alternatives_and_name_their_required_fields() {
+        for op in Operation::ALL {
+            let text = op.input_schema().to_string();
+            assert!(!text.contains("\"null\""), "{}: {text}", op.name());
+            let schema = op.input_schema();
+            assert_eq!(schema["type"], "object", "{}", op.name());
+        }
+        let search = Operation::Search.input_schema();
+        assert_eq!(search["required"], serde_json::json!(["query"]));
+        assert_eq!(search["properties"]["limit"]["type"], "integer");
     }
 }

@@ -162,6 +162,7 @@ impl Operation {
         fn s<T: schemars::JsonSchema>() -> serde_json::Value {
             let mut v = schemars::schema_for!(T).to_value();
             drop_null_alternatives(&mut v);
+            portable(&mut v);
             v
         }
         match self {
@@ -181,9 +182,12 @@ impl Operation {
         }
     }
 
+    /// The answer's schema, in the portable spelling (see [`portable`]).
     pub fn output_schema(self) -> serde_json::Value {
         fn s<T: schemars::JsonSchema>() -> serde_json::Value {
-            schemars::schema_for!(T).to_value()
+            let mut v = schemars::schema_for!(T).to_value();
+            portable(&mut v);
+            v
         }
         match self {
             Operation::Search => s::<SearchResponse>(),
@@ -200,6 +204,44 @@ impl Operation {
             Operation::ReadSpan => s::<ReadSpanResponse>(),
             Operation::Reindex => s::<ReindexResponse>(),
         }
+    }
+}
+
+/// The spelling that the most tool-schema consumers accept: a type array becomes `anyOf`
+/// branches of one type each, and schemars' own number formats (`uint64`, `float`...), which
+/// no JSON Schema dialect defines, are dropped (`minimum` keeps what matters of them).
+fn portable(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    const STANDARD: [&str; 8] = [
+        "date-time",
+        "date",
+        "time",
+        "email",
+        "uri",
+        "uuid",
+        "regex",
+        "hostname",
+    ];
+    match v {
+        Value::Object(m) => {
+            if m.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD.contains(&f))
+            {
+                m.remove("format");
+            }
+            if let Some(Value::Array(types)) = m.get("type")
+                && types.len() > 1
+                && !m.contains_key("anyOf")
+            {
+                let branches: Vec<Value> = types.iter().map(|t| serde_json::json!({ "type": t })).collect();
+                m.remove("type");
+                m.insert("anyOf".into(), Value::Array(branches));
+            }
+            m.values_mut().for_each(portable);
+        }
+        Value::Array(a) => a.iter_mut().for_each(portable),
+        _ => {}
     }
 }
 
@@ -293,6 +335,14 @@ mod tests {
             assert!(!text.contains("\"null\""), "{}: {text}", op.name());
             let schema = op.input_schema();
             assert_eq!(schema["type"], "object", "{}", op.name());
+            let out = op.output_schema();
+            assert_eq!(out["type"], "object", "{}", op.name());
+            let out = out.to_string();
+            assert!(
+                !out.contains("\"uint64\"") && !out.contains("\"type\":[\""),
+                "{}: {out}",
+                op.name()
+            );
         }
         let search = Operation::Search.input_schema();
         assert_eq!(search["required"], serde_json::json!(["query"]));

@@ -26,7 +26,7 @@ def preds(ken, ws, tasks, signals, budget):
         if not os.path.isdir(os.path.join(d, ".kenning")):
             print(f"skip {t['id']}: no index in {d}", file=sys.stderr)
             continue
-        cmd = [ken, "context", "--repo", d, "--format", "json", "--budget", str(budget), "--files", "20", "-q"]
+        cmd = [ken, "context", "--repo", d, "--format", "json", "--budget", str(budget), "--files", "20", "--symbols", "100", "-q"]
         if signals:
             cmd += ["--signals", signals]
         s = time.time()

@@ -160,7 +160,7 @@ fn the_pack_stays_within_the_budget_and_says_what_it_left_out() {
 #[test]
 fn neighbours_are_signatures_of_callees_and_owning_types() {
     let repo = indexed();
-    let v = context_json(repo.path(), &["`Cart.total`", "--budget", "400"]);
+    let v = context_json(repo.path(), &["`Cart.total`", "--budget", "900"]);
     let shown: Vec<(&str, &str)> = v["pack"]["shown"]
         .as_array()
         .unwrap()
@@ -346,4 +346,22 @@ fn ask_with_a_model_checks_its_citations() {
     let seen = server.seen.lock().unwrap();
     assert_eq!(seen[0].authorization.as_deref(), Some("Bearer sk-test"));
     assert_eq!(seen[0].body["model"], "mock-chat");
+}
+
+#[test]
+fn the_whole_answer_fits_its_token_budget() {
+    let repo = indexed();
+    for budget in [600usize, 2000, 8000] {
+        let b = budget.to_string();
+        let v = context_json(
+            repo.path(),
+            &["the cart total is wrong when a coupon is applied", "--budget", &b],
+        );
+        let used = kenning::context::count_tokens(&serde_json::to_string(&v).unwrap());
+        assert!(used <= budget, "{used} tokens for a budget of {budget}");
+        assert!(
+            !v["pack"]["text"].as_str().unwrap().is_empty(),
+            "budget {budget}: no code at all"
+        );
+    }
 }

@@ -8,8 +8,9 @@ use super::page::{cap_query, check_limit, check_tokens};
 use super::{Analysis, ApiError};
 use crate::context::{
     Citation, ContextPack, ContextRanker, Overview, RankedFile, RankedSymbol, RankerParts, Ranking, Signals,
-    Weights, find_citations, mark_unverified, pack,
+    Weights, count_tokens, find_citations, mark_unverified, pack,
 };
+use crate::graph::CodeGraph;
 use crate::index::Coverage;
 use crate::providers::{ChatMessage, ChatModel, OpenAiChat};
 
@@ -18,12 +19,16 @@ use crate::providers::{ChatMessage, ChatModel, OpenAiChat};
 pub struct ContextRequest {
     /// The task: an issue text, a question, a stack trace.
     pub task: String,
-    /// Tokens (cl100k) the packed code may take (default 8000).
+    /// Tokens (cl100k) the whole answer may take (default 8000): the ranked lists are
+    /// counted first and the packed code gets the rest (at least a third).
     #[serde(default)]
     pub max_tokens: Option<usize>,
     /// Ranked files listed (default 20).
     #[serde(default)]
     pub files: Option<usize>,
+    /// Ranked definitions listed (default 20).
+    #[serde(default)]
+    pub symbols: Option<usize>,
     /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default:
     /// the tuned set).
     #[serde(default)]
@@ -103,18 +108,19 @@ const ASK_OVERVIEW_BUDGET: usize = 700;
 /// Files listed with an answer.
 const ASK_FILES: usize = 20;
 
+/// Tokens (cl100k) of an answer as serialized.
+fn tokens_of<T: Serialize>(v: &T) -> usize {
+    serde_json::to_string(v).map(|s| count_tokens(&s)).unwrap_or(0)
+}
+
 const ASK_SYSTEM: &str = "You answer questions about a code repository for a developer who is new to it. \
 Use only the repository overview and code given. Cite the code you rely on as path:line or path:start-end, \
 exactly as the headers of the code sections give them. If the code given does not answer the question, say so \
 and name the files that look closest. Be concise.";
 
 impl Analysis {
-    fn rank_and_pack(
-        &self,
-        task: &str,
-        signals: Signals,
-        budget: usize,
-    ) -> Result<(Ranking, ContextPack), ApiError> {
+    /// The task's ranking, with the graph it read.
+    fn rank(&self, task: &str, signals: Signals) -> Result<(Ranking, Option<&CodeGraph>), ApiError> {
         let weights = match std::env::var("KEN_CONTEXT_WEIGHTS") {
             Ok(spec) => Weights::default().with_overrides(&spec),
             Err(_) => Weights::default(),
@@ -137,34 +143,50 @@ impl Analysis {
         };
         let ranker = ContextRanker::new(self.snapshot(), self.root(), parts, signals, weights);
         let ranking = ranker.rank(task)?;
-        let packed = pack(&ranking, self.snapshot(), self.root(), ranker.graph(), budget)?;
-        Ok((ranking, packed))
+        Ok((ranking, ranker.graph()))
     }
 
     pub fn context(&self, r: &ContextRequest) -> Result<ContextResponse, ApiError> {
         let (task, note) = cap_query("task", &r.task)?;
         let budget = check_tokens(r.max_tokens)?.unwrap_or(8000);
         let files = check_limit("files", r.files, 20, 500)?;
+        let symbols = check_limit("symbols", r.symbols, 20, 500)?;
         let signals = match &r.signals {
             Some(list) => Signals::parse(list).map_err(|e| ApiError::invalid("signals", e))?,
             None => Signals::default(),
         };
-        let (mut ranking, packed) = self.rank_and_pack(&task, signals, budget)?;
-        ranking.files.truncate(files);
-        Ok(ContextResponse {
+        let (ranking, graph) = self.rank(&task, signals)?;
+        let mut out = ContextResponse {
             task,
-            files: ranking.files,
-            symbols: ranking.symbols,
-            truncated: packed.truncated,
-            pack: packed,
+            files: ranking.files.iter().take(files).cloned().collect(),
+            symbols: ranking.symbols.iter().take(symbols).cloned().collect(),
+            truncated: false,
+            pack: ContextPack::default(),
             signals: SignalsUsed {
-                used: ranking.signals_used,
-                missing: ranking.signals_missing,
+                used: ranking.signals_used.clone(),
+                missing: ranking.signals_missing.clone(),
             },
             notes: note.into_iter().collect(),
             generation: self.generation(),
             coverage: self.coverage(),
-        })
+        };
+        // The code gets what the rest of the answer leaves; one repack if the pack's own
+        // lists (shown, neighbours, left out) overflow.
+        let floor = budget / 3;
+        let mut code = budget.saturating_sub(tokens_of(&out)).max(floor);
+        for _ in 0..2 {
+            out.pack = pack(&ranking, self.snapshot(), self.root(), graph, code)?;
+            let over = tokens_of(&out).saturating_sub(budget);
+            if over == 0 || code == floor {
+                break;
+            }
+            code = code.saturating_sub(over).max(floor);
+        }
+        while tokens_of(&out) > budget && !out.symbols.is_empty() {
+            out.symbols.truncate(out.symbols.len() / 2);
+        }
+        out.truncated = out.pack.truncated;
+        Ok(out)
     }
 
     pub fn ask(&self, r: &AskRequest) -> Result<AskResponse, ApiError> {
@@ -182,7 +204,8 @@ impl Analysis {
     ) -> Result<AskResponse, ApiError> {
         let (question, note) = cap_query("question", &r.question)?;
         let budget = check_tokens(r.max_tokens)?.unwrap_or(6000);
-        let (mut ranking, packed) = self.rank_and_pack(&question, Signals::default(), budget)?;
+        let (mut ranking, graph) = self.rank(&question, Signals::default())?;
+        let packed = pack(&ranking, self.snapshot(), self.root(), graph, budget)?;
         ranking.files.truncate(ASK_FILES);
         let overview = Overview::build(self.snapshot(), self.graph().ok());
         let overview_markdown = overview.markdown(ASK_OVERVIEW_BUDGET);

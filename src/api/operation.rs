@@ -124,8 +124,8 @@ impl Operation {
             }
             Operation::Context => {
                 "The code relevant to a task (an issue, a bug report, a question, a stack trace): files and definitions ranked from \
-                 every signal with the reasons, and the code itself packed into `max_tokens` (default 8000) as markdown with \
-                 path:line citations (`pack.text`). Call this first for a new task."
+                 every signal with the reasons, and the code itself as markdown with path:line citations (`pack.text`), the \
+                 whole answer within `max_tokens` (default 8000). Call this first for a new task."
             }
             Operation::Ask => {
                 "Answer a question about the repository with a configured chat model, citing path:line checked against the index; \

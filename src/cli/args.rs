@@ -360,7 +360,8 @@ pub struct ContextArgs {
     /// Read the task from a file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub query_file: Option<PathBuf>,
-    /// Tokens (cl100k_base) the packed code may take.
+    /// Tokens (cl100k_base) the whole answer may take: the ranked lists first, the packed
+    /// code the rest (at least a third).
     #[arg(long, default_value_t = 8000)]
     pub budget: usize,
     #[arg(long, value_enum, default_value = "markdown")]
@@ -368,6 +369,9 @@ pub struct ContextArgs {
     /// Ranked files listed.
     #[arg(long, default_value_t = 20)]
     pub files: usize,
+    /// Ranked definitions listed (in the JSON).
+    #[arg(long, default_value_t = 20)]
+    pub symbols: usize,
     /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default all).
     #[arg(long, value_name = "LIST")]
     pub signals: Option<String>,

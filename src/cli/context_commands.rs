@@ -21,6 +21,7 @@ pub fn context(a: ContextArgs) -> Result<ExitCode> {
             task,
             max_tokens: Some(a.budget),
             files: Some(a.files),
+            symbols: Some(a.symbols),
             signals: a.signals.clone(),
         })
         .map_err(cli_error)?;

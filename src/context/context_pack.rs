@@ -59,7 +59,7 @@ pub struct Neighbour {
     pub relation: String,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct LeftOut {
     /// Ranked definitions not shown (over budget or below the cut).
     pub symbols: usize,
@@ -67,7 +67,7 @@ pub struct LeftOut {
     pub files: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct ContextPack {
     pub budget: usize,
     pub tokens: usize,

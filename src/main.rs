@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
@@ -29,6 +29,33 @@ fn init_tracing(level: &str) {
         .with_target(false)
         .without_time()
         .init();
+}
+
+/// The error and its causes, each reason said once: a cause whose text its parent already
+/// holds (`/x: No such file or directory` above `No such file or directory`) is dropped, and
+/// so is a path the message has already named at its start.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let mut text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if let Some((head, rest)) = text.split_once(": ")
+            && !head.is_empty()
+            && out.contains(head)
+        {
+            text = rest.to_string();
+            if out.contains(&text) {
+                continue;
+            }
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 /// `ken ... | head` closes stdout early; that is not an error.

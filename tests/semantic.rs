@@ -219,3 +219,57 @@ fn scanning_and_the_hnsw_graph_give_the_same_answer() {
     assert_eq!(scan[0].0, "src/auth.py");
     assert_eq!(scan, graph, "an exact scan and the graph agree on a small index");
 }
+
+#[test]
+fn query_filters_apply_in_the_semantic_and_hybrid_modes_too() {
+    let repo = materialize(&format!(
+        "{REPO}//- tests/test_network.py\ndef test_retry_request_again_when_the_connection_drops():\n    assert retry_request('x')\n//- web/retry.js\nfunction retryRequest(url) {{ return send(url); }}\n"
+    ));
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let paths = |args: &[&str], key: &str| -> Vec<String> {
+        let mut all = vec!["search"];
+        all.extend_from_slice(args);
+        all.push("--json");
+        let out = ken(&all, repo.path());
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let q = "send the request again when the connection drops";
+    let unfiltered = paths(&[q], "files");
+    assert!(
+        unfiltered.iter().any(|p| p.starts_with("tests/")),
+        "{unfiltered:?}"
+    );
+    for (args, key) in [(vec![], "files"), (vec!["--semantic"], "chunks")] {
+        let mut a = args.clone();
+        let negated = format!("{q} !path:tests/");
+        a.push(&negated);
+        let got = paths(&a, key);
+        assert!(
+            !got.is_empty() && got.iter().all(|p| !p.starts_with("tests/")),
+            "{key}: {got:?}"
+        );
+        let mut a = args.clone();
+        let lang = format!("{q} lang:javascript");
+        a.push(&lang);
+        let got = paths(&a, key);
+        assert!(
+            !got.is_empty() && got.iter().all(|p| p.ends_with(".js")),
+            "{key}: {got:?}"
+        );
+        let mut a = args.clone();
+        let nothing = format!("{q} lang:cobol");
+        a.push(&nothing);
+        assert!(paths(&a, key).is_empty(), "{key}: lang:cobol matched");
+        let mut a = args.clone();
+        let kind = format!("{q} kind:class");
+        a.push(&kind);
+        let got = paths(&a, key);
+        assert!(got.iter().all(|p| p == "src/cache.py"), "{key}: {got:?}");
+    }
+}

@@ -76,11 +76,22 @@ fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, ApiError> {
         .output()
         .map_err(|e| ApiError::Unavailable(format!("cannot run git {}: {e}", args.join(" "))))?;
     if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        // git's first line says why; the rest is usage text.
+        let why = err
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("no message");
+        let why = why.trim_start_matches("fatal: ").trim_start_matches("warning: ");
+        let hint = match why.contains("ot a git repository") {
+            true => "; without git, give the change as a patch",
+            false => "",
+        };
         return Err(ApiError::Unavailable(format!(
-            "git {} failed in {}: {}",
-            args.join(" "),
+            "git {} failed in {}: {why}{hint}",
+            args.first().copied().unwrap_or(""),
             root.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
     Ok(out.stdout)

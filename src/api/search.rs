@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::page::{PageInfo, Paging, cap_query};
 use super::{Analysis, ApiError};
 use crate::index::{CodeSearch, Coverage, FusedFile, SearchHit, SearchTarget, SemanticHit, fuse_files};
-use crate::lexical::{LineMatch, LineSearchMode};
+use crate::lexical::{LineMatch, LineSearchMode, PathFilter, SearchQuery};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -107,6 +107,62 @@ pub struct SearchResponse {
     pub coverage: Coverage,
 }
 
+/// The query's `lang:`, `kind:` and `path:` filters, applied to what the lexical index did
+/// not rank itself (semantic chunks), so every mode honours them.
+struct Filters {
+    query: SearchQuery,
+    include: Vec<PathFilter>,
+    exclude: Vec<PathFilter>,
+}
+
+impl Filters {
+    fn parse(text: &str) -> Result<Filters, ApiError> {
+        let query = SearchQuery::parse(text);
+        let (include, exclude) = query
+            .path_filters()
+            .map_err(|e| ApiError::invalid("query", e.to_string()))?;
+        Ok(Filters {
+            query,
+            include,
+            exclude,
+        })
+    }
+
+    fn any(&self) -> bool {
+        let q = &self.query;
+        !(q.langs.is_empty()
+            && q.not_langs.is_empty()
+            && q.kinds.is_empty()
+            && q.not_kinds.is_empty()
+            && self.include.is_empty()
+            && self.exclude.is_empty())
+    }
+
+    /// The words to embed: the query without its filters (all of it when only filters).
+    fn semantic_text(&self, whole: &str) -> String {
+        let mut t = self.query.text.clone();
+        for p in &self.query.phrases {
+            t.push(' ');
+            t.push_str(p);
+        }
+        match t.trim().is_empty() {
+            true => whole.to_string(),
+            false => t.trim().to_string(),
+        }
+    }
+
+    fn keeps(&self, path: &str, language: &str, kind: Option<&str>) -> bool {
+        let q = &self.query;
+        let has = |list: &[String], v: &str| list.iter().any(|x| x.eq_ignore_ascii_case(v));
+        (q.langs.is_empty() || has(&q.langs, language))
+            && !has(&q.not_langs, language)
+            && (q.kinds.is_empty() || kind.is_some_and(|k| has(&q.kinds, k)))
+            && !kind.is_some_and(|k| has(&q.not_kinds, k))
+            && (self.include.is_empty() || self.include.iter().any(|f| f.matches(path)))
+            && !self.exclude.iter().any(|f| f.matches(path))
+    }
+}
+
 /// Reciprocal rank fusion constant for hybrid (the usual 60: neither list dominates).
 const HYBRID_RRF_K: f32 = 60.0;
 const MAX_LIMIT: usize = 1000;
@@ -127,6 +183,7 @@ impl Analysis {
         let (default, max) = if lines { (1000, MAX_LINES) } else { (20, MAX_LIMIT) };
         let paging = Paging::new(r.cursor.as_deref(), r.limit, default, max, r.max_tokens)?;
         let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone());
+        let filters = Filters::parse(&query)?;
         let mut out = SearchResponse {
             query: query.clone(),
             mode,
@@ -162,7 +219,7 @@ impl Analysis {
             }
             SearchMode::Semantic => {
                 let sem = self.semantic()?;
-                let hits = sem.search(&query, need)?;
+                let hits = self.semantic_hits(sem, &filters, &query, need)?;
                 out.chunks_searched = Some(sem.chunks());
                 let total = hits.len();
                 let (page, info) = paging.apply(hits, total);
@@ -173,7 +230,7 @@ impl Analysis {
                 let sem = self.semantic()?;
                 // The two rankings side by side: each is a few milliseconds of one core.
                 let (hits, lexical) = rayon::join(
-                    || sem.search(&query, (need * 4).max(50)),
+                    || self.semantic_hits(sem, &filters, &query, (need * 4).max(50)),
                     || engine.search(&query, SearchTarget::Files, need * 2),
                 );
                 let (hits, lexical) = (hits?, lexical?);
@@ -230,6 +287,54 @@ impl Analysis {
             }
         }
         Ok(out)
+    }
+
+    /// The `k` best chunks that pass the query's filters, embedding the query without them.
+    fn semantic_hits(
+        &self,
+        sem: &crate::index::SemanticIndex,
+        filters: &Filters,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<SemanticHit>, ApiError> {
+        let text = filters.semantic_text(query);
+        if !filters.any() {
+            return Ok(sem.search(&text, k)?);
+        }
+        // Filters drop candidates: look further, then keep the first k that pass.
+        let snapshot = self.snapshot();
+        let wide = sem.search(&text, (k * 8).max(400))?;
+        let kinds = !(filters.query.kinds.is_empty() && filters.query.not_kinds.is_empty());
+        let mut ids: Vec<_> = match kinds {
+            true => wide.iter().filter_map(|h| snapshot.file_id(&h.path)).collect(),
+            false => Vec::new(),
+        };
+        ids.sort();
+        ids.dedup();
+        let records = snapshot.load_symbols_of(&ids)?;
+        let kind_of = |h: &SemanticHit| -> Option<&'static str> {
+            let id = snapshot.file_id(&h.path)?;
+            let pos = ids.binary_search(&id).ok()?;
+            Some(
+                records
+                    .get(pos)?
+                    .definitions
+                    .get(h.symbol? as usize)?
+                    .kind
+                    .as_str(),
+            )
+        };
+        Ok(wide
+            .into_iter()
+            .filter(|h| {
+                let language = snapshot
+                    .file_id(&h.path)
+                    .and_then(|id| snapshot.table.files.get(id.index()))
+                    .map_or("", |r| r.language.as_str());
+                filters.keeps(&h.path, language, if kinds { kind_of(h) } else { None })
+            })
+            .take(k)
+            .collect())
     }
 
     /// Qualified names of the definitions owning each hit's chunk.

@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 
 use super::args::ImpactArgs;
 use super::shared::{cli_error, open, print_json};
-use crate::api::ImpactRequest;
+use crate::api::{ApiError, ImpactRequest};
 use crate::context::Impact;
 
 pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
@@ -33,7 +33,13 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
             max_tokens: None,
             cursor: None,
         })
-        .map_err(cli_error)?;
+        .map_err(|e| match e {
+            // The request's `symbols` are the repeated `--symbol` flag here.
+            ApiError::InvalidArgument { argument, message } if argument == "symbols" => {
+                anyhow::anyhow!("--symbol: {message}")
+            }
+            e => cli_error(e),
+        })?;
     if a.json {
         print_json(&r)?;
     } else {

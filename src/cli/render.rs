@@ -11,6 +11,22 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     let m = &r.manifest;
     let s = &m.summary;
     let st = &m.stats;
+    if s.files == 0 {
+        let unsupported: Vec<String> = s
+            .skipped_by_reason
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let why = match unsupported.is_empty() {
+            true => "the tree is empty or everything in it is ignored".to_string(),
+            false => format!("skipped: {}", unsupported.join(", ")),
+        };
+        writeln!(
+            out,
+            "no supported source files: nothing was indexed ({why}); Kenning reads Rust, Python, \
+             TypeScript/TSX, JavaScript, Go, Java, C and C++"
+        )?;
+    }
     writeln!(
         out,
         "indexed {} files ({} lines) in {:.2}s: {} parsed, {} unchanged, {} removed{}",

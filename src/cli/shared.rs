@@ -27,8 +27,8 @@ pub(super) fn cli_error(e: ApiError) -> anyhow::Error {
         ApiError::InvalidArgument { argument, message } => {
             let flag = match argument.as_str() {
                 "max_tokens" => "--budget".to_string(),
-                "symbols" => "--symbol".to_string(),
                 "query" | "task" | "question" => "the query".to_string(),
+                "name" | "symbol" | "file" | "span" => format!("the {argument}"),
                 "repo" => "--repo".to_string(),
                 other => format!("--{}", other.replace('_', "-")),
             };

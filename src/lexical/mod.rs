@@ -22,5 +22,5 @@ pub use lexical_index::{
 pub use lexical_schema::{LEXICAL_VERSION, LexicalSchema};
 pub use lexical_writer::{FileDoc, LexicalWriter};
 pub use line_search::{LineMatch, LineSearch, LineSearchMode};
-pub use search_query::SearchQuery;
+pub use search_query::{PathFilter, SearchQuery};
 pub use snippet::Snippet;

@@ -396,3 +396,53 @@ fn killed_build_leaves_previous_index_readable() {
     assert_eq!(m.summary.files, 400);
     assert_eq!(count("final_"), 400);
 }
+
+#[test]
+fn two_first_builds_at_once_one_builds_and_the_other_is_told_why() {
+    for round in 0..8 {
+        let repo = materialize("//- a.py\ndef f():\n    return 1\n//- b.py\nfrom a import f\n");
+        let spawn = || {
+            std::process::Command::new(support::ken_bin())
+                .args(["index", "build", ".", "--no-semantic"])
+                .current_dir(repo.path())
+                .output()
+        };
+        let (x, y) = std::thread::scope(|s| {
+            let a = s.spawn(spawn);
+            let b = s.spawn(spawn);
+            (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+        });
+        let mut built = 0;
+        for o in [&x, &y] {
+            if o.status.success() {
+                built += 1;
+            } else {
+                assert!(
+                    stderr(o).contains("another `ken index build` is running"),
+                    "round {round}: {}",
+                    stderr(o)
+                );
+            }
+        }
+        assert!(built >= 1, "round {round}: neither build succeeded");
+        let status = ken(&["index", "status"], repo.path());
+        assert!(status.status.success(), "{}", stderr(&status));
+    }
+}
+
+#[test]
+fn an_index_folder_caught_half_created_is_neither_foreign_nor_an_error() {
+    // What a first build has written in the moment before its FORMAT file.
+    let repo = materialize("//- a.py\ndef f():\n    return 1\n");
+    std::fs::create_dir_all(repo.path().join(".kenning/segments")).unwrap();
+    std::fs::write(repo.path().join(".kenning/.gitignore"), "*\n").unwrap();
+    std::fs::write(repo.path().join(".kenning/lock"), "").unwrap();
+    let status = ken(&["index", "status"], repo.path());
+    assert!(!stderr(&status).contains("not a kenning index"), "{}", stderr(&status));
+    let out = ken(&["index", "build", ".", "--no-semantic"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Anything else in a folder without FORMAT is still refused, untouched.
+    let foreign = materialize("//- a.py\nx = 1\n//- .kenning/notes.txt\nmine\n");
+    let out = ken(&["index", "build", "."], foreign.path());
+    assert!(stderr(&out).contains("not a kenning index"), "{}", stderr(&out));
+}

@@ -70,10 +70,18 @@ impl IndexStore {
         let text = match fs::read_to_string(self.format_path()) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Empty, or holding only what `prepare` writes before `FORMAT` (another
+                // build is creating the index right now): not an index yet, not foreign.
                 let empty = match fs::read_dir(&self.dir) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
                     Err(e) => return Err(IndexError::io(&self.dir)(e)),
-                    Ok(mut entries) => entries.next().is_none(),
+                    Ok(entries) => entries.flatten().all(|e| {
+                        let name = e.file_name();
+                        let name = name.to_string_lossy();
+                        ["segments", ".gitignore", "lock"].contains(&name.as_ref())
+                            || name.starts_with(".gitignore.tmp-")
+                            || name.starts_with("FORMAT.tmp-")
+                    }),
                 };
                 return if empty {
                     Ok(false)

@@ -341,7 +341,8 @@ fn corrupt_segment_is_detected() {
     let out = ken(&["symbol", "Engine"], repo.path());
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("is corrupt: checksum mismatch"),
+        stderr(&out).contains("is damaged (checksum mismatch)")
+            && stderr(&out).contains("ken index build` repairs it"),
         "{}",
         stderr(&out)
     );
@@ -438,7 +439,11 @@ fn an_index_folder_caught_half_created_is_neither_foreign_nor_an_error() {
     std::fs::write(repo.path().join(".kenning/.gitignore"), "*\n").unwrap();
     std::fs::write(repo.path().join(".kenning/lock"), "").unwrap();
     let status = ken(&["index", "status"], repo.path());
-    assert!(!stderr(&status).contains("not a kenning index"), "{}", stderr(&status));
+    assert!(
+        !stderr(&status).contains("not a kenning index"),
+        "{}",
+        stderr(&status)
+    );
     let out = ken(&["index", "build", ".", "--no-semantic"], repo.path());
     assert!(out.status.success(), "{}", stderr(&out));
     // Anything else in a folder without FORMAT is still refused, untouched.

@@ -193,6 +193,19 @@ pub enum IndexCommand {
     Build(BuildArgs),
     /// What the index holds and what changed in the working tree since it was built.
     Status(StatusArgs),
+    /// Check the whole index against its checksums (segments, file table, lexical part,
+    /// graph, vectors) and list what is damaged; `ken index build` repairs it.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Repository root (default: found upwards from the current folder).
+    pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

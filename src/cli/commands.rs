@@ -10,16 +10,17 @@ use anyhow::{Context, Result};
 
 use super::args::{
     BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, ReadSpanArgs, SearchArgs, StatusArgs,
-    SymbolArgs,
+    SymbolArgs, VerifyArgs,
 };
 use super::progress::ProgressBars;
 use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
 use super::{context_commands, graph_commands, impact_commands, serve_commands};
+use crate::api::Workspace;
 use crate::api::{
     IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, stored_embedder,
 };
-use crate::index::{IndexBuilder, IndexConfig, IndexSnapshot, WalkConfig};
+use crate::index::{IndexBuilder, IndexConfig, IndexSnapshot, IndexVerifier, WalkConfig};
 use crate::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder};
 use crate::vector::Embedder;
 
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Index(IndexCommand::Build(a)) => build(a, quiet),
         Command::Index(IndexCommand::Status(a)) => status(a),
+        Command::Index(IndexCommand::Verify(a)) => verify(a),
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
         Command::Context(a) => context_commands::context(a),
@@ -75,7 +77,50 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
     } else {
         render::build_report(&mut std::io::stdout().lock(), &report)?;
     }
+    for d in &report.repairs {
+        eprintln!(
+            "warning: {} was damaged ({}); rebuilt from the source files",
+            d.path, d.detail
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn verify(a: VerifyArgs) -> Result<ExitCode> {
+    let (_, dir) = Workspace::locate(a.path.as_deref(), a.location.index_dir).map_err(cli_error)?;
+    let report = IndexVerifier::verify(&dir, true)?;
+    if a.json {
+        print_json(&report)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        let checked: Vec<String> = report.checked.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        match (report.generation, report.damage.is_empty()) {
+            (None, true) => writeln!(out, "{}: no generation committed yet", report.index_dir)?,
+            (g, true) => writeln!(
+                out,
+                "{} generation {}: intact ({} checked)",
+                report.index_dir,
+                g.unwrap_or(0),
+                checked.join(", ")
+            )?,
+            (g, false) => {
+                writeln!(
+                    out,
+                    "{} generation {}: {} damaged file(s); `ken index build` rebuilds them from the source files",
+                    report.index_dir,
+                    g.map_or("?".to_string(), |g| g.to_string()),
+                    report.damage.len()
+                )?;
+                for d in &report.damage {
+                    writeln!(out, "  {:<9} {}: {}", d.part, d.path, d.detail)?;
+                }
+            }
+        }
+    }
+    Ok(match report.damage.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
+    })
 }
 
 /// The model a build embeds with: the one asked for, else the one the index was built with.

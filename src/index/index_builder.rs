@@ -13,6 +13,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 
+use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
 use super::repo_walker::Candidate;
 use super::vector_part::{VECTORS_DIR, VECTORS_FILE, VectorBuild, VectorStore};
@@ -39,6 +40,8 @@ const BINARY_PROBE: usize = 8000;
 pub struct BuildReport {
     pub index_dir: PathBuf,
     pub manifest: Manifest,
+    /// Damage found in the previous generation: not reused, rebuilt from the source files.
+    pub repairs: Vec<Damage>,
 }
 
 pub struct IndexBuilder<'a> {
@@ -110,14 +113,25 @@ impl<'a> IndexBuilder<'a> {
         store.prepare()?;
         let lock = store.lock()?;
         let extractor = self.extractor(registry);
-        let previous = match self.config.full {
-            true => None,
+        let (previous, repairs) = match self.config.full {
+            true => (None, Vec::new()),
             false => load_previous(&store, &extractor)?,
         };
+        for d in &repairs {
+            tracing::warn!(
+                "{} is damaged ({}): rebuilding the index from the source files",
+                d.path,
+                d.detail
+            );
+        }
+        let (highest_gen, _) = store.highest_ids();
         // Files are compared with this on the filesystem's clock, which may lag the system
         // clock by a tick: the earlier of the two is the safe choice.
         let build_started = lock.stamp_ns().map_or_else(now_ns, |s| s.min(now_ns()));
-        let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
+        let generation = previous
+            .as_ref()
+            .map_or(1, |p| p.generation + 1)
+            .max(highest_gen + 1);
         let gen_dir = store.begin(generation)?;
 
         let walked = {
@@ -164,7 +178,13 @@ impl<'a> IndexBuilder<'a> {
             let (prev_store, prev_dir) = previous
                 .as_ref()
                 .and_then(|p| {
-                    let bytes = store.read_part(p.generation, VECTORS_FILE, None).ok()?;
+                    let hash = p
+                        .manifest
+                        .parts
+                        .get("vectors")?
+                        .get("blake3")
+                        .and_then(|b| b.as_str());
+                    let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
                     let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
                     Some((
                         Some(s),
@@ -227,7 +247,11 @@ impl<'a> IndexBuilder<'a> {
             .collect();
         store.collect_garbage(&keep);
         self.observer.finish_phase();
-        Ok(BuildReport { index_dir, manifest })
+        Ok(BuildReport {
+            index_dir,
+            manifest,
+            repairs,
+        })
     }
 
     /// What records were extracted with: grammars and queries, and which parts are built.
@@ -330,7 +354,8 @@ impl<'a> IndexBuilder<'a> {
         let (mut parsed, mut reused) = (0u64, 0u64);
         let next_segment = previous
             .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())
-            .unwrap_or(1);
+            .unwrap_or(1)
+            .max(store.highest_ids().1 + 1);
         for o in outcomes {
             match o {
                 Outcome::Reused(r) => {
@@ -638,32 +663,55 @@ impl<'a> IndexBuilder<'a> {
     }
 }
 
-fn load_previous(store: &IndexStore, extractor: &str) -> Result<Option<Previous>, IndexError> {
+/// The previous generation, if it can be reused: readable, the same extractor, and
+/// undamaged (its segments, lexical part, graph and vectors checked against their hashes).
+/// Damage is returned, not raised: the build then starts from the source files.
+fn load_previous(store: &IndexStore, extractor: &str) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
+    let none = |d: Vec<Damage>| Ok((None, d));
     if !store.check_format()? {
-        return Ok(None);
+        return none(Vec::new());
     }
-    let Some(generation) = store.current()? else {
-        return Ok(None);
+    let current = store.dir().join("CURRENT");
+    let generation = match store.current() {
+        Ok(Some(g)) => g,
+        Ok(None) => return none(Vec::new()),
+        Err(e) => return none(vec![Damage::new(&current, "current", e.brief())]),
     };
+    let gen_dir = store.generation_dir(generation);
     let manifest = match store.read_manifest(generation) {
         Ok(m) => m,
-        Err(IndexError::NewerFormat { .. } | IndexError::Foreign { .. })
-        | Err(IndexError::Corrupt { .. }) => {
-            tracing::warn!("previous index generation unreadable; rebuilding from scratch");
-            return Ok(None);
+        Err(
+            e @ (IndexError::NewerFormat { .. } | IndexError::Foreign { .. } | IndexError::Corrupt { .. }),
+        )
+        | Err(e @ IndexError::Io { .. }) => {
+            return none(vec![Damage::new(
+                &gen_dir.join("manifest.json"),
+                "manifest",
+                e.brief(),
+            )]);
         }
         Err(e) => return Err(e),
     };
     if manifest.version != FORMAT_VERSION || manifest.extractor != extractor {
         tracing::info!("extractor or format changed; rebuilding from scratch");
-        return Ok(None);
+        return none(Vec::new());
     }
-    let table = store.read_file_table(generation)?;
-    Ok(Some(Previous {
-        generation,
-        manifest,
-        table,
-    }))
+    let table = match store.read_file_table(generation) {
+        Ok(t) => t,
+        Err(e) => return none(vec![Damage::new(&gen_dir.join("files.bin"), "files", e.brief())]),
+    };
+    let damage = IndexVerifier::parts(store, generation, &manifest, Some(&table), false);
+    if !damage.is_empty() {
+        return none(damage);
+    }
+    Ok((
+        Some(Previous {
+            generation,
+            manifest,
+            table,
+        }),
+        Vec::new(),
+    ))
 }
 
 /// The graph of a committed generation, if it has one this ken can reuse.

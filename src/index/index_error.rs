@@ -23,7 +23,9 @@ pub enum IndexError {
     },
     #[error("another `ken index build` is running on {dir} ({holder}); wait for it to finish")]
     Locked { dir: PathBuf, holder: String },
-    #[error("index file {path} is corrupt: {detail}")]
+    #[error(
+        "index file {path} is damaged ({detail}); `ken index verify` lists the damage, `ken index build` repairs it"
+    )]
     Corrupt { path: PathBuf, detail: String },
     #[error("{path}: {source}")]
     Io {
@@ -48,6 +50,16 @@ pub enum IndexError {
 }
 
 impl IndexError {
+    /// The reason alone, without the path and advice the full message adds (for reports that
+    /// already name the file).
+    pub fn brief(&self) -> String {
+        match self {
+            IndexError::Corrupt { detail, .. } => detail.clone(),
+            IndexError::Io { source, .. } => source.to_string(),
+            e => e.to_string(),
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IndexError {
         let path = path.into();
         move |source| IndexError::Io { path, source }

@@ -165,7 +165,8 @@ impl IndexSnapshot {
         };
         let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
         let dir = part.get("dir").and_then(|f| f.as_str()).unwrap_or(VECTORS_DIR);
-        let bytes = self.store.read_part(self.generation, file, None)?;
+        let blake3 = part.get("blake3").and_then(|b| b.as_str());
+        let bytes = self.store.read_part(self.generation, file, blake3)?;
         let store: VectorStore = postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
             path: self.generation_dir().join(file),
             detail: e.to_string(),

@@ -218,7 +218,7 @@ impl IndexStore {
         })
     }
 
-    fn segment_path(&self, id: u32) -> PathBuf {
+    pub fn segment_path(&self, id: u32) -> PathBuf {
         self.dir.join("segments").join(format!("seg-{id:08}.bin"))
     }
 
@@ -253,6 +253,20 @@ impl IndexStore {
             bytes: bytes.len() as u64,
             blake3: blake3::hash(&bytes).to_hex().to_string(),
         })
+    }
+
+    /// Checks a segment file's size and blake3 against its manifest entry.
+    pub fn verify_segment(&self, info: &SegmentInfo) -> Result<(), IndexError> {
+        let path = self.segment_path(info.id);
+        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        let detail = if bytes.len() as u64 != info.bytes {
+            format!("{} bytes, the manifest says {}", bytes.len(), info.bytes)
+        } else if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
+            "checksum mismatch".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(IndexError::Corrupt { path, detail })
     }
 
     /// Reads a whole segment and checks it against its manifest entry.
@@ -402,6 +416,32 @@ impl IndexStore {
 
     /// Removes generations other than `keep`, temporaries, and segments no kept generation
     /// references. Failures are ignored: garbage is retried next build.
+    /// The highest generation and segment numbers present on disk (0 when none): a build
+    /// that cannot reuse the previous generation (`--full`, damage) still numbers past them,
+    /// so it never writes over a file a reader may hold.
+    pub fn highest_ids(&self) -> (u64, u32) {
+        let gens = fs::read_dir(&self.dir)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| parse_gen_name(e.file_name().to_string_lossy().trim_end_matches(".tmp")))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        let segs = fs::read_dir(self.dir.join("segments"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| {
+                        let n = e.file_name().to_string_lossy().to_string();
+                        n.strip_prefix("seg-")?.strip_suffix(".bin")?.parse::<u32>().ok()
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        (gens, segs)
+    }
+
     pub fn collect_garbage(&self, keep: &[u64]) {
         let mut live_segments = std::collections::HashSet::new();
         for &g in keep {

@@ -143,8 +143,10 @@ impl VectorBuild<'_> {
                 link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
             }
             let bytes = postcard::to_stdvec(p).map_err(|e| corrupt(self.gen_dir, e))?;
-            self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-            return Ok(self.with_settings(entry(p, 0, 0, false, t0, bytes.len())));
+            let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
+            let mut v = entry(p, 0, 0, false, t0, bytes.len());
+            v["blake3"] = serde_json::json!(hash);
+            return Ok(self.with_settings(v));
         }
         let records = super::index_builder::load_records(self.store, self.segments, self.files, &changed)?;
         let chunker = Chunker::new(ChunkConfig::default());
@@ -258,8 +260,9 @@ impl VectorBuild<'_> {
         let (store, rebuilt) =
             self.assemble(previous.as_ref(), &prev_files, fresh, model_id, dim as u32, idf)?;
         let bytes = postcard::to_stdvec(&store).map_err(|e| corrupt(self.gen_dir, e))?;
-        self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
+        let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
         let mut v = entry(&store, changed.len(), fresh_chunks, rebuilt, t0, bytes.len());
+        v["blake3"] = serde_json::json!(hash);
         v["embed_ms"] = serde_json::json!(t_embed.as_millis() as u64);
         v["chunks_embedded"] = serde_json::json!(embedded);
         Ok(self.with_settings(v))

@@ -101,6 +101,16 @@ fn boosts(s: &LexicalSchema) -> [(Field, f32); 7] {
 }
 
 impl LexicalIndex {
+    /// Files of the index at `dir` whose footer checksum does not match their bytes (tantivy
+    /// keeps one per file); an index that cannot be opened at all is an error.
+    pub fn damaged_files(dir: &Path) -> Result<Vec<String>, LexicalError> {
+        let index = Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?;
+        let bad = index.validate_checksum().map_err(LexicalError::tantivy(dir))?;
+        let mut names: Vec<String> = bad.iter().map(|p| p.display().to_string()).collect();
+        names.sort();
+        Ok(names)
+    }
+
     pub fn open(dir: &Path) -> Result<LexicalIndex, LexicalError> {
         let index = Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?;
         LexicalSchema::register_tokenizer(&index);

@@ -1,0 +1,186 @@
+//! `IndexVerifier`: checks a committed generation end to end — `FORMAT`, `CURRENT`, the
+//! manifest, the file table, every segment it references (size and blake3), the records'
+//! references into them, the lexical part (tantivy's per-file checksums), the graph and the
+//! vectors (blake3, and with `deep` a full decode) — and lists what is damaged, by path.
+//! `ken index verify` runs it deep; every build runs it shallow on the generation it is about
+//! to reuse, so damage is rebuilt from the source files instead of carried forward.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::index_builder::{GRAPH_FILE, LEXICAL_DIR};
+use super::vector_part::{VECTORS_FILE, VectorStore};
+use super::{FileTable, IndexError, IndexStore, Manifest};
+use crate::graph::CodeGraph;
+use crate::lexical::LexicalIndex;
+
+/// One damaged file of the index.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Damage {
+    pub path: String,
+    /// Which part it belongs to: `current`, `manifest`, `files`, `segment`, `lexical`,
+    /// `graph`, `vectors`.
+    pub part: &'static str,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct VerifyReport {
+    pub index_dir: String,
+    pub generation: Option<u64>,
+    /// What was checked: counts per kind.
+    pub checked: BTreeMap<String, u64>,
+    pub damage: Vec<Damage>,
+}
+
+pub struct IndexVerifier;
+
+impl Damage {
+    pub fn new(path: &Path, part: &'static str, detail: impl ToString) -> Damage {
+        Damage {
+            path: path.display().to_string(),
+            part,
+            detail: detail.to_string(),
+        }
+    }
+}
+
+fn damage(path: &Path, part: &'static str, detail: impl ToString) -> Damage {
+    Damage::new(path, part, detail)
+}
+
+impl IndexVerifier {
+    /// Verifies the current generation of the index in `index_dir`. Fails only when there is
+    /// no index at all (or a foreign one); damage is the report's content.
+    pub fn verify(index_dir: &Path, deep: bool) -> Result<VerifyReport, IndexError> {
+        let store = IndexStore::new(index_dir);
+        if !store.check_format()? {
+            return Err(IndexError::NoIndex(index_dir.to_path_buf()));
+        }
+        let mut report = VerifyReport {
+            index_dir: index_dir.display().to_string(),
+            generation: None,
+            checked: BTreeMap::new(),
+            damage: Vec::new(),
+        };
+        let generation = match store.current() {
+            Ok(Some(g)) => g,
+            Ok(None) => return Ok(report),
+            Err(e) => {
+                report
+                    .damage
+                    .push(damage(&index_dir.join("CURRENT"), "current", e.brief()));
+                return Ok(report);
+            }
+        };
+        report.generation = Some(generation);
+        let gen_dir = store.generation_dir(generation);
+        let manifest = match store.read_manifest(generation) {
+            Ok(m) => m,
+            Err(e) => {
+                report
+                    .damage
+                    .push(damage(&gen_dir.join("manifest.json"), "manifest", e.brief()));
+                return Ok(report);
+            }
+        };
+        let table = match store.read_file_table(generation) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                report
+                    .damage
+                    .push(damage(&gen_dir.join("files.bin"), "files", e.brief()));
+                None
+            }
+        };
+        report
+            .damage
+            .extend(Self::parts(&store, generation, &manifest, table.as_ref(), deep));
+        let mut count = |k: &str, n: usize| {
+            report.checked.insert(k.to_string(), n as u64);
+        };
+        count("segments", manifest.segments.len());
+        count("files", table.as_ref().map_or(0, |t| t.files.len()));
+        count("parts", manifest.parts.len());
+        Ok(report)
+    }
+
+    /// The damage in a generation's segments, record references and parts.
+    pub fn parts(
+        store: &IndexStore,
+        generation: u64,
+        manifest: &Manifest,
+        table: Option<&FileTable>,
+        deep: bool,
+    ) -> Vec<Damage> {
+        let gen_dir = store.generation_dir(generation);
+        let mut out: Vec<Damage> = manifest
+            .segments
+            .par_iter()
+            .filter_map(|s| {
+                store
+                    .verify_segment(s)
+                    .err()
+                    .map(|e| damage(&store.segment_path(s.id), "segment", e.brief()))
+            })
+            .collect();
+        if let Some(t) = table {
+            let slots: BTreeMap<u32, u32> = manifest.segments.iter().map(|s| (s.id, s.slots)).collect();
+            if let Some(bad) = t
+                .files
+                .iter()
+                .find(|r| slots.get(&r.segment).is_none_or(|&n| r.slot >= n))
+            {
+                out.push(damage(
+                    &gen_dir.join("files.bin"),
+                    "files",
+                    format!(
+                        "{} points at segment {} slot {}, which the manifest does not have",
+                        bad.path, bad.segment, bad.slot
+                    ),
+                ));
+            }
+        }
+        if let Some(part) = manifest.parts.get("lexical") {
+            let dir = gen_dir.join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
+            match LexicalIndex::damaged_files(&dir) {
+                Ok(files) => out.extend(
+                    files
+                        .into_iter()
+                        .map(|f| damage(&dir.join(f), "lexical", "checksum mismatch")),
+                ),
+                Err(e) => out.push(damage(&dir, "lexical", e)),
+            }
+        }
+        if let Some(part) = manifest.parts.get("graph") {
+            let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
+            let hash = part.get("blake3").and_then(|b| b.as_str());
+            match store.read_part(generation, file, hash) {
+                Err(e) => out.push(damage(&gen_dir.join(file), "graph", e.brief())),
+                Ok(bytes) if deep => {
+                    if let Err(e) = postcard::from_bytes::<CodeGraph>(&bytes) {
+                        out.push(damage(&gen_dir.join(file), "graph", e));
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        if let Some(part) = manifest.parts.get("vectors") {
+            let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
+            let hash = part.get("blake3").and_then(|b| b.as_str());
+            match store.read_part(generation, file, hash) {
+                Err(e) => out.push(damage(&gen_dir.join(file), "vectors", e.brief())),
+                Ok(bytes) if deep || hash.is_none() => {
+                    if let Err(e) = postcard::from_bytes::<VectorStore>(&bytes) {
+                        out.push(damage(&gen_dir.join(file), "vectors", e));
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        out
+    }
+}

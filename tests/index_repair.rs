@@ -1,0 +1,170 @@
+//! Damage to every kind of index file is detected by `ken index verify` (naming the file)
+//! and repaired by the next `ken index build` (with a warning naming it): the repaired index
+//! verifies clean and holds what a build from the source files holds.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::{index_dir, ken, logical_dump, materialize, stderr, stdout};
+
+const REPO: &str = r#"
+//- shop/cart.py
+from shop.pricing import apply_discount
+
+
+class Cart:
+    """Items a customer is about to buy."""
+
+    def total(self):
+        return apply_discount(sum(self.items), self.discount)
+//- shop/pricing.py
+def apply_discount(amount, percent):
+    """Reduce an amount by a percentage discount code."""
+    return amount * (100 - percent) / 100
+//- src/lib.rs
+pub fn parse_config(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+"#;
+
+fn current_gen(dir: &Path) -> PathBuf {
+    let name = std::fs::read_to_string(dir.join("CURRENT")).unwrap();
+    dir.join(name.trim())
+}
+
+fn overwrite_middle(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mid = bytes.len() / 2;
+    for b in bytes.iter_mut().skip(mid).take(16) {
+        *b = !*b;
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn truncate_half(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+}
+
+/// The largest file of the lexical part: its postings or store.
+fn lexical_file(generation: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(generation.join("lexical"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x != "json" && x != "lock"))
+        .collect();
+    files.sort_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
+    files.pop().unwrap()
+}
+
+#[test]
+fn every_kind_of_damage_is_found_named_and_repaired() {
+    type Damage = (&'static str, fn(&Path) -> PathBuf);
+    let kinds: Vec<Damage> = vec![
+        ("a truncated segment", |d| {
+            let p = std::fs::read_dir(d.join("segments"))
+                .unwrap()
+                .flatten()
+                .next()
+                .unwrap()
+                .path();
+            truncate_half(&p);
+            p
+        }),
+        ("overwritten segment bytes", |d| {
+            let p = std::fs::read_dir(d.join("segments"))
+                .unwrap()
+                .flatten()
+                .next()
+                .unwrap()
+                .path();
+            overwrite_middle(&p);
+            p
+        }),
+        ("a garbage CURRENT", |d| {
+            std::fs::write(d.join("CURRENT"), "not a generation\n").unwrap();
+            d.join("CURRENT")
+        }),
+        ("a garbage files.bin", |d| {
+            let p = current_gen(d).join("files.bin");
+            std::fs::write(&p, b"\xff\xfe garbage").unwrap();
+            p
+        }),
+        ("a garbage manifest", |d| {
+            let p = current_gen(d).join("manifest.json");
+            std::fs::write(&p, "{ not json").unwrap();
+            p
+        }),
+        ("overwritten lexical bytes", |d| {
+            let p = lexical_file(&current_gen(d));
+            overwrite_middle(&p);
+            p
+        }),
+        ("a truncated graph", |d| {
+            let p = current_gen(d).join("graph.bin");
+            truncate_half(&p);
+            p
+        }),
+        ("overwritten vectors", |d| {
+            let p = current_gen(d).join("vectors.bin");
+            overwrite_middle(&p);
+            p
+        }),
+    ];
+    for (what, damage) in kinds {
+        let repo = materialize(REPO);
+        assert!(ken(&["index", "build", "."], repo.path()).status.success());
+        let dir = index_dir(repo.path(), &Default::default());
+        let before = logical_dump(&dir);
+        let damaged = damage(&dir);
+        let name = damaged.file_name().unwrap().to_string_lossy().to_string();
+
+        let v = ken(&["index", "verify"], repo.path());
+        assert_eq!(
+            v.status.code(),
+            Some(1),
+            "{what}: verify should fail: {}",
+            stdout(&v)
+        );
+        assert!(
+            stdout(&v).contains(&name),
+            "{what}: verify should name {name}: {}",
+            stdout(&v)
+        );
+
+        let b = ken(&["index", "build", "."], repo.path());
+        assert!(
+            b.status.success(),
+            "{what}: the build should repair: {}",
+            stderr(&b)
+        );
+        assert!(
+            stderr(&b).contains("was damaged") && stderr(&b).contains(&name),
+            "{what}: the build should say what it repaired: {}",
+            stderr(&b)
+        );
+        let v = ken(&["index", "verify"], repo.path());
+        assert!(
+            v.status.success(),
+            "{what}: still damaged after the build: {}",
+            stdout(&v)
+        );
+        assert_eq!(logical_dump(&dir), before, "{what}: the repaired index differs");
+        let s = ken(&["search", "--lexical", "apply_discount", "--json"], repo.path());
+        let hits: serde_json::Value = serde_json::from_str(&stdout(&s)).unwrap();
+        assert_eq!(hits["hits"][0]["path"], "shop/pricing.py", "{what}: {hits}");
+    }
+}
+
+#[test]
+fn an_intact_index_verifies_clean_and_says_what_it_checked() {
+    let repo = materialize(REPO);
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let v = ken(&["index", "verify", "--json"], repo.path());
+    assert!(v.status.success(), "{}", stdout(&v));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&v)).unwrap();
+    assert_eq!(r["damage"], serde_json::json!([]));
+    assert_eq!(r["checked"]["files"], 3);
+}

@@ -431,7 +431,8 @@ impl<'a> IndexBuilder<'a> {
         if let Some(part) = self.reuse_graph(store, previous, assembled, gen_dir, t0)? {
             return Ok(part);
         }
-        let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest));
+        // `load_previous` verified its hash already.
+        let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest, false));
         let files = &assembled.table.files;
         let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
         if let Some(g) = &prev_graph {
@@ -715,13 +716,18 @@ fn load_previous(store: &IndexStore, extractor: &str) -> Result<(Option<Previous
 }
 
 /// The graph of a committed generation, if it has one this ken can reuse.
-pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifest) -> Option<CodeGraph> {
+pub(crate) fn load_graph(
+    store: &IndexStore,
+    generation: u64,
+    manifest: &Manifest,
+    check: bool,
+) -> Option<CodeGraph> {
     let part = manifest.parts.get("graph")?;
     if part.get("version").and_then(serde_json::Value::as_u64) != Some(u64::from(GRAPH_VERSION)) {
         return None;
     }
     let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
-    let blake3 = part.get("blake3").and_then(|b| b.as_str());
+    let blake3 = part.get("blake3").and_then(|b| b.as_str()).filter(|_| check);
     let bytes = store.read_part(generation, file, blake3).ok()?;
     postcard::from_bytes::<CodeGraph>(&bytes)
         .ok()

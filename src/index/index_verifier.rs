@@ -117,6 +117,34 @@ impl IndexVerifier {
         deep: bool,
     ) -> Vec<Damage> {
         let gen_dir = store.generation_dir(generation);
+        // The four parts side by side (each is a read and a hash of tens of megabytes).
+        let ((segments, lexical), (graph, vectors)) = rayon::join(
+            || {
+                rayon::join(
+                    || Self::segments(store, manifest, table, &gen_dir),
+                    || Self::lexical(manifest, &gen_dir),
+                )
+            },
+            || {
+                rayon::join(
+                    || Self::part::<CodeGraph>(store, generation, manifest, "graph", GRAPH_FILE, deep),
+                    || Self::part::<VectorStore>(store, generation, manifest, "vectors", VECTORS_FILE, deep),
+                )
+            },
+        );
+        let mut out = segments;
+        out.extend(lexical);
+        out.extend(graph);
+        out.extend(vectors);
+        out
+    }
+
+    fn segments(
+        store: &IndexStore,
+        manifest: &Manifest,
+        table: Option<&FileTable>,
+        gen_dir: &Path,
+    ) -> Vec<Damage> {
         let mut out: Vec<Damage> = manifest
             .segments
             .par_iter()
@@ -144,43 +172,45 @@ impl IndexVerifier {
                 ));
             }
         }
-        if let Some(part) = manifest.parts.get("lexical") {
-            let dir = gen_dir.join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
-            match LexicalIndex::damaged_files(&dir) {
-                Ok(files) => out.extend(
-                    files
-                        .into_iter()
-                        .map(|f| damage(&dir.join(f), "lexical", "checksum mismatch")),
-                ),
-                Err(e) => out.push(damage(&dir, "lexical", e)),
-            }
-        }
-        if let Some(part) = manifest.parts.get("graph") {
-            let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
-            let hash = part.get("blake3").and_then(|b| b.as_str());
-            match store.read_part(generation, file, hash) {
-                Err(e) => out.push(damage(&gen_dir.join(file), "graph", e.brief())),
-                Ok(bytes) if deep => {
-                    if let Err(e) = postcard::from_bytes::<CodeGraph>(&bytes) {
-                        out.push(damage(&gen_dir.join(file), "graph", e));
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
-        if let Some(part) = manifest.parts.get("vectors") {
-            let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
-            let hash = part.get("blake3").and_then(|b| b.as_str());
-            match store.read_part(generation, file, hash) {
-                Err(e) => out.push(damage(&gen_dir.join(file), "vectors", e.brief())),
-                Ok(bytes) if deep || hash.is_none() => {
-                    if let Err(e) = postcard::from_bytes::<VectorStore>(&bytes) {
-                        out.push(damage(&gen_dir.join(file), "vectors", e));
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
         out
+    }
+
+    fn lexical(manifest: &Manifest, gen_dir: &Path) -> Vec<Damage> {
+        let Some(part) = manifest.parts.get("lexical") else {
+            return Vec::new();
+        };
+        let dir = gen_dir.join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
+        match LexicalIndex::damaged_files(&dir) {
+            Ok(files) => files
+                .into_iter()
+                .map(|f| damage(&dir.join(f), "lexical", "checksum mismatch"))
+                .collect(),
+            Err(e) => vec![damage(&dir, "lexical", e)],
+        }
+    }
+
+    /// A part file against its recorded blake3 (and, `deep` or without one, decoded).
+    fn part<T: serde::de::DeserializeOwned>(
+        store: &IndexStore,
+        generation: u64,
+        manifest: &Manifest,
+        name: &'static str,
+        default_file: &str,
+        deep: bool,
+    ) -> Vec<Damage> {
+        let Some(part) = manifest.parts.get(name) else {
+            return Vec::new();
+        };
+        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(default_file);
+        let path = store.generation_dir(generation).join(file);
+        let hash = part.get("blake3").and_then(|b| b.as_str());
+        match store.read_part(generation, file, hash) {
+            Err(e) => vec![damage(&path, name, e.brief())],
+            Ok(bytes) if deep || hash.is_none() => match postcard::from_bytes::<T>(&bytes) {
+                Err(e) => vec![damage(&path, name, e)],
+                Ok(_) => Vec::new(),
+            },
+            Ok(_) => Vec::new(),
+        }
     }
 }

@@ -273,3 +273,30 @@ fn query_filters_apply_in_the_semantic_and_hybrid_modes_too() {
         assert!(got.iter().all(|p| p == "src/cache.py"), "{key}: {got:?}");
     }
 }
+
+#[test]
+fn an_exact_identifier_ranks_its_definition_first_in_the_default_mode_and_names_it() {
+    let repo = materialize(&format!(
+        "{REPO}//- src/uses.py\nfrom network import retry_request\n\ndef _retry_request_twice(url):\n    retry_request(url)\n    return retry_request(url)\n"
+    ));
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let out = ken(&["search", "retry_request", "--json"], repo.path());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["mode"], "hybrid");
+    assert_eq!(v["files"][0]["path"], "src/network.py", "{v}");
+    assert_eq!(v["files"][0]["defines_query"], true);
+    assert_eq!(v["files"][0]["symbol"], "network.retry_request");
+    assert!(
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["symbol"].is_string() || f["path"] != "src/uses.py"),
+        "{v}"
+    );
+    let human = stdout(&ken(&["search", "retry_request"], repo.path()));
+    assert!(
+        human.lines().next().unwrap().contains("network.retry_request"),
+        "{human}"
+    );
+}

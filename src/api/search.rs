@@ -77,6 +77,10 @@ pub struct SearchFile {
     pub semantic_rank: Option<usize>,
     /// The best semantic chunk's lines (hybrid).
     pub lines: Option<(u32, u32)>,
+    /// The definition that put the file here: the best lexical hit's, else the best chunk's.
+    pub symbol: Option<String>,
+    /// The file defines exactly the identifier the query is (ranked first).
+    pub defines_query: bool,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -235,16 +239,17 @@ impl Analysis {
                 );
                 let (hits, lexical) = (hits?, lexical?);
                 out.terms = lexical.terms;
-                let lex_files: Vec<String> = lexical
-                    .files
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|f| f.path)
-                    .collect();
-                let fused: Vec<SearchFile> = fuse_files(&lex_files, &hits, HYBRID_RRF_K, need)
+                let lex = lexical.files.unwrap_or_default();
+                let lex_files: Vec<String> = lex.iter().map(|f| f.path.clone()).collect();
+                let best: std::collections::HashMap<String, SearchHit> =
+                    lex.into_iter().map(|f| (f.path, f.best)).collect();
+                let mut fused: Vec<SearchFile> = fuse_files(&lex_files, &hits, HYBRID_RRF_K, need)
                     .into_iter()
                     .map(SearchFile::fused)
                     .collect();
+                self.name_fused(&mut fused, &best, &hits);
+                self.exact_definitions_first(&mut fused, &filters, &query)?;
+                fused.truncate(need);
                 out.chunks_searched = Some(sem.chunks());
                 out.rrf_k = Some(HYBRID_RRF_K);
                 let total = fused.len();
@@ -270,10 +275,12 @@ impl Analysis {
                             .map(|f| SearchFile {
                                 path: f.path,
                                 score: f.score,
+                                symbol: f.best.qualified_name.clone(),
                                 best: Some(f.best),
                                 lexical_rank: None,
                                 semantic_rank: None,
                                 lines: None,
+                                defines_query: false,
                             })
                             .collect();
                         let total = files.len();
@@ -337,6 +344,93 @@ impl Analysis {
             .collect())
     }
 
+    /// Each fused file's best lexical hit, or the name of its best chunk's definition.
+    fn name_fused(
+        &self,
+        fused: &mut [SearchFile],
+        best: &std::collections::HashMap<String, SearchHit>,
+        hits: &[SemanticHit],
+    ) {
+        let mut first_chunk: Vec<SemanticHit> = Vec::new();
+        for f in fused.iter() {
+            if !best.contains_key(&f.path)
+                && let Some(h) = hits.iter().find(|h| h.path == f.path)
+            {
+                first_chunk.push(h.clone());
+            }
+        }
+        let names = self.chunk_hits(&first_chunk);
+        for f in fused.iter_mut() {
+            match best.get(&f.path) {
+                Some(b) => {
+                    f.symbol = b.qualified_name.clone();
+                    f.best = Some(b.clone());
+                }
+                None => {
+                    f.symbol = names
+                        .iter()
+                        .find(|c| c.path == f.path)
+                        .and_then(|c| c.symbol.clone())
+                }
+            }
+        }
+    }
+
+    /// A query that is one identifier puts the files defining exactly that name first (a
+    /// definition beats every file that merely mentions it, however the fusion scored them).
+    fn exact_definitions_first(
+        &self,
+        fused: &mut Vec<SearchFile>,
+        filters: &Filters,
+        query: &str,
+    ) -> Result<(), ApiError> {
+        let word = filters.semantic_text(query);
+        let identifier = !word.is_empty()
+            && word.chars().all(|c| c.is_alphanumeric() || "_.:$".contains(c))
+            && word
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$');
+        if !identifier {
+            return Ok(());
+        }
+        let snapshot = self.snapshot();
+        let defs = crate::index::SymbolLookup::new(snapshot)?.find(&word)?;
+        let mut front: Vec<SearchFile> = Vec::new();
+        for d in defs
+            .iter()
+            .filter(|d| d.quality == crate::index::MatchQuality::Exact)
+            .take(3)
+        {
+            let language = d.language.as_str();
+            if front.iter().any(|f| f.path == d.path)
+                || !filters.keeps(&d.path, language, Some(d.kind.as_str()))
+            {
+                continue;
+            }
+            let mut f = match fused.iter().position(|f| f.path == d.path) {
+                Some(i) => fused.remove(i),
+                None => SearchFile {
+                    path: d.path.clone(),
+                    score: 0.0,
+                    best: None,
+                    lexical_rank: None,
+                    semantic_rank: None,
+                    lines: None,
+                    symbol: None,
+                    defines_query: false,
+                },
+            };
+            f.defines_query = true;
+            f.symbol = Some(d.qualified_name.clone());
+            f.lines = Some((d.line, d.end_line));
+            front.push(f);
+        }
+        front.append(fused);
+        *fused = front;
+        Ok(())
+    }
+
     /// Qualified names of the definitions owning each hit's chunk.
     fn chunk_hits(&self, hits: &[SemanticHit]) -> Vec<ChunkHit> {
         let snapshot = self.snapshot();
@@ -373,6 +467,8 @@ impl SearchFile {
             lexical_rank: f.lexical_rank,
             semantic_rank: f.semantic_rank,
             lines: f.lines,
+            symbol: None,
+            defines_query: false,
         }
     }
 }

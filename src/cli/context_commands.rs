@@ -127,7 +127,7 @@ pub fn ask(a: AskArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match &r.answer {
         None => {
-            writeln!(out, "{}", r.overview_markdown)?;
+            // The answer's material first, the map of the repository after it.
             let files: Vec<RankedFile> = r.files.iter().take(ASK_FILES_SHOWN).cloned().collect();
             markdown(
                 &mut out,
@@ -137,6 +137,7 @@ pub fn ask(a: AskArgs) -> Result<ExitCode> {
                 &r.pack,
                 &r.coverage,
             )?;
+            writeln!(out, "\n{}", r.overview_markdown)?;
         }
         Some(answer) => {
             writeln!(out, "{}\n", answer.trim_end())?;

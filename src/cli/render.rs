@@ -326,14 +326,25 @@ pub fn search_response(out: &mut impl Write, r: &SearchResponse) -> io::Result<(
         SearchMode::Hybrid => {
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
             for f in &r.files {
-                let lines = f.lines.map_or(String::new(), |(s, e)| format!(":{s}-{e}"));
+                let lines = match (&f.best, f.lines) {
+                    (Some(b), _) if !f.defines_query => format!(":{}", b.line),
+                    (_, Some((s, e))) => format!(":{s}-{e}"),
+                    _ => String::new(),
+                };
+                let why = match f.defines_query {
+                    true => "defines it".to_string(),
+                    false => format!(
+                        "{:.4}; lexical #{}, semantic #{}",
+                        f.score,
+                        rank(f.lexical_rank),
+                        rank(f.semantic_rank)
+                    ),
+                };
                 writeln!(
                     out,
-                    "{}{lines}  ({:.4}; lexical #{}, semantic #{})",
+                    "{}{lines}  {}  ({why})",
                     f.path,
-                    f.score,
-                    rank(f.lexical_rank),
-                    rank(f.semantic_rank)
+                    f.symbol.as_deref().unwrap_or("-")
                 )?;
             }
             Ok(())

@@ -80,6 +80,9 @@ pub fn score(query: &[f32], q: &[i8]) -> f32 {
     if n == 0.0 { 0.0 } else { d / n.sqrt() }
 }
 
+/// Graphs smaller than this are built by inserting one point at a time.
+const SEQUENTIAL_BELOW: usize = 10_000;
+
 pub struct VectorIndex {
     dim: usize,
     vectors: Vec<i8>,
@@ -111,7 +114,12 @@ impl VectorIndex {
             .enumerate()
             .map(|(i, v)| (v, i))
             .collect();
-        hnsw.parallel_insert_slice(&items);
+        // Parallel insertion can leave a small graph badly linked (a point none of the others
+        // reaches); one at a time costs nothing at that size.
+        match n < SEQUENTIAL_BELOW {
+            true => items.iter().for_each(|&item| hnsw.insert_slice(item)),
+            false => hnsw.parallel_insert_slice(&items),
+        }
         let mut hnsw = hnsw;
         hnsw.set_searching_mode(true);
         Ok(VectorIndex {

@@ -18,8 +18,9 @@ pub struct Workspace {
     index_dir: PathBuf,
     current: RwLock<Arc<Analysis>>,
     staleness: Staleness,
-    /// One build at a time from this process (the index's lock guards against others).
-    building: Mutex<()>,
+    /// One build at a time from this process (the index's lock guards against others); holds
+    /// the generation the last one committed, which the next one reuses without verifying.
+    building: Mutex<Option<u64>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -83,7 +84,7 @@ impl Workspace {
             index_dir,
             current: RwLock::new(Arc::new(analysis)),
             staleness,
-            building: Mutex::new(()),
+            building: Mutex::new(None),
         })
     }
 
@@ -138,7 +139,7 @@ impl Workspace {
         req: &ReindexRequest,
         observer: &dyn BuildObserver,
     ) -> Result<ReindexResponse, ApiError> {
-        let _one = self
+        let mut built = self
             .building
             .lock()
             .map_err(|_| ApiError::Internal("a previous build panicked".into()))?;
@@ -160,7 +161,9 @@ impl Workspace {
         let t0 = Instant::now();
         let report = IndexBuilder::new(&self.root, &config, observer)?
             .with_embedder(embedder)
+            .trusting(*built)
             .build()?;
+        *built = Some(report.manifest.generation);
         let build_ms = t0.elapsed().as_millis() as u64;
         self.refresh()?;
         let now = self.analysis();

@@ -50,6 +50,8 @@ pub struct IndexBuilder<'a> {
     observer: &'a dyn BuildObserver,
     /// The semantic part's model; `None` is the built-in one.
     embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>,
+    /// A generation this process committed itself and reuses without verifying again.
+    trusted: Option<u64>,
 }
 
 /// What happened to one candidate file.
@@ -91,6 +93,7 @@ impl<'a> IndexBuilder<'a> {
             config,
             observer,
             embedder: None,
+            trusted: None,
         })
     }
 
@@ -98,6 +101,14 @@ impl<'a> IndexBuilder<'a> {
     /// everything).
     pub fn with_embedder(mut self, embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>) -> Self {
         self.embedder = embedder;
+        self
+    }
+
+    /// Reuses `generation`, if it is the previous one, without verifying it: a resident
+    /// server trusts what it committed itself moments ago (every other generation, and every
+    /// build of a new process, is verified).
+    pub fn trusting(mut self, generation: Option<u64>) -> Self {
+        self.trusted = generation;
         self
     }
 
@@ -115,7 +126,7 @@ impl<'a> IndexBuilder<'a> {
         let extractor = self.extractor(registry);
         let (previous, repairs) = match self.config.full {
             true => (None, Vec::new()),
-            false => load_previous(&store, &extractor)?,
+            false => load_previous(&store, &extractor, self.trusted)?,
         };
         for d in &repairs {
             tracing::warn!(
@@ -667,7 +678,11 @@ impl<'a> IndexBuilder<'a> {
 /// The previous generation, if it can be reused: readable, the same extractor, and
 /// undamaged (its segments, lexical part, graph and vectors checked against their hashes).
 /// Damage is returned, not raised: the build then starts from the source files.
-fn load_previous(store: &IndexStore, extractor: &str) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
+fn load_previous(
+    store: &IndexStore,
+    extractor: &str,
+    trusted: Option<u64>,
+) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
     let none = |d: Vec<Damage>| Ok((None, d));
     if !store.check_format()? {
         return none(Vec::new());
@@ -701,7 +716,10 @@ fn load_previous(store: &IndexStore, extractor: &str) -> Result<(Option<Previous
         Ok(t) => t,
         Err(e) => return none(vec![Damage::new(&gen_dir.join("files.bin"), "files", e.brief())]),
     };
-    let damage = IndexVerifier::parts(store, generation, &manifest, Some(&table), false);
+    let damage = match trusted == Some(generation) {
+        true => Vec::new(),
+        false => IndexVerifier::parts(store, generation, &manifest, Some(&table), false),
+    };
     if !damage.is_empty() {
         return none(damage);
     }

@@ -134,3 +134,33 @@ fn bad_input_gets_clear_errors() {
         stderr(&file)
     );
 }
+
+#[test]
+fn typescript_private_members_are_indexed_and_their_calls_resolve() {
+    let repo = support::materialize(
+        "//- src/client.ts\nexport class Client {\n  #retries = 3;\n  #send(url: string): string {\n    return url;\n  }\n  get(url: string): string {\n    return this.#send(url);\n  }\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let out = ken(&["symbol", "#send", "--json"], repo.path());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["hits"][0]["kind"], "method", "{v}");
+    assert!(
+        v["hits"][0]["qualified_name"]
+            .as_str()
+            .unwrap()
+            .ends_with("Client.#send"),
+        "{v}"
+    );
+    let out = ken(&["symbol", "#retries", "--json"], repo.path());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["hits"][0]["kind"], "field", "{v}");
+    let q = ken(&["callers", "Client.#send", "--json"], repo.path());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&q)).unwrap();
+    let names: Vec<&str> = v["reached"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["symbol"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["get"], "{v}");
+}

@@ -4,6 +4,8 @@
 (function_declaration name: (identifier) @name) @definition.function
 (generator_function_declaration name: (identifier) @name) @definition.function
 (method_definition name: (property_identifier) @name) @definition.method
+; `#send() {..}`: a private method, named with its `#`.
+(method_definition name: (private_property_identifier) @name) @definition.method
 (class_declaration name: (_) @name) @definition.class
 (class name: (_) @name) @definition.class
 
@@ -29,6 +31,7 @@
 
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+(call_expression function: (member_expression property: (private_property_identifier) @name)) @reference.call
 (new_expression constructor: (identifier) @name) @reference.class
 (new_expression constructor: (member_expression property: (property_identifier) @name)) @reference.class
 

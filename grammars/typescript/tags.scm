@@ -11,6 +11,7 @@
 (method_signature name: (property_identifier) @name) @definition.method
 (abstract_method_signature name: (property_identifier) @name) @definition.method
 (public_field_definition name: (property_identifier) @name) @definition.field
+(public_field_definition name: (private_property_identifier) @name) @definition.field
 (property_signature name: (property_identifier) @name) @definition.field
 
 (extends_clause value: (identifier) @name @reference.class)

@@ -27,10 +27,7 @@ use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
 use crate::symbols::{FileSymbols, SymbolKind};
 
-/// The graph part's file inside a generation.
-pub const GRAPH_FILE: &str = "graph.bin";
-/// The lexical part's folder inside a generation.
-pub const LEXICAL_DIR: &str = "lexical";
+pub use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 /// Compact when more segments than this are referenced.
 const MAX_SEGMENTS: usize = 16;
 /// Bytes inspected for NUL to call a file binary (git's heuristic).
@@ -461,7 +458,7 @@ impl<'a> IndexBuilder<'a> {
         }
         let missing: Vec<usize> = (0..files.len()).filter(|&i| skeletons[i].is_none()).collect();
         if !missing.is_empty() {
-            let records = load_records(store, &assembled.segments, files, &missing)?;
+            let records = store.load_records(&assembled.segments, files, &missing)?;
             for (i, symbols) in missing.into_iter().zip(records) {
                 let r = &files[i];
                 skeletons[i] = Some(FileSkeleton::new(
@@ -750,53 +747,6 @@ pub(crate) fn load_graph(
     postcard::from_bytes::<CodeGraph>(&bytes)
         .ok()
         .filter(|g| g.version == GRAPH_VERSION)
-}
-
-/// The symbol records of `files[i]` for each `i` in `which`, in that order.
-pub(crate) fn load_records(
-    store: &IndexStore,
-    segments: &[SegmentInfo],
-    files: &[FileRecord],
-    which: &[usize],
-) -> Result<Vec<FileSymbols>, IndexError> {
-    let mut by_segment: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for &i in which {
-        by_segment
-            .entry(files[i].segment)
-            .or_default()
-            .push(files[i].slot);
-    }
-    let loaded: Vec<((u32, u32), FileSymbols)> = by_segment
-        .into_par_iter()
-        .map(|(seg, slots)| {
-            let info = segments
-                .iter()
-                .find(|s| s.id == seg)
-                .ok_or_else(|| IndexError::Corrupt {
-                    path: store.dir().join("segments"),
-                    detail: format!("segment {seg} is not listed"),
-                })?;
-            Ok(store
-                .read_slots(info, &slots)?
-                .into_iter()
-                .map(|(slot, r)| ((seg, slot), r))
-                .collect::<Vec<_>>())
-        })
-        .collect::<Result<Vec<_>, IndexError>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    let mut map: HashMap<(u32, u32), FileSymbols> = loaded.into_iter().collect();
-    which
-        .iter()
-        .map(|&i| {
-            map.remove(&(files[i].segment, files[i].slot))
-                .ok_or_else(|| IndexError::Corrupt {
-                    path: store.dir().join("segments"),
-                    detail: format!("no record for {}", files[i].path),
-                })
-        })
-        .collect()
 }
 
 fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {

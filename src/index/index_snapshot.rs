@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::index_builder::{GRAPH_FILE, LEXICAL_DIR};
+use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 use super::vector_part::{SemanticIndex, VECTORS_DIR, VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};

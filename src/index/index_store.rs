@@ -14,14 +14,22 @@
 //! collection keeps the current and the previous generation (a reader that read `CURRENT` just
 //! before a switch still finds its generation) and the segments they reference.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::manifest::FORMAT_NAME;
-use super::{FileTable, IndexError, Manifest, SegmentInfo};
+use super::{FileRecord, FileTable, IndexError, Manifest, SegmentInfo};
 use crate::symbols::FileSymbols;
 use crate::util::{fsync_dir, write_atomic};
+
+/// The graph part's file inside a generation.
+pub const GRAPH_FILE: &str = "graph.bin";
+/// The lexical part's folder inside a generation.
+pub const LEXICAL_DIR: &str = "lexical";
 
 /// The on-disk format this build reads and writes.
 pub const FORMAT_VERSION: u32 = 2;
@@ -253,6 +261,53 @@ impl IndexStore {
             bytes: bytes.len() as u64,
             blake3: blake3::hash(&bytes).to_hex().to_string(),
         })
+    }
+
+    /// The symbol records of `files[i]` for each `i` in `which`, in that order.
+    pub fn load_records(
+        &self,
+        segments: &[SegmentInfo],
+        files: &[FileRecord],
+        which: &[usize],
+    ) -> Result<Vec<FileSymbols>, IndexError> {
+        let mut by_segment: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &i in which {
+            by_segment
+                .entry(files[i].segment)
+                .or_default()
+                .push(files[i].slot);
+        }
+        let loaded: Vec<((u32, u32), FileSymbols)> = by_segment
+            .into_par_iter()
+            .map(|(seg, slots)| {
+                let info = segments
+                    .iter()
+                    .find(|s| s.id == seg)
+                    .ok_or_else(|| IndexError::Corrupt {
+                        path: self.dir().join("segments"),
+                        detail: format!("segment {seg} is not listed"),
+                    })?;
+                Ok(self
+                    .read_slots(info, &slots)?
+                    .into_iter()
+                    .map(|(slot, r)| ((seg, slot), r))
+                    .collect::<Vec<_>>())
+            })
+            .collect::<Result<Vec<_>, IndexError>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut map: HashMap<(u32, u32), FileSymbols> = loaded.into_iter().collect();
+        which
+            .iter()
+            .map(|&i| {
+                map.remove(&(files[i].segment, files[i].slot))
+                    .ok_or_else(|| IndexError::Corrupt {
+                        path: self.dir().join("segments"),
+                        detail: format!("no record for {}", files[i].path),
+                    })
+            })
+            .collect()
     }
 
     /// Checks a segment file's size and blake3 against its manifest entry.

@@ -11,7 +11,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::index_builder::{GRAPH_FILE, LEXICAL_DIR};
+use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 use super::vector_part::{VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::CodeGraph;

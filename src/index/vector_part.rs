@@ -148,7 +148,7 @@ impl VectorBuild<'_> {
             v["blake3"] = serde_json::json!(hash);
             return Ok(self.with_settings(v));
         }
-        let records = super::index_builder::load_records(self.store, self.segments, self.files, &changed)?;
+        let records = self.store.load_records(self.segments, self.files, &changed)?;
         let chunker = Chunker::new(ChunkConfig::default());
         // Chunk the changed files in parallel.
         let chunked: Vec<(usize, Vec<Chunk>)> = changed

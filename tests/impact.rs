@@ -286,3 +286,37 @@ fn deleting_a_definition_is_a_breaking_change() {
         "{kinds:?}"
     );
 }
+
+#[test]
+fn javascript_suites_in_a_test_folder_are_found_and_run_with_mocha() {
+    let r = support::materialize(
+        "//- package.json\n{\"name\": \"shop\", \"scripts\": {\"test\": \"mocha\"}}\n\
+//- lib/pricing.js\nfunction applyDiscount(amount, percent) {\n  return amount * (100 - percent) / 100;\n}\nmodule.exports = { applyDiscount };\n\
+//- lib/cart.js\nconst { applyDiscount } = require('./pricing');\nfunction total(items, percent) {\n  return applyDiscount(items.reduce((a, b) => a + b, 0), percent);\n}\nmodule.exports = { total };\n\
+//- test/cart.js\nconst { total } = require('../lib/cart');\ndescribe('cart', () => {\n  it('applies the discount', () => {\n    if (total([10, 10], 50) !== 10) throw new Error('wrong');\n  });\n});\n\
+//- test/support/env.js\nprocess.env.NODE_ENV = 'test';\n",
+    );
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let v = impact(r.path(), &["--symbol", "applyDiscount"]);
+    let tests: Vec<&str> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert!(tests.contains(&"test/cart.js"), "{v}");
+    assert!(!tests.contains(&"test/support/env.js"), "{tests:?}");
+    let commands: Vec<&str> = v["test_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.starts_with("npx mocha") && c.contains("test/cart.js")),
+        "{commands:?}"
+    );
+    assert!(!commands.iter().any(|c| c.contains("jest")), "{commands:?}");
+}

@@ -692,6 +692,34 @@ fn is_test_name(qualified: &str) -> bool {
 pub fn runnable_test_file(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let rust_suite = file.ends_with(".rs") && path.split('/').rev().skip(1).any(|d| d == "tests");
+    (rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file))
+        || js_suite_in_test_dir(path)
+        || named_test_file(path, file)
+}
+
+/// A JavaScript or TypeScript file in a `test/` (or `tests/`) folder, as mocha and ava lay
+/// suites out; their support folders (fixtures, helpers, mocks...) are not suites.
+fn js_suite_in_test_dir(path: &str) -> bool {
+    const JS: [&str; 6] = [".js", ".cjs", ".mjs", ".ts", ".jsx", ".tsx"];
+    const SUPPORT: [&str; 7] = [
+        "fixtures",
+        "fixture",
+        "support",
+        "helpers",
+        "mocks",
+        "__mocks__",
+        "utils",
+    ];
+    let dirs: Vec<&str> = path.split('/').rev().skip(1).collect();
+    let Some(at) = dirs.iter().position(|d| *d == "test" || *d == "tests") else {
+        return false;
+    };
+    JS.iter().any(|x| path.ends_with(x))
+        && !dirs[..at].iter().any(|d| SUPPORT.contains(d))
+        && !path.ends_with(".d.ts")
+}
+
+fn named_test_file(path: &str, file: &str) -> bool {
     (file.starts_with("test_") && file.ends_with(".py"))
         || file.ends_with("_test.py")
         || file.ends_with("_test.go")
@@ -699,7 +727,12 @@ pub fn runnable_test_file(path: &str) -> bool {
         || path.contains("__tests__/")
         || file.ends_with("Test.java")
         || file.ends_with("Tests.java")
-        || rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file)
+}
+
+/// Named as jest collects tests: `*.test.*`, `*.spec.*`, or under `__tests__/`.
+fn jest_named(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    [".test.", ".spec."].iter().any(|m| file.contains(m)) || path.contains("__tests__/")
 }
 
 /// A file name without folders and its last extension.
@@ -746,6 +779,12 @@ fn test_command(
                 None => format!("go test ./{dir}"),
             }
         }
+        // Suites in a `test/` folder without a `.test.`/`.spec.` name are mocha's layout (jest
+        // does not collect them by default).
+        Family::Js if js_suite_in_test_dir(path) && !jest_named(path) => match local {
+            Some(l) => format!("npx mocha {path} --grep '{}'", l.rsplit('.').next().unwrap_or(l)),
+            None => format!("npx mocha {path}"),
+        },
         Family::Js => match local {
             Some(l) => format!("npx jest {path} -t '{}'", l.rsplit('.').next().unwrap_or(l)),
             None => format!("npx jest {path}"),
@@ -758,6 +797,7 @@ fn test_command(
 fn commands(tests: &[TestToRun], g: &CodeGraph, by_path: &HashMap<&str, usize>) -> Vec<String> {
     let mut py: Vec<String> = Vec::new();
     let mut js: Vec<String> = Vec::new();
+    let mut mocha: Vec<String> = Vec::new();
     let mut other: Vec<String> = Vec::new();
     for t in tests {
         let Some(f) = by_path.get(t.path.as_str()).and_then(|&i| g.files.get(i)) else {
@@ -765,6 +805,11 @@ fn commands(tests: &[TestToRun], g: &CodeGraph, by_path: &HashMap<&str, usize>) 
         };
         match Family::of(&f.language) {
             Family::Python if !py.contains(&t.path) => py.push(t.path.clone()),
+            Family::Js if js_suite_in_test_dir(&t.path) && !jest_named(&t.path) => {
+                if !mocha.contains(&t.path) {
+                    mocha.push(t.path.clone());
+                }
+            }
             Family::Js if !js.contains(&t.path) => js.push(t.path.clone()),
             Family::Python | Family::Js => {}
             _ => {
@@ -782,6 +827,9 @@ fn commands(tests: &[TestToRun], g: &CodeGraph, by_path: &HashMap<&str, usize>) 
     }
     if !js.is_empty() {
         out.push(format!("npx jest {}", js.join(" ")));
+    }
+    if !mocha.is_empty() {
+        out.push(format!("npx mocha {}", mocha.join(" ")));
     }
     out.extend(other.into_iter().take(10));
     out
@@ -865,6 +913,11 @@ mod tests {
         assert!(!runnable_test_file("tests/conftest.py"));
         assert!(!runnable_test_file("tests/test_apps/cliapp/app.py"));
         assert!(!runnable_test_file("tests/util.rs"));
+        assert!(runnable_test_file("test/app.router.js"));
+        assert!(runnable_test_file("packages/core/test/request.ts"));
+        assert!(!runnable_test_file("test/fixtures/server.js"));
+        assert!(!runnable_test_file("test/support/env.js"));
+        assert!(!runnable_test_file("test/types.d.ts"));
         assert!(!runnable_test_file("src/flask/testing.py"));
         assert_eq!(stem("src/walk.rs").as_deref(), Some("walk"));
         assert_eq!(stem("tests/test_walk.py").as_deref(), Some("test_walk"));

@@ -365,3 +365,26 @@ fn the_whole_answer_fits_its_token_budget() {
         );
     }
 }
+
+#[test]
+fn overview_entry_points_come_from_the_manifests_first() {
+    let repo = support::materialize(
+        "//- pyproject.toml\n[project]\nname = \"shop\"\n[project.scripts]\nshop = \"shop.cli:main\"\n\
+//- shop/__init__.py\n\
+//- shop/cli.py\nimport sys\n\n\ndef helper(command):\n    return command\n\n\ndef main():\n    return helper(sys.argv)\n\
+//- tests/test_cli.py\nfrom shop.cli import main\n\n\ndef test_main():\n    assert main() is not None\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let out = ken(&["overview", "--format", "json"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let first = &v["overview"]["entry_points"][0];
+    assert_eq!(first["kind"], "console-script", "{v}");
+    assert_eq!(first["path"], "shop/cli.py");
+    assert_eq!(first["line"], 8, "{first}");
+    assert_eq!(first["name"], "shop");
+    // No part of the library depends on its tests.
+    for e in v["overview"]["area_edges"].as_array().unwrap() {
+        assert!(!(e["to"] == "tests" && e["from"] != "tests"), "{e}");
+    }
+}

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::page::{cap_query, check_limit, check_tokens};
 use super::{Analysis, ApiError};
 use crate::context::{
-    Citation, ContextPack, ContextRanker, Overview, RankedFile, RankedSymbol, RankerParts, Ranking, Signals,
-    Weights, count_tokens, find_citations, mark_unverified, pack,
+    Citation, ContextPack, ContextRanker, ENTRY_MANIFESTS, ManifestText, Overview, RankedFile, RankedSymbol,
+    RankerParts, Ranking, Signals, Weights, count_tokens, find_citations, manifest_entry_points,
+    mark_unverified, pack,
 };
 use crate::graph::CodeGraph;
 use crate::index::Coverage;
@@ -209,7 +210,8 @@ impl Analysis {
         let (mut ranking, graph) = self.rank(&question, Signals::default())?;
         let packed = pack(&ranking, self.snapshot(), self.root(), graph, budget)?;
         ranking.files.truncate(ASK_FILES);
-        let overview = Overview::build(self.snapshot(), self.graph().ok());
+        let overview = Overview::build(self.snapshot(), self.graph().ok())
+            .with_manifest_entry_points(manifest_entry_points(&self.manifests(), self.graph().ok()));
         let overview_markdown = overview.markdown(ASK_OVERVIEW_BUDGET);
         let mut notes: Vec<String> = note.into_iter().collect();
         let (answer, model_id, citations) = match model {
@@ -261,6 +263,21 @@ impl Analysis {
         })
     }
 
+    /// The root's manifests that declare entry points (each at most 1 MiB).
+    fn manifests(&self) -> Vec<ManifestText> {
+        ENTRY_MANIFESTS
+            .iter()
+            .filter_map(|name| {
+                let p = self.root().join(name);
+                let small = std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() < (1 << 20));
+                small
+                    .then(|| std::fs::read_to_string(&p).ok())
+                    .flatten()
+                    .map(|t| (name.to_string(), t))
+            })
+            .collect()
+    }
+
     pub fn overview(&self, r: &OverviewRequest) -> Result<OverviewResponse, ApiError> {
         let budget = check_tokens(r.max_tokens)?.unwrap_or(2000);
         let mut notes = Vec::new();
@@ -273,7 +290,8 @@ impl Analysis {
                 None
             }
         };
-        let overview = Overview::build(self.snapshot(), graph);
+        let overview = Overview::build(self.snapshot(), graph)
+            .with_manifest_entry_points(manifest_entry_points(&self.manifests(), graph));
         Ok(OverviewResponse {
             markdown: overview.markdown(budget),
             overview,

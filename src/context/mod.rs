@@ -11,6 +11,7 @@ mod change_impact;
 mod citations;
 mod context_pack;
 mod context_ranker;
+mod manifest_entry_points;
 mod overview;
 mod task_mentions;
 mod unified_diff;
@@ -24,6 +25,7 @@ pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pac
 pub use context_ranker::{
     ContextRanker, RankedFile, RankedSymbol, RankerParts, Ranking, Signals, Weights, Why,
 };
+pub use manifest_entry_points::{ENTRY_MANIFESTS, ManifestText, manifest_entry_points};
 pub use overview::{Area, AreaEdge, CentralModule, EntryPoint, Overview, area_of};
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};
 pub use unified_diff::{FileDiff, UnifiedDiff};

@@ -32,7 +32,8 @@ pub struct CentralModule {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EntryPoint {
-    /// `main`, `binary`, `cli`, `http-route`, `package-main`.
+    /// `console-script`, `bin`, `binary`, `package-main` (declared by a manifest), `main`,
+    /// `cli`, `http-route`.
     pub kind: &'static str,
     pub path: String,
     pub line: u32,
@@ -152,6 +153,23 @@ impl Overview {
             entry_points,
             area_edges,
         }
+    }
+
+    /// Puts the entry points the manifests declare first (console scripts, bins, package
+    /// mains), each once.
+    pub fn with_manifest_entry_points(mut self, declared: Vec<EntryPoint>) -> Overview {
+        let mut all = declared;
+        for e in std::mem::take(&mut self.entry_points) {
+            if !all
+                .iter()
+                .any(|d| d.path == e.path && (d.line == e.line || d.kind == e.kind))
+            {
+                all.push(e);
+            }
+        }
+        all.truncate(MAX_ENTRY_POINTS);
+        self.entry_points = all;
+        self
     }
 
     /// Markdown, cut to `budget` tokens (sections in order; each is cut at an item).
@@ -374,7 +392,10 @@ fn area_edges(g: &CodeGraph) -> Vec<AreaEdge> {
             let Some(to) = r.targets.first().and_then(|t| areas.get(t.file.index())) else {
                 continue;
             };
-            if to != from {
+            // A library does not depend on its tests, examples or docs: a reference from code
+            // into them is a name that happened to match, not a dependency.
+            let support = |area: &str| crate::lexical::path_prior(&format!("{area}/x")) < 1.0;
+            if to != from && (support(from) || !support(to)) {
                 *counts.entry((from.clone(), to.clone())).or_default() += 1;
             }
         }

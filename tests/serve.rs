@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::serve::{post, request, shop_repo, start};
-use support::{ken, ken_bin, stderr, stdout};
+use support::{ken_bin, stderr, stdout};
 
 /// Drops what legitimately differs between two answers a second apart.
 fn normalized(mut v: Value) -> Value {
@@ -664,5 +664,4 @@ fn serve_without_an_index_builds_one_first() {
     let server = start(repo.path(), &["--no-watch"], &[]);
     let v = post(server.addr, "symbol", &json!({"name": "hello"})).json();
     assert_eq!(v["hits"][0]["path"], "a.py", "{v}");
-    let _ = ken(&["index", "status"], repo.path());
 }

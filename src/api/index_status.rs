@@ -70,10 +70,10 @@ impl Analysis {
         let working_tree = WorkingTreeDiff::compute(self.root(), s)?;
         let max_tokens = super::page::check_tokens(r.max_tokens)?;
         let keep = if r.details { usize::MAX } else { BRIEF };
-        let mut coverage = Coverage::of(s, Some(&working_tree));
-        if watch.is_some() {
-            coverage = self.coverage();
-        }
+        let coverage = match watch {
+            Some(_) => self.coverage(),
+            None => Coverage::of(s, Some(&working_tree)),
+        };
         let mut out = IndexStatusResponse {
             root: self.root().display().to_string(),
             index_dir: s.index_dir().display().to_string(),

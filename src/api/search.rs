@@ -66,7 +66,7 @@ pub struct ChunkHit {
 }
 
 /// A ranked file: from the lexical file ranking (`best` set) or the hybrid fusion (ranks set).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct SearchFile {
     pub path: String,
     pub score: f32,
@@ -277,10 +277,7 @@ impl Analysis {
                                 score: f.score,
                                 symbol: f.best.qualified_name.clone(),
                                 best: Some(f.best),
-                                lexical_rank: None,
-                                semantic_rank: None,
-                                lines: None,
-                                defines_query: false,
+                                ..SearchFile::default()
                             })
                             .collect();
                         let total = files.len();
@@ -312,34 +309,21 @@ impl Analysis {
         let snapshot = self.snapshot();
         let wide = sem.search(&text, (k * 8).max(400))?;
         let kinds = !(filters.query.kinds.is_empty() && filters.query.not_kinds.is_empty());
-        let mut ids: Vec<_> = match kinds {
-            true => wide.iter().filter_map(|h| snapshot.file_id(&h.path)).collect(),
-            false => Vec::new(),
-        };
-        ids.sort();
-        ids.dedup();
-        let records = snapshot.load_symbols_of(&ids)?;
-        let kind_of = |h: &SemanticHit| -> Option<&'static str> {
-            let id = snapshot.file_id(&h.path)?;
-            let pos = ids.binary_search(&id).ok()?;
-            Some(
-                records
-                    .get(pos)?
-                    .definitions
-                    .get(h.symbol? as usize)?
-                    .kind
-                    .as_str(),
-            )
+        let owners = match kinds {
+            true => self.owners(&wide),
+            false => vec![None; wide.len()],
         };
         Ok(wide
             .into_iter()
-            .filter(|h| {
+            .zip(owners)
+            .filter(|(h, owner)| {
                 let language = snapshot
                     .file_id(&h.path)
                     .and_then(|id| snapshot.table.files.get(id.index()))
                     .map_or("", |r| r.language.as_str());
-                filters.keeps(&h.path, language, if kinds { kind_of(h) } else { None })
+                filters.keeps(&h.path, language, owner.as_ref().map(|o| o.1))
             })
+            .map(|(h, _)| h)
             .take(k)
             .collect())
     }
@@ -412,13 +396,7 @@ impl Analysis {
                 Some(i) => fused.remove(i),
                 None => SearchFile {
                     path: d.path.clone(),
-                    score: 0.0,
-                    best: None,
-                    lexical_rank: None,
-                    semantic_rank: None,
-                    lines: None,
-                    symbol: None,
-                    defines_query: false,
+                    ..SearchFile::default()
                 },
             };
             f.defines_query = true;
@@ -431,27 +409,34 @@ impl Analysis {
         Ok(())
     }
 
-    /// Qualified names of the definitions owning each hit's chunk.
-    fn chunk_hits(&self, hits: &[SemanticHit]) -> Vec<ChunkHit> {
+    /// The definition owning each hit's chunk: its qualified name and kind (decoding each
+    /// hit file's records once).
+    fn owners(&self, hits: &[SemanticHit]) -> Vec<Option<(String, &'static str)>> {
         let snapshot = self.snapshot();
         let mut uniq: Vec<_> = hits.iter().filter_map(|h| snapshot.file_id(&h.path)).collect();
         uniq.sort();
         uniq.dedup();
         let loaded = snapshot.load_symbols_of(&uniq).unwrap_or_default();
-        let name = |h: &SemanticHit| -> Option<String> {
+        let owner = |h: &SemanticHit| -> Option<(String, &'static str)> {
             let id = snapshot.file_id(&h.path)?;
-            let pos = uniq.iter().position(|u| *u == id)?;
+            let pos = uniq.binary_search(&id).ok()?;
             let record = snapshot.table.files.get(id.index())?;
             let d = loaded.get(pos)?.definitions.get(h.symbol? as usize)?;
             let sep = crate::graph::Family::of(&record.language).separator();
-            Some(d.qualified_name(&record.module, sep))
+            Some((d.qualified_name(&record.module, sep), d.kind.as_str()))
         };
+        hits.iter().map(owner).collect()
+    }
+
+    /// The hits with the qualified names of the definitions owning their chunks.
+    fn chunk_hits(&self, hits: &[SemanticHit]) -> Vec<ChunkHit> {
         hits.iter()
-            .map(|h| ChunkHit {
+            .zip(self.owners(hits))
+            .map(|(h, owner)| ChunkHit {
                 path: h.path.clone(),
                 start_line: h.start_line,
                 end_line: h.end_line,
-                symbol: name(h),
+                symbol: owner.map(|o| o.0),
                 score: h.score,
             })
             .collect()
@@ -463,12 +448,10 @@ impl SearchFile {
         SearchFile {
             path: f.path,
             score: f.score,
-            best: None,
             lexical_rank: f.lexical_rank,
             semantic_rank: f.semantic_rank,
             lines: f.lines,
-            symbol: None,
-            defines_query: false,
+            ..SearchFile::default()
         }
     }
 }

@@ -48,10 +48,6 @@ impl Damage {
     }
 }
 
-fn damage(path: &Path, part: &'static str, detail: impl ToString) -> Damage {
-    Damage::new(path, part, detail)
-}
-
 impl IndexVerifier {
     /// Verifies the current generation of the index in `index_dir`. Fails only when there is
     /// no index at all (or a foreign one); damage is the report's content.
@@ -72,7 +68,7 @@ impl IndexVerifier {
             Err(e) => {
                 report
                     .damage
-                    .push(damage(&index_dir.join("CURRENT"), "current", e.brief()));
+                    .push(Damage::new(&index_dir.join("CURRENT"), "current", e.brief()));
                 return Ok(report);
             }
         };
@@ -83,7 +79,7 @@ impl IndexVerifier {
             Err(e) => {
                 report
                     .damage
-                    .push(damage(&gen_dir.join("manifest.json"), "manifest", e.brief()));
+                    .push(Damage::new(&gen_dir.join("manifest.json"), "manifest", e.brief()));
                 return Ok(report);
             }
         };
@@ -92,7 +88,7 @@ impl IndexVerifier {
             Err(e) => {
                 report
                     .damage
-                    .push(damage(&gen_dir.join("files.bin"), "files", e.brief()));
+                    .push(Damage::new(&gen_dir.join("files.bin"), "files", e.brief()));
                 None
             }
         };
@@ -152,7 +148,7 @@ impl IndexVerifier {
                 store
                     .verify_segment(s)
                     .err()
-                    .map(|e| damage(&store.segment_path(s.id), "segment", e.brief()))
+                    .map(|e| Damage::new(&store.segment_path(s.id), "segment", e.brief()))
             })
             .collect();
         if let Some(t) = table {
@@ -162,7 +158,7 @@ impl IndexVerifier {
                 .iter()
                 .find(|r| slots.get(&r.segment).is_none_or(|&n| r.slot >= n))
             {
-                out.push(damage(
+                out.push(Damage::new(
                     &gen_dir.join("files.bin"),
                     "files",
                     format!(
@@ -183,9 +179,9 @@ impl IndexVerifier {
         match LexicalIndex::damaged_files(&dir) {
             Ok(files) => files
                 .into_iter()
-                .map(|f| damage(&dir.join(f), "lexical", "checksum mismatch"))
+                .map(|f| Damage::new(&dir.join(f), "lexical", "checksum mismatch"))
                 .collect(),
-            Err(e) => vec![damage(&dir, "lexical", e)],
+            Err(e) => vec![Damage::new(&dir, "lexical", e)],
         }
     }
 
@@ -205,9 +201,9 @@ impl IndexVerifier {
         let path = store.generation_dir(generation).join(file);
         let hash = part.get("blake3").and_then(|b| b.as_str());
         match store.read_part(generation, file, hash) {
-            Err(e) => vec![damage(&path, name, e.brief())],
+            Err(e) => vec![Damage::new(&path, name, e.brief())],
             Ok(bytes) if deep || hash.is_none() => match postcard::from_bytes::<T>(&bytes) {
-                Err(e) => vec![damage(&path, name, e)],
+                Err(e) => vec![Damage::new(&path, name, e)],
                 Ok(_) => Vec::new(),
             },
             Ok(_) => Vec::new(),

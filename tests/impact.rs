@@ -320,3 +320,25 @@ fn javascript_suites_in_a_test_folder_are_found_and_run_with_mocha() {
     );
     assert!(!commands.iter().any(|c| c.contains("jest")), "{commands:?}");
 }
+
+#[test]
+fn tests_tied_in_score_are_ordered_by_evidence_not_by_name() {
+    let r = support::materialize(
+        "//- shop/__init__.py\n//- shop/pricing.py\ndef apply_discount(amount, percent):\n    return amount * (100 - percent) / 100\n\
+//- tests/test_a.py\nfrom shop.pricing import apply_discount\n\n\ndef test_once():\n    assert apply_discount(100, 0) == 100\n\
+//- tests/test_z.py\nfrom shop.pricing import apply_discount\n\n\ndef test_twice():\n    def half(x):\n        return apply_discount(x, 50)\n\n    assert apply_discount(100, 0) == 100\n    assert half(100) == 50\n",
+    );
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let v = impact(r.path(), &["--symbol", "apply_discount"]);
+    let tests: Vec<(&str, f64)> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap_or(""), t["score"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(tests.len(), 2, "{tests:?}");
+    assert_eq!(tests[0].1, tests[1].1, "the scores are tied: {tests:?}");
+    // test_twice reaches the change twice (directly and through its nested helper).
+    assert_eq!(tests[0].0, "test_z.test_twice", "{tests:?}");
+    assert_eq!(tests[1].0, "test_a.test_once", "{tests:?}");
+}

@@ -145,7 +145,8 @@ impl Analysis {
             .map_err(|e| ApiError::Unavailable(format!("impact needs the code graph: {e}")))?;
         let snapshot = self.snapshot();
         let analysis =
-            ImpactAnalysis::with_symbol_graph(graph, std::borrow::Cow::Borrowed(self.symbol_graph()?));
+            ImpactAnalysis::with_symbol_graph(graph, std::borrow::Cow::Borrowed(self.symbol_graph()?))
+                .with_root(self.root());
         let records = |path: &str| -> Option<FileSymbols> {
             let id = snapshot.file_id(path)?;
             snapshot.load_symbols_of(&[id]).ok()?.into_iter().next()

@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use serde::Serialize;
 
+use super::test_commands::{TestCommands, is_test_name, runnable_test_file, stem};
 use super::{FileDiff, area_of};
 use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
 use crate::lexical::is_test_path;
@@ -73,6 +74,8 @@ pub struct Affected {
     /// From the changed definition to this one.
     pub via: Vec<Step>,
     pub is_test: bool,
+    #[serde(skip)]
+    pub(crate) symbol: Option<SymbolId>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -185,13 +188,7 @@ pub fn changed_definitions(file: &ChangedFile<'_>) -> Vec<(Definition, ChangeKin
         let mut hit: BTreeSet<usize> = BTreeSet::new();
         let lines = file.diff.removed.iter().chain(&file.diff.inserted_after);
         for &l in lines {
-            let inner = old
-                .definitions
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.span.start_line <= l && l <= d.span.end_line)
-                .min_by_key(|(_, d)| d.span.end_line - d.span.start_line);
-            if let Some((i, _)) = inner {
+            if let Some(i) = owner_of_line(&old.definitions, l) {
                 hit.insert(i);
             }
         }
@@ -219,12 +216,12 @@ pub fn changed_definitions(file: &ChangedFile<'_>) -> Vec<(Definition, ChangeKin
             out.push((d.clone(), kind));
         }
         if let Some(new) = file.new {
-            for d in &new.definitions {
+            for (i, d) in new.definitions.iter().enumerate() {
                 let touched = file
                     .diff
                     .added
                     .iter()
-                    .any(|l| d.span.start_line <= *l && *l <= d.span.end_line);
+                    .any(|l| owner_of_line(&new.definitions, *l) == Some(i));
                 if touched && !old_names.contains(&(d.local_name(sep), d.kind)) {
                     out.push((d.clone(), ChangeKind::Added));
                 }
@@ -236,10 +233,37 @@ pub fn changed_definitions(file: &ChangedFile<'_>) -> Vec<(Definition, ChangeKin
     out
 }
 
+/// The definition a changed line belongs to: the innermost one around it, except that a
+/// constant, variable or field declared inside a function is part of that function (a change
+/// to it changes what the function does; nothing outside can name it).
+fn owner_of_line(defs: &[Definition], line: u32) -> Option<usize> {
+    let around = |d: &&Definition| d.span.start_line <= line && line <= d.span.end_line;
+    let size = |d: &Definition| d.span.end_line - d.span.start_line;
+    let (i, inner) = defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| around(d))
+        .min_by_key(|(_, d)| size(d))?;
+    if !matches!(
+        inner.kind,
+        SymbolKind::Constant | SymbolKind::Variable | SymbolKind::Field
+    ) {
+        return Some(i);
+    }
+    let function = defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| around(d) && matches!(d.kind, SymbolKind::Function | SymbolKind::Method))
+        .min_by_key(|(_, d)| size(d))
+        .map(|(j, _)| j);
+    Some(function.unwrap_or(i))
+}
+
 pub struct ImpactAnalysis<'g> {
     graph: &'g CodeGraph,
     sg: std::borrow::Cow<'g, SymbolGraph>,
     by_path: HashMap<&'g str, usize>,
+    root: Option<std::path::PathBuf>,
 }
 
 type NodeIndex = petgraph::graph::NodeIndex;
@@ -286,7 +310,19 @@ impl<'g> ImpactAnalysis<'g> {
             .enumerate()
             .map(|(i, f)| (f.path.as_str(), i))
             .collect();
-        ImpactAnalysis { graph, sg, by_path }
+        ImpactAnalysis {
+            graph,
+            sg,
+            by_path,
+            root: None,
+        }
+    }
+
+    /// Reads the working tree at `root` for what the graph does not keep: test attributes
+    /// and the manifests that say how a test is run.
+    pub fn with_root(mut self, root: &std::path::Path) -> Self {
+        self.root = Some(root.to_path_buf());
+        self
     }
 
     fn name_of(&self, node: Node) -> String {
@@ -401,12 +437,12 @@ impl<'g> ImpactAnalysis<'g> {
                 continue;
             }
             let Some(node) = self.sg.node(n) else { continue };
-            let (path, line, kind, name) = match node {
+            let (path, line, kind, name, symbol) = match node {
                 Node::File(f) => {
                     let Some(x) = self.graph.files.get(f.index()) else {
                         continue;
                     };
-                    (x.path.to_string(), 1, None, x.path.to_string())
+                    (x.path.to_string(), 1, None, x.path.to_string(), None)
                 }
                 Node::Symbol(s) => {
                     let Some(x) = self.graph.files.get(s.file.index()) else {
@@ -420,6 +456,7 @@ impl<'g> ImpactAnalysis<'g> {
                         d.line,
                         Some(d.kind),
                         self.qualified(s).unwrap_or_default(),
+                        Some(s),
                     )
                 }
             };
@@ -453,6 +490,7 @@ impl<'g> ImpactAnalysis<'g> {
                 direct: depth == 1,
                 via,
                 is_test,
+                symbol,
             });
         }
         affected.sort_by(|a, b| {
@@ -476,13 +514,14 @@ impl<'g> ImpactAnalysis<'g> {
             .collect();
         affected_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
         // Tests: reached through the graph, then named after a changed file.
+        let runners = TestCommands::new(self.graph, &self.by_path, self.root.as_deref());
         let mut tests: Vec<TestToRun> = Vec::new();
         let mut seen: HashSet<(String, Option<String>)> = HashSet::new();
         for a in affected.iter().filter(|a| a.is_test) {
-            let name = match a.kind {
-                Some(SymbolKind::Function | SymbolKind::Method) if is_test_name(&a.qualified_name) => {
-                    Some(a.qualified_name.clone())
-                }
+            // The test item a reached definition is in (a nested helper's test, a helper
+            // method's test class); none for what a runner cannot select by name.
+            let name = match a.symbol {
+                Some(s) if is_test_name(&a.qualified_name) => runners.test_item(s),
                 _ => None,
             };
             // A file-level entry adds nothing next to a test of the same file.
@@ -497,6 +536,14 @@ impl<'g> ImpactAnalysis<'g> {
                 });
             }
         }
+        // A file's named tests are what reaches the change in it; a file-level entry there
+        // came from a helper no test item holds, and would run the whole file.
+        let named: HashSet<String> = tests
+            .iter()
+            .filter(|t| t.name.is_some())
+            .map(|t| t.path.clone())
+            .collect();
+        tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
         let stems: Vec<String> = changed_files
             .iter()
             .filter(|p| !is_test_path(p))
@@ -596,13 +643,40 @@ impl<'g> ImpactAnalysis<'g> {
                 .map(|f| Family::of(&f.language));
             !data && (families.is_empty() || family.is_some_and(|f| families.contains(&f)))
         });
-        tests.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        // Per file: keep the best test entries.
+        // Ties in score go to the test with more evidence: more reached definitions inside
+        // it, then a folder nearer the change.
+        let evidence = |t: &TestToRun| {
+            let reached = affected
+                .iter()
+                .filter(|a| a.path == t.path && a.symbol.is_some())
+                .filter(|a| {
+                    t.name
+                        .as_ref()
+                        .is_none_or(|n| a.qualified_name.starts_with(n.as_str()))
+                })
+                .count();
+            let near = changes.iter().map(|c| shared_dirs(c, &t.path)).max().unwrap_or(0);
+            (reached, near)
+        };
+        let mut keyed: Vec<((usize, usize), TestToRun)> =
+            tests.into_iter().map(|t| (evidence(&t), t)).collect();
+        keyed.sort_by(|(ea, a), (eb, b)| {
+            b.score
+                .total_cmp(&a.score)
+                .then(eb.cmp(ea))
+                .then(a.path.cmp(&b.path))
+                .then(a.name.cmp(&b.name))
+        });
+        let mut tests: Vec<TestToRun> = keyed.into_iter().map(|(_, t)| t).collect();
         tests.truncate(MAX_TESTS);
         for t in &mut tests {
-            t.command = test_command(&t.path, t.name.as_deref(), self.graph, &self.by_path);
+            t.command = runners.command(&t.path, t.name.as_deref());
         }
-        let test_commands = commands(&tests, self.graph, &self.by_path);
+        let listed: Vec<(String, Option<String>)> = tests
+            .iter()
+            .map(|t| (t.path.clone(), t.command.clone()))
+            .collect();
+        let test_commands = runners.commands(&listed);
         // Public API and entry points.
         let mut public_api = Vec::new();
         let mut cache: HashMap<String, Option<FileSymbols>> = HashMap::new();
@@ -678,163 +752,6 @@ impl<'g> ImpactAnalysis<'g> {
     }
 }
 
-/// `test_x`, `TestX`, `x_test`, or inside a `tests`/`Test*` container.
-fn is_test_name(qualified: &str) -> bool {
-    qualified
-        .split(['.', ':'])
-        .filter(|p| !p.is_empty())
-        .any(|p| p.starts_with("test_") || p.starts_with("Test") || p == "tests" || p.ends_with("_test"))
-}
-
-/// A file a test runner runs: `test_x.py`/`x_test.py`, `x_test.go`, `x.test.ts`/`x.spec.js`
-/// (or under `__tests__/`), `XTest.java`, or a `.rs` file under a `tests/` folder. Helpers,
-/// fixtures and data under test folders (`conftest.py`, `tests/apps/x.py`) are not.
-pub fn runnable_test_file(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    let rust_suite = file.ends_with(".rs") && path.split('/').rev().skip(1).any(|d| d == "tests");
-    (rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file))
-        || js_suite_in_test_dir(path)
-        || named_test_file(path, file)
-}
-
-/// A JavaScript or TypeScript file in a `test/` (or `tests/`) folder, as mocha and ava lay
-/// suites out; their support folders (fixtures, helpers, mocks...) are not suites.
-fn js_suite_in_test_dir(path: &str) -> bool {
-    const JS: [&str; 6] = [".js", ".cjs", ".mjs", ".ts", ".jsx", ".tsx"];
-    const SUPPORT: [&str; 7] = [
-        "fixtures",
-        "fixture",
-        "support",
-        "helpers",
-        "mocks",
-        "__mocks__",
-        "utils",
-    ];
-    let dirs: Vec<&str> = path.split('/').rev().skip(1).collect();
-    let Some(at) = dirs.iter().position(|d| *d == "test" || *d == "tests") else {
-        return false;
-    };
-    JS.iter().any(|x| path.ends_with(x))
-        && !dirs[..at].iter().any(|d| SUPPORT.contains(d))
-        && !path.ends_with(".d.ts")
-}
-
-fn named_test_file(path: &str, file: &str) -> bool {
-    (file.starts_with("test_") && file.ends_with(".py"))
-        || file.ends_with("_test.py")
-        || file.ends_with("_test.go")
-        || [".test.", ".spec."].iter().any(|m| file.contains(m))
-        || path.contains("__tests__/")
-        || file.ends_with("Test.java")
-        || file.ends_with("Tests.java")
-}
-
-/// Named as jest collects tests: `*.test.*`, `*.spec.*`, or under `__tests__/`.
-fn jest_named(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    [".test.", ".spec."].iter().any(|m| file.contains(m)) || path.contains("__tests__/")
-}
-
-/// A file name without folders and its last extension.
-fn stem(path: &str) -> Option<String> {
-    let file = path.rsplit('/').next()?;
-    let s = file.rsplit_once('.').map_or(file, |(a, _)| a);
-    Some(s.to_string())
-}
-
-/// The command that runs one test, where the framework is known from the language.
-fn test_command(
-    path: &str,
-    name: Option<&str>,
-    g: &CodeGraph,
-    by_path: &HashMap<&str, usize>,
-) -> Option<String> {
-    let f = g.files.get(*by_path.get(path)?)?;
-    let local = name.map(|n| {
-        n.strip_prefix(&format!("{}{}", f.module, Family::of(&f.language).separator()))
-            .unwrap_or(n)
-    });
-    Some(match Family::of(&f.language) {
-        Family::Python => match local {
-            Some(l) => format!("pytest {path}::{}", l.replace('.', "::")),
-            None => format!("pytest {path}"),
-        },
-        Family::Rust => {
-            let integration = path.split('/').rev().nth(1) == Some("tests");
-            match (integration, local) {
-                (true, Some(l)) => format!(
-                    "cargo test --test {} {}",
-                    stem(path)?,
-                    l.rsplit("::").next().unwrap_or(l)
-                ),
-                (true, None) => format!("cargo test --test {}", stem(path)?),
-                (false, Some(l)) => format!("cargo test {l}"),
-                (false, None) => format!("cargo test {}", f.module),
-            }
-        }
-        Family::Go => {
-            let dir = path.rsplit_once('/').map_or(".", |(d, _)| d);
-            match local {
-                Some(l) => format!("go test ./{dir} -run '^{}$'", l.rsplit('.').next().unwrap_or(l)),
-                None => format!("go test ./{dir}"),
-            }
-        }
-        // Suites in a `test/` folder without a `.test.`/`.spec.` name are mocha's layout (jest
-        // does not collect them by default).
-        Family::Js if js_suite_in_test_dir(path) && !jest_named(path) => match local {
-            Some(l) => format!("npx mocha {path} --grep '{}'", l.rsplit('.').next().unwrap_or(l)),
-            None => format!("npx mocha {path}"),
-        },
-        Family::Js => match local {
-            Some(l) => format!("npx jest {path} -t '{}'", l.rsplit('.').next().unwrap_or(l)),
-            None => format!("npx jest {path}"),
-        },
-        _ => return None,
-    })
-}
-
-/// One command per framework covering every test found.
-fn commands(tests: &[TestToRun], g: &CodeGraph, by_path: &HashMap<&str, usize>) -> Vec<String> {
-    let mut py: Vec<String> = Vec::new();
-    let mut js: Vec<String> = Vec::new();
-    let mut mocha: Vec<String> = Vec::new();
-    let mut other: Vec<String> = Vec::new();
-    for t in tests {
-        let Some(f) = by_path.get(t.path.as_str()).and_then(|&i| g.files.get(i)) else {
-            continue;
-        };
-        match Family::of(&f.language) {
-            Family::Python if !py.contains(&t.path) => py.push(t.path.clone()),
-            Family::Js if js_suite_in_test_dir(&t.path) && !jest_named(&t.path) => {
-                if !mocha.contains(&t.path) {
-                    mocha.push(t.path.clone());
-                }
-            }
-            Family::Js if !js.contains(&t.path) => js.push(t.path.clone()),
-            Family::Python | Family::Js => {}
-            _ => {
-                if let Some(c) = &t.command
-                    && !other.contains(c)
-                {
-                    other.push(c.clone());
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if !py.is_empty() {
-        out.push(format!("pytest {}", py.join(" ")));
-    }
-    if !js.is_empty() {
-        out.push(format!("npx jest {}", js.join(" ")));
-    }
-    if !mocha.is_empty() {
-        out.push(format!("npx mocha {}", mocha.join(" ")));
-    }
-    out.extend(other.into_iter().take(10));
-    out
-}
-
 fn risk(
     changed: &[ChangedSymbol],
     affected: &[Affected],
@@ -896,30 +813,12 @@ fn risk(
     Risk { level, reasons }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn test_names_and_stems() {
-        assert!(is_test_name("tests.test_api.test_get"));
-        assert!(is_test_name("grep::tests::finds_matches"));
-        assert!(is_test_name("pkg.TestParse"));
-        assert!(!is_test_name("requests.api.get"));
-        assert!(!is_test_name("pkg.attest"));
-        assert!(runnable_test_file("tests/test_basic.py"));
-        assert!(runnable_test_file("tests/regression.rs"));
-        assert!(runnable_test_file("src/x.test.ts"));
-        assert!(!runnable_test_file("tests/conftest.py"));
-        assert!(!runnable_test_file("tests/test_apps/cliapp/app.py"));
-        assert!(!runnable_test_file("tests/util.rs"));
-        assert!(runnable_test_file("test/app.router.js"));
-        assert!(runnable_test_file("packages/core/test/request.ts"));
-        assert!(!runnable_test_file("test/fixtures/server.js"));
-        assert!(!runnable_test_file("test/support/env.js"));
-        assert!(!runnable_test_file("test/types.d.ts"));
-        assert!(!runnable_test_file("src/flask/testing.py"));
-        assert_eq!(stem("src/walk.rs").as_deref(), Some("walk"));
-        assert_eq!(stem("tests/test_walk.py").as_deref(), Some("test_walk"));
-    }
+/// How many leading folders two paths share.
+fn shared_dirs(a: &str, b: &str) -> usize {
+    let da = a.rsplit_once('/').map_or("", |(d, _)| d);
+    let db = b.rsplit_once('/').map_or("", |(d, _)| d);
+    da.split('/')
+        .zip(db.split('/'))
+        .take_while(|(x, y)| x == y && !x.is_empty())
+        .count()
 }

@@ -14,6 +14,7 @@ mod context_ranker;
 mod manifest_entry_points;
 mod overview;
 mod task_mentions;
+mod test_commands;
 mod unified_diff;
 
 pub use change_impact::{

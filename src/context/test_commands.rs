@@ -1,0 +1,385 @@
+//! `TestCommands`: which files hold tests, which definitions are test items a runner can
+//! select, and the command that runs them — so that every command `ken impact` suggests
+//! collects at least one test.
+//!
+//! - pytest: `path::test_f`, `path::Class::test_m`, `path::TestClass`; a nested function or
+//!   a helper method is not an item: its enclosing test (or test class) is.
+//! - cargo: a function is a test only with a test attribute (`#[test]`, `#[tokio::test]`,
+//!   `#[rstest]`...) above it; filters are libtest names (the module path inside the crate);
+//!   `--test NAME` only for integration suites (`<crate>/tests/NAME.rs`,
+//!   `<crate>/tests/NAME/main.rs`), never for a unit-test module that lives in a `tests`
+//!   folder under `src/`; `-p PACKAGE` for a crate below the repository root.
+//! - go: `-run '^TestX$'` only for top-level `TestX` functions; `cd` into a module root that is
+//!   not the repository root.
+//! - jest and mocha select by test titles, which are strings, not definitions: whole files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::graph::{CodeGraph, Family, SymbolId};
+use crate::symbols::SymbolKind;
+
+pub struct TestCommands<'g> {
+    graph: &'g CodeGraph,
+    by_path: &'g HashMap<&'g str, usize>,
+    /// The working tree, for test attributes and manifests; without it commands are built
+    /// from the graph alone.
+    root: Option<PathBuf>,
+}
+
+impl<'g> TestCommands<'g> {
+    pub fn new(graph: &'g CodeGraph, by_path: &'g HashMap<&'g str, usize>, root: Option<&Path>) -> Self {
+        TestCommands {
+            graph,
+            by_path,
+            root: root.map(Path::to_path_buf),
+        }
+    }
+
+    /// The test item a reached definition belongs to, as a qualified name, or `None` when it
+    /// is not inside one a runner can select (its file is then run whole).
+    pub fn test_item(&self, s: SymbolId) -> Option<String> {
+        let f = self.graph.files.get(s.file.index())?;
+        let callable = |d: u32| {
+            f.defs
+                .get(d as usize)
+                .is_some_and(|x| matches!(x.kind, SymbolKind::Function | SymbolKind::Method))
+        };
+        // Out of nested functions and closures: the outermost function is the candidate.
+        let mut d = s.def;
+        while let Some(p) = f.defs.get(d as usize)?.parent
+            && callable(p)
+        {
+            d = p;
+        }
+        let def = f.defs.get(d as usize)?;
+        let parent = def.parent.and_then(|p| f.defs.get(p as usize));
+        let item = |d: u32| Some(f.qualified(d));
+        match Family::of(&f.language) {
+            Family::Python => {
+                let test_fn = callable(d) && def.name.starts_with("test");
+                match parent {
+                    None if test_fn => item(d),
+                    Some(c) if c.kind == SymbolKind::Class => {
+                        let class = def.parent?;
+                        match (test_fn, c.name.starts_with("Test")) {
+                            (true, _) => item(d),
+                            (false, true) => item(class),
+                            (false, false) => None,
+                        }
+                    }
+                    // A test class itself.
+                    None if def.kind == SymbolKind::Class && def.name.starts_with("Test") => item(d),
+                    _ => None,
+                }
+            }
+            Family::Rust => {
+                let source = self.source(f.path.as_str())?;
+                (callable(d) && has_test_attribute(&source, def.line)).then(|| f.qualified(d))
+            }
+            Family::Go => {
+                let rest = def.name.strip_prefix("Test")?;
+                let exported = rest.chars().next().is_none_or(|c| !c.is_lowercase());
+                (def.kind == SymbolKind::Function && parent.is_none() && exported).then(|| f.qualified(d))
+            }
+            _ => None,
+        }
+    }
+
+    fn source(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.as_ref()?.join(path)).ok()
+    }
+
+    /// The command that runs one test item (or the whole file).
+    pub fn command(&self, path: &str, name: Option<&str>) -> Option<String> {
+        let f = self.graph.files.get(*self.by_path.get(path)?)?;
+        let family = Family::of(&f.language);
+        let local = name.map(|n| {
+            n.strip_prefix(&format!("{}{}", f.module, family.separator()))
+                .unwrap_or(n)
+        });
+        Some(match family {
+            Family::Python => match local {
+                Some(l) => format!("pytest {path}::{}", l.replace('.', "::")),
+                None => format!("pytest {path}"),
+            },
+            Family::Rust => self.cargo(path, &f.module, local)?,
+            Family::Go => {
+                let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+                let (cd, rel) = match self.manifest_dir(dir, "go.mod", |_| true) {
+                    Some(m) if !m.is_empty() => (format!("cd {m} && "), strip_dir(dir, &m).to_string()),
+                    _ => (String::new(), dir.to_string()),
+                };
+                let pkg = if rel.is_empty() {
+                    ".".to_string()
+                } else {
+                    format!("./{rel}")
+                };
+                match local {
+                    Some(l) => format!("{cd}go test {pkg} -run '^{}$'", l.rsplit('.').next().unwrap_or(l)),
+                    None => format!("{cd}go test {pkg}"),
+                }
+            }
+            Family::Js if mocha_layout(path) => format!("npx mocha {path}"),
+            Family::Js => format!("npx jest {path}"),
+            _ => return None,
+        })
+    }
+
+    fn cargo(&self, path: &str, module: &str, local: Option<&str>) -> Option<String> {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let crate_dir = self
+            .manifest_dir(dir, "Cargo.toml", |t| t.contains("[package]"))
+            .unwrap_or_default();
+        let package = match crate_dir.is_empty() {
+            true => String::new(),
+            false => self
+                .package_name(&crate_dir)
+                .map_or_else(String::new, |p| format!(" -p {p}")),
+        };
+        let rel = strip_dir(path, &crate_dir);
+        // An integration suite: `tests/NAME.rs` or `tests/NAME/main.rs` (and its modules).
+        let suite = rel.strip_prefix("tests/").and_then(|r| {
+            let (first, rest) = r.split_once('/').unwrap_or((r, ""));
+            match rest {
+                "" => first.strip_suffix(".rs"),
+                _ => Some(first),
+            }
+        });
+        // libtest names a test by its path inside the crate (the crate itself left out).
+        let inner = |m: &str| m.split_once("::").map_or("", |(_, r)| r).to_string();
+        let filter = match local {
+            Some(l) => {
+                let m = inner(module);
+                if m.is_empty() {
+                    l.to_string()
+                } else {
+                    format!("{m}::{l}")
+                }
+            }
+            None => inner(module),
+        };
+        Some(match suite {
+            Some(target) if filter.is_empty() => format!("cargo test{package} --test {target}"),
+            Some(target) => format!("cargo test{package} --test {target} {filter}"),
+            None if filter.is_empty() => format!("cargo test{package}"),
+            None => format!("cargo test{package} {filter}"),
+        })
+    }
+
+    /// The nearest folder at or above `dir` holding manifest `name` whose text passes `keep`.
+    fn manifest_dir(&self, dir: &str, name: &str, keep: impl Fn(&str) -> bool) -> Option<String> {
+        let root = self.root.as_ref()?;
+        let mut d = dir.to_string();
+        loop {
+            if let Ok(text) = std::fs::read_to_string(root.join(&d).join(name))
+                && keep(&text)
+            {
+                return Some(d);
+            }
+            if d.is_empty() {
+                return None;
+            }
+            d = d.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+        }
+    }
+
+    fn package_name(&self, crate_dir: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.root.as_ref()?.join(crate_dir).join("Cargo.toml")).ok()?;
+        let v = text.parse::<toml::Table>().ok()?;
+        Some(v.get("package")?.get("name")?.as_str()?.to_string())
+    }
+
+    /// One command per runner covering every test found: pytest and jest/mocha take many
+    /// files; cargo and go get one command per test (at most ten).
+    pub fn commands(&self, tests: &[(String, Option<String>)]) -> Vec<String> {
+        let mut py: Vec<&str> = Vec::new();
+        let mut jest: Vec<&str> = Vec::new();
+        let mut mocha: Vec<&str> = Vec::new();
+        let mut other: Vec<String> = Vec::new();
+        for (path, command) in tests {
+            let Some(f) = self
+                .by_path
+                .get(path.as_str())
+                .and_then(|&i| self.graph.files.get(i))
+            else {
+                continue;
+            };
+            let list = match Family::of(&f.language) {
+                Family::Python => &mut py,
+                Family::Js if mocha_layout(path) => &mut mocha,
+                Family::Js => &mut jest,
+                _ => {
+                    if let Some(c) = command
+                        && !other.contains(c)
+                    {
+                        other.push(c.clone());
+                    }
+                    continue;
+                }
+            };
+            if !list.contains(&path.as_str()) {
+                list.push(path);
+            }
+        }
+        let mut out = Vec::new();
+        for (runner, files) in [("pytest", py), ("npx jest", jest), ("npx mocha", mocha)] {
+            if !files.is_empty() {
+                out.push(format!("{runner} {}", files.join(" ")));
+            }
+        }
+        out.extend(other.into_iter().take(10));
+        out
+    }
+}
+
+/// A test attribute on the item starting at `line` (1-based): the attribute lines right above
+/// it (doc comments and other attributes may sit between).
+fn has_test_attribute(source: &str, line: u32) -> bool {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut i = (line as usize).saturating_sub(1);
+    // The item's own line may carry the attribute too (`#[test] fn a() {}`).
+    if lines.get(i).is_some_and(|l| is_test_attribute(l)) {
+        return true;
+    }
+    while i > 0 {
+        i -= 1;
+        let l = lines.get(i).map_or("", |l| l.trim());
+        if is_test_attribute(l) {
+            return true;
+        }
+        if !(l.starts_with("#[") || l.starts_with("//") || l.ends_with(")]") || l.is_empty()) {
+            return false;
+        }
+    }
+    false
+}
+
+/// `#[test]`, `#[tokio::test]`, `#[tokio::test(flavor = ..)]`, `#[rstest]`, `#[test_case(..)]`.
+fn is_test_attribute(line: &str) -> bool {
+    let l = line.trim_start();
+    let Some(attr) = l.strip_prefix("#[") else {
+        return false;
+    };
+    let name: String = attr
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    let last = name.rsplit("::").next().unwrap_or("");
+    matches!(last, "test" | "rstest" | "test_case" | "quickcheck" | "proptest")
+}
+
+fn strip_dir<'a>(path: &'a str, dir: &str) -> &'a str {
+    if dir.is_empty() {
+        return path;
+    }
+    path.strip_prefix(dir)
+        .and_then(|r| r.strip_prefix('/'))
+        .unwrap_or(path)
+}
+
+/// `test_x`, `TestX`, `x_test`, or inside a `tests`/`Test*` container.
+pub fn is_test_name(qualified: &str) -> bool {
+    qualified
+        .split(['.', ':'])
+        .filter(|p| !p.is_empty())
+        .any(|p| p.starts_with("test_") || p.starts_with("Test") || p == "tests" || p.ends_with("_test"))
+}
+
+/// A file a test runner runs: `test_x.py`/`x_test.py`, `x_test.go`, `x.test.ts`/`x.spec.js`
+/// (or under `__tests__/`), `XTest.java`, or a `.rs` file under a `tests/` folder. Helpers,
+/// fixtures and data under test folders (`conftest.py`, `tests/apps/x.py`) are not.
+pub fn runnable_test_file(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let rust_suite = file.ends_with(".rs") && path.split('/').rev().skip(1).any(|d| d == "tests");
+    (rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file))
+        || js_suite_in_test_dir(path)
+        || named_test_file(path, file)
+}
+
+/// A JavaScript or TypeScript file in a `test/` (or `tests/`) folder, as mocha and ava lay
+/// suites out; their support folders (fixtures, helpers, mocks...) are not suites.
+fn js_suite_in_test_dir(path: &str) -> bool {
+    const JS: [&str; 6] = [".js", ".cjs", ".mjs", ".ts", ".jsx", ".tsx"];
+    const SUPPORT: [&str; 7] = [
+        "fixtures",
+        "fixture",
+        "support",
+        "helpers",
+        "mocks",
+        "__mocks__",
+        "utils",
+    ];
+    let dirs: Vec<&str> = path.split('/').rev().skip(1).collect();
+    let Some(at) = dirs.iter().position(|d| *d == "test" || *d == "tests") else {
+        return false;
+    };
+    JS.iter().any(|x| path.ends_with(x))
+        && !dirs[..at].iter().any(|d| SUPPORT.contains(d))
+        && !path.ends_with(".d.ts")
+}
+
+fn named_test_file(path: &str, file: &str) -> bool {
+    (file.starts_with("test_") && file.ends_with(".py"))
+        || file.ends_with("_test.py")
+        || file.ends_with("_test.go")
+        || [".test.", ".spec."].iter().any(|m| file.contains(m))
+        || path.contains("__tests__/")
+        || file.ends_with("Test.java")
+        || file.ends_with("Tests.java")
+}
+
+/// Suites in a `test/` folder without a `.test.`/`.spec.` name are mocha's layout: jest
+/// collects only `*.test.*`, `*.spec.*` and `__tests__/` by default.
+fn mocha_layout(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let jest_named = [".test.", ".spec."].iter().any(|m| file.contains(m)) || path.contains("__tests__/");
+    js_suite_in_test_dir(path) && !jest_named
+}
+
+/// A file name without folders and its last extension.
+pub fn stem(path: &str) -> Option<String> {
+    let file = path.rsplit('/').next()?;
+    let s = file.rsplit_once('.').map_or(file, |(a, _)| a);
+    Some(s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_and_stems() {
+        assert!(is_test_name("tests.test_api.test_get"));
+        assert!(is_test_name("grep::tests::finds_matches"));
+        assert!(is_test_name("pkg.TestParse"));
+        assert!(!is_test_name("requests.api.get"));
+        assert!(!is_test_name("pkg.attest"));
+        assert!(runnable_test_file("tests/test_basic.py"));
+        assert!(runnable_test_file("tests/regression.rs"));
+        assert!(runnable_test_file("src/x.test.ts"));
+        assert!(!runnable_test_file("tests/conftest.py"));
+        assert!(!runnable_test_file("tests/test_apps/cliapp/app.py"));
+        assert!(!runnable_test_file("tests/util.rs"));
+        assert!(runnable_test_file("test/app.router.js"));
+        assert!(runnable_test_file("packages/core/test/request.ts"));
+        assert!(!runnable_test_file("test/fixtures/server.js"));
+        assert!(!runnable_test_file("test/support/env.js"));
+        assert!(!runnable_test_file("test/types.d.ts"));
+        assert!(!runnable_test_file("src/flask/testing.py"));
+        assert!(mocha_layout("test/app.router.js"));
+        assert!(!mocha_layout("test/app.test.js"));
+        assert_eq!(stem("src/walk.rs").as_deref(), Some("walk"));
+        assert_eq!(stem("tests/test_walk.py").as_deref(), Some("test_walk"));
+    }
+
+    #[test]
+    fn rust_test_attributes() {
+        let src = "fn helper() {}\n\n#[test]\nfn a() {}\n#[tokio::test(flavor = \"multi_thread\")]\n/// doc\nasync fn b() {}\n#[cfg(test)]\nfn c() {}\n#[test] fn d() {}\n";
+        assert!(!has_test_attribute(src, 1));
+        assert!(has_test_attribute(src, 4));
+        assert!(has_test_attribute(src, 7));
+        assert!(!has_test_attribute(src, 9));
+        assert!(has_test_attribute(src, 10));
+    }
+}

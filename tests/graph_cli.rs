@@ -164,3 +164,51 @@ fn typescript_private_members_are_indexed_and_their_calls_resolve() {
         .collect();
     assert_eq!(names, ["get"], "{v}");
 }
+
+#[test]
+fn commonjs_members_and_this_calls_resolve_to_their_object() {
+    let repo = support::materialize(
+        "//- lib/response.js\nvar res = Object.create(null);\nmodule.exports = res;\n\
+res.status = function status(code) {\n  this.statusCode = code;\n  return this;\n};\n\
+res.send = function send(body) {\n  this.status(200);\n  return body;\n};\n\
+res.json = function json(obj) {\n  return this.send(JSON.stringify(obj));\n};\n\
+exports.helper = function () { return res.send('x'); };\n\
+//- lib/router.js\nfunction Router() {}\nRouter.prototype.handle = function handle(req) {\n  return this.route(req);\n};\n\
+Router.prototype.route = function route(req) { return req; };\nmodule.exports = Router;\n\
+//- lib/other.js\nfunction send(x) { return x; }\nfunction route() { return 0; }\nmodule.exports = { send, route };\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let callers = |q: &str| -> Vec<(String, String)> {
+        let out = ken(&["callers", q, "--json"], repo.path());
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["reached"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["symbol"]["qualified"].as_str().unwrap().to_string(),
+                    r["sites"][0]["provenance"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    // `this.send(..)` in `res.json` and `res.send(..)` in the same file are the object's
+    // member, by rule, not the other file's `send`.
+    let mut send = callers("res.send");
+    send.sort();
+    assert_eq!(
+        send,
+        [
+            ("lib/response.helper".to_string(), "scope".to_string()),
+            ("lib/response.res.json".to_string(), "receiver".to_string())
+        ],
+        "{send:?}"
+    );
+    assert_eq!(
+        callers("Router.route"),
+        [("lib/router.Router.handle".to_string(), "receiver".to_string())]
+    );
+    assert!(callers("lib/other.send").is_empty());
+    assert!(callers("lib/other.route").is_empty());
+}

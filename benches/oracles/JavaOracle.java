@@ -59,7 +59,7 @@ public class JavaOracle {
         DiagnosticListener<JavaFileObject> quiet = d -> { if (d.getKind() == Diagnostic.Kind.ERROR) errors[0]++; };
         StandardJavaFileManager fm = javac.getStandardFileManager(quiet, null, java.nio.charset.StandardCharsets.UTF_8);
         List<String> opts = new ArrayList<>(List.of("-proc:none", "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
-                // attribute every class even after errors (javac's default stops attribution at the first)
+                // keep attributing after errors (javac may otherwise stop before ATTR once one is reported)
                 "-XDshould-stop.ifError=FLOW", "-Xmaxerrs", "100000"));
         opts.addAll(List.of("-classpath", args.length > 1 ? args[1] : ""));
         JavacTask task = (JavacTask) javac.getTask(null, fm, quiet, opts, null, fm.getJavaFileObjectsFromPaths(files));

@@ -129,27 +129,24 @@ func add(id *ast.Ident, sym string, def, callable bool) {
 
 // emit records the definitions and references of the given files from one check's Info.
 func emit(files []*ast.File, info *types.Info) {
+	def := func(id *ast.Ident, callable bool) {
+		if obj := info.Defs[id]; obj != nil {
+			s, _ := symbol(obj)
+			add(id, s, true, callable)
+		}
+	}
 	for _, f := range files {
 		calls := map[*ast.Ident]bool{}
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncDecl:
-				if obj := info.Defs[n.Name]; obj != nil {
-					s, _ := symbol(obj)
-					add(n.Name, s, true, true)
-				}
+				def(n.Name, true)
 			case *ast.TypeSpec:
-				if obj := info.Defs[n.Name]; obj != nil {
-					s, _ := symbol(obj)
-					add(n.Name, s, true, false)
-				}
+				def(n.Name, false)
 			case *ast.InterfaceType:
 				for _, m := range n.Methods.List {
 					for _, id := range m.Names {
-						if obj := info.Defs[id]; obj != nil {
-							s, _ := symbol(obj)
-							add(id, s, true, true)
-						}
+						def(id, true)
 					}
 				}
 			case *ast.CallExpr:
@@ -237,11 +234,8 @@ func main() {
 			return nil
 		}
 		dir := filepath.Dir(p)
-		if !strings.HasSuffix(n, ".go") {
-			return nil
-		}
-		if ok, _ := build.Default.MatchFile(dir, n); !ok {
-			return nil
+		if ok, _ := build.Default.MatchFile(dir, n); !ok || !strings.HasSuffix(n, ".go") {
+			return nil // build constraints (GOOS, GOARCH, tags, Go version) as `go build` sees them
 		}
 		f, _ := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
 		if f == nil {
@@ -268,8 +262,7 @@ func main() {
 		df := dirs[dir]
 		r, _ := filepath.Rel(root, dir)
 		path := strings.TrimSuffix(modPath+"/"+filepath.ToSlash(r), "/.")
-		if len(df.pkg) > 0 {
-			imp.Import(path)
+		if imp.Import(path); infos[dir] != nil {
 			emit(df.pkg, infos[dir])
 		}
 		if len(df.test) > 0 {
@@ -290,7 +283,7 @@ func main() {
 	}
 	sort.Slice(out.Documents, func(i, j int) bool { return out.Documents[i].Path < out.Documents[j].Path })
 	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
 	json.NewEncoder(w).Encode(out)
-	w.Flush()
 	fmt.Fprintf(os.Stderr, "go_oracle: %d documents, %d call sites without a resolved callee\n", len(docs), unres)
 }

@@ -20,7 +20,23 @@
   (export_statement
     declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
 
-; `exports.f = function ..`, `Foo.prototype.bar = () => ..`
+; CommonJS members: `Foo.prototype.bar = function ..` is a method of `Foo`, and
+; `res.send = function ..` a method of the object `res` (not of `exports`/`module`: those
+; define the module's own functions). `this` inside them is that object.
+(assignment_expression
+  left: (member_expression
+    object: (member_expression
+      object: (identifier) @container
+      property: (property_identifier) @_prototype)
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]
+  (#eq? @_prototype "prototype")) @definition.method
+(assignment_expression
+  left: (member_expression object: (identifier) @container property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]
+  (#not-any-of? @container "exports" "module" "window" "globalThis")) @definition.method
+
+; `exports.f = function ..`, `module.exports.f = () => ..`
 (assignment_expression
   left: (member_expression property: (property_identifier) @name)
   right: [(arrow_function) (function_expression)]) @definition.function

@@ -29,4 +29,5 @@ pub use context_ranker::{
 pub use manifest_entry_points::{ENTRY_MANIFESTS, ManifestText, manifest_entry_points};
 pub use overview::{Area, AreaEdge, CentralModule, EntryPoint, Overview, area_of};
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};
+pub use test_commands::TestCommands;
 pub use unified_diff::{FileDiff, UnifiedDiff};

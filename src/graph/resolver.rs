@@ -303,6 +303,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 _ => (Entity::Unknown, Via::Receiver),
             };
         }
+        // `res.send(..)` in the file that assigns `res.send = function ..`: the object's
+        // member, whatever `res` was bound to.
+        if receiver && let Some(m) = self.js_object(h) {
+            return (Entity::Module(m), Via::Scope);
+        }
         if let Some(e) = self.binding(h, enclosing) {
             return (e, Via::Receiver);
         }
@@ -445,7 +450,10 @@ impl<'t, 'a> Resolver<'t, 'a> {
         if instance {
             return Some(match self.enclosing_type(enclosing) {
                 Some(t) => (Entity::Instance(t), Via::Receiver),
-                None => (Entity::Unknown, Via::Receiver),
+                None => match self.enclosing_object(enclosing) {
+                    Some(m) => (Entity::Module(m), Via::Receiver),
+                    None => (Entity::Unknown, Via::Receiver),
+                },
             });
         }
         if fam != Family::Rust {
@@ -548,6 +556,40 @@ impl<'t, 'a> Resolver<'t, 'a> {
             at = d.parent;
         }
         None
+    }
+
+    /// JavaScript's CommonJS members (`res.send = function ..`, `Foo.prototype.bar = ..`):
+    /// the object an enclosing method was assigned to, as the namespace its members are
+    /// qualified in (`lib/response.res`).
+    fn enclosing_object(&self, enclosing: Option<u32>) -> Option<String> {
+        if self.fam != Family::Js {
+            return None;
+        }
+        let mut at = enclosing;
+        for _ in 0..64 {
+            let d = self.sk.defs.get(at? as usize)?;
+            if d.kind == SymbolKind::Method && !d.container.is_empty() && d.parent.is_none() {
+                return Some(format!(
+                    "{}{}{}",
+                    self.sk.module,
+                    self.sep,
+                    d.container.join(self.sep)
+                ));
+            }
+            at = d.parent;
+        }
+        None
+    }
+
+    /// A name that CommonJS members were assigned to in this file (`res` of `res.send = ..`).
+    fn js_object(&self, h: &str) -> Option<String> {
+        let assigned = self.fam == Family::Js
+            && self.sk.defs.iter().any(|d| {
+                d.kind == SymbolKind::Method
+                    && d.parent.is_none()
+                    && d.container.first().is_some_and(|c| c == h)
+            });
+        assigned.then(|| format!("{}{}{h}", self.sk.module, self.sep))
     }
 
     fn is_type(&self, s: SymbolId) -> bool {

@@ -212,3 +212,40 @@ Router.prototype.route = function route(req) { return req; };\nmodule.exports = 
     assert!(callers("lib/other.send").is_empty());
     assert!(callers("lib/other.route").is_empty());
 }
+
+#[test]
+fn go_recursive_calls_through_receiver_chains_resolve() {
+    let repo = support::materialize(
+        "//- go.mod\nmodule example.com/tree\n\ngo 1.19\n//- tree.go\npackage tree\n\ntype Node struct {\n\tchildren []*Node\n\tparent   *Node\n\tcfg      *Config\n}\n\ntype Config struct{ name string }\n\nfunc (c *Config) Name() string { return c.name }\n\nfunc (n *Node) Walk(f func(*Node)) {\n\tf(n)\n\tfor _, c := range n.children {\n\t\tc.Walk(f)\n\t}\n}\n\nfunc (n *Node) Root() *Node {\n\tif n.parent == nil {\n\t\treturn n\n\t}\n\treturn n.parent.Root()\n}\n\nfunc (n *Node) Parent() *Node { return n.parent }\n\nfunc (n *Node) Top() *Node {\n\treturn n.Parent().Top()\n}\n\nfunc (n *Node) ConfigName() string {\n\treturn n.cfg.Name()\n}\n\nfunc (n *Node) Depth() int {\n\td := 0\n\tfor p := n.parent; p != nil; p = p.parent {\n\t\td++\n\t}\n\treturn d + n.Root().Depth()\n}\n//- other.go\npackage tree\n\ntype Other struct{}\n\nfunc (o *Other) Walk(f func(*Node)) {}\nfunc (o *Other) Root() *Node { return nil }\nfunc (o *Other) Top() *Node { return nil }\nfunc (o *Other) Name() string { return \"\" }\nfunc (o *Other) Depth() int { return 0 }\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let callees = |q: &str| -> Vec<(String, String)> {
+        let out = ken(&["callees", q, "--json"], repo.path());
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let mut r: Vec<(String, String)> = v["reached"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["symbol"]["qualified"].as_str().unwrap().to_string(),
+                    r["sites"][0]["provenance"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        r.sort();
+        r
+    };
+    let t = |s: &str, p: &str| (format!("example.com/tree.{s}"), p.to_string());
+    // Over a range of a slice field, a field of the receiver, a method's result.
+    assert_eq!(callees("Node.Walk"), [t("Node.Walk", "receiver")]);
+    assert_eq!(callees("Node.Root"), [t("Node.Root", "receiver")]);
+    assert_eq!(
+        callees("Node.Top"),
+        [t("Node.Parent", "receiver"), t("Node.Top", "receiver")]
+    );
+    assert_eq!(
+        callees("Node.Depth"),
+        [t("Node.Depth", "receiver"), t("Node.Root", "receiver")]
+    );
+}

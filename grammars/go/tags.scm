@@ -40,3 +40,11 @@
 (var_spec
   name: (identifier) @binding.name
   type: (_) @binding.type) @binding
+; `for _, c := range n.children` / `range n.Children()`: the element of a slice field or of a
+; function's result, whose declared type reduces to the element's (`[]*Node` -> `Node`).
+(range_clause
+  left: (expression_list (_) . (identifier) @binding.name)
+  right: (selector_expression) @binding.value) @binding
+(range_clause
+  left: (expression_list (_) . (identifier) @binding.name)
+  right: (call_expression function: [(identifier) (selector_expression)] @binding.value)) @binding

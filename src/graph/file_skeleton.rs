@@ -289,14 +289,22 @@ fn declared_type(family: Family, signature: &str) -> Option<String> {
 /// `) T` (Go).
 fn returns(family: Family, signature: &str) -> Option<String> {
     let (_, mut after) = parenthesized(signature)?;
-    if family == Family::Go && after.trim_start().starts_with('(') && signature.starts_with("func (") {
+    // A Go method: the receiver's parentheses came first; the parameters follow the name.
+    if family == Family::Go && signature.starts_with("func (") {
         after = parenthesized(after)?.1;
     }
     let after = after.trim();
     let ty = match family {
         Family::Python | Family::Rust => after.strip_prefix("->")?,
         Family::Js => after.strip_prefix(':')?,
-        Family::Go => after,
+        // `(*Node, error)`, `(n *Node, err error)`: the first result's type.
+        Family::Go => match after.strip_prefix('(') {
+            Some(list) => {
+                let first = list.split([',', ')']).next().unwrap_or(list).trim();
+                first.rsplit(' ').next().unwrap_or(first)
+            }
+            None => after,
+        },
         _ => return None,
     };
     let ty = ty.split(['{', ':']).next().unwrap_or(ty).trim();
@@ -440,8 +448,16 @@ mod tests {
             Some("User".into())
         );
         assert_eq!(
-            returns(Family::Go, "func (s *Server) Conn() *Conn"),
-            Some("Conn".into())
+            returns(Family::Go, "func (s *Server) Client() *http.Client"),
+            Some("http.Client".into())
+        );
+        assert_eq!(
+            returns(Family::Go, "func (n *Node) Parent() (*Node, error)"),
+            Some("Node".into())
+        );
+        assert_eq!(
+            returns(Family::Go, "func Open(path string) *File"),
+            Some("File".into())
         );
         assert_eq!(returns(Family::Python, "def f(x)"), None);
     }

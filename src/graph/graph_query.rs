@@ -262,7 +262,9 @@ impl<'g> GraphQuery<'g> {
             let mut groups: Vec<(NodeIndex, Vec<Site>)> = grouped.into_iter().collect();
             groups.sort_by(|a, b| best(&b.1).total_cmp(&best(&a.1)).then(a.0.cmp(&b.0)));
             for (other, mut sites) in groups {
-                if other == n {
+                // A recursive call of the target is reported (once); other self-calls add
+                // nothing to a walk that already holds them.
+                if other == n && (n != start || index_of.contains_key(&n)) {
                     continue;
                 }
                 if d + 1 > depth {

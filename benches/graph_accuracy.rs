@@ -1,6 +1,7 @@
 //! Accuracy of the code graph's call edges against an independent oracle: a SCIP index of the
-//! same tree made by scip-python, scip-typescript or rust-analyzer (`benches/graph_oracles.sh`
-//! makes them).
+//! same tree made by scip-python, scip-typescript or rust-analyzer, or the JSON occurrences
+//! that `benches/oracles/go_oracle.go` (go/types) and `benches/oracles/JavaOracle.java` (javac)
+//! write (`benches/graph_accuracy.sh` makes them all).
 //!
 //! A call edge is one of our resolved targets at a call site. It is correct when the oracle's
 //! occurrence at the same position (the name's line and column) refers to a symbol defined at
@@ -9,7 +10,7 @@
 //! is over the oracle's own call sites — occurrences of repository functions, methods and
 //! classes followed by `(` — so call sites our extractor misses count against us.
 //!
-//! Usage: `cargo bench --bench graph_accuracy -- REPO INDEX.scip [--json OUT] [--show N]`
+//! Usage: `cargo bench --bench graph_accuracy -- REPO INDEX.scip|ORACLE.json [--json OUT] [--show N]`
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -55,6 +56,9 @@ struct Oracle {
     /// Oracle call sites: position and symbol.
     call_sites: Vec<(Pos, String)>,
     utf16: bool,
+    /// Occurrences from a JSON oracle, where a `new C()` site carries the constructor and the
+    /// class at one position.
+    json: bool,
 }
 
 fn main() -> Result<()> {
@@ -83,8 +87,13 @@ fn main() -> Result<()> {
     let snapshot = IndexSnapshot::open(&config.index_dir_for(&repo))?;
     let graph = snapshot.graph()?;
     let bytes = std::fs::read(scip_path).with_context(|| format!("reading {scip_path}"))?;
-    let index = Index::parse_from_bytes(&bytes).context("decoding the SCIP index")?;
-    let oracle = Oracle::new(&index, &repo)?;
+    let oracle = match scip_path.ends_with(".json") {
+        true => Oracle::from_json(&serde_json::from_slice(&bytes).context("decoding the JSON oracle")?),
+        false => Oracle::new(
+            &Index::parse_from_bytes(&bytes).context("decoding the SCIP index")?,
+            &repo,
+        )?,
+    };
     let report = score(&graph, &oracle, &repo, scip_path, show)?;
     print_report(&report);
     if let Some(out) = json {
@@ -93,13 +102,73 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// The JSON oracles' format: occurrences per document, 0-based lines and columns.
+#[derive(serde::Deserialize)]
+struct JsonOracle {
+    encoding: String,
+    documents: Vec<JsonDocument>,
+}
+
+#[derive(serde::Deserialize)]
+struct JsonDocument {
+    path: String,
+    occurrences: Vec<JsonOccurrence>,
+}
+
+#[derive(serde::Deserialize)]
+struct JsonOccurrence {
+    symbol: String,
+    line: u32,
+    col: u32,
+    def: bool,
+    callable: bool,
+}
+
 impl Oracle {
+    fn from_json(j: &JsonOracle) -> Oracle {
+        let mut o = Oracle {
+            refs: HashMap::new(),
+            defs: HashMap::new(),
+            call_sites: Vec::new(),
+            utf16: j.encoding == "utf16",
+            json: true,
+        };
+        for doc in &j.documents {
+            for occ in &doc.occurrences {
+                let p = (doc.path.clone(), occ.line, occ.col);
+                if occ.def {
+                    o.defs.entry(occ.symbol.clone()).or_default().push(p);
+                    continue;
+                }
+                if occ.callable {
+                    o.call_sites.push((p.clone(), occ.symbol.clone()));
+                }
+                o.refs.entry(p).or_default().push(occ.symbol.clone());
+            }
+        }
+        let defs = &o.defs;
+        o.call_sites.retain(|(_, s)| defs.contains_key(s));
+        o
+    }
+
+    /// Where any symbol the oracle gives at `p` is defined (a `new C()` site names the
+    /// constructor and the class).
+    fn truth_at(&self, p: &Pos, symbol: &str) -> Vec<&Pos> {
+        let mut v = self.def_of(symbol);
+        let others = if self.json { self.refs.get(p) } else { None };
+        for s in others.into_iter().flatten() {
+            v.extend(self.def_of(s));
+        }
+        v
+    }
+
     fn new(index: &Index, repo: &Path) -> Result<Oracle> {
         let mut o = Oracle {
             refs: HashMap::new(),
             defs: HashMap::new(),
             call_sites: Vec::new(),
             utf16: true,
+            json: false,
         };
         for doc in &index.documents {
             let path = doc.relative_path.clone();
@@ -322,7 +391,7 @@ fn score(graph: &CodeGraph, oracle: &Oracle, repo: &Path, scip: &str, show: usiz
             continue;
         };
         report.oracle_sites_we_extracted += 1;
-        let truth = oracle.def_of(sym);
+        let truth = oracle.truth_at(p, sym);
         if !targets.iter().any(|t| truth.contains(&t)) {
             if missed < show {
                 missed += 1;
@@ -350,7 +419,13 @@ fn score(graph: &CodeGraph, oracle: &Oracle, repo: &Path, scip: &str, show: usiz
                     eprintln!("found by name only: {}:{}:{} {sym}", p.0, p.1 + 1, p.2);
                 }
             }
-            Some(_) => report.recall_any += 1,
+            Some(_) => {
+                report.recall_any += 1;
+                if missed < show {
+                    missed += 1;
+                    eprintln!("found by ambiguous name: {}:{}:{} {sym}", p.0, p.1 + 1, p.2);
+                }
+            }
             None => {}
         }
     }

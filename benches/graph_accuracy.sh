@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Accuracy of the code graph's call edges against independent oracles (SCIP indexes):
-#   Python      scip-python 0.6.6 (pyright)      on requests, flask, pylint
-#   TypeScript  scip-typescript 0.4.0 (tsc)      on ky, zod (packages/zod)
-#   Rust        rust-analyzer (rustup component)  on bytes, fd
+# Accuracy of the code graph's call edges against independent oracles (SCIP indexes, or the
+# JSON occurrences of the two compiler-based oracles in benches/oracles/):
+#   Python      scip-python 0.6.6 (pyright)             on requests, flask, pylint
+#   TypeScript  scip-typescript 0.4.0 (tsc)             on ky, zod (packages/zod)
+#   JavaScript  scip-typescript 0.4.0 (tsc, allowJs)    on express, commander
+#   Rust        rust-analyzer (rustup component)         on bytes, fd
+#   Go          benches/oracles/go_oracle.go (go/types)  on pflag, toml, mux
+#   Java        benches/oracles/JavaOracle.java (javac)  on gson (gson/), jsoup
+# (No SCIP indexer for Go or Java installs from the registries this project may use:
+# scip-go needs the Go module proxy, scip-java Maven Central.)
 # Each project is checked out at a pinned commit, indexed by its oracle, then scored by
 # benches/graph_accuracy.rs (precision per provenance, recall over the oracle's call sites).
 #
-#   benches/graph_accuracy.sh [name...]      names: requests flask pylint ky zod bytes fd
+#   benches/graph_accuracy.sh [name...]
+#     names: requests flask pylint ky zod express commander bytes fd pflag toml mux gson jsoup
 #
 # Work folder: ${KEN_ORACLE:-/tmp/ken-oracle}. Sources come from bare mirrors under
 # ${EVAL_MIRRORS} when set (<owner>+<name>/repo), else from GitHub. Needs node>=20 + npm, git,
-# and `rustup component add rust-analyzer` for the Rust oracle (it runs `cargo metadata`).
+# `rustup component add rust-analyzer` for the Rust oracle (it runs `cargo metadata`), Go >= 1.19
+# (Debian's golang-go) and a JDK >= 17.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${KEN_ORACLE:-/tmp/ken-oracle}
@@ -21,6 +29,9 @@ ST="$O/node/node_modules/.bin/scip-typescript"
 declare -A REPO=(
   [requests]=psf/requests [flask]=pallets/flask [pylint]=pylint-dev/pylint
   [ky]=sindresorhus/ky [zod]=colinhacks/zod [bytes]=tokio-rs/bytes [fd]=sharkdp/fd
+  [express]=expressjs/express [commander]=tj/commander.js
+  [pflag]=spf13/pflag [toml]=BurntSushi/toml [mux]=gorilla/mux
+  [gson]=google/gson [jsoup]=jhy/jsoup
 )
 declare -A COMMIT=(
   [requests]=1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e
@@ -30,7 +41,16 @@ declare -A COMMIT=(
   [zod]=e516c3baf22615e20934116abebfed6c000222c2
   [bytes]=d5c8ad3227afe459c09f1d0d85455abf00f0381a
   [fd]=ee20f426ddf338ac7ead5c5f00ea49258005caaf
+  [express]=dbac741a49a5a64336b70c06e85c2e2706e36336
+  [commander]=ba6d13ddb4243e5913367734f8c159089ffe7834
+  [pflag]=5fdac2d16c16d60605cb8baa887e8c5c38ef623f
+  [toml]=d733fc535e4a9f3c454e421a87b90ade5d49bf31
+  [mux]=db9d1d0073d27a0a2d9a8c1bc52aa0af4374d265
+  [gson]=9835b6f90192f79cdf5300c528fc6212455fb6c1
+  [jsoup]=46b620860af930eedc193a705eaf7cea5aec89a6
 )
+# The oracle's output file per project: a SCIP index, or the JSON of benches/oracles/.
+out_of() { case $1 in pflag|toml|mux) echo "$O/$1.go.json" ;; gson|jsoup) echo "$O/$1.java.json" ;; *) echo "$O/$1.scip" ;; esac; }
 
 tools() {
   [[ -x "$SP" && -x "$ST" ]] && return
@@ -52,11 +72,12 @@ checkout() { # name -> dir
   git -C "$d" checkout -q --detach "${COMMIT[$n]}"
 }
 
-oracle() { # name -> prints the project dir; writes $O/<name>.scip once
+oracle() { # name -> prints the project dir; writes the oracle's output once
   local n=$1 d="$O/src/$1" proj="$O/src/$1"
   checkout "$n"
   [[ $n == zod ]] && proj="$d/packages/zod"
-  if [[ -s "$O/$n.scip" ]]; then echo "$proj"; return; fi
+  [[ $n == gson ]] && proj="$d/gson"
+  if [[ -s "$(out_of "$n")" ]]; then echo "$proj"; return; fi
   case $n in
     requests|flask|pylint)
       # The repository's own pyright settings would narrow what is indexed; src layouts are
@@ -74,20 +95,36 @@ oracle() { # name -> prints the project dir; writes $O/<name>.scip once
       (cd "$d" && npm install --ignore-scripts --no-save --no-package-lock --no-audit --no-fund --silent \
          vitest@4.1.12 recheck@4.6.0-beta.3 >&2 || true)
       (cd "$d" && "$ST" index --no-progress-bar --output "$O/$n.scip" >&2) ;;
+    express)
+      # allowJs over the project's own folders (--infer-tsconfig would find node_modules'
+      # .d.ts files and infer no allowJs); @types/node types the standard library's calls.
+      (cd "$d" && npm install --ignore-scripts --no-save --no-package-lock --no-audit --no-fund --silent \
+         @types/node@22.19.19 >&2 || true)
+      printf '{"compilerOptions": {"allowJs": true, "noEmit": true}, "include": ["index.js", "lib", "test", "examples"]}\n' > "$d/tsconfig.scip.json"
+      (cd "$d" && "$ST" index --no-progress-bar --output "$O/$n.scip" tsconfig.scip.json >&2) ;;
+    commander)
+      # The package imports itself by name: map that to the source the runtime loads.
+      (cd "$d" && npm ci --ignore-scripts --no-audit --no-fund --silent >&2 || true)
+      printf '{"extends": "./tsconfig.json", "compilerOptions": {"paths": {"commander": ["./index.js"]}}, "include": ["index.js", "lib", "tests", "examples"]}\n' > "$d/tsconfig.scip.json"
+      (cd "$d" && "$ST" index --no-progress-bar --output "$O/$n.scip" tsconfig.scip.json >&2) ;;
     bytes|fd)
       (cd "$d" && rustup run stable rust-analyzer scip . --output "$O/$n.scip" >&2) ;;
+    pflag|toml|mux)
+      go run benches/oracles/go_oracle.go "$d" > "$O/$n.go.json" ;;
+    gson|jsoup)
+      java benches/oracles/JavaOracle.java "$proj" > "$O/$n.java.json" ;;
   esac
   echo "$proj"
 }
 
-names=("$@"); [[ ${#names[@]} -gt 0 ]] || names=(requests flask pylint ky zod bytes fd)
+names=("$@"); [[ ${#names[@]} -gt 0 ]] || names=(requests flask pylint ky zod express commander bytes fd pflag toml mux gson jsoup)
 tools
 cargo build --release --quiet --bench graph_accuracy
 BIN=$(ls -t "$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"/release/deps/graph_accuracy-* | grep -v '\.d$' | head -1)
 for n in "${names[@]}"; do
   dir=$(oracle "$n")
   echo
-  "$BIN" "$dir" "$O/$n.scip" --json "$O/$n.accuracy.json"
+  "$BIN" "$dir" "$(out_of "$n")" --json "$O/$n.accuracy.json"
 done
 
 # One summary row per project: precision of each provenance (edges scored), and recall over
@@ -96,7 +133,8 @@ python3 - "$O" "${names[@]}" <<'PY'
 import json, sys
 o, names = sys.argv[1], sys.argv[2:]
 lang = {"requests": "Python", "flask": "Python", "pylint": "Python", "ky": "TypeScript",
-        "zod": "TypeScript", "bytes": "Rust", "fd": "Rust"}
+        "zod": "TypeScript", "express": "JavaScript", "commander": "JavaScript", "bytes": "Rust",
+        "fd": "Rust", "pflag": "Go", "toml": "Go", "mux": "Go", "gson": "Java", "jsoup": "Java"}
 def p(t):
     return f"{100*t['correct']/t['edges']:.1f}% ({t['edges']})" if t and t["edges"] else "-"
 print()

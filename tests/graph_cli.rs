@@ -249,3 +249,72 @@ fn go_recursive_calls_through_receiver_chains_resolve() {
         [t("Node.Depth", "receiver"), t("Node.Root", "receiver")]
     );
 }
+
+/// Callees of `q` as (qualified name, provenance of the first site), sorted.
+fn callees_of(repo: &std::path::Path, q: &str) -> Vec<(String, String)> {
+    let out = ken(&["callees", q, "--json"], repo);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut r: Vec<(String, String)> = v["reached"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["symbol"]["qualified"].as_str().unwrap().to_string(),
+                r["sites"][0]["provenance"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    r.sort();
+    r
+}
+
+#[test]
+fn javascript_call_chains_follow_jsdoc_result_types_through_the_package_root() {
+    let repo = support::materialize(
+        "//- lib/command.js\nimport { Option } from './option.js';\nexport class Command {\n\
+  /**\n   * Adds an option.\n   * @return {Command} `this` for chaining\n   */\n\n  option(flags) { return this; }\n\
+  /** @returns {Option} */\n  createOption(flags) { return new Option(flags); }\n  opts() { return {}; }\n}\n\
+//- lib/option.js\nexport class Option {\n  mandatory() { return this; }\n  opts() { return 1; }\n}\n\
+//- index.js\nexport { Command } from './lib/command.js';\n\
+//- tests/helpers.js\nimport { Command } from '../index.js';\n/**\n * @returns Command\n */\nexport function makeProgram() {\n  return new Command();\n}\n\
+//- tests/chain.test.js\nimport * as commander from '../index.js';\nimport { makeProgram } from './helpers.js';\n\
+function chained() {\n  const program = new commander.Command();\n  program\n    .option('-a')\n    .option('-b')\n    .opts();\n}\n\
+function helper() {\n  makeProgram().createOption('-c').mandatory();\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let r = |s: &str| (s.to_string(), "receiver".to_string());
+    assert_eq!(
+        callees_of(repo.path(), "chained"),
+        [
+            ("lib/command.Command".to_string(), "import".to_string()),
+            r("lib/command.Command.option"),
+            r("lib/command.Command.opts")
+        ]
+    );
+    let got = callees_of(repo.path(), "helper");
+    assert!(got.contains(&r("lib/command.Command.createOption")), "{got:?}");
+    assert!(got.contains(&r("lib/option.Option.mandatory")), "{got:?}");
+}
+
+#[test]
+fn java_call_chains_follow_return_types_and_casts() {
+    let repo = support::materialize(
+        "//- src/main/java/org/x/Node.java\npackage org.x;\n\npublic class Node {\n    public Element parent() { return null; }\n    public String text() { return \"\"; }\n}\n\
+//- src/main/java/org/x/Element.java\npackage org.x;\n\npublic class Element extends Node {\n    public Element head() { return this; }\n    public String html() { return \"\"; }\n}\n\
+//- src/main/java/org/x/Other.java\npackage org.x;\n\npublic class Other {\n    public String html() { return \"\"; }\n    public Other head() { return this; }\n}\n\
+//- src/main/java/org/x/Use.java\npackage org.x;\n\npublic class Use {\n    String chain(Node n) {\n        return n.parent().head().html();\n    }\n    String cast(Object o) {\n        return ((Element) o).html();\n    }\n    String fresh() {\n        return new Element().head().text();\n    }\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let r = |s: &str| (format!("org.x.{s}"), "receiver".to_string());
+    assert_eq!(
+        callees_of(repo.path(), "Use.chain"),
+        [r("Element.head"), r("Element.html"), r("Node.parent")]
+    );
+    assert_eq!(callees_of(repo.path(), "Use.cast"), [r("Element.html")]);
+    let fresh = callees_of(repo.path(), "Use.fresh");
+    assert!(
+        fresh.contains(&r("Element.head")) && fresh.contains(&r("Node.text")),
+        "{fresh:?}"
+    );
+}

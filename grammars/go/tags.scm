@@ -35,8 +35,20 @@
     [
       (composite_literal type: (_) @binding.value)
       (unary_expression operand: (composite_literal type: (_) @binding.value))
-      (call_expression function: [(identifier) (selector_expression)] @binding.value)
+      (call_expression function: (selector_expression) @binding.value)
     ])) @binding
+(short_var_declaration
+  left: (expression_list . (identifier) @binding.name)
+  right: (expression_list . (call_expression function: (identifier) @binding.value))
+  (#not-eq? @binding.value "new")) @binding
+; `r := new(Router)`: the builtin's argument is the type.
+(short_var_declaration
+  left: (expression_list . (identifier) @binding.name)
+  right: (expression_list .
+    (call_expression
+      function: (identifier) @_new
+      arguments: (argument_list . [(type_identifier) (qualified_type)] @binding.type)))
+  (#eq? @_new "new")) @binding
 (var_spec
   name: (identifier) @binding.name
   type: (_) @binding.type) @binding

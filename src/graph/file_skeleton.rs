@@ -118,11 +118,24 @@ impl FileSkeleton {
                 end_line: d.span.end_line,
                 name_byte: d.name_span.start_byte,
                 params: match d.kind {
-                    SymbolKind::Function | SymbolKind::Method => params(family, &d.signature),
+                    SymbolKind::Function | SymbolKind::Method => {
+                        let mut p = params(family, &d.signature);
+                        if family == Family::Js {
+                            jsdoc_params(d.doc.as_deref(), &mut p);
+                        }
+                        p
+                    }
                     _ => Vec::new(),
                 },
                 returns: match d.kind {
-                    SymbolKind::Function | SymbolKind::Method => returns(family, &d.signature),
+                    SymbolKind::Function | SymbolKind::Method => match family {
+                        Family::Java => java_returns(&d.signature, &d.name),
+                        _ => returns(family, &d.signature).or_else(|| {
+                            (family == Family::Js)
+                                .then(|| jsdoc_returns(d.doc.as_deref()?))
+                                .flatten()
+                        }),
+                    },
                     SymbolKind::Field | SymbolKind::Variable | SymbolKind::Constant => {
                         declared_type(family, &d.signature)
                     }
@@ -283,6 +296,96 @@ fn declared_type(family: Family, signature: &str) -> Option<String> {
         }
     }
     param(family, s).map(|(_, ty)| ty)
+}
+
+/// A Java method's return type, written before its name: `public static Element parse(..)`,
+/// `<T> List<T> all()` (`void` and constructors give none).
+fn java_returns(signature: &str, name: &str) -> Option<String> {
+    let at = signature.find(&format!("{name}("))?;
+    let before = signature[..at].trim_end();
+    // The last type token at generic depth 0: `Map<String, List<X>>` stays one token.
+    let mut depth = 0i32;
+    let mut start = 0usize;
+    for (i, c) in before.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ' ' if depth == 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    let ty = &before[start..];
+    const MODIFIERS: [&str; 10] = [
+        "public",
+        "private",
+        "protected",
+        "static",
+        "final",
+        "abstract",
+        "synchronized",
+        "native",
+        "default",
+        "strictfp",
+    ];
+    if ty.is_empty() || ty == "void" || ty.starts_with(['<', '@']) || MODIFIERS.contains(&ty) {
+        return None;
+    }
+    type_path(ty)
+}
+
+/// JSDoc's `@returns {Command}` / `@return {Promise<User>}`: a plain JavaScript function's
+/// written return type.
+fn jsdoc_returns(doc: &str) -> Option<String> {
+    doc.lines().find_map(|l| {
+        let l = l.trim();
+        let rest = l.strip_prefix("@returns").or_else(|| l.strip_prefix("@return"))?;
+        // `@returns Command`, without braces, names a type when it is capitalized.
+        let bare = || {
+            let word = rest.split_whitespace().next()?;
+            let word = word.trim_end_matches(['.', ',']);
+            let typed = word.starts_with(|c: char| c.is_uppercase())
+                && word
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'));
+            typed.then(|| word.to_string())
+        };
+        jsdoc_type(rest).map(|(ty, _)| ty).or_else(bare)
+    })
+}
+
+/// JSDoc's `@param {Option} option`: parameter types the signature does not write (those it
+/// does write win).
+fn jsdoc_params(doc: Option<&str>, params: &mut Vec<(String, String)>) {
+    for l in doc.unwrap_or("").lines() {
+        let Some(rest) = l.trim().strip_prefix("@param") else {
+            continue;
+        };
+        let Some((ty, after)) = jsdoc_type(rest) else {
+            continue;
+        };
+        let name: String = after
+            .trim_start()
+            .trim_start_matches('[')
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
+        if !name.is_empty() && !params.iter().any(|(n, _)| *n == name) {
+            params.push((name, ty));
+        }
+    }
+}
+
+/// `{Type} rest` -> the type reduced to its path (a union or a record type gives none), and
+/// the text after it.
+fn jsdoc_type(text: &str) -> Option<(String, &str)> {
+    let inner = text.trim_start().strip_prefix('{')?;
+    let (ty, after) = inner.split_once('}')?;
+    let ty = ty.trim().trim_start_matches(['?', '!']);
+    let ty = ty.strip_prefix("Promise<").unwrap_or(ty);
+    if ty.contains(['|', '(', '{', ',']) {
+        return None;
+    }
+    Some((type_path(ty)?, after))
 }
 
 /// The return type written after the parameters: `-> T` (Python, Rust), `): T` (TypeScript),
@@ -460,6 +563,41 @@ mod tests {
             Some("File".into())
         );
         assert_eq!(returns(Family::Python, "def f(x)"), None);
+        assert_eq!(
+            java_returns("public Element head()", "head").as_deref(),
+            Some("Element")
+        );
+        assert_eq!(
+            java_returns(
+                "public static <T> Map<String, List<T>> group(List<T> xs)",
+                "group"
+            )
+            .as_deref(),
+            Some("Map")
+        );
+        assert_eq!(java_returns("public void run()", "run"), None);
+        assert_eq!(java_returns("public Parser(TreeBuilder b)", "Parser"), None);
+        assert_eq!(
+            jsdoc_returns("Add an option.\n@param {string} flags\n@return {Command} `this` command")
+                .as_deref(),
+            Some("Command")
+        );
+        assert_eq!(jsdoc_returns("@returns {Promise<Help>}").as_deref(), Some("Help"));
+        assert_eq!(jsdoc_returns("@returns {string | undefined}"), None);
+        assert_eq!(jsdoc_returns("@returns Command").as_deref(), Some("Command"));
+        assert_eq!(jsdoc_returns("@returns the number of lines"), None);
+        let mut p = vec![("flags".to_string(), "Flags".to_string())];
+        jsdoc_params(
+            Some("@param {string} flags\n@param {Option} [option] the option"),
+            &mut p,
+        );
+        assert_eq!(
+            p,
+            [
+                ("flags".into(), "Flags".into()),
+                ("option".into(), "Option".into())
+            ]
+        );
     }
 
     #[test]

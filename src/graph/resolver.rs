@@ -133,7 +133,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let fam = sk.family();
         let mut local: HashMap<(Option<u32>, &'a str), Vec<u32>> = HashMap::new();
         for (i, d) in sk.defs.iter().enumerate() {
-            if d.kind != SymbolKind::Impl {
+            // A Go method (`func (f *FlagSet) Set`) or a CommonJS member (`res.send = ..`) sits
+            // at the top level of its file but is not a name there: only its receiver reaches it.
+            let out_of_line =
+                matches!(fam, Family::Go | Family::Js) && d.parent.is_none() && !d.container.is_empty();
+            if d.kind != SymbolKind::Impl && !out_of_line {
                 local
                     .entry((d.parent, d.name.as_str()))
                     .or_default()
@@ -194,15 +198,34 @@ impl<'t, 'a> Resolver<'t, 'a> {
                     }
                     self.step(e, via, &r.name, 0)
                 }
-                None if !recv.starts_with("super(") && call_callee(recv).is_some() => {
-                    // `make().send()`, `Base().check()`: the callee's result type.
-                    let callee = call_callee(recv).unwrap_or_default();
-                    match self.value_type(callee, r.enclosing) {
-                        Entity::Instance(t) => {
+                // Go's `new(Route).Path(..)`: a value of the argument's type.
+                None if self.fam == Family::Go && recv.starts_with("new(") && recv.ends_with(')') => {
+                    let ty = &recv[4..recv.len() - 1];
+                    match self.type_entity(ty) {
+                        Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
+                            Some(t) => (Entity::Symbols(self.member(t, &r.name)), Via::Receiver),
+                            None => (Entity::Unknown, Via::Receiver),
+                        },
+                        _ => (Entity::Unknown, Via::Receiver),
+                    }
+                }
+                // `((TextNode) node).text()`, `(x as Foo).bar()`: a value of the cast's type.
+                None if let Some(ty) = cast_type(recv) => match self.type_entity(ty) {
+                    Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
+                        Some(t) => (Entity::Symbols(self.member(t, &r.name)), Via::Receiver),
+                        None => (Entity::Unknown, Via::Receiver),
+                    },
+                    _ => (Entity::Unknown, Via::Receiver),
+                },
+                None if !recv.starts_with("super(") && last_callee(recv).is_some() => {
+                    // `make().send()`, `Base().check()`, `new Command().option(..).parse()`:
+                    // the result type of the call chain.
+                    match self.chain_type(recv, r.enclosing, 0) {
+                        Some(t) => {
                             let found = self.member(t, &r.name);
                             (Entity::Symbols(found), Via::Receiver)
                         }
-                        _ => (Entity::Unknown, Via::Receiver),
+                        None => (Entity::Unknown, Via::Receiver),
                     }
                 }
                 None if recv == "super()" || recv.starts_with("super(") => {
@@ -361,6 +384,40 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let Entity::Symbols(v) = e else {
             return Entity::Unknown;
         };
+        self.result_of(v)
+    }
+
+    /// The type a call chain evaluates to: `make()`, `new a.B(x)`, `a.b(x).c()` (each step a
+    /// method's written result type), at most a few calls deep.
+    fn chain_type(&mut self, recv: &str, enclosing: Option<u32>, depth: u32) -> Option<SymbolId> {
+        if depth > 4 {
+            return None;
+        }
+        let callee = last_callee(recv)?;
+        let callee = callee.strip_prefix("new ").unwrap_or(callee).trim();
+        // A chain over several lines: `program\n  .option(..)`.
+        let compact: String = match callee.contains(['(', '"', '\'', '`']) {
+            true => callee.to_string(),
+            false => callee.split_whitespace().collect(),
+        };
+        let e = match segments(&compact) {
+            Some(_) => self.value_type(&compact, enclosing),
+            None => {
+                let (obj, method) = callee.rsplit_once('.')?;
+                let t = self.chain_type(obj.trim(), enclosing, depth + 1)?;
+                let m = self.member(t, method.trim());
+                self.result_of(m)
+            }
+        };
+        match e {
+            Entity::Instance(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// What calling one of `v` gives: an instance of a class (its constructor), or of the
+    /// written return type.
+    fn result_of(&mut self, v: Vec<SymbolId>) -> Entity {
         let t = self.table;
         for s in v {
             let Some(d) = t.def(s) else { continue };
@@ -390,6 +447,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
             self.deps.name(last);
             if let Some(real) = t.qualified(fsk.family(), &key).iter().find(|x| self.is_type(**x)) {
                 return Entity::Instance(*real);
+            }
+            // A type the function's file imports (`@return {Option}` with `Option` imported).
+            let ret = ret.clone();
+            if let Some(ty) = self.in_file(s.file, &ret, |r| r.type_entity(&ret)) {
+                return Entity::Instance(ty);
             }
         }
         Entity::Unknown
@@ -721,7 +783,10 @@ impl<'t, 'a> Resolver<'t, 'a> {
     /// `seg` inside module `m`: a submodule, a definition, or a re-export of the module.
     fn in_module(&mut self, m: &str, seg: &str, depth: u32) -> Entity {
         let (t, fam, sep) = (self.table, self.fam, self.sep);
-        let sub = format!("{m}{sep}{seg}");
+        let sub = match m.is_empty() {
+            true => seg.to_string(),
+            false => format!("{m}{sep}{seg}"),
+        };
         self.deps.module(&sub);
         self.deps.name(seg);
         if !t.module(fam, &sub).is_empty() {
@@ -981,7 +1046,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 }
                 let joined = normalize(fsk.path.parent(), path);
                 let stripped = strip_js_ext(&joined);
-                let m = stripped.strip_suffix("/index").unwrap_or(stripped).to_string();
+                // `./index.js` at the root is the root module, named `""`.
+                let m = match stripped {
+                    "index" => String::new(),
+                    _ => stripped.strip_suffix("/index").unwrap_or(stripped).to_string(),
+                };
                 self.deps.module(&m);
                 return (!t.module(fam, &m).is_empty()).then_some(m);
             }
@@ -1103,8 +1172,21 @@ pub fn segments(s: &str) -> Option<Vec<&str>> {
 }
 
 /// `a.b(x, y)` -> `a.b`: the callee of a receiver that is one call on a plain path.
-fn call_callee(recv: &str) -> Option<&str> {
-    let body = recv.strip_suffix(')')?;
+/// The type a parenthesized cast names: `((TextNode) node)` -> `TextNode`, `(x as Foo)` ->
+/// `Foo`.
+fn cast_type(recv: &str) -> Option<&str> {
+    let inner = recv.strip_prefix('(')?.strip_suffix(')')?.trim();
+    let ty = match inner.strip_prefix('(') {
+        Some(rest) => rest.split_once(')')?.0.trim(),
+        None => inner.rsplit_once(" as ")?.1.trim(),
+    };
+    segments(ty).is_some().then_some(ty)
+}
+
+/// The callee text of the last call in `recv` (`a.b(x).c` of `a.b(x).c(y)`), `None` when
+/// `recv` is not a call.
+fn last_callee(recv: &str) -> Option<&str> {
+    let body = recv.trim_end().strip_suffix(')')?;
     let mut depth = 1i32;
     for (i, c) in body.char_indices().rev() {
         match c {
@@ -1112,8 +1194,8 @@ fn call_callee(recv: &str) -> Option<&str> {
             '(' => {
                 depth -= 1;
                 if depth == 0 {
-                    let callee = &body[..i];
-                    return segments(callee).is_some().then_some(callee);
+                    let callee = body[..i].trim_end();
+                    return (!callee.is_empty()).then_some(callee);
                 }
             }
             _ => {}

@@ -69,7 +69,8 @@ impl<'a> SymbolTable<'a> {
             let id = FileId(fi as u32);
             t.paths.insert(f.path.as_str(), id);
             t.by_file_name.entry(f.path.file_name()).or_default().push(id);
-            if !f.module.is_empty() {
+            // A JavaScript package's root `index.js` is module `""`: `require('..')` names it.
+            if !f.module.is_empty() || t.families[fi] == Family::Js {
                 t.modules[fam].entry(f.module.as_str()).or_default().push(id);
                 let sep = t.families[fi].separator();
                 let root = f.module.split(sep).next().unwrap_or(&f.module);

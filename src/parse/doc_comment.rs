@@ -35,7 +35,8 @@ fn is_wrapper(kind: &str) -> bool {
 }
 
 /// The doc of a definition: a Python-style docstring (first statement of the body is a
-/// string), else the comments directly above it (no blank line between).
+/// string), else the comments directly above it (no blank line between, but for one after a
+/// `/** .. */` block).
 pub(super) fn find(node: Node, source: &[u8]) -> Option<String> {
     docstring(node, source).or_else(|| leading_comments(node, source))
 }
@@ -83,7 +84,10 @@ fn leading_comments(node: Node, source: &[u8]) -> Option<String> {
     loop {
         match anchor.prev_named_sibling() {
             Some(prev) if prev.kind().contains("comment") => {
-                if prev.end_position().row + 1 < top_line {
+                // A JSDoc/Javadoc block documents what follows it across one blank line.
+                let doc_block = comments.is_empty() && source[prev.byte_range()].starts_with(b"/**");
+                let gap = if doc_block { 2 } else { 1 };
+                if prev.end_position().row + gap < top_line {
                     break;
                 }
                 top_line = prev.start_position().row;

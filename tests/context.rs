@@ -388,3 +388,26 @@ fn overview_entry_points_come_from_the_manifests_first() {
         assert!(!(e["to"] == "tests" && e["from"] != "tests"), "{e}");
     }
 }
+
+#[test]
+fn overview_cli_entry_points_are_declarations_not_functions_taking_a_command() {
+    let repo = support::materialize(
+        "//- clilib/core.py\nclass Command:\n    def invoke(self, ctx):\n        return ctx\n\n\n\
+def run(cmd: Command, ctx):\n    return cmd.invoke(ctx)\n\n\ndef make(name) -> Command:\n    return Command()\n\
+//- clilib/decorators.py\nfrom clilib.core import Command\n\n\ndef command(f):\n    return Command()\n\
+//- tool/main.py\nimport argparse\n\n\ndef build():\n    parser = argparse.ArgumentParser()\n    return parser\n\
+//- web/cmds.py\nimport click\n\n\n@click.command()\ndef hello():\n    pass\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let out = ken(&["overview", "--format", "json"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let cli: Vec<&str> = v["overview"]["entry_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "cli")
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(cli, ["tool/main.py", "web/cmds.py"], "{v}");
+}

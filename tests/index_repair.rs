@@ -168,3 +168,65 @@ fn an_intact_index_verifies_clean_and_says_what_it_checked() {
     assert_eq!(r["damage"], serde_json::json!([]));
     assert_eq!(r["checked"]["files"], 3);
 }
+
+/// Readers check what they read: a query that decodes a few records of a large segment
+/// checks those records' own digests, and opening the lexical part checks its files' sizes,
+/// so damage is refused with the file named instead of answered from.
+#[test]
+fn readers_refuse_damage_in_what_they_read() {
+    // Enough files in one segment that a lookup of one file's symbols reads it sparsely.
+    let mut spec = String::new();
+    for i in 0..40 {
+        spec.push_str(&format!(
+            "//- pkg/mod_{i:02}.py\ndef function_number_{i:02}(x):\n    \"\"\"Returns x plus {i}.\"\"\"\n    return x + {i}\n\n"
+        ));
+    }
+    let r = materialize(&spec);
+    let dir = index_dir(r.path(), &kenning::IndexConfig::default());
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    // A symbol lookup reads the one record of the file defining it.
+    let ok = ken(&["symbol", "function_number_07", "--json"], r.path());
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let seg = std::fs::read_dir(dir.join("segments"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let text = std::fs::read(&seg).unwrap();
+    // Flip bytes inside that record's name: a decodable but wrong record.
+    let at = text
+        .windows(b"function_number_07".len())
+        .position(|w| w == b"function_number_07")
+        .unwrap();
+    let mut damaged = text.clone();
+    damaged[at + 16] = b'9';
+    damaged[at + 17] = b'9';
+    std::fs::write(&seg, &damaged).unwrap();
+    let out = ken(&["symbol", "function_number_07", "--json"], r.path());
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        !said.contains("function_number_99"),
+        "a damaged record was answered from: {said}"
+    );
+    assert!(
+        !out.status.success() && said.contains("seg-") && said.contains("checksum"),
+        "{said}"
+    );
+    std::fs::write(&seg, &text).unwrap();
+    // A truncated lexical file.
+    let lex = lexical_file(&current_gen(&dir));
+    truncate_half(&lex);
+    let out = ken(&["search", "function_number_07", "--lexical"], r.path());
+    let said = stderr(&out);
+    let name = lex.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(!out.status.success() && said.contains(&name), "{said}");
+    // The next build repairs both.
+    let out = ken(&["index", "build", "."], r.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        ken(&["search", "function_number_07", "--lexical"], r.path())
+            .status
+            .success()
+    );
+}

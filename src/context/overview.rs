@@ -67,16 +67,17 @@ const MAX_EDGES: usize = 20;
 const CONTAINERS: &[&str] = &[
     "src", "crates", "lib", "libs", "packages", "pkg", "internal", "cmd", "apps",
 ];
-/// Calls that build a command-line interface.
-const CLI_CALLS: &[&str] = &[
-    "ArgumentParser",
-    "add_argument",
-    "add_parser",
-    "command",
-    "group",
-    "Command",
-    "Parser",
-    "App",
+/// Modules and objects whose calls build a command-line interface.
+const CLI_LIBRARIES: &[&str] = &[
+    "argparse",
+    "click",
+    "typer",
+    "clap",
+    "commander",
+    "cobra",
+    "yargs",
+    "cli",
+    "app",
 ];
 /// Decorators and calls that declare HTTP routes (receiver must look like an app or router).
 const ROUTE_CALLS: &[&str] = &[
@@ -337,13 +338,7 @@ pub(crate) fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
                 .next()
                 .unwrap_or("")
                 .to_ascii_lowercase();
-            if !cli
-                && CLI_CALLS.contains(&r.name.as_str())
-                && (r.name != "command" && r.name != "group"
-                    || recv == "click"
-                    || recv == "app"
-                    || recv == "cli")
-            {
+            if !cli && is_cli_declaration(r, &recv) {
                 out.push(EntryPoint {
                     kind: "cli",
                     path: path.into(),
@@ -378,6 +373,23 @@ pub(crate) fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
     });
     out.truncate(MAX_ENTRY_POINTS);
     out
+}
+
+/// A call that declares a command-line interface: `argparse.ArgumentParser()`, `add_parser`,
+/// `@click.command()`, `@app.command()`, `typer.Typer()`, `&cobra.Command{..}` (Rust
+/// binaries are found by their `main` and bin targets). A type annotation or a bare `Command(..)` in a library is not one
+/// (a function that takes a command object is no entry point).
+fn is_cli_declaration(r: &crate::graph::RefNode, recv: &str) -> bool {
+    use crate::symbols::ReferenceKind;
+    if !matches!(r.kind, ReferenceKind::Call | ReferenceKind::Class) {
+        return false;
+    }
+    let library = CLI_LIBRARIES.contains(&recv);
+    match r.name.as_str() {
+        "ArgumentParser" | "add_parser" | "add_subparsers" => true,
+        "command" | "group" | "Command" | "Parser" | "App" | "Typer" => library,
+        _ => false,
+    }
 }
 
 fn area_edges(g: &CodeGraph) -> Vec<AreaEdge> {

@@ -169,9 +169,12 @@ impl<'a> IndexBuilder<'a> {
                 w.remove_file(f);
             }
             let docs = w.commit()?;
+            // File sizes, which a reader checks on open (a stat each); the content is checked
+            // by `ken index verify` and by the next build.
+            let files = super::index_snapshot::lexical_file_sizes(&gen_dir.join(LEXICAL_DIR))?;
             parts.insert(
                 "lexical".to_string(),
-                serde_json::json!({ "version": LEXICAL_VERSION, "dir": LEXICAL_DIR, "docs": docs }),
+                serde_json::json!({ "version": LEXICAL_VERSION, "dir": LEXICAL_DIR, "docs": docs, "files": files }),
             );
         }
         if self.config.graph {

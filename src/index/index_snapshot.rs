@@ -109,8 +109,26 @@ impl IndexSnapshot {
                 part: "lexical",
             });
         };
-        let dir = part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR);
-        Ok(LexicalIndex::open(&self.generation_dir().join(dir))?)
+        let dir = self
+            .generation_dir()
+            .join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
+        // Cheap: a missing or truncated file is refused before tantivy reads it.
+        if let Some(files) = part.get("files").and_then(|f| f.as_object()) {
+            for (name, want) in files {
+                let path = dir.join(name);
+                let size = std::fs::metadata(&path).map(|m| m.len()).ok();
+                if size != want.as_u64() {
+                    let found = size.map_or("missing".to_string(), |s| format!("{s} bytes"));
+                    return Err(IndexError::Corrupt {
+                        path,
+                        detail: format!(
+                            "{found}, the manifest says {want} bytes; run `ken index build` to repair"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(LexicalIndex::open(&dir)?)
     }
 
     /// Loads the code graph part of this generation.
@@ -219,4 +237,21 @@ impl IndexSnapshot {
             .ok()
             .map(|i| FileId(i as u32))
     }
+}
+
+/// The lexical part's files and their sizes (tantivy's lock and bookkeeping files left out:
+/// they are not part of what a generation holds).
+pub(crate) fn lexical_file_sizes(
+    dir: &std::path::Path,
+) -> Result<std::collections::BTreeMap<String, u64>, IndexError> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir).map_err(IndexError::io(dir))? {
+        let e = e.map_err(IndexError::io(dir))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let meta = e.metadata().map_err(IndexError::io(e.path()))?;
+        if meta.is_file() && !name.starts_with(".tantivy-") && name != ".managed.json" {
+            out.insert(name, meta.len());
+        }
+    }
+    Ok(out)
 }

@@ -32,8 +32,10 @@ pub const GRAPH_FILE: &str = "graph.bin";
 pub const LEXICAL_DIR: &str = "lexical";
 
 /// The on-disk format this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
-const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x02";
+pub const FORMAT_VERSION: u32 = 3;
+const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x03";
+/// Bytes of each record's own digest (a blake3 prefix) in a segment's digest table.
+const RECORD_DIGEST: usize = 8;
 
 /// Reading fewer than one in this many records of a segment reads them one by one.
 const SPARSE_READ_RATIO: usize = 8;
@@ -233,8 +235,9 @@ impl IndexStore {
     /// Writes an immutable segment. It is invisible until a manifest references it.
     ///
     /// Layout: magic, record count (u32 LE), `count + 1` record offsets (u64 LE, relative to
-    /// the body), then the postcard-encoded records back to back, so one record can be decoded
-    /// without the others.
+    /// the body), one 8-byte digest per record (the start of its blake3), then the
+    /// postcard-encoded records back to back, so one record can be read and checked without
+    /// the others.
     pub fn write_segment(&self, id: u32, records: &[&FileSymbols]) -> Result<SegmentInfo, IndexError> {
         let path = self.segment_path(id);
         let mut body = Vec::new();
@@ -252,6 +255,9 @@ impl IndexStore {
         bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
         for o in &offsets {
             bytes.extend_from_slice(&o.to_le_bytes());
+        }
+        for w in offsets.windows(2) {
+            bytes.extend_from_slice(&record_digest(&body[w[0] as usize..w[1] as usize]));
         }
         bytes.extend_from_slice(&body);
         write_atomic(&path, &bytes).map_err(IndexError::io(&path))?;
@@ -354,7 +360,7 @@ impl IndexStore {
         if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
             return Err(corrupt("checksum mismatch".into()));
         }
-        let table = segment_table(&bytes, info).map_err(corrupt)?;
+        let (table, _) = segment_table(&bytes, info).map_err(corrupt)?;
         let body = bytes.get(header_len(info)..).unwrap_or(&[]);
         let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         slots
@@ -372,7 +378,8 @@ impl IndexStore {
     }
 
     /// [`IndexStore::read_slots`] by positioned reads: the header, the offset table, then
-    /// each wanted record.
+    /// each wanted record, checked against its own digest (and the file against its size):
+    /// a reader never decodes damaged bytes, at the cost of hashing only what it reads.
     fn read_sparse(&self, info: &SegmentInfo, slots: &[u32]) -> Result<Vec<(u32, FileSymbols)>, IndexError> {
         use std::io::{Read, Seek, SeekFrom};
         let path = self.segment_path(info.id);
@@ -381,10 +388,14 @@ impl IndexStore {
             detail,
         };
         let mut f = fs::File::open(&path).map_err(IndexError::io(&path))?;
+        let size = f.metadata().map_err(IndexError::io(&path))?.len();
+        if size != info.bytes {
+            return Err(corrupt(format!("{size} bytes, the manifest says {}", info.bytes)));
+        }
         let head_len = header_len(info);
         let mut head = vec![0u8; head_len];
         f.read_exact(&mut head).map_err(IndexError::io(&path))?;
-        let table = segment_table(&head, info).map_err(corrupt)?;
+        let (table, digests) = segment_table(&head, info).map_err(corrupt)?;
         let offset = |i: usize| table_offset(table, i);
         let mut out = Vec::with_capacity(slots.len());
         for &slot in slots {
@@ -397,6 +408,9 @@ impl IndexStore {
             f.seek(SeekFrom::Start(head_len as u64 + a))
                 .map_err(IndexError::io(&path))?;
             f.read_exact(&mut record).map_err(IndexError::io(&path))?;
+            if digests.get(RECORD_DIGEST * i..RECORD_DIGEST * (i + 1)) != Some(&record_digest(&record)[..]) {
+                return Err(corrupt(format!("record {slot}: checksum mismatch")));
+            }
             let decoded = postcard::from_bytes(&record).map_err(|e| corrupt(e.to_string()))?;
             out.push((slot, decoded));
         }
@@ -535,13 +549,20 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     f.sync_all().map_err(IndexError::io(path))
 }
 
-/// Bytes before a segment's first record: magic, record count, offset table.
+/// Bytes before a segment's first record: magic, record count, offset table, digests.
 fn header_len(info: &SegmentInfo) -> usize {
-    SEGMENT_MAGIC.len() + 4 + 8 * (info.slots as usize + 1)
+    SEGMENT_MAGIC.len() + 4 + 8 * (info.slots as usize + 1) + RECORD_DIGEST * info.slots as usize
 }
 
-/// A segment's offset table, after checking its magic and record count against the manifest.
-fn segment_table<'b>(bytes: &'b [u8], info: &SegmentInfo) -> Result<&'b [u8], String> {
+fn record_digest(record: &[u8]) -> [u8; RECORD_DIGEST] {
+    let mut d = [0u8; RECORD_DIGEST];
+    d.copy_from_slice(&blake3::hash(record).as_bytes()[..RECORD_DIGEST]);
+    d
+}
+
+/// A segment's offset table and digest table, after checking its magic and record count
+/// against the manifest.
+fn segment_table<'b>(bytes: &'b [u8], info: &SegmentInfo) -> Result<(&'b [u8], &'b [u8]), String> {
     let rest = bytes
         .strip_prefix(SEGMENT_MAGIC.as_slice())
         .ok_or_else(|| "bad magic".to_string())?;
@@ -552,8 +573,14 @@ fn segment_table<'b>(bytes: &'b [u8], info: &SegmentInfo) -> Result<&'b [u8], St
     if count != Some(info.slots) {
         return Err(format!("{count:?} records, manifest says {}", info.slots));
     }
-    rest.get(4..4 + 8 * (info.slots as usize + 1))
-        .ok_or_else(|| "truncated offsets".to_string())
+    let offsets_end = 4 + 8 * (info.slots as usize + 1);
+    let table = rest
+        .get(4..offsets_end)
+        .ok_or_else(|| "truncated offsets".to_string())?;
+    let digests = rest
+        .get(offsets_end..offsets_end + RECORD_DIGEST * info.slots as usize)
+        .ok_or_else(|| "truncated digests".to_string())?;
+    Ok((table, digests))
 }
 
 /// Offset `i` of an offset table (from the start of the records).

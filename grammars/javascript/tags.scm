@@ -19,6 +19,8 @@
 (program
   (export_statement
     declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+; Top-level `var` (CommonJS objects: `var res = Object.create(..)`, `var app = exports = ..`).
+(program (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable))
 
 ; CommonJS members: `Foo.prototype.bar = function ..` is a method of `Foo`, and
 ; `res.send = function ..` a method of the object `res` (not of `exports`/`module`: those

@@ -631,21 +631,18 @@ impl<'t, 'a> Resolver<'t, 'a> {
         for _ in 0..64 {
             let d = self.sk.defs.get(at? as usize)?;
             if d.kind == SymbolKind::Method && !d.container.is_empty() && d.parent.is_none() {
-                return Some(format!(
-                    "{}{}{}",
-                    self.sk.module,
-                    self.sep,
-                    d.container.join(self.sep)
-                ));
+                return self.js_object(&d.container.join(self.sep));
             }
             at = d.parent;
         }
         None
     }
 
-    /// A name that CommonJS members were assigned to in this file (`res` of `res.send = ..`).
+    /// A name declared at the top of this file that CommonJS members were assigned to (`res`
+    /// of `var res = ..; res.send = ..`); a global (`Date.now = ..` in a test) is not one.
     fn js_object(&self, h: &str) -> Option<String> {
         let assigned = self.fam == Family::Js
+            && self.local.contains_key(&(None, h))
             && self.sk.defs.iter().any(|d| {
                 d.kind == SymbolKind::Method
                     && d.parent.is_none()

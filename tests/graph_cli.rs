@@ -318,3 +318,41 @@ fn java_call_chains_follow_return_types_and_casts() {
         "{fresh:?}"
     );
 }
+
+#[test]
+fn bare_imports_naming_the_repository_resolve_through_package_exports_and_tsconfig_paths() {
+    let repo = support::materialize(
+        "//- .gitignore\npackage.json\n\
+//- package.json\n{\"name\": \"shop\", \"main\": \"./dist/index.js\", \"exports\": {\".\": {\"source\": \"./src/index.ts\", \"import\": \"./dist/index.js\"}, \"./util\": {\"source\": \"./src/util.ts\"}}}\n\
+//- tsconfig.json\n{\n  // the tests import by alias\n  \"compilerOptions\": {\"baseUrl\": \".\", \"paths\": {\"@app/*\": [\"src/*\"],},},\n}\n\
+//- src/index.ts\nexport function total(xs: number[]): number { return xs.length; }\n\
+//- src/util.ts\nexport function round(x: number): number { return x; }\n\
+//- src/cart.ts\nexport function cart(): number { return 1; }\n\
+//- test/all.test.ts\nimport { total } from 'shop';\nimport { round } from 'shop/util';\nimport { cart } from '@app/cart';\nimport { expect } from 'vitest';\n\
+export function check() {\n  return total([round(1), cart()]);\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let out = ken(&["deps", "test/all.test.ts"], repo.path());
+    let text = stdout(&out);
+    for (import, target) in [
+        ("shop ", "src/index.ts"),
+        ("shop/util", "src/util.ts"),
+        ("@app/cart", "src/cart.ts"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(import) && l.contains(&format!("-> {target}"))),
+            "{import} -> {target}:\n{text}"
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.contains("vitest") && l.contains("external")),
+        "{text}"
+    );
+    let r = |s: &str| (s.to_string(), "import".to_string());
+    assert_eq!(
+        callees_of(repo.path(), "check"),
+        [r("src.total"), r("src/cart.cart"), r("src/util.round")]
+    );
+}

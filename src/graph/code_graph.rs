@@ -19,7 +19,7 @@ use crate::symbols::FileId;
 
 /// Bumped when resolution rules or the stored layout change: the previous graph is then not
 /// reused.
-pub const GRAPH_VERSION: u32 = 1;
+pub const GRAPH_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileResolution {
@@ -38,6 +38,8 @@ pub struct CodeGraph {
     pub resolved: Vec<FileResolution>,
     /// PageRank of each definition, per file, summing to 1 over the repository.
     pub rank: Vec<Vec<f32>>,
+    /// The bare JavaScript imports that name repository code it was resolved with.
+    pub js_aliases: Vec<(String, String)>,
 }
 
 /// What one build of the graph did.
@@ -54,10 +56,17 @@ pub struct GraphUpdate {
 impl CodeGraph {
     /// Resolves `files` (in file id order), reusing what `previous` resolved where nothing it
     /// depended on changed.
-    pub fn build(files: Vec<FileSkeleton>, previous: Option<&CodeGraph>) -> (CodeGraph, GraphUpdate) {
+    pub fn build(
+        files: Vec<FileSkeleton>,
+        js_aliases: Vec<(String, String)>,
+        previous: Option<&CodeGraph>,
+    ) -> (CodeGraph, GraphUpdate) {
         let t0 = std::time::Instant::now();
-        let previous = previous.filter(|p| p.version == GRAPH_VERSION && p.resolved.len() == p.files.len());
-        let table = SymbolTable::new(&files);
+        // Other aliases can change what any import means: nothing is reused then.
+        let previous = previous.filter(|p| {
+            p.version == GRAPH_VERSION && p.resolved.len() == p.files.len() && p.js_aliases == js_aliases
+        });
+        let table = SymbolTable::new(&files, &js_aliases);
         let (bases, base_deps) = resolve_bases(&table);
         let plan = previous.map(|p| plan(&files, p));
         let mut resolved: Vec<Option<FileResolution>> = vec![None; files.len()];
@@ -104,6 +113,7 @@ impl CodeGraph {
             files,
             resolved,
             rank: Vec::new(),
+            js_aliases,
         };
         graph.rank = SymbolGraph::new(&graph).global_rank();
         update.rank_ms = t1.elapsed().as_millis() as u64;

@@ -1038,10 +1038,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 base
             }
             Family::Js => {
-                if !path.starts_with('.') {
-                    return None;
-                }
-                let joined = normalize(fsk.path.parent(), path);
+                let joined = match path.starts_with('.') {
+                    true => normalize(fsk.path.parent(), path),
+                    // A package importing itself by name, a workspace sibling, a tsconfig path.
+                    false => t.js_alias(path)?,
+                };
                 let stripped = strip_js_ext(&joined);
                 // `./index.js` at the root is the root module, named `""`.
                 let m = match stripped {

@@ -28,6 +28,8 @@ pub struct SymbolTable<'a> {
     roots: Vec<HashSet<&'a str>>,
     paths: HashMap<&'a str, FileId>,
     by_file_name: HashMap<&'a str, Vec<FileId>>,
+    /// Bare JavaScript import patterns naming repository paths, longest first.
+    js_aliases: &'a [(String, String)],
 }
 
 fn member_key(owner: &str, name: &str) -> u64 {
@@ -52,9 +54,10 @@ pub fn is_type_like(kind: SymbolKind) -> bool {
 }
 
 impl<'a> SymbolTable<'a> {
-    pub fn new(files: &'a [FileSkeleton]) -> SymbolTable<'a> {
+    pub fn new(files: &'a [FileSkeleton], js_aliases: &'a [(String, String)]) -> SymbolTable<'a> {
         let mut t = SymbolTable {
             files,
+            js_aliases,
             families: files.iter().map(FileSkeleton::family).collect(),
             qualified: (0..FAMILIES).map(|_| HashMap::new()).collect(),
             by_name: (0..FAMILIES).map(|_| HashMap::new()).collect(),
@@ -143,6 +146,20 @@ impl<'a> SymbolTable<'a> {
                     .is_some_and(|d| d.name == name && d.container.last().is_some_and(|c| c == owner))
             })
             .collect()
+    }
+
+    /// The repository path (without extension) a bare JavaScript import names, through a
+    /// package name or a tsconfig path.
+    pub fn js_alias(&self, spec: &str) -> Option<String> {
+        self.js_aliases
+            .iter()
+            .find_map(|(pattern, target)| match pattern.strip_suffix('*') {
+                Some(prefix) => {
+                    let rest = spec.strip_prefix(prefix)?;
+                    Some(target.replacen('*', rest, 1))
+                }
+                None => (pattern == spec).then(|| target.clone()),
+            })
     }
 
     pub fn module(&self, fam: Family, module: &str) -> &[FileId] {

@@ -67,6 +67,8 @@ struct Assembled {
     reused: u64,
     compacted: bool,
     removed_paths: Vec<String>,
+    /// Bare JavaScript imports naming repository code (package names, tsconfig paths).
+    js_aliases: Vec<(String, String)>,
 }
 
 struct Previous {
@@ -224,6 +226,7 @@ impl<'a> IndexBuilder<'a> {
             reused,
             compacted,
             removed_paths,
+            js_aliases: _,
         } = assembled;
         let mut manifest = Manifest {
             format: FORMAT_NAME.to_string(),
@@ -426,6 +429,7 @@ impl<'a> IndexBuilder<'a> {
             reused,
             compacted,
             removed_paths,
+            js_aliases: modules.js_aliases().to_vec(),
         })
     }
 
@@ -474,7 +478,7 @@ impl<'a> IndexBuilder<'a> {
         }
         let skeletons: Vec<FileSkeleton> = skeletons.into_iter().flatten().collect();
         let prepare_ms = t0.elapsed().as_millis() as u64;
-        let (graph, update) = CodeGraph::build(skeletons, prev_graph.as_ref());
+        let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
         drop(prev_graph);
         let t1 = Instant::now();
         let bytes = postcard::to_stdvec(&graph).map_err(|e| IndexError::Corrupt {
@@ -496,6 +500,7 @@ impl<'a> IndexBuilder<'a> {
             "version": GRAPH_VERSION,
             "file": GRAPH_FILE,
             "blake3": blake3,
+            "aliases": aliases_digest(&assembled.js_aliases),
             "bytes": bytes.len(),
             "symbols": graph.symbol_count(),
             "update": update,
@@ -523,7 +528,10 @@ impl<'a> IndexBuilder<'a> {
         };
         let version_ok =
             part.get("version").and_then(serde_json::Value::as_u64) == Some(u64::from(GRAPH_VERSION));
+        let aliases_same = part.get("aliases").and_then(|a| a.as_str())
+            == Some(aliases_digest(&assembled.js_aliases).as_str());
         let unchanged = assembled.skeletons.iter().all(Option::is_none)
+            && aliases_same
             && assembled.removed_paths.is_empty()
             && assembled.table.files.len() == p.table.files.len()
             && assembled
@@ -837,6 +845,18 @@ fn now_ns() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+/// A digest of the import aliases a graph was resolved with: another set means another graph.
+fn aliases_digest(aliases: &[(String, String)]) -> String {
+    let mut h = blake3::Hasher::new();
+    for (a, b) in aliases {
+        h.update(a.as_bytes());
+        h.update(&[0]);
+        h.update(b.as_bytes());
+        h.update(&[1]);
+    }
+    h.finalize().to_hex().to_string()
 }
 
 #[cfg(test)]

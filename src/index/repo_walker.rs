@@ -121,6 +121,15 @@ impl<'a> RepoWalker<'a> {
     fn visit(&self, e: ignore::DirEntry, out: &mut WalkOutcome) {
         let Some(ft) = e.file_type() else { return };
         if ft.is_dir() {
+            // JavaScript manifests shape imports even where a project's ignore rules hide
+            // them (zod ignores its generated-looking but tracked `package.json`).
+            for name in ["package.json", "tsconfig.json", "jsconfig.json"] {
+                let p = e.path().join(name);
+                if p.is_file() {
+                    let rel = rel_lossy(&self.root, &p);
+                    self.read_layout(&p, &rel, name, out);
+                }
+            }
             return;
         }
         let rel = rel_lossy(&self.root, e.path());
@@ -133,7 +142,7 @@ impl<'a> RepoWalker<'a> {
             return;
         }
         let name = e.file_name().to_string_lossy();
-        if LayoutFile::is_layout_name(&name) {
+        if matches!(name.as_ref(), "Cargo.toml" | "go.mod") {
             self.read_layout(e.path(), &rel, &name, out);
         }
         let Some((language, _)) = self.registry.for_file_name(&name) else {
@@ -198,7 +207,12 @@ impl<'a> RepoWalker<'a> {
             .unwrap_or_default();
         out.layout.push(match name {
             "Cargo.toml" => LayoutFile::Cargo { dir, text },
-            _ => LayoutFile::GoMod { dir, text },
+            "go.mod" => LayoutFile::GoMod { dir, text },
+            _ => LayoutFile::Js {
+                dir,
+                name: name.to_string(),
+                text,
+            },
         });
     }
 

@@ -9,7 +9,10 @@
 //!   their own.
 //! - Go: the nearest `go.mod`'s module path plus the folder.
 //! - Java: the declared `package`, else the folder.
-//! - JavaScript/TypeScript: the path without extension (`/index` names its folder).
+//! - JavaScript/TypeScript: the path without extension (`/index` names its folder). Bare
+//!   imports that name the repository's own code are aliases: a `package.json`'s `name` (a
+//!   package importing itself, or a workspace sibling) and `tsconfig.json`/`jsconfig.json`
+//!   `compilerOptions.paths`; [`ModulePaths::js_aliases`] lists them for the resolver.
 //! - C/C++: none (namespaces are containers).
 //!
 //! Pure: the index reads the manifests and passes their text in.
@@ -25,12 +28,17 @@ pub enum LayoutFile {
     Cargo { dir: String, text: String },
     /// A `go.mod` in folder `dir` and its text.
     GoMod { dir: String, text: String },
+    /// A `package.json`, `tsconfig.json` or `jsconfig.json` (`name`) in folder `dir`.
+    Js { dir: String, name: String, text: String },
 }
 
 impl LayoutFile {
     /// Whether a file name is one the layout depends on.
     pub fn is_layout_name(file_name: &str) -> bool {
-        matches!(file_name, "Cargo.toml" | "go.mod")
+        matches!(
+            file_name,
+            "Cargo.toml" | "go.mod" | "package.json" | "tsconfig.json" | "jsconfig.json"
+        )
     }
 }
 
@@ -41,6 +49,9 @@ pub struct ModulePaths {
     crates: BTreeMap<String, String>,
     /// Folder -> Go module path.
     go_modules: BTreeMap<String, String>,
+    /// Bare JavaScript import specifiers that name repository code: (pattern, target path
+    /// without extension), a trailing `*` in both standing for the rest of the specifier.
+    js_aliases: Vec<(String, String)>,
 }
 
 impl ModulePaths {
@@ -64,9 +75,19 @@ impl ModulePaths {
                         mp.go_modules.insert(dir.clone(), m);
                     }
                 }
+                LayoutFile::Js { dir, name, text } => mp.js_aliases.extend(js_aliases(dir, name, text)),
             }
         }
+        // Longest pattern first: `zod/v4/core` before `zod/v4` before `zod`.
+        mp.js_aliases
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.cmp(b)));
+        mp.js_aliases.dedup_by(|a, b| a.0 == b.0);
         mp
+    }
+
+    /// The JavaScript/TypeScript import aliases, longest pattern first.
+    pub fn js_aliases(&self) -> &[(String, String)] {
+        &self.js_aliases
     }
 
     /// The module path of `path`, given its language and the package it declares.
@@ -205,6 +226,174 @@ fn crate_name(cargo_toml: &str) -> Option<String> {
     lib_name.or(pkg_name).map(|n| n.replace('-', "_"))
 }
 
+/// Aliases a JavaScript manifest declares: a package's own name (its `main` entry, and
+/// `name/*` for paths inside it), and tsconfig `paths` (relative to `baseUrl`).
+fn js_aliases(dir: &str, file: &str, text: &str) -> Vec<(String, String)> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&strip_jsonc(text)) else {
+        return Vec::new();
+    };
+    let join = |base: &str, rel: &str| -> String {
+        let rel = rel.trim_start_matches("./");
+        let joined = match base.is_empty() {
+            true => rel.to_string(),
+            false => format!("{base}/{rel}"),
+        };
+        normalize_path(&joined)
+    };
+    let mut out = Vec::new();
+    if file == "package.json" {
+        let Some(name) = v.get("name").and_then(|n| n.as_str()) else {
+            return out;
+        };
+        let strip_ext = |p: &str| -> String {
+            let p = p.strip_suffix(".d.ts").unwrap_or(p);
+            p.rsplit_once('.')
+                .filter(|(_, x)| !x.contains('/') && !x.contains('*'))
+                .map_or(p, |(s, _)| s)
+                .to_string()
+        };
+        // `exports`: subpaths to targets, picking the condition that names source files.
+        let exports: Vec<(String, String)> = match v.get("exports") {
+            Some(serde_json::Value::Object(m)) if m.keys().all(|k| k.starts_with('.')) => m
+                .iter()
+                .filter_map(|(k, t)| Some((k.clone(), export_target(t)?)))
+                .collect(),
+            Some(t) => export_target(t)
+                .map(|t| vec![(".".to_string(), t)])
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        for (sub, target) in &exports {
+            let pattern = match sub.as_str() {
+                "." => name.to_string(),
+                s => format!("{name}/{}", s.trim_start_matches("./")),
+            };
+            out.push((pattern, join(dir, &strip_ext(target))));
+        }
+        // Else the entry the runtime loads (`main`), or the conventional `index`.
+        if !exports.iter().any(|(s, _)| s == ".") {
+            let main = v.get("main").and_then(|m| m.as_str()).unwrap_or("index");
+            out.push((name.to_string(), join(dir, &strip_ext(main))));
+        }
+        out.push((format!("{name}/*"), join(dir, "*")));
+        return out;
+    }
+    let Some(opts) = v.get("compilerOptions") else {
+        return out;
+    };
+    let base = opts
+        .get("baseUrl")
+        .and_then(|b| b.as_str())
+        .map_or_else(|| dir.to_string(), |b| join(dir, b));
+    for (pattern, targets) in opts
+        .get("paths")
+        .and_then(|p| p.as_object())
+        .into_iter()
+        .flatten()
+    {
+        let Some(first) = targets
+            .as_array()
+            .and_then(|t| t.first())
+            .and_then(|t| t.as_str())
+        else {
+            continue;
+        };
+        let target = join(&base, first);
+        let target = target
+            .rsplit_once('.')
+            .filter(|(_, x)| !x.contains('/') && !x.contains('*'))
+            .map_or(target.as_str(), |(s, _)| s)
+            .to_string();
+        out.push((pattern.clone(), target));
+    }
+    out
+}
+
+/// The file an `exports` entry leads to: a plain string, or among conditions the one naming
+/// source (`source`, `@scope/source`), then `import`, `require`, `default` (nested ones too).
+fn export_target(t: &serde_json::Value) -> Option<String> {
+    match t {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Object(m) => {
+            let source = m.iter().find(|(k, _)| k.ends_with("source")).map(|(_, v)| v);
+            let ordered = ["import", "require", "default", "node"]
+                .into_iter()
+                .filter_map(|k| m.get(k));
+            source.into_iter().chain(ordered).find_map(export_target)
+        }
+        serde_json::Value::Array(a) => a.iter().find_map(export_target),
+        _ => None,
+    }
+}
+
+/// `a/./b/../c` -> `a/c`.
+fn normalize_path(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+/// JSON with comments and trailing commas (tsconfig's dialect) made plain JSON.
+fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    // Trailing commas before `}` or `]`.
+    let re = regex::Regex::new(r",(\s*[}\]])").ok();
+    match re {
+        Some(re) => re.replace_all(&out, "$1").into_owned(),
+        None => out,
+    }
+}
+
 fn go_module(go_mod: &str) -> Option<String> {
     go_mod.lines().find_map(|l| {
         let rest = l.trim().strip_prefix("module")?;
@@ -215,6 +404,38 @@ fn go_module(go_mod: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn js_aliases_from_package_names_and_tsconfig_paths() {
+        let layout = [
+            super::LayoutFile::Js {
+                dir: "packages/zod".into(),
+                name: "package.json".into(),
+                text: r#"{"name": "zod", "main": "./index.cjs", "exports": {".": {"@zod/source": "./src/index.ts", "import": "./index.js"}, "./mini": {"types": "./mini/index.d.cts", "import": "./mini/index.js"}}}"#.into(),
+            },
+            super::LayoutFile::Js {
+                dir: "packages/zod".into(),
+                name: "tsconfig.json".into(),
+                text: "{\n  // paths for the tests\n  \"compilerOptions\": {\n    \"baseUrl\": \".\",\n    \"paths\": {\"zod/v4\": [\"./src/v4/index.ts\"], \"@/*\": [\"src/*\"],},\n  },\n}\n".into(),
+            },
+        ];
+        let mp = super::ModulePaths::new(std::iter::empty(), &layout);
+        let a: Vec<(&str, &str)> = mp
+            .js_aliases()
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        assert_eq!(
+            a,
+            [
+                ("zod/mini", "packages/zod/mini/index"),
+                ("zod/v4", "packages/zod/src/v4/index"),
+                ("zod/*", "packages/zod/*"),
+                ("@/*", "packages/zod/src/*"),
+                ("zod", "packages/zod/src/index"),
+            ]
+        );
+    }
+
     use super::*;
 
     fn rp(s: &str) -> RepoPath {

@@ -356,3 +356,21 @@ export function check() {\n  return total([round(1), cart()]);\n}\n",
         [r("src.total"), r("src/cart.cart"), r("src/util.round")]
     );
 }
+
+#[test]
+fn rust_suites_reach_their_shared_test_modules() {
+    let repo = support::materialize(
+        "//- Cargo.toml\n[package]\nname = \"tool\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+//- src/lib.rs\npub fn run() {}\n\
+//- tests/common/mod.rs\npub struct Env;\n\nimpl Env {\n    pub fn new() -> Env {\n        Env\n    }\n\n    pub fn run(&self) {}\n}\n\
+//- tests/cli.rs\nmod common;\n\nuse crate::common::Env;\n\n#[test]\nfn runs() {\n    let env = Env::new();\n    env.run();\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    assert_eq!(
+        callees_of(repo.path(), "cli::runs"),
+        [
+            ("common::Env::new".to_string(), "import".to_string()),
+            ("common::Env::run".to_string(), "receiver".to_string())
+        ]
+    );
+}

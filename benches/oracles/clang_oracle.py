@@ -11,7 +11,8 @@ headers are still found).
 
 Usage: python3 benches/oracles/clang_oracle.py REPO_DIR [--exclude=REL_DIR]... [CLANG_FLAG]... > out.json
   --exclude=REL_DIR skips the translation units under REL_DIR; other flags (-D, -I, -std=..) go
-  to clang after the oracle's own (standard library only; Python >= 3.8).
+  to clang after the oracle's own (standard library only; Python >= 3.8). CLANG_ORACLE_VERBOSE=1
+  lists the dropped mismatches on stderr.
 
 Output (one JSON object; line and columns 0-based, columns in UTF-8 bytes, end_col exclusive):
   {"encoding": "utf8", "documents": [{"path": "rel/path.c", "occurrences": [
@@ -257,7 +258,7 @@ def index_unit(root, vendored, path, flags):
         return None, errors
     ends = starts[1:] + [out.rfind(b"\n  ]")]
     events = [(m.start(), m.group(2)) for m in FILE_EVENTS.finditer(out) if m.group(1) == b"file"]
-    names = [json.loads(b'"%s"' % f) for _, f in events]
+    names = [json.loads(b'"%s"' % f) if b"\\" in f else f.decode() for _, f in events]
     where = [e[0] for e in events]
     for s, e in zip(starts, ends):
         i, j = bisect.bisect_left(where, s), bisect.bisect_left(where, e)
@@ -335,6 +336,9 @@ def main():
     out = {"encoding": "utf8", "documents": [
         {"path": p, "occurrences": sorted(v, key=lambda o: (o["line"], o["col"], not o["def"], o["symbol"]))}
         for p, v in sorted(docs.items())]}
+    if os.environ.get("CLANG_ORACLE_VERBOSE"):
+        for rel, off, name in sorted(mismatches):
+            print("mismatch: %s:%d:%d: %s" % ((rel,) + tuple(x + 1 for x in files.line_col(rel, off)) + (name,)), file=sys.stderr)
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
     calls = sum(1 for o in seen.values() if not o["def"] and o["callable"])

@@ -793,6 +793,19 @@ impl<'t, 'a> Resolver<'t, 'a> {
         if !found.is_empty() {
             return Entity::Symbols(found.to_vec());
         }
+        // `mod testenv;` in `tests/cli.rs`: a module under `tests/` is shared by the suites
+        // that declare it and is named on its own (`testenv`), not `cli::testenv`.
+        let in_suite = |p: &str| p.starts_with("tests/") || p.contains("/tests/");
+        if fam == Family::Rust
+            && !m.contains("::")
+            && in_suite(self.sk.path.as_str())
+            && t.module(fam, seg)
+                .iter()
+                .any(|f| t.file(*f).is_some_and(|x| in_suite(x.path.as_str())))
+        {
+            self.deps.module(seg);
+            return Entity::Module(seg.to_string());
+        }
         self.deps.module(m);
         let files = t.module(fam, m);
         if depth >= MAX_DEPTH {
@@ -1029,8 +1042,20 @@ impl<'t, 'a> Resolver<'t, 'a> {
                         }
                     }
                 };
+                let mut rest = rest.as_slice();
+                // `use crate::testenv::..` in a suite under `tests/`: see `in_module`.
+                let in_suite = |p: &str| p.starts_with("tests/") || p.contains("/tests/");
+                if first == "crate"
+                    && in_suite(fsk.path.as_str())
+                    && let Some((next, more)) = rest.split_first()
+                    && t.module(fam, &format!("{base}::{next}")).is_empty()
+                    && !t.module(fam, next).is_empty()
+                {
+                    base = next.to_string();
+                    rest = more;
+                }
                 for s in rest {
-                    base = match s {
+                    base = match *s {
                         "super" => parent_module(&base, "::"),
                         _ => format!("{base}::{s}"),
                     };

@@ -7,18 +7,20 @@
 #   Rust        rust-analyzer (rustup component)         on bytes, fd
 #   Go          benches/oracles/go_oracle.go (go/types)  on pflag, toml, mux
 #   Java        benches/oracles/JavaOracle.java (javac)  on gson (gson/), jsoup
-# (No SCIP indexer for Go or Java installs from the registries this project may use:
-# scip-go needs the Go module proxy, scip-java Maven Central.)
+#   C, C++      benches/oracles/clang_oracle.py (clang's JSON AST)  on cjson, yamlcpp
+# (No SCIP indexer for Go, Java or C/C++ installs from the registries this project may use:
+# scip-go needs the Go module proxy, scip-java Maven Central, scip-clang GitHub releases.)
 # Each project is checked out at a pinned commit, indexed by its oracle, then scored by
 # benches/graph_accuracy.rs (precision per provenance, recall over the oracle's call sites).
 #
 #   benches/graph_accuracy.sh [name...]
 #     names: requests flask pylint ky zod express commander bytes fd pflag toml mux gson jsoup
+#            cjson yamlcpp
 #
 # Work folder: ${KEN_ORACLE:-/tmp/ken-oracle}. Sources come from bare mirrors under
 # ${EVAL_MIRRORS} when set (<owner>+<name>/repo), else from GitHub. Needs node>=20 + npm, git,
 # `rustup component add rust-analyzer` for the Rust oracle (it runs `cargo metadata`), Go >= 1.19
-# (Debian's golang-go) and a JDK >= 17.
+# (Debian's golang-go), a JDK >= 17 and clang (Debian's clang 14) for C/C++.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${KEN_ORACLE:-/tmp/ken-oracle}
@@ -32,6 +34,7 @@ declare -A REPO=(
   [express]=expressjs/express [commander]=tj/commander.js
   [pflag]=spf13/pflag [toml]=BurntSushi/toml [mux]=gorilla/mux
   [gson]=google/gson [jsoup]=jhy/jsoup
+  [cjson]=DaveGamble/cJSON [yamlcpp]=jbeder/yaml-cpp
 )
 declare -A COMMIT=(
   [requests]=1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e
@@ -48,9 +51,12 @@ declare -A COMMIT=(
   [mux]=db9d1d0073d27a0a2d9a8c1bc52aa0af4374d265
   [gson]=9835b6f90192f79cdf5300c528fc6212455fb6c1
   [jsoup]=46b620860af930eedc193a705eaf7cea5aec89a6
+  [cjson]=a29814f285cc531c00223743ad3c55cd38c0dc56
+  [yamlcpp]=c3f81127320662deb3e28f4da0a511f1faecd860
 )
 # The oracle's output file per project: a SCIP index, or the JSON of benches/oracles/.
-out_of() { case $1 in pflag|toml|mux) echo "$O/$1.go.json" ;; gson|jsoup) echo "$O/$1.java.json" ;; *) echo "$O/$1.scip" ;; esac; }
+out_of() { case $1 in pflag|toml|mux) echo "$O/$1.go.json" ;; gson|jsoup) echo "$O/$1.java.json" ;;
+  cjson|yamlcpp) echo "$O/$1.clang.json" ;; *) echo "$O/$1.scip" ;; esac; }
 
 tools() {
   [[ -x "$SP" && -x "$ST" ]] && return
@@ -113,11 +119,16 @@ oracle() { # name -> prints the project dir; writes the oracle's output once
       go run benches/oracles/go_oracle.go "$d" > "$O/$n.go.json" ;;
     gson|jsoup)
       java benches/oracles/JavaOracle.java "$proj" > "$O/$n.java.json" ;;
+    cjson)
+      # tests/unity is the vendored Unity framework (its examples collide).
+      python3 benches/oracles/clang_oracle.py "$d" --exclude=tests/unity > "$O/$n.clang.json" ;;
+    yamlcpp)
+      python3 benches/oracles/clang_oracle.py "$d" > "$O/$n.clang.json" ;;
   esac
   echo "$proj"
 }
 
-names=("$@"); [[ ${#names[@]} -gt 0 ]] || names=(requests flask pylint ky zod express commander bytes fd pflag toml mux gson jsoup)
+names=("$@"); [[ ${#names[@]} -gt 0 ]] || names=(requests flask pylint ky zod express commander bytes fd pflag toml mux gson jsoup cjson yamlcpp)
 tools
 cargo build --release --quiet --bench graph_accuracy
 BIN=$(ls -t "$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"/release/deps/graph_accuracy-* | grep -v '\.d$' | head -1)
@@ -134,7 +145,8 @@ import json, sys
 o, names = sys.argv[1], sys.argv[2:]
 lang = {"requests": "Python", "flask": "Python", "pylint": "Python", "ky": "TypeScript",
         "zod": "TypeScript", "express": "JavaScript", "commander": "JavaScript", "bytes": "Rust",
-        "fd": "Rust", "pflag": "Go", "toml": "Go", "mux": "Go", "gson": "Java", "jsoup": "Java"}
+        "fd": "Rust", "pflag": "Go", "toml": "Go", "mux": "Go", "gson": "Java", "jsoup": "Java",
+        "cjson": "C", "yamlcpp": "C++"}
 def p(t):
     return f"{100*t['correct']/t['edges']:.1f}% ({t['edges']})" if t and t["edges"] else "-"
 print()

@@ -374,3 +374,37 @@ fn rust_suites_reach_their_shared_test_modules() {
         ]
     );
 }
+
+#[test]
+fn typescript_members_come_through_generic_interface_bases() {
+    let repo = support::materialize(
+        "//- a.ts\nexport interface ZodType<O = unknown> {\n  parse(data: unknown): O;\n}\n\
+export interface _ZodString<T> extends ZodType<T> {\n  min(n: number): this;\n}\n\
+export interface ZodString extends _ZodString<string> {}\nexport function string(): ZodString { return null as any; }\n\
+//- c.ts\nexport class Other {\n  parse(x: unknown) { return x; }\n  min() { return this; }\n}\n\
+//- b.ts\nimport * as z from './a.js';\nexport function use() {\n  const s = z.string();\n  s.parse(1);\n  return z.string().min(2).parse(3);\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let r = |s: &str| (s.to_string(), "receiver".to_string());
+    let got = callees_of(repo.path(), "b.use");
+    assert!(
+        got.contains(&r("a.ZodType.parse")) && got.contains(&r("a._ZodString.min")),
+        "{got:?}"
+    );
+    assert!(!got.iter().any(|(q, _)| q.starts_with("c.")), "{got:?}");
+}
+
+#[test]
+fn cpp_classes_behind_export_macros_are_indexed() {
+    let repo = support::materialize(
+        "//- include/api.h\n#define YAML_API\nnamespace YAML {\nclass YAML_API Node : public Base {\n public:\n  int size() const;\n};\nstruct YAML_API Mark {\n  int line;\n};\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    for (q, kind) in [("Node", "class"), ("Mark", "struct")] {
+        let out = ken(&["symbol", q, "--json"], repo.path());
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let hit = &v["hits"][0];
+        assert_eq!(hit["name"], q, "{v}");
+        assert_eq!(hit["kind"], kind, "{v}");
+    }
+}

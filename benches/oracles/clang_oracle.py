@@ -4,15 +4,15 @@
 Every translation unit under REPO_DIR (.c as C; .cc, .cpp, .cxx as C++17) is parsed with
 `clang -fsyntax-only -Xclang -ast-dump=json` (clang >= 14; Debian: `apt-get install -y clang`),
 two at a time, with -I for the repository root and every `include` dir, and -iquote for every
-other dir holding headers. Errors are tolerated: clang still builds the AST, and what does not resolve to a
-declaration in the repository is simply not emitted. Hidden dirs, build*/, cmake-build*/,
-third_party/, vendor/, external/, deps/ and googletest*/ hold no translation units (their
-headers are still found).
+other dir holding headers. Errors are tolerated: clang still builds the AST, and what does not
+resolve to a declaration in the repository is simply not emitted. Hidden dirs are skipped;
+build*/, cmake-build*/, third_party/, vendor/, external/, deps/, googletest*/ and --exclude'd
+dirs are vendored: no translation units there, their include/ dirs are searched, and their
+code counts as a dependency's (no occurrences in it, calls into it not emitted).
 
 Usage: python3 benches/oracles/clang_oracle.py REPO_DIR [--exclude=REL_DIR]... [CLANG_FLAG]... > out.json
-  --exclude=REL_DIR skips the translation units under REL_DIR; other flags (-D, -I, -std=..) go
-  to clang after the oracle's own (standard library only; Python >= 3.8). CLANG_ORACLE_VERBOSE=1
-  lists the dropped mismatches on stderr.
+  Other flags (-D, -I, -std=..) go to clang after the oracle's own (standard library only;
+  Python >= 3.8). CLANG_ORACLE_VERBOSE=1 lists the dropped mismatches on stderr.
 
 Output (one JSON object; line and columns 0-based, columns in UTF-8 bytes, end_col exclusive):
   {"encoding": "utf8", "documents": [{"path": "rel/path.c", "occurrences": [
@@ -20,17 +20,16 @@ Output (one JSON object; line and columns 0-based, columns in UTF-8 bytes, end_c
 A symbol is the position of a declaration's name; all redeclarations of one entity (clang's
 previousDecl chain, joined across translation units through the positions they share) get one
 symbol, named by its definition where one was seen, and a def occurrence at every one of them.
-Definitions: functions, methods, constructors, destructors, records, enums, typedefs and aliases.
-References, all callable: calls `f(x)`, `ns::f(x)`, `f<T>(x)`, `a.b.f(x)`, `p->f(x)` at the name
-`f` (in template instantiations too, where clang resolves dependent calls), and constructions
-`T(x)`, `T{x}`, `new T(x)`, `: Base(x)` at the class name: to the constructor when one is
-declared in the repository, and to the class (callable only when no constructor was emitted).
-Caveats: operator calls, calls through function pointers and calls that only appear in
-never-instantiated templates are not emitted; constructors are matched by (class, signature
-type) because clang's JSON gives no constructor id; a name spelled inside a macro expansion
-is taken at its spelling position (the #define, or the macro argument) when that is in the
-repository and the text there is the name, else dropped; each emitted position is checked
-against the source text and mismatches are dropped (counted on stderr).
+Definitions: functions, methods, constructors, destructors, records, enums, typedefs, aliases.
+References: calls `f(x)`, `ns::f(x)`, `f<T>(x)`, `a.b.f(x)`, `p->f(x)` at the name `f` (also in
+template instantiations, where clang resolves dependent calls), and constructions `T(x)`,
+`T{x}`, `new T(x)`, `: Base(x)` at the class name: to the constructor when one is declared in
+the repository, and to the class (callable only when no constructor was emitted there).
+Caveats: operator calls, implicit calls (range-for begin/end, conversions), calls through
+function pointers and calls only in never-instantiated templates are not emitted; constructors
+are matched by (class, signature type), as clang's JSON names no constructor; a name inside a
+macro expansion is taken at its spelling (the #define, or the macro argument) when that is in
+the repository; every emitted name is checked against the source text, mismatches dropped.
 """
 import bisect, concurrent.futures, json, os, re, subprocess, sys, time
 
@@ -152,9 +151,10 @@ class Unit:
             return None
         off, nb = pos[1], name.encode()
         if search_back and text[off:off + len(nb)] != nb and text[off:off + 1] == b">":
-            i, depth = off, 0
+            i, depth, parens = off, 0, 0  # back to the matching '<', skipping (..) as in `f<(a << 2)>`
             while i >= 0:
-                depth += {62: 1, 60: -1}.get(text[i], 0)
+                parens += {41: 1, 40: -1}.get(text[i], 0)
+                depth += {62: 1, 60: -1}.get(text[i], 0) if parens == 0 else 0
                 if depth == 0:
                     break
                 i -= 1
@@ -227,7 +227,7 @@ class Unit:
         elif kind in RECORDS and name:
             scope = scope + [name]
         for c in n.get("inner") or ():
-            self.walk(c, scope, kind in RECORDS, implicit)
+            self.walk(c, scope, kind in RECORDS or in_record and kind == "FunctionTemplateDecl", implicit)
 
     def call(self, end, name, target):
         if name.startswith("operator") and not IDENT.match(name.encode(), 8):
@@ -280,7 +280,7 @@ def main():
     units, incs, vendored = scan(root, excludes)
     flags = [("-I" if d == root or os.path.basename(d) == "include" else "-iquote") + d for d in incs]
     flags += [a for a in args[1:] if not a.startswith("--exclude=")]
-    parent, links, defs, definitions, refs = {}, [], {}, set(), {}
+    parent, defs, definitions, refs = {}, {}, set(), {}
     mismatches, skipped, failed, with_errors = set(), set(), [], 0
 
     def find(k):

@@ -19,6 +19,11 @@
 (implements_clause (type_identifier) @name @reference.implementation)
 (implements_clause (generic_type name: (type_identifier) @name) @reference.implementation)
 (extends_type_clause type: (type_identifier) @name @reference.implementation)
+; `interface A extends B<T>`, `extends core.B<T>`: the base without its arguments.
+(extends_type_clause type: (generic_type name: (type_identifier) @name) @reference.implementation)
+(extends_type_clause
+  type: (generic_type name: (nested_type_identifier name: (type_identifier) @name)) @reference.implementation)
+(extends_type_clause type: (nested_type_identifier name: (type_identifier) @name) @reference.implementation)
 (type_identifier) @name @reference.type
 
 ; `const s: Store = ...`

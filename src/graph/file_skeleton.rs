@@ -419,8 +419,20 @@ fn returns(family: Family, signature: &str) -> Option<String> {
 /// `&mut Option<a::B<T>>` -> `a::B`; `Optional["Session"]` -> `Session`; `*http.Request` ->
 /// `http.Request`. Wrappers that only add optionality or ownership are looked through.
 fn type_path(ty: &str) -> Option<String> {
-    const WRAPPERS: [&str; 8] = [
-        "Option", "Optional", "Box", "Rc", "Arc", "RefCell", "Mutex", "Type",
+    const WRAPPERS: [&str; 13] = [
+        "Option",
+        "Optional",
+        "Box",
+        "Rc",
+        "Arc",
+        "RefCell",
+        "Mutex",
+        "Type",
+        "unique_ptr",
+        "shared_ptr",
+        "weak_ptr",
+        "optional",
+        "reference_wrapper",
     ];
     let mut t = ty.trim();
     loop {
@@ -563,6 +575,14 @@ mod tests {
             Some("File".into())
         );
         assert_eq!(returns(Family::Python, "def f(x)"), None);
+        assert_eq!(
+            type_path("std::unique_ptr<EmitterState>").as_deref(),
+            Some("EmitterState")
+        );
+        assert_eq!(
+            type_path("const std::shared_ptr<detail::node>&").as_deref(),
+            Some("detail::node")
+        );
         assert_eq!(
             java_returns("public Element head()", "head").as_deref(),
             Some("Element")

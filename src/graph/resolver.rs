@@ -244,6 +244,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
             Entity::Symbols(v) if !v.is_empty() => Resolution::of(via.provenance(), v),
             Entity::External => Resolution::unresolved(true),
             Entity::Unknown => self.by_name(r, member_call),
+            // A receiver whose type is known but has no such member (it comes through a base
+            // the graph cannot see): the name is still worth matching.
+            Entity::Symbols(_) if via == Via::Receiver => self.by_name(r, member_call),
             _ => Resolution::unresolved(false),
         }
     }
@@ -429,7 +432,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             let owner = d.parent.and_then(|p| fsk.defs.get(p as usize).map(|pd| (p, pd)));
             if let Some((p, pd)) = owner
                 && is_type_like(pd.kind)
-                && (ret == "Self" || *ret == pd.name)
+                && (ret == "Self" || ret == "this" || *ret == pd.name)
             {
                 let ty = SymbolId { file: s.file, def: p };
                 // An impl block stands for its type.

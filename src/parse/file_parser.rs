@@ -24,6 +24,14 @@ impl FileParser {
     /// Parses `source` as `spec`'s language and extracts its symbols. Never fails: problems
     /// become diagnostics in the result.
     pub fn parse(&mut self, spec: &LanguageSpec, source: &[u8]) -> FileSymbols {
+        let cleaned;
+        let source = match spec.name.as_str() {
+            "cpp" | "c" => {
+                cleaned = blank_export_macros(source);
+                cleaned.as_ref()
+            }
+            _ => source,
+        };
         let mut diagnostics = Vec::new();
         if let Err(e) = std::str::from_utf8(source) {
             let line = line_of(source, e.valid_up_to());
@@ -89,6 +97,33 @@ impl FileParser {
     }
 }
 
+/// `class YAML_CPP_API Node : ..` / `struct LLVM_LIBRARY_VISIBILITY X {`: an export macro
+/// between the keyword and the name hides the class from tree-sitter (it takes the macro for
+/// the name). The macro is blanked with spaces, so every byte offset stays where it was.
+fn blank_export_macros(source: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    static MACRO: std::sync::LazyLock<Option<regex::bytes::Regex>> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]{2,})[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*[:{]",
+        )
+        .ok()
+    });
+    let Some(re) = MACRO.as_ref() else {
+        return std::borrow::Cow::Borrowed(source);
+    };
+    let spans: Vec<std::ops::Range<usize>> = re
+        .captures_iter(source)
+        .filter_map(|c| c.get(1).map(|m| m.range()))
+        .collect();
+    if spans.is_empty() {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let mut out = source.to_vec();
+    for r in spans {
+        out[r].fill(b' ');
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn line_of(source: &[u8], byte: usize) -> u32 {
     let end = byte.min(source.len());
     let newlines = source[..end].iter().filter(|&&b| b == b'\n').count();
@@ -126,5 +161,19 @@ fn syntax_diagnostic(root: Node) -> Diagnostic {
         message: format!(
             "{count} syntax error(s), first at line {line}; extracted what tree-sitter recovered"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn export_macros_are_blanked_in_place() {
+        let src = b"class YAML_CPP_API Node : public Base {};\nstruct Plain {};\nclass API X;\n";
+        let out = super::blank_export_macros(src);
+        assert_eq!(out.len(), src.len());
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            "class              Node : public Base {};\nstruct Plain {};\nclass API X;\n"
+        );
     }
 }

@@ -408,3 +408,24 @@ fn cpp_classes_behind_export_macros_are_indexed() {
         assert_eq!(hit["kind"], kind, "{v}");
     }
 }
+
+#[test]
+fn cpp_out_of_line_members_see_their_class_and_declarations_pair_with_definitions() {
+    let repo = support::materialize(
+        "//- include/emitter.h\nnamespace YAML {\nclass State {\n public:\n  int depth() const;\n};\nclass Emitter {\n public:\n  void write();\n  void flush();\n private:\n  State* m_state;\n};\n}\n\
+//- src/state.cpp\n#include \"emitter.h\"\nnamespace YAML {\nint State::depth() const { return 0; }\n}\n\
+//- src/emitter.cpp\n#include \"emitter.h\"\nnamespace YAML {\nvoid Emitter::flush() {}\nvoid Emitter::write() {\n  flush();\n  m_state->depth();\n}\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let got = callees_of(repo.path(), "src/emitter.cpp:4");
+    // `flush()` is the class's member, by scope; `m_state->depth()` through the field's type.
+    assert!(
+        got.contains(&("YAML::Emitter::flush".to_string(), "scope".to_string())),
+        "{got:?}"
+    );
+    assert!(
+        got.iter()
+            .any(|(q, p)| q == "YAML::State::depth" && p != "name-ambiguous"),
+        "{got:?}"
+    );
+}

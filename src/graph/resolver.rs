@@ -307,9 +307,17 @@ impl<'t, 'a> Resolver<'t, 'a> {
             .copied()
             .filter(fits)
             .collect();
+        // Definitions sharing one qualified name are one symbol: a C++ declaration and its
+        // out-of-line definition, overloads.
+        let one_symbol = found.len() > 1 && {
+            let q = |s: &SymbolId| t.file(s.file).map(|f| f.qualified(s.def));
+            let first = q(&found[0]);
+            first.is_some() && found.iter().all(|s| q(s) == first)
+        };
         match found.len() {
             0 => Resolution::unresolved(false),
             1 => Resolution::of(Provenance::NameUnique, found),
+            _ if one_symbol => Resolution::of(Provenance::NameUnique, found),
             _ => Resolution::of(Provenance::NameAmbiguous, found),
         }
     }
@@ -555,9 +563,39 @@ impl<'t, 'a> Resolver<'t, 'a> {
             if !skip && let Some(v) = self.visible(at, h) {
                 return Some(v);
             }
+            // `void Emitter::Write() { m_pState->.. }`: the class's members are in scope.
+            if let Some(class) = at.and_then(|a| self.out_of_line_class(a)) {
+                let m = self.member(class, h);
+                if !m.is_empty() {
+                    return Some(m);
+                }
+            }
             at = self.sk.defs.get(at? as usize).and_then(|d| d.parent);
         }
         None
+    }
+
+    /// The class of a C++ member defined outside its class body (`void Emitter::Write() {..}`
+    /// in a `.cpp`), found by its qualified name.
+    fn out_of_line_class(&self, def: u32) -> Option<SymbolId> {
+        let d = self.sk.defs.get(def as usize)?;
+        let in_body = d
+            .parent
+            .and_then(|p| self.sk.defs.get(p as usize))
+            .is_some_and(|p| is_type_like(p.kind));
+        if self.fam != Family::C
+            || d.container.is_empty()
+            || in_body
+            || !matches!(d.kind, SymbolKind::Method | SymbolKind::Function)
+        {
+            return None;
+        }
+        let q = d.container.join("::");
+        self.table
+            .qualified(self.fam, &q)
+            .iter()
+            .copied()
+            .find(|s| self.is_type(*s))
     }
 
     fn visible(&self, at: Option<u32>, h: &str) -> Option<Vec<SymbolId>> {
@@ -617,6 +655,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
                     file: self.file,
                     def: i,
                 });
+            }
+            if let Some(class) = self.out_of_line_class(i) {
+                return Some(class);
             }
             at = d.parent;
         }

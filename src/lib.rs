@@ -11,6 +11,7 @@
 pub mod api;
 pub mod cli;
 pub mod context;
+pub mod exec;
 pub mod graph;
 pub mod index;
 pub mod lang;

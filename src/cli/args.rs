@@ -52,6 +52,9 @@ pub enum Command {
     /// Build or inspect the index.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Check or read an audit log (the hash-chained JSONL record of a session's actions).
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Find definitions by name or qualified name (exact, then case-insensitive, then prefix).
     Symbol(SymbolArgs),
     /// Search code: identifiers, error messages, whole issue texts; or every matching line
@@ -185,6 +188,23 @@ pub struct DepsArgs {
 pub struct GraphStatsArgs {
     #[command(flatten)]
     pub at: QueryLocation,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check every line's hash, sequence and chain; names the first bad line (exit 1). A
+    /// final line cut short by a crash is reported as torn, not as tampering.
+    Verify(AuditArgs),
+    /// Render a log for a person, one event per line.
+    Show(AuditArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The log file.
+    pub file: PathBuf,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

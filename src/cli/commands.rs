@@ -9,13 +9,13 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use super::args::{
-    BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, ReadSpanArgs, SearchArgs, StatusArgs,
-    SymbolArgs, VerifyArgs,
+    AuditCommand, BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, ReadSpanArgs,
+    SearchArgs, StatusArgs, SymbolArgs, VerifyArgs,
 };
 use super::progress::ProgressBars;
 use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
-use super::{context_commands, graph_commands, impact_commands, serve_commands};
+use super::{audit_commands, context_commands, graph_commands, impact_commands, serve_commands};
 use crate::api::Workspace;
 use crate::api::{
     IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, stored_embedder,
@@ -30,6 +30,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(IndexCommand::Build(a)) => build(a, quiet),
         Command::Index(IndexCommand::Status(a)) => status(a),
         Command::Index(IndexCommand::Verify(a)) => verify(a),
+        Command::Audit(AuditCommand::Verify(a)) => audit_commands::verify(a),
+        Command::Audit(AuditCommand::Show(a)) => audit_commands::show(a),
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
         Command::Context(a) => context_commands::context(a),

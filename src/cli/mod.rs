@@ -2,6 +2,7 @@
 //! that prints (results to stdout, progress and logs to stderr).
 
 mod args;
+mod audit_commands;
 mod commands;
 mod context_commands;
 mod graph_commands;

@@ -1,0 +1,14 @@
+//! The execution layer: what makes running commands and edits that a model chose safe, usable
+//! without the agent. So far: the tamper-evident audit log and secret redaction; the sandbox
+//! and the approval policy come next (issue 14).
+//!
+//! Invariants:
+//! - Nothing secret is written to the audit log: every event passes [`SecretRedactor`] first.
+//! - An audit line is written whole and flushed before the action it records is reported done;
+//!   a log is appended to only when it verifies intact.
+
+mod audit_log;
+mod secret_redactor;
+
+pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify as verify_audit_log};
+pub use secret_redactor::{REDACTED, SecretRedactor};

@@ -222,6 +222,15 @@ impl ChangeFilter {
             return Some(rel_str);
         }
         let name = rel.file_name()?.to_string_lossy();
+        // Manifests that shape module paths and import aliases (`Cargo.toml`, `go.mod`,
+        // `package.json`, `tsconfig.json`) matter even where ignore rules hide them.
+        if crate::parse::LayoutFile::is_layout_name(&name) {
+            let folder = rel.parent().filter(|p| !p.as_os_str().is_empty());
+            return match folder.is_some_and(|p| self.ignored(p, true)) {
+                true => None,
+                false => Some(rel_str),
+            };
+        }
         let supported = self.registry.for_file_name(&name).is_some();
         // A removed folder cannot be told from its name; let the build find what went.
         let folder = removed && rel.extension().is_none();
@@ -295,5 +304,12 @@ mod tests {
         assert_eq!(keep(".git/index"), None);
         assert_eq!(keep("README.txt"), None);
         assert_eq!(keep(".gitignore"), Some(".gitignore".to_string()));
+        // Manifests count even when ignored themselves, not inside an ignored folder.
+        std::fs::write(root.join(".gitignore"), "build/\n*.gen.py\npackage.json\n").unwrap();
+        let mut f = ChangeFilter::new(&root, &root.join(".kenning")).unwrap();
+        let mut keep = |p: &str| f.keep(&root.join(p), false);
+        assert_eq!(keep("package.json"), Some("package.json".to_string()));
+        assert_eq!(keep("src/tsconfig.json"), Some("src/tsconfig.json".to_string()));
+        assert_eq!(keep("build/package.json"), None);
     }
 }

@@ -178,25 +178,10 @@ Router.prototype.route = function route(req) { return req; };\nmodule.exports = 
 //- lib/other.js\nfunction send(x) { return x; }\nfunction route() { return 0; }\nmodule.exports = { send, route };\n",
     );
     assert!(ken(&["index", "build", "."], repo.path()).status.success());
-    let callers = |q: &str| -> Vec<(String, String)> {
-        let out = ken(&["callers", q, "--json"], repo.path());
-        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-        v["reached"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["symbol"]["qualified"].as_str().unwrap().to_string(),
-                    r["sites"][0]["provenance"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect()
-    };
+    let callers = |q: &str| callers_of(repo.path(), q);
     // `this.send(..)` in `res.json` and `res.send(..)` in the same file are the object's
     // member, by rule, not the other file's `send`.
-    let mut send = callers("res.send");
-    send.sort();
+    let send = callers("res.send");
     assert_eq!(
         send,
         [
@@ -219,23 +204,7 @@ fn go_recursive_calls_through_receiver_chains_resolve() {
         "//- go.mod\nmodule example.com/tree\n\ngo 1.19\n//- tree.go\npackage tree\n\ntype Node struct {\n\tchildren []*Node\n\tparent   *Node\n\tcfg      *Config\n}\n\ntype Config struct{ name string }\n\nfunc (c *Config) Name() string { return c.name }\n\nfunc (n *Node) Walk(f func(*Node)) {\n\tf(n)\n\tfor _, c := range n.children {\n\t\tc.Walk(f)\n\t}\n}\n\nfunc (n *Node) Root() *Node {\n\tif n.parent == nil {\n\t\treturn n\n\t}\n\treturn n.parent.Root()\n}\n\nfunc (n *Node) Parent() *Node { return n.parent }\n\nfunc (n *Node) Top() *Node {\n\treturn n.Parent().Top()\n}\n\nfunc (n *Node) ConfigName() string {\n\treturn n.cfg.Name()\n}\n\nfunc (n *Node) Depth() int {\n\td := 0\n\tfor p := n.parent; p != nil; p = p.parent {\n\t\td++\n\t}\n\treturn d + n.Root().Depth()\n}\n//- other.go\npackage tree\n\ntype Other struct{}\n\nfunc (o *Other) Walk(f func(*Node)) {}\nfunc (o *Other) Root() *Node { return nil }\nfunc (o *Other) Top() *Node { return nil }\nfunc (o *Other) Name() string { return \"\" }\nfunc (o *Other) Depth() int { return 0 }\n",
     );
     assert!(ken(&["index", "build", "."], repo.path()).status.success());
-    let callees = |q: &str| -> Vec<(String, String)> {
-        let out = ken(&["callees", q, "--json"], repo.path());
-        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-        let mut r: Vec<(String, String)> = v["reached"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["symbol"]["qualified"].as_str().unwrap().to_string(),
-                    r["sites"][0]["provenance"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect();
-        r.sort();
-        r
-    };
+    let callees = |q: &str| callees_of(repo.path(), q);
     let t = |s: &str, p: &str| (format!("example.com/tree.{s}"), p.to_string());
     // Over a range of a slice field, a field of the receiver, a method's result.
     assert_eq!(callees("Node.Walk"), [t("Node.Walk", "receiver")]);
@@ -252,7 +221,15 @@ fn go_recursive_calls_through_receiver_chains_resolve() {
 
 /// Callees of `q` as (qualified name, provenance of the first site), sorted.
 fn callees_of(repo: &std::path::Path, q: &str) -> Vec<(String, String)> {
-    let out = ken(&["callees", q, "--json"], repo);
+    calls_of(repo, "callees", q)
+}
+
+fn callers_of(repo: &std::path::Path, q: &str) -> Vec<(String, String)> {
+    calls_of(repo, "callers", q)
+}
+
+fn calls_of(repo: &std::path::Path, direction: &str, q: &str) -> Vec<(String, String)> {
+    let out = ken(&[direction, q, "--json"], repo);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let mut r: Vec<(String, String)> = v["reached"]
         .as_array()

@@ -47,6 +47,15 @@ fn truncate_half(path: &Path) {
     std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
 }
 
+fn first_segment(index_dir: &Path) -> PathBuf {
+    std::fs::read_dir(index_dir.join("segments"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+}
+
 /// The largest file of the lexical part: its postings or store.
 fn lexical_file(generation: &Path) -> PathBuf {
     let mut files: Vec<PathBuf> = std::fs::read_dir(generation.join("lexical"))
@@ -64,22 +73,12 @@ fn every_kind_of_damage_is_found_named_and_repaired() {
     type Damage = (&'static str, fn(&Path) -> PathBuf);
     let kinds: Vec<Damage> = vec![
         ("a truncated segment", |d| {
-            let p = std::fs::read_dir(d.join("segments"))
-                .unwrap()
-                .flatten()
-                .next()
-                .unwrap()
-                .path();
+            let p = first_segment(d);
             truncate_half(&p);
             p
         }),
         ("overwritten segment bytes", |d| {
-            let p = std::fs::read_dir(d.join("segments"))
-                .unwrap()
-                .flatten()
-                .next()
-                .unwrap()
-                .path();
+            let p = first_segment(d);
             overwrite_middle(&p);
             p
         }),
@@ -187,12 +186,7 @@ fn readers_refuse_damage_in_what_they_read() {
     // A symbol lookup reads the one record of the file defining it.
     let ok = ken(&["symbol", "function_number_07", "--json"], r.path());
     assert!(ok.status.success(), "{}", stderr(&ok));
-    let seg = std::fs::read_dir(dir.join("segments"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let seg = first_segment(&dir);
     let text = std::fs::read(&seg).unwrap();
     // Flip bytes inside that record's name: a decodable but wrong record.
     let at = text

@@ -325,6 +325,173 @@ impl<'g> ImpactAnalysis<'g> {
         self
     }
 
+    /// The tests to run for a change, best first, with their commands: those the walk reached
+    /// (as test items a runner can select), those named after a changed file, and the suites
+    /// of the changed package.
+    fn tests_to_run(&self, affected: &[Affected], changed_files: &[String]) -> (Vec<TestToRun>, Vec<String>) {
+        // Tests: reached through the graph, then named after a changed file.
+        let runners = TestCommands::new(self.graph, &self.by_path, self.root.as_deref());
+        let mut tests: Vec<TestToRun> = Vec::new();
+        let mut seen: HashSet<(String, Option<String>)> = HashSet::new();
+        for a in affected.iter().filter(|a| a.is_test) {
+            // The test item a reached definition is in (a nested helper's test, a helper
+            // method's test class); none for what a runner cannot select by name.
+            let name = match a.symbol {
+                Some(s) if is_test_name(&a.qualified_name) => runners.test_item(s),
+                _ => None,
+            };
+            // A file-level entry adds nothing next to a test of the same file.
+            let named_already = name.is_none() && tests.iter().any(|t| t.path == a.path);
+            if !named_already && seen.insert((a.path.clone(), name.clone())) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: a.path.clone(),
+                    name,
+                    found_by: "graph",
+                    score: a.score,
+                });
+            }
+        }
+        // A file's named tests are what reaches the change in it; a file-level entry there
+        // came from a helper no test item holds, and would run the whole file.
+        let named: HashSet<String> = tests
+            .iter()
+            .filter(|t| t.name.is_some())
+            .map(|t| t.path.clone())
+            .collect();
+        tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
+        let stems: Vec<String> = changed_files
+            .iter()
+            .filter(|p| !is_test_path(p))
+            .filter_map(|p| stem(p))
+            .collect();
+        for f in &self.graph.files {
+            let p = f.path.as_str();
+            if !runnable_test_file(p) || tests.iter().any(|t| t.path == p) {
+                continue;
+            }
+            let Some(s) = stem(p) else { continue };
+            let bare = s
+                .trim_start_matches("test_")
+                .trim_end_matches("_test")
+                .trim_end_matches("_tests")
+                .trim_end_matches(".test")
+                .trim_end_matches(".spec")
+                .to_string();
+            if stems.iter().any(|c| *c == bare && bare.len() > 2) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "naming",
+                    score: 0.05,
+                });
+            }
+        }
+        // Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
+        // for a folder holding a changed file, or the root), largest first: where tests of
+        // behaviour go when nothing names them. Rust integration suites exercise the crate
+        // from outside, through its binary when it has one — which no graph edge shows — so
+        // they rank above other packages' suites.
+        let changes: Vec<&str> = changed_files
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !is_test_path(p))
+            .collect();
+        if !changes.is_empty() {
+            let has_binary = self.graph.files.iter().any(|f| {
+                let p = f.path.as_str();
+                p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
+            });
+            let rust = changes.iter().any(|p| p.ends_with(".rs"));
+            let mut suites: Vec<(&str, usize)> = self
+                .graph
+                .files
+                .iter()
+                .filter(|f| runnable_test_file(f.path.as_str()))
+                .filter_map(|f| {
+                    let p = f.path.as_str();
+                    let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
+                    let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
+                    // Size by definitions and references: macro-generated tests have no
+                    // definitions of their own.
+                    (in_scope && (dir.is_empty() || dir.ends_with('/')))
+                        .then_some((p, f.defs.len() + f.refs.len()))
+                })
+                .filter(|(p, _)| !tests.iter().any(|t| t.path == *p))
+                .collect();
+            suites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            let base = if rust && has_binary { 0.04 } else { 0.02 };
+            for (i, (p, _)) in suites.into_iter().enumerate() {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "suite",
+                    score: base / (1.0 + i as f32 * 0.1),
+                });
+            }
+        }
+        // Only tests in the changed code's languages, and no test data.
+        let families: HashSet<Family> = changed_files
+            .iter()
+            .filter_map(|p| {
+                self.by_path
+                    .get(p.as_str())
+                    .and_then(|&i| self.graph.files.get(i))
+            })
+            .map(|f| Family::of(&f.language))
+            .collect();
+        tests.retain(|t| {
+            let data = [
+                "fixtures/",
+                "testdata/",
+                "test-data/",
+                "syntax-tests/",
+                "snapshots/",
+            ]
+            .iter()
+            .any(|d| t.path.contains(d));
+            let family = self
+                .by_path
+                .get(t.path.as_str())
+                .and_then(|&i| self.graph.files.get(i))
+                .map(|f| Family::of(&f.language));
+            !data && (families.is_empty() || family.is_some_and(|f| families.contains(&f)))
+        });
+        // Ties in score go to the test with more evidence: more reached definitions inside
+        // it, then a folder nearer the change.
+        let evidence = |t: &TestToRun| {
+            let reached = affected
+                .iter()
+                .filter(|a| a.path == t.path && a.symbol.is_some())
+                .filter(|a| {
+                    t.name
+                        .as_ref()
+                        .is_none_or(|n| a.qualified_name.starts_with(n.as_str()))
+                })
+                .count();
+            let near = changes.iter().map(|c| shared_dirs(c, &t.path)).max().unwrap_or(0);
+            (reached, near)
+        };
+        let mut keyed: Vec<((usize, usize), TestToRun)> =
+            tests.into_iter().map(|t| (evidence(&t), t)).collect();
+        keyed.sort_by(|(ea, a), (eb, b)| {
+            b.score
+                .total_cmp(&a.score)
+                .then(eb.cmp(ea))
+                .then(a.path.cmp(&b.path))
+                .then(a.name.cmp(&b.name))
+        });
+        let mut tests: Vec<TestToRun> = keyed.into_iter().map(|(_, t)| t).collect();
+        tests.truncate(MAX_TESTS);
+        for t in &mut tests {
+            t.command = runners.command(&t.path, t.name.as_deref());
+        }
+        let test_commands = runners.commands(&tests);
+        (tests, test_commands)
+    }
+
     fn name_of(&self, node: Node) -> String {
         match node {
             Node::File(f) => self
@@ -513,170 +680,7 @@ impl<'g> ImpactAnalysis<'g> {
             .map(|(path, (score, symbols))| AffectedFile { path, score, symbols })
             .collect();
         affected_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        // Tests: reached through the graph, then named after a changed file.
-        let runners = TestCommands::new(self.graph, &self.by_path, self.root.as_deref());
-        let mut tests: Vec<TestToRun> = Vec::new();
-        let mut seen: HashSet<(String, Option<String>)> = HashSet::new();
-        for a in affected.iter().filter(|a| a.is_test) {
-            // The test item a reached definition is in (a nested helper's test, a helper
-            // method's test class); none for what a runner cannot select by name.
-            let name = match a.symbol {
-                Some(s) if is_test_name(&a.qualified_name) => runners.test_item(s),
-                _ => None,
-            };
-            // A file-level entry adds nothing next to a test of the same file.
-            let named_already = name.is_none() && tests.iter().any(|t| t.path == a.path);
-            if !named_already && seen.insert((a.path.clone(), name.clone())) {
-                tests.push(TestToRun {
-                    command: None,
-                    path: a.path.clone(),
-                    name,
-                    found_by: "graph",
-                    score: a.score,
-                });
-            }
-        }
-        // A file's named tests are what reaches the change in it; a file-level entry there
-        // came from a helper no test item holds, and would run the whole file.
-        let named: HashSet<String> = tests
-            .iter()
-            .filter(|t| t.name.is_some())
-            .map(|t| t.path.clone())
-            .collect();
-        tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
-        let stems: Vec<String> = changed_files
-            .iter()
-            .filter(|p| !is_test_path(p))
-            .filter_map(|p| stem(p))
-            .collect();
-        for f in &self.graph.files {
-            let p = f.path.as_str();
-            if !runnable_test_file(p) || tests.iter().any(|t| t.path == p) {
-                continue;
-            }
-            let Some(s) = stem(p) else { continue };
-            let bare = s
-                .trim_start_matches("test_")
-                .trim_end_matches("_test")
-                .trim_end_matches("_tests")
-                .trim_end_matches(".test")
-                .trim_end_matches(".spec")
-                .to_string();
-            if stems.iter().any(|c| *c == bare && bare.len() > 2) {
-                tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "naming",
-                    score: 0.05,
-                });
-            }
-        }
-        // Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
-        // for a folder holding a changed file, or the root), largest first: where tests of
-        // behaviour go when nothing names them. Rust integration suites exercise the crate
-        // from outside, through its binary when it has one — which no graph edge shows — so
-        // they rank above other packages' suites.
-        let changes: Vec<&str> = changed_files
-            .iter()
-            .map(String::as_str)
-            .filter(|p| !is_test_path(p))
-            .collect();
-        if !changes.is_empty() {
-            let has_binary = self.graph.files.iter().any(|f| {
-                let p = f.path.as_str();
-                p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
-            });
-            let rust = changes.iter().any(|p| p.ends_with(".rs"));
-            let mut suites: Vec<(&str, usize)> = self
-                .graph
-                .files
-                .iter()
-                .filter(|f| runnable_test_file(f.path.as_str()))
-                .filter_map(|f| {
-                    let p = f.path.as_str();
-                    let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
-                    let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
-                    // Size by definitions and references: macro-generated tests have no
-                    // definitions of their own.
-                    (in_scope && (dir.is_empty() || dir.ends_with('/')))
-                        .then_some((p, f.defs.len() + f.refs.len()))
-                })
-                .filter(|(p, _)| !tests.iter().any(|t| t.path == *p))
-                .collect();
-            suites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-            let base = if rust && has_binary { 0.04 } else { 0.02 };
-            for (i, (p, _)) in suites.into_iter().enumerate() {
-                tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "suite",
-                    score: base / (1.0 + i as f32 * 0.1),
-                });
-            }
-        }
-        // Only tests in the changed code's languages, and no test data.
-        let families: HashSet<Family> = changed_files
-            .iter()
-            .filter_map(|p| {
-                self.by_path
-                    .get(p.as_str())
-                    .and_then(|&i| self.graph.files.get(i))
-            })
-            .map(|f| Family::of(&f.language))
-            .collect();
-        tests.retain(|t| {
-            let data = [
-                "fixtures/",
-                "testdata/",
-                "test-data/",
-                "syntax-tests/",
-                "snapshots/",
-            ]
-            .iter()
-            .any(|d| t.path.contains(d));
-            let family = self
-                .by_path
-                .get(t.path.as_str())
-                .and_then(|&i| self.graph.files.get(i))
-                .map(|f| Family::of(&f.language));
-            !data && (families.is_empty() || family.is_some_and(|f| families.contains(&f)))
-        });
-        // Ties in score go to the test with more evidence: more reached definitions inside
-        // it, then a folder nearer the change.
-        let evidence = |t: &TestToRun| {
-            let reached = affected
-                .iter()
-                .filter(|a| a.path == t.path && a.symbol.is_some())
-                .filter(|a| {
-                    t.name
-                        .as_ref()
-                        .is_none_or(|n| a.qualified_name.starts_with(n.as_str()))
-                })
-                .count();
-            let near = changes.iter().map(|c| shared_dirs(c, &t.path)).max().unwrap_or(0);
-            (reached, near)
-        };
-        let mut keyed: Vec<((usize, usize), TestToRun)> =
-            tests.into_iter().map(|t| (evidence(&t), t)).collect();
-        keyed.sort_by(|(ea, a), (eb, b)| {
-            b.score
-                .total_cmp(&a.score)
-                .then(eb.cmp(ea))
-                .then(a.path.cmp(&b.path))
-                .then(a.name.cmp(&b.name))
-        });
-        let mut tests: Vec<TestToRun> = keyed.into_iter().map(|(_, t)| t).collect();
-        tests.truncate(MAX_TESTS);
-        for t in &mut tests {
-            t.command = runners.command(&t.path, t.name.as_deref());
-        }
-        let listed: Vec<(String, Option<String>)> = tests
-            .iter()
-            .map(|t| (t.path.clone(), t.command.clone()))
-            .collect();
-        let test_commands = runners.commands(&listed);
+        let (tests, test_commands) = self.tests_to_run(&affected, &changed_files);
         // Public API and entry points.
         let mut public_api = Vec::new();
         let mut cache: HashMap<String, Option<FileSymbols>> = HashMap::new();

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::TestToRun;
 use crate::graph::{CodeGraph, Family, SymbolId};
 use crate::symbols::SymbolKind;
 
@@ -25,6 +26,8 @@ pub struct TestCommands<'g> {
     /// The working tree, for test attributes and manifests; without it commands are built
     /// from the graph alone.
     root: Option<PathBuf>,
+    /// Source files read for test attributes, each read once.
+    sources: std::cell::RefCell<HashMap<String, Option<String>>>,
 }
 
 impl<'g> TestCommands<'g> {
@@ -33,6 +36,7 @@ impl<'g> TestCommands<'g> {
             graph,
             by_path,
             root: root.map(Path::to_path_buf),
+            sources: Default::default(),
         }
     }
 
@@ -74,8 +78,7 @@ impl<'g> TestCommands<'g> {
                 }
             }
             Family::Rust => {
-                let source = self.source(f.path.as_str())?;
-                (callable(d) && has_test_attribute(&source, def.line)).then(|| f.qualified(d))
+                (callable(d) && self.has_test_attribute(f.path.as_str(), def.line)).then(|| f.qualified(d))
             }
             Family::Go => {
                 let rest = def.name.strip_prefix("Test")?;
@@ -86,8 +89,13 @@ impl<'g> TestCommands<'g> {
         }
     }
 
-    fn source(&self, path: &str) -> Option<String> {
-        std::fs::read_to_string(self.root.as_ref()?.join(path)).ok()
+    fn has_test_attribute(&self, path: &str, line: u32) -> bool {
+        let mut sources = self.sources.borrow_mut();
+        let source = sources.entry(path.to_string()).or_insert_with(|| {
+            let root = self.root.as_ref()?;
+            std::fs::read_to_string(root.join(path)).ok()
+        });
+        source.as_deref().is_some_and(|s| has_test_attribute(s, line))
     }
 
     /// The command that runs one test item (or the whole file).
@@ -107,7 +115,7 @@ impl<'g> TestCommands<'g> {
             Family::Go => {
                 let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
                 let (cd, rel) = match self.manifest_dir(dir, "go.mod", |_| true) {
-                    Some(m) if !m.is_empty() => (format!("cd {m} && "), strip_dir(dir, &m).to_string()),
+                    Some((m, _)) if !m.is_empty() => (format!("cd {m} && "), strip_dir(dir, &m).to_string()),
                     _ => (String::new(), dir.to_string()),
                 };
                 let pkg = if rel.is_empty() {
@@ -128,14 +136,12 @@ impl<'g> TestCommands<'g> {
 
     fn cargo(&self, path: &str, module: &str, local: Option<&str>) -> Option<String> {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        let crate_dir = self
+        let (crate_dir, manifest) = self
             .manifest_dir(dir, "Cargo.toml", |t| t.contains("[package]"))
             .unwrap_or_default();
         let package = match crate_dir.is_empty() {
             true => String::new(),
-            false => self
-                .package_name(&crate_dir)
-                .map_or_else(String::new, |p| format!(" -p {p}")),
+            false => package_name(&manifest).map_or_else(String::new, |p| format!(" -p {p}")),
         };
         let rel = strip_dir(path, &crate_dir);
         // An integration suite: `tests/NAME.rs` or `tests/NAME/main.rs` (and its modules).
@@ -167,15 +173,16 @@ impl<'g> TestCommands<'g> {
         })
     }
 
-    /// The nearest folder at or above `dir` holding manifest `name` whose text passes `keep`.
-    fn manifest_dir(&self, dir: &str, name: &str, keep: impl Fn(&str) -> bool) -> Option<String> {
+    /// The nearest folder at or above `dir` holding manifest `name` whose text passes
+    /// `keep`, with that text.
+    fn manifest_dir(&self, dir: &str, name: &str, keep: impl Fn(&str) -> bool) -> Option<(String, String)> {
         let root = self.root.as_ref()?;
         let mut d = dir.to_string();
         loop {
             if let Ok(text) = std::fs::read_to_string(root.join(&d).join(name))
                 && keep(&text)
             {
-                return Some(d);
+                return Some((d, text));
             }
             if d.is_empty() {
                 return None;
@@ -184,20 +191,14 @@ impl<'g> TestCommands<'g> {
         }
     }
 
-    fn package_name(&self, crate_dir: &str) -> Option<String> {
-        let text = std::fs::read_to_string(self.root.as_ref()?.join(crate_dir).join("Cargo.toml")).ok()?;
-        let v = text.parse::<toml::Table>().ok()?;
-        Some(v.get("package")?.get("name")?.as_str()?.to_string())
-    }
-
     /// One command per runner covering every test found: pytest and jest/mocha take many
     /// files; cargo and go get one command per test (at most ten).
-    pub fn commands(&self, tests: &[(String, Option<String>)]) -> Vec<String> {
+    pub fn commands(&self, tests: &[TestToRun]) -> Vec<String> {
         let mut py: Vec<&str> = Vec::new();
         let mut jest: Vec<&str> = Vec::new();
         let mut mocha: Vec<&str> = Vec::new();
         let mut other: Vec<String> = Vec::new();
-        for (path, command) in tests {
+        for TestToRun { path, command, .. } in tests {
             let Some(f) = self
                 .by_path
                 .get(path.as_str())
@@ -231,6 +232,12 @@ impl<'g> TestCommands<'g> {
         out.extend(other.into_iter().take(10));
         out
     }
+}
+
+/// `[package] name` of a Cargo manifest (what `cargo test -p` takes).
+fn package_name(cargo_toml: &str) -> Option<String> {
+    let v = cargo_toml.parse::<toml::Table>().ok()?;
+    Some(v.get("package")?.get("name")?.as_str()?.to_string())
 }
 
 /// A test attribute on the item starting at `line` (1-based): the attribute lines right above

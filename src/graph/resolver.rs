@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::symbol_table::is_type_like;
 use super::{DepSet, Deps, Family, FileSkeleton, Provenance, RefNode, SymbolId, SymbolTable};
 use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
+use crate::util::{join_relative, strip_js_ext};
 
 /// Most targets kept for one ambiguous reference (the count of all candidates is kept).
 pub const MAX_TARGETS: usize = 8;
@@ -111,6 +112,10 @@ pub struct Resolver<'t, 'a> {
     sep: &'static str,
     /// (parent, name) -> definitions of this file.
     local: HashMap<(Option<u32>, &'a str), Vec<u32>>,
+    /// JavaScript: top-level names of this file that CommonJS members were assigned to.
+    js_objects: HashSet<&'a str>,
+    /// C++: definitions outside their class body (`void Emitter::write() {..}`) -> the class.
+    out_of_line: HashMap<u32, SymbolId>,
     import_lines: HashSet<u32>,
     open_glob: Option<bool>,
     merged_bases: HashSet<FileId>,
@@ -144,6 +149,45 @@ impl<'t, 'a> Resolver<'t, 'a> {
                     .push(i as u32);
             }
         }
+        // `res.send = function ..` with `res` declared at the top of the file.
+        let js_objects: HashSet<&'a str> = match fam {
+            Family::Js => sk
+                .defs
+                .iter()
+                .filter(|d| d.kind == SymbolKind::Method && d.parent.is_none())
+                .filter_map(|d| d.container.first().map(String::as_str))
+                .filter(|h| local.contains_key(&(None, *h)))
+                .collect(),
+            _ => HashSet::new(),
+        };
+        // Their classes are looked up by name: a file depends on those names.
+        let mut deps = DepSet::default();
+        let out_of_line: HashMap<u32, SymbolId> = match fam {
+            Family::C => sk
+                .defs
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| {
+                    let in_body = d
+                        .parent
+                        .and_then(|p| sk.defs.get(p as usize))
+                        .is_some_and(|p| is_type_like(p.kind));
+                    !d.container.is_empty()
+                        && !in_body
+                        && matches!(d.kind, SymbolKind::Method | SymbolKind::Function)
+                })
+                .filter_map(|(i, d)| {
+                    deps.name(d.container.last()?);
+                    let class = table
+                        .qualified(fam, &d.container.join("::"))
+                        .iter()
+                        .copied()
+                        .find(|s| table.def(*s).is_some_and(|x| is_type_like(x.kind)))?;
+                    Some((i as u32, class))
+                })
+                .collect(),
+            _ => HashMap::new(),
+        };
         Some(Resolver {
             table,
             bases,
@@ -153,13 +197,15 @@ impl<'t, 'a> Resolver<'t, 'a> {
             fam,
             sep: fam.separator(),
             local,
+            js_objects,
+            out_of_line,
             import_lines: sk.imports.iter().map(|i| i.line).collect(),
             open_glob: None,
             merged_bases: HashSet::new(),
             at_line: 0,
             foreign_types: HashMap::new(),
             binding_depth: 0,
-            deps: DepSet::default(),
+            deps,
         })
     }
 
@@ -578,24 +624,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
     /// The class of a C++ member defined outside its class body (`void Emitter::Write() {..}`
     /// in a `.cpp`), found by its qualified name.
     fn out_of_line_class(&self, def: u32) -> Option<SymbolId> {
-        let d = self.sk.defs.get(def as usize)?;
-        let in_body = d
-            .parent
-            .and_then(|p| self.sk.defs.get(p as usize))
-            .is_some_and(|p| is_type_like(p.kind));
-        if self.fam != Family::C
-            || d.container.is_empty()
-            || in_body
-            || !matches!(d.kind, SymbolKind::Method | SymbolKind::Function)
-        {
-            return None;
-        }
-        let q = d.container.join("::");
-        self.table
-            .qualified(self.fam, &q)
-            .iter()
-            .copied()
-            .find(|s| self.is_type(*s))
+        self.out_of_line.get(&def).copied()
     }
 
     fn visible(&self, at: Option<u32>, h: &str) -> Option<Vec<SymbolId>> {
@@ -685,14 +714,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
     /// A name declared at the top of this file that CommonJS members were assigned to (`res`
     /// of `var res = ..; res.send = ..`); a global (`Date.now = ..` in a test) is not one.
     fn js_object(&self, h: &str) -> Option<String> {
-        let assigned = self.fam == Family::Js
-            && self.local.contains_key(&(None, h))
-            && self.sk.defs.iter().any(|d| {
-                d.kind == SymbolKind::Method
-                    && d.parent.is_none()
-                    && d.container.first().is_some_and(|c| c == h)
-            });
-        assigned.then(|| format!("{}{}{h}", self.sk.module, self.sep))
+        self.js_objects
+            .contains(h)
+            .then(|| format!("{}{}{h}", self.sk.module, self.sep))
     }
 
     fn is_type(&self, s: SymbolId) -> bool {
@@ -839,13 +863,12 @@ impl<'t, 'a> Resolver<'t, 'a> {
         }
         // `mod testenv;` in `tests/cli.rs`: a module under `tests/` is shared by the suites
         // that declare it and is named on its own (`testenv`), not `cli::testenv`.
-        let in_suite = |p: &str| p.starts_with("tests/") || p.contains("/tests/");
         if fam == Family::Rust
             && !m.contains("::")
-            && in_suite(self.sk.path.as_str())
+            && in_test_suite(self.sk.path.as_str())
             && t.module(fam, seg)
                 .iter()
-                .any(|f| t.file(*f).is_some_and(|x| in_suite(x.path.as_str())))
+                .any(|f| t.file(*f).is_some_and(|x| in_test_suite(x.path.as_str())))
         {
             self.deps.module(seg);
             return Entity::Module(seg.to_string());
@@ -1002,7 +1025,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
     fn include_files(&mut self, from: FileId, path: &str) -> Vec<FileId> {
         let t = self.table;
         let dir = t.file(from).map(|f| f.path.parent()).unwrap_or("");
-        let joined = normalize(dir, path);
+        let joined = join_relative(dir, path);
         self.deps.module(&joined);
         if let Some(f) = t.path(&joined) {
             return vec![f];
@@ -1088,9 +1111,8 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 };
                 let mut rest = rest.as_slice();
                 // `use crate::testenv::..` in a suite under `tests/`: see `in_module`.
-                let in_suite = |p: &str| p.starts_with("tests/") || p.contains("/tests/");
                 if first == "crate"
-                    && in_suite(fsk.path.as_str())
+                    && in_test_suite(fsk.path.as_str())
                     && let Some((next, more)) = rest.split_first()
                     && t.module(fam, &format!("{base}::{next}")).is_empty()
                     && !t.module(fam, next).is_empty()
@@ -1108,7 +1130,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             }
             Family::Js => {
                 let joined = match path.starts_with('.') {
-                    true => normalize(fsk.path.parent(), path),
+                    true => join_relative(fsk.path.parent(), path),
                     // A package importing itself by name, a workspace sibling, a tsconfig path.
                     false => t.js_alias(path)?,
                 };
@@ -1250,6 +1272,11 @@ fn cast_type(recv: &str) -> Option<&str> {
     segments(ty).is_some().then_some(ty)
 }
 
+/// A Rust file under a `tests/` folder: an integration suite or a module suites share.
+fn in_test_suite(path: &str) -> bool {
+    path.starts_with("tests/") || path.contains("/tests/")
+}
+
 /// The callee text of the last call in `recv` (`a.b(x).c` of `a.b(x).c(y)`), `None` when
 /// `recv` is not a call.
 fn last_callee(recv: &str) -> Option<&str> {
@@ -1273,28 +1300,4 @@ fn last_callee(recv: &str) -> Option<&str> {
 
 fn parent_module(m: &str, sep: &str) -> String {
     m.rsplit_once(sep).map(|(p, _)| p.to_string()).unwrap_or_default()
-}
-
-/// Joins a relative path onto a folder, resolving `.` and `..`.
-fn normalize(dir: &str, rel: &str) -> String {
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for p in rel.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            _ => parts.push(p),
-        }
-    }
-    parts.join("/")
-}
-
-fn strip_js_ext(p: &str) -> &str {
-    for ext in [".d.ts", ".tsx", ".ts", ".jsx", ".mjs", ".cjs", ".js"] {
-        if let Some(s) = p.strip_suffix(ext) {
-            return s;
-        }
-    }
-    p
 }

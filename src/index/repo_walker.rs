@@ -123,7 +123,7 @@ impl<'a> RepoWalker<'a> {
         if ft.is_dir() {
             // JavaScript manifests shape imports even where a project's ignore rules hide
             // them (zod ignores its generated-looking but tracked `package.json`).
-            for name in ["package.json", "tsconfig.json", "jsconfig.json"] {
+            for name in LayoutFile::JS_MANIFESTS {
                 let p = e.path().join(name);
                 if p.is_file() {
                     let rel = rel_lossy(&self.root, &p);
@@ -142,7 +142,7 @@ impl<'a> RepoWalker<'a> {
             return;
         }
         let name = e.file_name().to_string_lossy();
-        if matches!(name.as_ref(), "Cargo.toml" | "go.mod") {
+        if LayoutFile::BUILD_MANIFESTS.contains(&name.as_ref()) {
             self.read_layout(e.path(), &rel, &name, out);
         }
         let Some((language, _)) = self.registry.for_file_name(&name) else {

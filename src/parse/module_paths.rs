@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::symbols::RepoPath;
+use crate::util::{join_relative, strip_js_ext};
 
 /// A file that shapes module paths without being parsed for symbols.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,12 +34,14 @@ pub enum LayoutFile {
 }
 
 impl LayoutFile {
+    /// Manifests read where the walk finds them.
+    pub const BUILD_MANIFESTS: [&str; 2] = ["Cargo.toml", "go.mod"];
+    /// JavaScript manifests, read in every folder the walk enters (ignore rules may hide them).
+    pub const JS_MANIFESTS: [&str; 3] = ["package.json", "tsconfig.json", "jsconfig.json"];
+
     /// Whether a file name is one the layout depends on.
     pub fn is_layout_name(file_name: &str) -> bool {
-        matches!(
-            file_name,
-            "Cargo.toml" | "go.mod" | "package.json" | "tsconfig.json" | "jsconfig.json"
-        )
+        Self::BUILD_MANIFESTS.contains(&file_name) || Self::JS_MANIFESTS.contains(&file_name)
     }
 }
 
@@ -232,25 +235,12 @@ fn js_aliases(dir: &str, file: &str, text: &str) -> Vec<(String, String)> {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&strip_jsonc(text)) else {
         return Vec::new();
     };
-    let join = |base: &str, rel: &str| -> String {
-        let rel = rel.trim_start_matches("./");
-        let joined = match base.is_empty() {
-            true => rel.to_string(),
-            false => format!("{base}/{rel}"),
-        };
-        normalize_path(&joined)
-    };
+    // `./src/index.ts` -> `src/index`: the module the resolver looks for.
+    let strip_ext = |p: &str| strip_js_ext(p).to_string();
     let mut out = Vec::new();
     if file == "package.json" {
         let Some(name) = v.get("name").and_then(|n| n.as_str()) else {
             return out;
-        };
-        let strip_ext = |p: &str| -> String {
-            let p = p.strip_suffix(".d.ts").unwrap_or(p);
-            p.rsplit_once('.')
-                .filter(|(_, x)| !x.contains('/') && !x.contains('*'))
-                .map_or(p, |(s, _)| s)
-                .to_string()
         };
         // `exports`: subpaths to targets, picking the condition that names source files.
         let exports: Vec<(String, String)> = match v.get("exports") {
@@ -268,14 +258,14 @@ fn js_aliases(dir: &str, file: &str, text: &str) -> Vec<(String, String)> {
                 "." => name.to_string(),
                 s => format!("{name}/{}", s.trim_start_matches("./")),
             };
-            out.push((pattern, join(dir, &strip_ext(target))));
+            out.push((pattern, join_relative(dir, &strip_ext(target))));
         }
         // Else the entry the runtime loads (`main`), or the conventional `index`.
         if !exports.iter().any(|(s, _)| s == ".") {
             let main = v.get("main").and_then(|m| m.as_str()).unwrap_or("index");
-            out.push((name.to_string(), join(dir, &strip_ext(main))));
+            out.push((name.to_string(), join_relative(dir, &strip_ext(main))));
         }
-        out.push((format!("{name}/*"), join(dir, "*")));
+        out.push((format!("{name}/*"), join_relative(dir, "*")));
         return out;
     }
     let Some(opts) = v.get("compilerOptions") else {
@@ -284,7 +274,7 @@ fn js_aliases(dir: &str, file: &str, text: &str) -> Vec<(String, String)> {
     let base = opts
         .get("baseUrl")
         .and_then(|b| b.as_str())
-        .map_or_else(|| dir.to_string(), |b| join(dir, b));
+        .map_or_else(|| dir.to_string(), |b| join_relative(dir, b));
     for (pattern, targets) in opts
         .get("paths")
         .and_then(|p| p.as_object())
@@ -298,13 +288,7 @@ fn js_aliases(dir: &str, file: &str, text: &str) -> Vec<(String, String)> {
         else {
             continue;
         };
-        let target = join(&base, first);
-        let target = target
-            .rsplit_once('.')
-            .filter(|(_, x)| !x.contains('/') && !x.contains('*'))
-            .map_or(target.as_str(), |(s, _)| s)
-            .to_string();
-        out.push((pattern.clone(), target));
+        out.push((pattern.clone(), strip_ext(&join_relative(&base, first))));
     }
     out
 }
@@ -324,21 +308,6 @@ fn export_target(t: &serde_json::Value) -> Option<String> {
         serde_json::Value::Array(a) => a.iter().find_map(export_target),
         _ => None,
     }
-}
-
-/// `a/./b/../c` -> `a/c`.
-fn normalize_path(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in p.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    parts.join("/")
 }
 
 /// JSON with comments and trailing commas (tsconfig's dialect) made plain JSON.
@@ -387,8 +356,9 @@ fn strip_jsonc(text: &str) -> String {
         }
     }
     // Trailing commas before `}` or `]`.
-    let re = regex::Regex::new(r",(\s*[}\]])").ok();
-    match re {
+    static TRAILING_COMMA: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r",(\s*[}\]])").ok());
+    match TRAILING_COMMA.as_ref() {
         Some(re) => re.replace_all(&out, "$1").into_owned(),
         None => out,
     }

@@ -1,5 +1,7 @@
 //! Small helpers that would otherwise be micro-crates.
 
 mod atomic_file;
+mod path_text;
 
 pub use atomic_file::{fsync_dir, write_atomic};
+pub use path_text::{join_relative, strip_js_ext};

@@ -55,6 +55,10 @@ pub enum Command {
     /// Check or read an audit log (the hash-chained JSONL record of a session's actions).
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Run one command confined (namespaces, read-only mounts, Landlock, seccomp, limits, a
+    /// wall clock) after the approval policy has judged it; streams its output and exits
+    /// with its status. `--doctor` says which mechanisms this kernel enforces.
+    Exec(ExecArgs),
     /// Find definitions by name or qualified name (exact, then case-insensitive, then prefix).
     Symbol(SymbolArgs),
     /// Search code: identifiers, error messages, whole issue texts; or every matching line
@@ -188,6 +192,82 @@ pub struct DepsArgs {
 pub struct GraphStatsArgs {
     #[command(flatten)]
     pub at: QueryLocation,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SandboxArg {
+    ReadOnly,
+    WorkspaceWrite,
+    FullAccess,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ApprovalArg {
+    Untrusted,
+    OnRequest,
+    Never,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// What the command may write: nothing but a private temp dir, the workspace too, or
+    /// anything (no confinement but the limits).
+    #[arg(long, value_enum, default_value = "workspace-write")]
+    pub sandbox: SandboxArg,
+    /// Let the command reach the network (by default it gets an empty network namespace).
+    #[arg(long)]
+    pub network: bool,
+    /// Wall-clock limit in seconds; the whole process tree is killed when it passes (exit 124).
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+    /// The folder the command may write (default: the enclosing git repository, else the
+    /// current folder).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// Refuse to run (exit 125) unless every wanted mechanism is in force.
+    #[arg(long)]
+    pub sandbox_strict: bool,
+    /// When to ask a person: before anything not known to be read-only, for what leaves the
+    /// sandbox or is risky, or never (deny what would need asking).
+    #[arg(long, value_enum, default_value = "on-request")]
+    pub approval: ApprovalArg,
+    /// Memory limit for the whole tree, in MiB (a cgroup where one can be made, else the
+    /// address-space rlimit).
+    #[arg(long, default_value_t = 8192)]
+    pub memory_mib: u64,
+    /// CPU seconds per process (RLIMIT_CPU).
+    #[arg(long)]
+    pub cpu_seconds: Option<u64>,
+    /// Processes and threads for the whole tree.
+    #[arg(long, default_value_t = 1024)]
+    pub max_processes: u64,
+    /// Largest file the command may write, in MiB.
+    #[arg(long, default_value_t = 4096)]
+    pub max_file_mib: u64,
+    /// Keep an environment variable that looks secret (repeatable).
+    #[arg(long = "allow-env", value_name = "NAME")]
+    pub allow_env: Vec<String>,
+    /// The audit log to append to (default: `<state dir>/kenning/audit/<session>.jsonl`).
+    #[arg(long)]
+    pub audit: Option<PathBuf>,
+    /// The session this run belongs to: its audit log and its approvals "for the session".
+    #[arg(long, default_value = "exec")]
+    pub session: String,
+    /// Bytes of each output stream kept in the report (head and tail).
+    #[arg(long, default_value_t = 65536)]
+    pub capture_bytes: usize,
+    /// Print the policy's verdict (classes, decision, who decided) and do not run.
+    #[arg(long)]
+    pub explain: bool,
+    /// Probe the kernel and print, for each mechanism, whether it is enforced here and why not.
+    #[arg(long)]
+    pub doctor: bool,
+    /// The run report as JSON on stdout (the command's output is in it, not streamed).
+    #[arg(long)]
+    pub json: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(last = true)]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

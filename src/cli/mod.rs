@@ -5,6 +5,7 @@ mod args;
 mod audit_commands;
 mod commands;
 mod context_commands;
+mod exec_commands;
 mod graph_commands;
 mod impact_commands;
 mod progress;

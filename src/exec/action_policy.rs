@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser};
 
 /// From least to most risky.
@@ -54,7 +54,7 @@ pub enum ApprovalPolicy {
     Never,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     ReadOnly,
@@ -274,7 +274,22 @@ impl ActionPolicy {
 /// Walks the tree: each simple command and each redirection is a part.
 fn collect(node: Node, src: &[u8], cx: &PolicyContext, out: &mut Vec<ActionPart>) {
     match node.kind() {
-        "command" => out.push(command_part(node, src, cx)),
+        "command" => match shell_script(node, src) {
+            // `sh -c 'a && b'` is judged by its script, part by part, like any other command.
+            Some(script) => {
+                let inner = ActionPolicy::classify(&script, cx);
+                if inner.parsed {
+                    out.extend(inner.parts);
+                } else {
+                    out.push(ActionPart {
+                        text: node.utf8_text(src).unwrap_or("").to_string(),
+                        class: ActionClass::Protected,
+                        why: "runs a shell script that could not be parsed".to_string(),
+                    });
+                }
+            }
+            None => out.push(command_part(node, src, cx)),
+        },
         "file_redirect" => {
             let text = node.utf8_text(src).unwrap_or("").to_string();
             let target = node
@@ -380,6 +395,22 @@ fn protected_path(p: &str) -> Option<String> {
         return Some("edits system configuration".into());
     }
     None
+}
+
+/// The script of `sh -c SCRIPT` (any shell of [`SHELLS`]), when it is a literal word.
+fn shell_script(cmd: Node, src: &[u8]) -> Option<String> {
+    if !SHELLS.contains(&program(cmd, src).as_str()) {
+        return None;
+    }
+    let words: Vec<Node> = (0..cmd.named_child_count())
+        .filter_map(|i| cmd.named_child(i as u32))
+        .filter(|c| c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect"))
+        .collect();
+    let at = words.iter().position(|w| w.utf8_text(src).ok() == Some("-c"))?;
+    let script = words.get(at + 1)?;
+    matches!(script.kind(), "word" | "raw_string" | "string")
+        .then(|| script.utf8_text(src).ok().map(unquote))
+        .flatten()
 }
 
 fn command_part(cmd: Node, src: &[u8], cx: &PolicyContext) -> ActionPart {

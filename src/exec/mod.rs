@@ -1,7 +1,8 @@
 //! The execution layer: what makes running commands and edits that a model chose safe, usable
 //! without the agent. So far: the tamper-evident audit log, secret redaction, the scrubbed
-//! environment, and the action policy (classes and approval decisions for shell commands);
-//! the sandbox that enforces them comes next (issue 14).
+//! environment, the action policy (classes and approval decisions for shell commands), and
+//! the Linux sandbox (namespaces, read-only mounts, Landlock, seccomp, rlimits, cgroups, a
+//! wall clock) that `ken exec` runs commands in.
 //!
 //! Invariants:
 //! - Nothing secret is written to the audit log: every event passes [`SecretRedactor`] first.
@@ -10,8 +11,21 @@
 
 mod action_policy;
 mod audit_log;
+mod cgroup_limits;
+mod confinement;
 mod env_scrubber;
+mod exec_rules;
+mod helper_event;
+mod mechanism;
+mod mount_plan;
+mod output_capture;
+mod run_report;
+mod sandbox;
+mod sandbox_helper;
+mod sandbox_spec;
 mod secret_redactor;
+mod session_approvals;
+mod workspace_snapshot;
 
 pub use action_policy::{
     ActionClass, ActionPart, ActionPolicy, ApprovalPolicy, CommandVerdict, Decision, PolicyContext,
@@ -19,4 +33,13 @@ pub use action_policy::{
 };
 pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify as verify_audit_log};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
+pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};
+pub use mechanism::{Mechanism, MechanismState};
+pub use output_capture::{CapturedOutput, OutputCapture};
+pub use run_report::RunReport;
+pub use sandbox::{OnStart, Sandbox, SandboxError, default_workspace};
+pub use sandbox_helper::{SETUP_FAILED, helper_main};
+pub use sandbox_spec::{Limits, SandboxSpec};
 pub use secret_redactor::{REDACTED, SecretRedactor};
+pub use session_approvals::SessionApprovals;
+pub use workspace_snapshot::WorkspaceSnapshot;

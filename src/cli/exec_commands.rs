@@ -1,0 +1,449 @@
+//! `ken exec`: judge a command (policy, rules, a person on a TTY), run it in the sandbox,
+//! record it in the audit log, exit with its status. `ken exec --doctor` prints what this
+//! kernel enforces.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use super::args::{ApprovalArg, ExecArgs, SandboxArg};
+use super::shared::print_json;
+use crate::exec::{
+    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CommandVerdict, Decision, EnvScrubber, ExecRules, Limits,
+    Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, SessionApprovals,
+    WorkspaceSnapshot, default_workspace,
+};
+
+/// Exit code of a command the policy or a person refused.
+const DENIED: u8 = 126;
+
+pub fn exec(a: ExecArgs) -> Result<ExitCode> {
+    if a.doctor {
+        return doctor(a.json);
+    }
+    if a.command.is_empty() {
+        bail!("ken exec: no command given; put it after `--`, as in `ken exec -- cargo test`");
+    }
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!("--timeout: {} is not a positive number of seconds", a.timeout);
+    }
+    let cwd = std::env::current_dir().context("reading the current folder")?;
+    let workspace = match &a.workspace {
+        Some(w) => std::fs::canonicalize(w).with_context(|| format!("--workspace {}", w.display()))?,
+        None => default_workspace(&cwd),
+    };
+    if !workspace.is_dir() {
+        bail!("--workspace {}: not a folder", workspace.display());
+    }
+    let rules = ExecRules::load(&workspace, config_dir().as_deref())?;
+    let mode = sandbox_mode(a.sandbox);
+    let approval = approval_policy(a.approval);
+    let mut network = a.network;
+    let cx = PolicyContext {
+        branch: git_branch(&workspace),
+        network,
+    };
+    let text = shlex::try_join(a.command.iter().map(String::as_str)).unwrap_or_else(|_| a.command.join(" "));
+    let verdict = ActionPolicy::classify(&text, &cx);
+    let ruled = rules.decide(&verdict, approval, mode, &cx);
+    if a.explain {
+        return explain(&verdict, &ruled, a.json);
+    }
+    let audit_path = match &a.audit {
+        Some(p) => p.clone(),
+        None => state_dir()
+            .context("no state folder: set XDG_STATE_HOME or HOME, or pass --audit FILE")?
+            .join("audit")
+            .join(format!("{}.jsonl", safe_name(&a.session))),
+    };
+    if let Some(dir) = audit_path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    }
+    let mut audit = AuditLog::open(&audit_path)?;
+    let approvals_path = audit_path.with_extension("approvals.json");
+    let mut approvals = SessionApprovals::load(&approvals_path);
+    let (allowed, decided_by) = match &ruled.decision {
+        Decision::Allow => (true, ruled.decided_by.clone()),
+        Decision::Deny { reason } => {
+            eprintln!("ken exec: denied: {reason}");
+            (false, ruled.decided_by.clone())
+        }
+        Decision::Ask { .. } if approvals.contains(&text) => (true, "approved earlier in this session".to_string()),
+        Decision::Ask { reason } => match ask(&text, &verdict, reason)? {
+            Answer::Once => (true, "a person, once".to_string()),
+            Answer::Session => {
+                approvals
+                    .approve(&text)
+                    .with_context(|| format!("writing {}", approvals_path.display()))?;
+                (true, "a person, for the session".to_string())
+            }
+            Answer::Deny(why) => {
+                eprintln!("ken exec: denied: {why}");
+                (false, "a person".to_string())
+            }
+            Answer::NotInteractive => {
+                eprintln!("ken exec: denied: {reason} (needs approval, and no terminal to ask on)");
+                (false, "non-interactive: denied".to_string())
+            }
+        },
+    };
+    // A person approving a command the policy held back for needing the network gives it one.
+    if allowed && matches!(ruled.decision, Decision::Ask { .. }) && verdict.parts.iter().any(|p| p.class == ActionClass::Network) {
+        network = true;
+    }
+    let mut event = ExecEvent {
+        kind: "command",
+        session: a.session.clone(),
+        command: a.command.clone(),
+        cwd: cwd.clone(),
+        class: verdict.class,
+        parsed: verdict.parsed,
+        parts: verdict.parts.iter().map(|p| format!("{} [{}]: {}", p.text, p.class.as_str(), p.why)).collect(),
+        decision: ruled.decision.clone(),
+        decided_by,
+        allowed,
+        sandbox: SandboxSettings {
+            mode,
+            network,
+            workspace: workspace.clone(),
+            timeout_s: a.timeout,
+            strict: a.sandbox_strict,
+        },
+        result: None,
+    };
+    if !allowed {
+        audit.append(&event)?;
+        return Ok(ExitCode::from(DENIED));
+    }
+    let scrubber = EnvScrubber {
+        allow: a.allow_env.iter().chain(&rules.sandbox.env_allow).cloned().collect(),
+        deny: rules.sandbox.env_deny.clone(),
+    };
+    let env = scrubber.scrub(std::env::vars());
+    let mut spec = SandboxSpec::new(mode, workspace.clone(), a.command.clone());
+    spec.cwd = cwd;
+    spec.network = network;
+    spec.env = env.vars;
+    spec.env_removed = env.removed;
+    spec.strict = a.sandbox_strict;
+    spec.read_only = rules.sandbox.read_only.clone();
+    spec.limits = Limits {
+        timeout_ms: Some((a.timeout * 1000.0) as u64),
+        cpu_seconds: a.cpu_seconds,
+        memory_bytes: Some(a.memory_mib << 20),
+        file_size_bytes: Some(a.max_file_mib << 20),
+        open_files: Some(4096),
+        processes: Some(a.max_processes),
+    };
+    let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
+    sandbox.stream = !a.json;
+    sandbox.capture_bytes = a.capture_bytes.max(64);
+    sandbox.ignore_interrupts = true;
+    if !a.json {
+        sandbox.on_start = Some(Arc::new(|mechanisms: &[Mechanism]| warn_degraded(mechanisms)));
+    }
+    let before = WorkspaceSnapshot::take(&workspace);
+    let report = sandbox.run(spec)?;
+    let files_changed = before.and_then(|b| WorkspaceSnapshot::take(&workspace).map(|after| b.changed(&after)));
+    event.result = Some(ExecResult::of(&report, files_changed));
+    audit.append(&event)?;
+    if let Some(why) = &report.refused {
+        eprintln!("ken exec: not run: {why}");
+    }
+    if a.json {
+        print_json(&serde_json::json!({ "report": report, "decided_by": event.decided_by, "audit_log": audit_path }))?;
+    } else {
+        eprintln!("{}", summary(&report));
+    }
+    Ok(ExitCode::from(u8::try_from(report.status.clamp(0, 255)).unwrap_or(1)))
+}
+
+#[derive(Serialize)]
+struct ExecEvent {
+    kind: &'static str,
+    session: String,
+    command: Vec<String>,
+    cwd: PathBuf,
+    class: ActionClass,
+    parsed: bool,
+    parts: Vec<String>,
+    decision: Decision,
+    decided_by: String,
+    allowed: bool,
+    sandbox: SandboxSettings,
+    result: Option<ExecResult>,
+}
+
+#[derive(Serialize)]
+struct SandboxSettings {
+    mode: SandboxMode,
+    network: bool,
+    workspace: PathBuf,
+    timeout_s: f64,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+struct ExecResult {
+    status: i32,
+    exit_code: Option<i32>,
+    signal: Option<String>,
+    killed_by: Option<String>,
+    limits_hit: Vec<String>,
+    duration_ms: u64,
+    peak_memory_bytes: u64,
+    stdout: StreamRecord,
+    stderr: StreamRecord,
+    degraded: Vec<String>,
+    refused: Option<String>,
+    /// `None` outside a git work tree.
+    files_changed: Option<Vec<String>>,
+}
+
+#[derive(Serialize)]
+struct StreamRecord {
+    bytes: u64,
+    blake3: String,
+    excerpt: String,
+}
+
+const EXCERPT: usize = 2000;
+
+impl ExecResult {
+    fn of(r: &RunReport, files_changed: Option<Vec<String>>) -> ExecResult {
+        let stream = |c: &crate::exec::CapturedOutput| StreamRecord {
+            bytes: c.total_bytes,
+            blake3: c.blake3.clone(),
+            excerpt: tail_chars(&c.text, EXCERPT),
+        };
+        ExecResult {
+            status: r.status,
+            exit_code: r.exit_code,
+            signal: r.signal.clone(),
+            killed_by: r.killed_by.clone(),
+            limits_hit: r.limits_hit.clone(),
+            duration_ms: r.duration_ms,
+            peak_memory_bytes: r.peak_memory_bytes,
+            stdout: stream(&r.stdout),
+            stderr: stream(&r.stderr),
+            degraded: r.degraded.clone(),
+            refused: r.refused.clone(),
+            files_changed,
+        }
+    }
+}
+
+fn tail_chars(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    s.chars().skip(count.saturating_sub(n)).collect()
+}
+
+enum Answer {
+    Once,
+    Session,
+    Deny(String),
+    NotInteractive,
+}
+
+/// Asks on the terminal: approve once, for the session, deny (with a reason), or abort.
+fn ask(text: &str, verdict: &CommandVerdict, reason: &str) -> Result<Answer> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Ok(Answer::NotInteractive);
+    }
+    let Ok(tty) = std::fs::File::open("/dev/tty") else {
+        return Ok(Answer::NotInteractive);
+    };
+    let mut input = std::io::BufReader::new(tty);
+    let mut err = std::io::stderr().lock();
+    writeln!(err, "ken exec wants to run: {text}")?;
+    writeln!(err, "  class: {}; why it asks: {reason}", verdict.class.as_str())?;
+    loop {
+        write!(err, "  [y] once  [s] for this session  [n] deny  [a] abort > ")?;
+        err.flush()?;
+        let mut line = String::new();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(Answer::Deny("no answer (end of input)".to_string()));
+        }
+        match line.trim() {
+            "y" | "yes" => return Ok(Answer::Once),
+            "s" => return Ok(Answer::Session),
+            "n" | "no" => {
+                write!(err, "  reason (optional) > ")?;
+                err.flush()?;
+                let mut why = String::new();
+                input.read_line(&mut why)?;
+                let why = why.trim();
+                return Ok(Answer::Deny(if why.is_empty() { "denied by a person".to_string() } else { why.to_string() }));
+            }
+            "a" => bail!("aborted at the approval prompt"),
+            _ => continue,
+        }
+    }
+}
+
+fn explain(v: &CommandVerdict, ruled: &crate::exec::RuledDecision, json: bool) -> Result<ExitCode> {
+    if json {
+        print_json(&serde_json::json!({ "verdict": v, "decision": ruled }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}  [{}]{}", v.command, v.class.as_str(), if v.parsed { "" } else { " (does not parse)" })?;
+    for p in &v.parts {
+        writeln!(out, "  {:<16} {}  ({})", p.class.as_str(), p.text, p.why)?;
+    }
+    let (word, reason) = match &ruled.decision {
+        Decision::Allow => ("allow", String::new()),
+        Decision::Ask { reason } => ("ask", format!(": {reason}")),
+        Decision::Deny { reason } => ("deny", format!(": {reason}")),
+    };
+    writeln!(out, "decision: {word}{reason} (by {})", ruled.decided_by)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn warn_degraded(mechanisms: &[Mechanism]) {
+    let degraded: Vec<String> = mechanisms
+        .iter()
+        .filter(|m| m.degraded())
+        .map(|m| format!("{} ({})", m.name, m.detail))
+        .collect();
+    if !degraded.is_empty() {
+        eprintln!("ken exec: sandbox degraded: {}", degraded.join("; "));
+    }
+}
+
+fn summary(r: &RunReport) -> String {
+    let end = match (&r.exit_code, &r.signal) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(sig)) => format!("killed by {sig}"),
+        (None, None) if r.timed_out => "killed".to_string(),
+        (None, None) => format!("status {}", r.status),
+    };
+    let mut s = format!(
+        "ken exec: {end} · {:.2} s · peak {:.1} MiB · sandbox {}{}",
+        r.duration_ms as f64 / 1000.0,
+        r.peak_memory_bytes as f64 / (1 << 20) as f64,
+        mode_name(r.sandbox),
+        if r.network { " + network" } else { "" },
+    );
+    if let Some(k) = &r.killed_by {
+        s.push_str(&format!(" · stopped by the {k} limit"));
+    }
+    let other: Vec<&String> = r.limits_hit.iter().filter(|l| Some(*l) != r.killed_by.as_ref()).collect();
+    if !other.is_empty() {
+        s.push_str(&format!(" · hit: {}", other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+    }
+    if !r.degraded.is_empty() {
+        s.push_str(&format!(" · degraded: {}", r.degraded.len()));
+    }
+    s
+}
+
+/// Runs `true` in a throwaway workspace with a `.git`, as `ken exec` would run a command, and
+/// prints each mechanism's state.
+fn doctor(json: bool) -> Result<ExitCode> {
+    let dir = std::env::temp_dir().join(format!("ken-doctor-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join(".git")).with_context(|| format!("making {}", dir.display()))?;
+    let mut spec = SandboxSpec::new(SandboxMode::WorkspaceWrite, dir.clone(), vec!["true".to_string()]);
+    spec.env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+    spec.limits.timeout_ms = Some(10_000);
+    let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
+    sandbox.stream = false;
+    let report = sandbox.run(spec);
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = report?;
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let uid = nix::unistd::getuid();
+    if json {
+        print_json(&serde_json::json!({
+            "kernel": kernel.trim(),
+            "uid": uid.as_raw(),
+            "arch": std::env::consts::ARCH,
+            "mechanisms": report.mechanisms,
+            "degraded": report.degraded,
+            "spawn_ms": report.duration_ms,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ken exec --doctor: Linux {} ({}), uid {uid}", kernel.trim(), std::env::consts::ARCH)?;
+    for m in &report.mechanisms {
+        let state = match m.state {
+            MechanismState::Enforced => "enforced",
+            MechanismState::Partial => "partial",
+            MechanismState::Unavailable => "UNAVAILABLE",
+            MechanismState::Off => "off",
+        };
+        writeln!(out, "  {:<18} {:<12} {}", m.name, state, m.detail)?;
+    }
+    match report.degraded.is_empty() {
+        true => writeln!(out, "every mechanism is in force (a confined `true` took {} ms)", report.duration_ms)?,
+        false => writeln!(
+            out,
+            "degraded: {} mechanism(s) not in force; `ken exec` says so on every run, and --sandbox-strict refuses to run",
+            report.degraded.len()
+        )?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sandbox_mode(a: SandboxArg) -> SandboxMode {
+    match a {
+        SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+        SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+        SandboxArg::FullAccess => SandboxMode::FullAccess,
+    }
+}
+
+fn mode_name(m: SandboxMode) -> &'static str {
+    match m {
+        SandboxMode::ReadOnly => "read-only",
+        SandboxMode::WorkspaceWrite => "workspace-write",
+        SandboxMode::FullAccess => "full-access",
+    }
+}
+
+fn approval_policy(a: ApprovalArg) -> ApprovalPolicy {
+    match a {
+        ApprovalArg::Untrusted => ApprovalPolicy::Untrusted,
+        ApprovalArg::OnRequest => ApprovalPolicy::OnRequest,
+        ApprovalArg::Never => ApprovalPolicy::Never,
+    }
+}
+
+fn git_branch(workspace: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(workspace)
+        .args(["symbolic-ref", "--short", "-q", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|b| !b.is_empty())
+}
+
+fn home_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))
+        .map(|d| d.join("kenning"))
+}
+
+fn state_dir() -> Option<PathBuf> {
+    home_dir("XDG_STATE_HOME", ".local/state")
+}
+
+fn config_dir() -> Option<PathBuf> {
+    home_dir("XDG_CONFIG_HOME", ".config")
+}
+
+/// A session name as a file name.
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect()
+}

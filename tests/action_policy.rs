@@ -35,7 +35,10 @@ git stash push                                              | workspace-write | 
 git checkout -b feature/x                                   | workspace-write | Q A A
 touch src/new.rs; ls src                                    | workspace-write | Q A A
 rm -rf /tmp/ken-scratch                                     | workspace-write | Q A A
-bash -c "echo hi"                                           | workspace-write | Q A A
+bash -c "echo hi"                                           | read            | A A A
+sh -c 'git status && rm -rf build'                          | destructive     | Q Q D
+bash -lc "cargo test 2>&1 | tail -n 5"                      | workspace-write | Q A A
+sh -c "$SCRIPT"                                             | workspace-write | Q A A
 (cd src && ls) > listing.txt                                | workspace-write | Q A A
 curl https://example.com                                    | network         | Q Q D
 wget -q https://example.com/file.tar.gz                     | network         | Q Q D

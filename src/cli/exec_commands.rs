@@ -130,6 +130,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     spec.env = env.vars;
     spec.env_removed = env.removed;
     spec.strict = a.sandbox_strict;
+    spec.disabled = disabled_mechanisms();
     spec.read_only = rules.sandbox.read_only.clone();
     spec.limits = Limits {
         timeout_ms: Some((a.timeout * 1000.0) as u64),
@@ -350,6 +351,7 @@ fn doctor(json: bool) -> Result<ExitCode> {
     let mut spec = SandboxSpec::new(SandboxMode::WorkspaceWrite, dir.clone(), vec!["true".to_string()]);
     spec.env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
     spec.limits.timeout_ms = Some(10_000);
+    spec.disabled = disabled_mechanisms();
     let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
     sandbox.stream = false;
     let report = sandbox.run(spec);
@@ -388,6 +390,16 @@ fn doctor(json: bool) -> Result<ExitCode> {
         )?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `KEN_SANDBOX_DISABLE=landlock,mount-namespace`: mechanisms treated as missing.
+fn disabled_mechanisms() -> Vec<String> {
+    std::env::var(SandboxSpec::DISABLE_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn sandbox_mode(a: SandboxArg) -> SandboxMode {

@@ -406,7 +406,11 @@ fn shell_script(cmd: Node, src: &[u8]) -> Option<String> {
         .filter_map(|i| cmd.named_child(i as u32))
         .filter(|c| c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect"))
         .collect();
-    let at = words.iter().position(|w| w.utf8_text(src).ok() == Some("-c"))?;
+    // `-c`, or a cluster that holds it (`-lc`, `-ec`).
+    let at = words.iter().position(|w| {
+        w.utf8_text(src)
+            .is_ok_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))
+    })?;
     let script = words.get(at + 1)?;
     matches!(script.kind(), "word" | "raw_string" | "string")
         .then(|| script.utf8_text(src).ok().map(unquote))

@@ -52,6 +52,8 @@ impl Confinement<'_> {
         let mut out = vec![self.rlimits()];
         out.push(if !confined {
             Mechanism::new("no-new-privs", MechanismState::Off, "full-access")
+        } else if let Some(m) = self.spec.disabled("no-new-privs") {
+            m
         } else {
             match nix::sys::prctl::set_no_new_privs() {
                 Ok(()) => Mechanism::new("no-new-privs", MechanismState::Enforced, "set"),
@@ -59,8 +61,8 @@ impl Confinement<'_> {
             }
         });
         if confined {
-            out.push(self.landlock());
-            out.push(self.seccomp());
+            out.push(self.spec.disabled("landlock").unwrap_or_else(|| self.landlock()));
+            out.push(self.spec.disabled("seccomp").unwrap_or_else(|| self.seccomp()));
         } else {
             out.push(Mechanism::new("landlock", MechanismState::Off, "full-access"));
             out.push(Mechanism::new("seccomp", MechanismState::Off, "full-access"));
@@ -183,9 +185,12 @@ impl Confinement<'_> {
                     .collect();
                 for entry in std::fs::read_dir(ws).into_iter().flatten().flatten() {
                     let path = entry.path();
-                    if !protected.contains(&path) {
-                        out.push((path, all));
+                    // A symlink is granted as its target, which may be `.git` itself.
+                    let Ok(kind) = entry.file_type() else { continue };
+                    if protected.contains(&path) || kind.is_symlink() {
+                        continue;
                     }
+                    out.push((path, if kind.is_dir() { all } else { file }));
                 }
             }
         }

@@ -7,15 +7,12 @@
 //! Invariants:
 //! - Runs in the helper after `unshare(CLONE_NEWNS)`, before any process of the command
 //!   exists; a step that fails is reported, never skipped silently.
-//! - A path under `/tmp` that the command needs (the workspace, its starting folder) is bound
-//!   back at its own path inside the private `/tmp`.
+//! - `/tmp` is the private directory unless the workspace or the starting folder lives under
+//!   `/tmp`; then the host's `/tmp` is read-only and `TMPDIR` points at the private directory.
 
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{OFlag, open};
 use nix::mount::{MsFlags, mount};
-use nix::sys::stat::Mode;
 use nix::sys::statvfs::{FsFlags, statvfs};
 
 use super::SandboxMode;
@@ -43,8 +40,8 @@ impl MountPlan {
             plan.failures.push(format!("making / private: {e}"));
             return plan;
         }
-        let mut writable: Vec<PathBuf> = vec![PathBuf::from("/tmp"), PathBuf::from(DEVICES)];
-        plan.mount_private_tmp(spec);
+        let mut writable: Vec<PathBuf> = vec![PathBuf::from(DEVICES)];
+        writable.extend(plan.mount_private_tmp(spec));
         if Path::new("/dev/shm").is_dir() {
             let data = Some("size=268435456,mode=1777");
             let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
@@ -72,29 +69,21 @@ impl MountPlan {
         plan
     }
 
-    /// Mounts the private directory on `/tmp`, then binds back the workspace and the starting
-    /// folder when they live under the old `/tmp`.
-    fn mount_private_tmp(&mut self, spec: &SandboxSpec) {
-        let keep: Vec<(PathBuf, OwnedFd)> = [&spec.workspace, &spec.cwd]
-            .into_iter()
-            .filter(|p| p.starts_with("/tmp"))
-            .filter_map(|p| {
-                let fd = open(p.as_path(), OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty()).ok()?;
-                Some((p.to_path_buf(), fd))
-            })
-            .collect();
-        if let Err(e) = bind(&spec.private_tmp, Path::new("/tmp")) {
-            self.failures.push(format!("private /tmp: {e}"));
-            return;
-        }
-        self.private_tmp = true;
-        for (path, fd) in keep {
-            let source = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-            let rebound = std::fs::create_dir_all(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|()| bind(&source, &path).map_err(|e| e.to_string()));
-            if let Err(e) = rebound {
-                self.failures.push(format!("keeping {} under the private /tmp: {e}", path.display()));
+    /// Mounts the private directory on `/tmp` and returns the writable temp root. When the
+    /// workspace or the starting folder lives under `/tmp`, the host's `/tmp` stays (read-only)
+    /// and only the private directory is writable: binding the workspace back beneath a
+    /// writable `/tmp` would make it writable to Landlock's path walk in read-only mode.
+    fn mount_private_tmp(&mut self, spec: &SandboxSpec) -> Option<PathBuf> {
+        let under_tmp = [&spec.workspace, &spec.cwd].iter().any(|p| p.starts_with("/tmp"));
+        let target = if under_tmp { spec.private_tmp.clone() } else { PathBuf::from("/tmp") };
+        match bind(&spec.private_tmp, &target) {
+            Ok(()) => {
+                self.private_tmp = !under_tmp;
+                Some(target)
+            }
+            Err(e) => {
+                self.failures.push(format!("private temp dir on {}: {e}", target.display()));
+                None
             }
         }
     }

@@ -83,7 +83,10 @@ impl Sandbox {
         spec.cwd = std::fs::canonicalize(&spec.cwd).map_err(|e| SandboxError::Workspace(spec.cwd.clone(), e))?;
         let tmp = PrivateTmp::create()?;
         spec.private_tmp = tmp.0.clone();
-        let (cgroup, cgroup_mechanism) = CgroupLimits::create(spec.limits.processes, spec.limits.memory_bytes);
+        let (cgroup, cgroup_mechanism) = match spec.disabled("cgroup") {
+            Some(m) => (CgroupLimits::default(), m),
+            None => CgroupLimits::create(spec.limits.processes, spec.limits.memory_bytes),
+        };
         spec.cgroup_procs = cgroup.procs_files();
         spec.cgroup_processes = cgroup.bounds_processes();
         spec.cgroup_memory = cgroup.bounds_memory();

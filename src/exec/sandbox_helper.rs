@@ -141,12 +141,21 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
         return setup;
     }
     let (uid, gid) = (geteuid(), getegid());
-    let user = unshare(CloneFlags::CLONE_NEWUSER).and_then(|()| map_ids(uid.as_raw(), gid.as_raw()));
-    out.push(match &user {
-        Ok(()) => Mechanism::new("user-namespace", MechanismState::Enforced, format!("uid {uid} mapped to itself")),
-        Err(e) => Mechanism::new("user-namespace", MechanismState::Unavailable, format!("unshare(CLONE_NEWUSER): {e}")),
+    let off = nix::errno::Errno::ENOSYS;
+    let try_unshare = |name: &str, flag: CloneFlags| match spec.disabled(name) {
+        Some(_) => Err(off),
+        None => unshare(flag),
+    };
+    let user = try_unshare("user-namespace", CloneFlags::CLONE_NEWUSER).and_then(|()| map_ids(uid.as_raw(), gid.as_raw()));
+    out.push(match (&user, spec.disabled("user-namespace")) {
+        (_, Some(m)) => m,
+        (Ok(()), _) => Mechanism::new("user-namespace", MechanismState::Enforced, format!("uid {uid} mapped to itself")),
+        (Err(e), _) => Mechanism::new("user-namespace", MechanismState::Unavailable, format!("unshare(CLONE_NEWUSER): {e}")),
     });
-    match unshare(CloneFlags::CLONE_NEWNS) {
+    let disabled_or = |name: &str, e: nix::errno::Errno, call: &str| {
+        spec.disabled(name).unwrap_or_else(|| Mechanism::new(name, MechanismState::Unavailable, format!("{call}: {e}")))
+    };
+    match try_unshare("mount-namespace", CloneFlags::CLONE_NEWNS) {
         Ok(()) => {
             let plan = MountPlan::apply(spec);
             let state = if plan.failures.is_empty() { MechanismState::Enforced } else { MechanismState::Partial };
@@ -166,12 +175,12 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
             out.push(Mechanism::new("mount-namespace", state, detail));
             setup.mounts = Some(plan);
         }
-        Err(e) => out.push(Mechanism::new("mount-namespace", MechanismState::Unavailable, format!("unshare(CLONE_NEWNS): {e}"))),
+        Err(e) => out.push(disabled_or("mount-namespace", e, "unshare(CLONE_NEWNS)")),
     }
     if spec.network {
         out.push(Mechanism::new("network-namespace", MechanismState::Off, "--network: the host's network"));
     } else {
-        match unshare(CloneFlags::CLONE_NEWNET) {
+        match try_unshare("network-namespace", CloneFlags::CLONE_NEWNET) {
             Ok(()) => {
                 setup.network_namespace = true;
                 let lo = match loopback_up() {
@@ -180,15 +189,19 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
                 };
                 out.push(Mechanism::new("network-namespace", MechanismState::Enforced, format!("empty: {lo}")));
             }
-            Err(e) => out.push(Mechanism::new("network-namespace", MechanismState::Unavailable, format!("unshare(CLONE_NEWNET): {e}"))),
+            Err(e) => out.push(disabled_or("network-namespace", e, "unshare(CLONE_NEWNET)")),
         }
     }
-    match unshare(CloneFlags::CLONE_NEWPID) {
+    match try_unshare("pid-namespace", CloneFlags::CLONE_NEWPID) {
         Ok(()) => {
             setup.pid_namespace = true;
             out.push(Mechanism::new("pid-namespace", MechanismState::Enforced, "the command's tree dies with it"));
         }
-        Err(e) => out.push(Mechanism::new("pid-namespace", MechanismState::Unavailable, format!("unshare(CLONE_NEWPID): {e}; descendants are killed by walking /proc"))),
+        Err(e) => {
+            let mut m = disabled_or("pid-namespace", e, "unshare(CLONE_NEWPID)");
+            m.detail.push_str("; descendants are killed by walking /proc");
+            out.push(m);
+        }
     }
     setup
 }

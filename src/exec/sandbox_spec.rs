@@ -58,6 +58,9 @@ pub struct SandboxSpec {
     pub read_only: Vec<PathBuf>,
     /// Refuse to run when a wanted mechanism is missing.
     pub strict: bool,
+    /// Mechanisms to treat as missing (from `KEN_SANDBOX_DISABLE`): how the degraded paths
+    /// are tested on a kernel that has everything.
+    pub disabled: Vec<String>,
     /// A fresh directory the command may write, mounted on `/tmp` where a mount namespace
     /// exists; removed after the run.
     pub private_tmp: PathBuf,
@@ -69,6 +72,17 @@ pub struct SandboxSpec {
 }
 
 impl SandboxSpec {
+    /// `Some(mechanism)` reporting it missing when the spec disables `name`.
+    pub fn disabled(&self, name: &str) -> Option<super::Mechanism> {
+        self.disabled.iter().any(|d| d == name).then(|| {
+            super::Mechanism::new(
+                name,
+                super::MechanismState::Unavailable,
+                format!("disabled by {}", SandboxSpec::DISABLE_ENV),
+            )
+        })
+    }
+
     /// A spec with the default limits and no network, for `argv` run in `workspace`.
     pub fn new(mode: SandboxMode, workspace: PathBuf, argv: Vec<String>) -> SandboxSpec {
         SandboxSpec {
@@ -82,6 +96,7 @@ impl SandboxSpec {
             limits: Limits::default(),
             read_only: Vec::new(),
             strict: false,
+            disabled: Vec::new(),
             private_tmp: PathBuf::new(),
             cgroup_procs: Vec::new(),
             cgroup_processes: false,
@@ -91,6 +106,8 @@ impl SandboxSpec {
 
     /// The environment variable that carries the spec to the helper.
     pub const ENV: &'static str = "KEN_SANDBOX_SPEC";
+    /// Comma-separated mechanism names `ken exec` treats as missing.
+    pub const DISABLE_ENV: &'static str = "KEN_SANDBOX_DISABLE";
     /// The hidden first argument that turns `ken` into the helper.
     pub const HELPER_ARG: &'static str = "__sandbox-init";
 }

@@ -1,0 +1,433 @@
+//! `ken exec` tested by its effects: real commands run confined, and the test checks what
+//! happened on the host (a file not written, a listener never reached, a grandchild gone),
+//! not which flags were set. Each layer is also tested alone, by disabling the others with
+//! `KEN_SANDBOX_DISABLE`. Where this kernel lacks a mechanism, the test says so and checks
+//! that the run reports it as degraded instead.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn ken() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ken"))
+}
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    state: PathBuf,
+}
+
+/// A workspace with a `.git` folder and a rules file that allows every command, so the
+/// sandbox, not the approval policy, is what these tests meet.
+fn workspace() -> Ws {
+    workspace_in(tempfile::tempdir().unwrap())
+}
+
+fn workspace_in(dir: tempfile::TempDir) -> Ws {
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join(".kenning")).unwrap();
+    std::fs::write(
+        root.join(".kenning/rules.toml"),
+        "[[rule]]\nmatch = \"*\"\ndecision = \"allow\"\nreason = \"sandbox tests\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    Ws { _dir: dir, root, state }
+}
+
+impl Ws {
+    fn exec(&self, flags: &[&str], script: &str, env: &[(&str, &str)]) -> (Output, Value) {
+        let mut cmd = ken();
+        cmd.current_dir(&self.root)
+            .env("XDG_STATE_HOME", &self.state)
+            .env("XDG_CONFIG_HOME", self.state.join("config"))
+            .env_remove("KEN_SANDBOX_DISABLE")
+            .args(["exec", "--json"])
+            .args(flags)
+            .args(["--", "sh", "-c", script]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out, json)
+    }
+
+    fn run(&self, script: &str) -> Value {
+        self.exec(&[], script, &[]).1
+    }
+
+    fn run_without(&self, disabled: &str, script: &str) -> Value {
+        self.exec(&[], script, &[("KEN_SANDBOX_DISABLE", disabled)]).1
+    }
+}
+
+fn stdout(v: &Value) -> String {
+    v["report"]["stdout"]["text"].as_str().unwrap_or("").to_string()
+}
+
+fn mechanism<'a>(v: &'a Value, name: &str) -> &'a str {
+    v["report"]["mechanisms"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["name"] == name))
+        .and_then(|m| m["state"].as_str())
+        .unwrap_or("missing")
+}
+
+/// Whether this kernel enforces `name`, from `ken exec --doctor --json`.
+fn enforced_here(name: &str) -> bool {
+    let out = ken().args(["exec", "--doctor", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let state = v["mechanisms"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["name"] == name))
+        .map(|m| m["state"].clone());
+    let on = state.as_ref().and_then(|s| s.as_str()) == Some("enforced");
+    if !on {
+        eprintln!("{name} is not enforced on this machine ({state:?}): checking the degraded report instead");
+    }
+    on
+}
+
+/// The lines the script printed for each probe: `NAME ok` or `NAME denied`.
+fn probe(v: &Value, name: &str) -> bool {
+    let text = stdout(v);
+    match text.lines().find(|l| l.starts_with(&format!("{name} "))) {
+        Some(l) => l.ends_with(" ok"),
+        None => panic!("probe {name} printed nothing; output:\n{text}\nstderr:\n{}", v["report"]["stderr"]["text"]),
+    }
+}
+
+/// Shell that prints `NAME ok` when `cmd` succeeds, else `NAME denied`.
+fn check(name: &str, cmd: &str) -> String {
+    format!("if {cmd} 2>/dev/null; then echo '{name} ok'; else echo '{name} denied'; fi\n")
+}
+
+fn outside_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(std::env::var("CARGO_TARGET_TMPDIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()))
+        .unwrap()
+}
+
+fn write_probes(ws: &Ws, outside: &Path) -> String {
+    let _ = ws;
+    [
+        check("workspace", "touch src/new.txt"),
+        check("etc", "touch /etc/kenning-sandbox-probe"),
+        check("outside", &format!("touch {}/escaped", outside.display())),
+        check("git", "touch .git/hook"),
+        check("git-config", "echo x >> .git/config"),
+        check("git-symlink", "ln -s .git gl && touch gl/through-link"),
+        check("devnull", "echo x > /dev/null"),
+        check("tmp", "touch \"$TMPDIR/kenning-private\""),
+        check("slash-tmp", "touch /tmp/kenning-private-slash"),
+    ]
+    .concat()
+}
+
+fn assert_host_untouched(ws: &Ws, outside: &Path) {
+    assert!(!Path::new("/etc/kenning-sandbox-probe").exists());
+    assert!(!outside.join("escaped").exists());
+    assert!(!ws.root.join(".git/hook").exists());
+    assert!(!ws.root.join(".git/through-link").exists());
+    assert_eq!(std::fs::read_to_string(ws.root.join(".git/config")).unwrap(), "[core]\n");
+}
+
+#[test]
+fn writes_are_confined_to_the_workspace_and_git_stays_read_only() {
+    let ws = workspace();
+    let outside = outside_dir();
+    let v = ws.run(&write_probes(&ws, outside.path()));
+    assert_eq!(v["report"]["status"], 0, "{v}");
+    assert!(probe(&v, "workspace"));
+    assert!(ws.root.join("src/new.txt").exists());
+    assert!(probe(&v, "devnull"));
+    assert!(probe(&v, "tmp"));
+    if enforced_here("mount-namespace") {
+        // This workspace lives under /tmp, so the host's /tmp stays, read-only.
+        assert!(!probe(&v, "slash-tmp"), "the host's /tmp was writable");
+    }
+    let confined = enforced_here("mount-namespace") || enforced_here("landlock");
+    if confined {
+        for p in ["etc", "outside", "git", "git-config", "git-symlink"] {
+            assert!(!probe(&v, p), "{p} was writable: {}", stdout(&v));
+        }
+        assert_host_untouched(&ws, outside.path());
+    } else {
+        assert!(!v["report"]["degraded"].as_array().unwrap().is_empty());
+    }
+    // The private /tmp is gone after the run.
+    assert!(!Path::new("/tmp/kenning-private-slash").exists());
+}
+
+#[test]
+fn each_filesystem_layer_holds_alone() {
+    for (disabled, layer) in [("mount-namespace", "landlock"), ("landlock", "mount-namespace")] {
+        let ws = workspace();
+        let outside = outside_dir();
+        let v = ws.run_without(disabled, &write_probes(&ws, outside.path()));
+        assert_eq!(mechanism(&v, disabled), "unavailable", "{v}");
+        assert!(v["report"]["degraded"].to_string().contains(disabled));
+        if !enforced_here(layer) {
+            continue;
+        }
+        assert!(probe(&v, "workspace"), "{layer} alone: {}", stdout(&v));
+        for p in ["etc", "outside", "git", "git-config", "git-symlink"] {
+            assert!(!probe(&v, p), "{layer} alone let {p} be written: {}", stdout(&v));
+        }
+        assert_host_untouched(&ws, outside.path());
+    }
+}
+
+#[test]
+fn read_only_mode_writes_nothing_but_its_temp_dir() {
+    let ws = workspace();
+    let script = [check("workspace", "touch src/ro.txt"), check("tmp", "touch \"$TMPDIR/x\"")].concat();
+    let (_, v) = ws.exec(&["--sandbox", "read-only"], &script, &[]);
+    assert!(probe(&v, "tmp"));
+    if enforced_here("mount-namespace") || enforced_here("landlock") {
+        assert!(!probe(&v, "workspace"));
+        assert!(!ws.root.join("src/ro.txt").exists());
+    }
+}
+
+#[test]
+fn no_new_privs_is_set_and_ptrace_fails() {
+    let ws = workspace();
+    let v = ws.run("grep NoNewPrivs /proc/self/status");
+    assert!(stdout(&v).contains("NoNewPrivs:\t1"), "{}", stdout(&v));
+    let ptrace = r#"python3 -c '
+import ctypes, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+child = subprocess.Popen(["sleep", "5"])
+r = libc.ptrace(16, child.pid, 0, 0)
+print("ptrace", r, ctypes.get_errno())
+child.kill()
+'"#;
+    let v = ws.run(ptrace);
+    let line = stdout(&v);
+    if enforced_here("seccomp") {
+        assert!(line.contains("ptrace -1 1"), "ptrace attach was not refused with EPERM: {line}");
+    }
+}
+
+#[test]
+fn the_network_is_unreachable_even_on_loopback() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = workspace();
+    let mut script = check("devtcp", &format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'"));
+    if which("curl") {
+        script += &check("curl", &format!("curl -sS -m 2 http://127.0.0.1:{port}/"));
+    }
+    if which("nc") {
+        script += &check("nc", &format!("echo hi | nc -w 2 127.0.0.1 {port}"));
+    }
+    script += &check("python", &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"));
+    for disabled in ["", "network-namespace"] {
+        let v = ws.run_without(disabled, &script);
+        let enforced = if disabled.is_empty() { "network-namespace" } else { "seccomp" };
+        if !enforced_here(enforced) {
+            continue;
+        }
+        for p in ["devtcp", "curl", "nc", "python"] {
+            if stdout(&v).contains(&format!("{p} ")) {
+                assert!(!probe(&v, p), "{p} reached the host's loopback (without {disabled:?}): {}", stdout(&v));
+            }
+        }
+        assert!(listener.accept().is_err(), "a connection reached the listener");
+    }
+    // --network gives the host's network back.
+    let (_, v) = ws.exec(&["--network"], &check("python", &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'")), &[]);
+    assert!(probe(&v, "python"), "{}", stdout(&v));
+}
+
+fn which(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_timeout_kills_setsid_grandchildren_too() {
+    for disabled in ["", "pid-namespace"] {
+        let ws = workspace();
+        let marker = ws.root.join("survivor");
+        let script = format!("setsid sh -c 'sleep 3; touch {}' & sleep 30", marker.display());
+        let started = Instant::now();
+        let (out, v) = ws.exec(&["--timeout", "1"], &script, &[("KEN_SANDBOX_DISABLE", disabled)]);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(124), "{v}");
+        assert_eq!(v["report"]["timed_out"], true);
+        assert_eq!(v["report"]["killed_by"], "timeout");
+        std::thread::sleep(Duration::from_millis(3500));
+        assert!(!marker.exists(), "a setsid grandchild outlived the timeout (disabled: {disabled:?})");
+    }
+}
+
+fn process_count() -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .count()
+}
+
+#[test]
+fn a_fork_bomb_is_contained_and_reported() {
+    let ws = workspace();
+    let root = nix::unistd::getuid().is_root();
+    if root && !enforced_here("cgroup") {
+        // Without a pids cgroup nothing bounds root's processes: check that the run says so
+        // instead of setting off a bomb on the machine.
+        let v = ws.run("true");
+        assert!(v["report"]["degraded"].to_string().contains("processes not bounded"), "{v}");
+        return;
+    }
+    let before = process_count();
+    let (out, v) = ws.exec(&["--timeout", "3", "--max-processes", "64"], "bomb() { bomb | bomb & }; bomb; sleep 10", &[]);
+    assert_eq!(out.status.code(), Some(124), "{v}");
+    if enforced_here("cgroup") {
+        assert!(v["report"]["limits_hit"].to_string().contains("processes"), "{v}");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(process_count() < before + 50, "processes left behind: {} -> {}", before, process_count());
+}
+
+#[test]
+fn a_memory_hog_is_contained_and_reported() {
+    let ws = workspace();
+    let (out, v) = ws.exec(&["--memory-mib", "128"], "python3 -c 'x = bytearray(1 << 30); print(\"allocated\", len(x))'", &[]);
+    assert_ne!(out.status.code(), Some(0), "{v}");
+    assert!(!stdout(&v).contains("allocated"));
+    let peak = v["report"]["peak_memory_bytes"].as_u64().unwrap();
+    assert!(peak < 512 << 20, "peak {peak}");
+    if enforced_here("cgroup") {
+        assert_eq!(v["report"]["killed_by"], "memory", "{v}");
+    }
+}
+
+#[test]
+fn secrets_are_scrubbed_from_the_environment() {
+    let ws = workspace();
+    let env = [("MY_SERVICE_TOKEN", "s3cr3t-value"), ("AWS_SECRET_ACCESS_KEY", "abc"), ("PLAIN_SETTING", "kept")];
+    let (_, v) = ws.exec(&[], "env", &env);
+    let text = stdout(&v);
+    assert!(!text.contains("MY_SERVICE_TOKEN") && !text.contains("s3cr3t-value"), "{text}");
+    assert!(!text.contains("AWS_SECRET_ACCESS_KEY"));
+    assert!(text.contains("PLAIN_SETTING=kept"));
+    let (_, v) = ws.exec(&["--allow-env", "MY_SERVICE_TOKEN"], "env", &env);
+    assert!(stdout(&v).contains("MY_SERVICE_TOKEN=s3cr3t-value"));
+}
+
+#[test]
+fn strict_mode_refuses_when_a_mechanism_is_missing() {
+    let ws = workspace();
+    let marker = ws.root.join("ran");
+    let (out, v) = ws.exec(&["--sandbox-strict"], &format!("touch {}", marker.display()), &[("KEN_SANDBOX_DISABLE", "landlock")]);
+    assert_eq!(out.status.code(), Some(125), "{v}");
+    assert!(v["report"]["refused"].as_str().unwrap().contains("landlock"));
+    assert!(!marker.exists(), "the command ran under --sandbox-strict");
+    // Without --sandbox-strict it runs and says it is degraded.
+    let (out, v) = ws.exec(&[], &format!("touch {}", marker.display()), &[("KEN_SANDBOX_DISABLE", "landlock")]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(marker.exists());
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty() || v["report"]["degraded"].to_string().contains("landlock"));
+}
+
+#[test]
+fn exit_codes_signals_and_capped_output_are_reported() {
+    let ws = workspace();
+    let (out, v) = ws.exec(&[], "echo out; echo err >&2; exit 7", &[]);
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(v["report"]["exit_code"], 7);
+    assert_eq!(stdout(&v), "out\n");
+    assert_eq!(v["report"]["stderr"]["text"], "err\n");
+    let (out, v) = ws.exec(&[], "kill -TERM $$", &[]);
+    assert_eq!(out.status.code(), Some(143));
+    assert_eq!(v["report"]["signal"], "SIGTERM");
+    let (_, v) = ws.exec(&["--capture-bytes", "1000"], "yes | head -c 1000000", &[]);
+    let s = &v["report"]["stdout"];
+    assert_eq!(s["total_bytes"], 1_000_000);
+    assert_eq!(s["truncated"], true);
+    assert!(s["text"].as_str().unwrap().contains("[... 999000 bytes cut ...]"));
+    // Streaming (no --json): the output reaches ken's own stdout as it comes.
+    let out = ken()
+        .current_dir(&ws.root)
+        .env("XDG_STATE_HOME", &ws.state)
+        .args(["exec", "--", "sh", "-c", "echo streamed"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "streamed\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ken exec: exit 0"));
+}
+
+#[test]
+fn policy_denials_are_enforced_and_audited() {
+    let ws = workspace();
+    std::fs::remove_file(ws.root.join(".kenning/rules.toml")).unwrap();
+    let audit = ws.state.join("audit.jsonl");
+    let run = |approval: &str, args: &[&str]| {
+        ken()
+            .current_dir(&ws.root)
+            .env("XDG_STATE_HOME", &ws.state)
+            .args(["exec", "--approval", approval, "--audit"])
+            .arg(&audit)
+            .arg("--")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // `never` denies what would need asking; a non-interactive `on-request` denies too.
+    let out = run("never", &["git", "push", "origin", "main"]);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
+    let out = run("on-request", &["rm", "-rf", "src"]);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(ws.root.join("src").exists(), "a denied command ran");
+    // A read runs under every policy.
+    let out = run("untrusted", &["ls"]);
+    assert_eq!(out.status.code(), Some(0));
+    // A repository rule turns a denial into a run, and a deny rule beats an allow.
+    std::fs::write(
+        ws.root.join(".kenning/rules.toml"),
+        "[[rule]]\nmatch = \"touch\"\ndecision = \"allow\"\n\n[[rule]]\nmatch = \"touch forbidden\"\ndecision = \"deny\"\nreason = \"no\"\n",
+    )
+    .unwrap();
+    assert_eq!(run("untrusted", &["touch", "allowed"]).status.code(), Some(0));
+    assert!(ws.root.join("allowed").exists());
+    assert_eq!(run("untrusted", &["touch", "forbidden"]).status.code(), Some(126));
+    assert!(!ws.root.join("forbidden").exists());
+    // The log holds every decision, intact.
+    let verify = ken().args(["audit", "verify", "--json"]).arg(&audit).output().unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stdout));
+    let text = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["event"]["allowed"], false);
+    assert_eq!(lines[0]["event"]["class"], "protected");
+    assert_eq!(lines[2]["event"]["result"]["exit_code"], 0);
+    assert_eq!(lines[3]["event"]["result"]["files_changed"], Value::Null, "no git work tree here");
+    assert_eq!(lines[4]["event"]["allowed"], false);
+    assert!(lines[4]["event"]["decided_by"].as_str().unwrap().contains("rules.toml:2"));
+}
+
+#[test]
+fn tmp_is_private_when_the_workspace_lives_elsewhere() {
+    let ws = workspace_in(outside_dir());
+    if ws.root.starts_with("/tmp") || !enforced_here("mount-namespace") {
+        return;
+    }
+    let name = format!("kenning-private-{}", std::process::id());
+    let v = ws.run(&[check("slash-tmp", &format!("touch /tmp/{name}")), check("seen", &format!("test -f $TMPDIR/{name}"))].concat());
+    assert!(probe(&v, "slash-tmp") && probe(&v, "seen"), "{}", stdout(&v));
+    assert!(!Path::new("/tmp").join(&name).exists(), "the command wrote the host's /tmp");
+}

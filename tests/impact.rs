@@ -342,3 +342,43 @@ fn tests_tied_in_score_are_ordered_by_evidence_not_by_name() {
     assert_eq!(tests[0].0, "test_z.test_twice", "{tests:?}");
     assert_eq!(tests[1].0, "test_a.test_once", "{tests:?}");
 }
+
+/// `--approval`: the impact analysis raises an edit's risk. Changing a public function that
+/// others call asks a person under `on-request` (and is refused under `never`); a private
+/// body change runs; a CI file is protected whatever it reaches.
+#[test]
+fn the_blast_radius_decides_whether_an_edit_needs_approval() {
+    let r = repo();
+    let approval = |policy: &str| {
+        let out = ken(&["impact", "--json", "--approval", policy], r.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["approval"].clone()
+    };
+    edit(r.path(), "shop/pricing.py", "return round(x, 2)", "return round(x, 3)");
+    let v = approval("on-request");
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v["class"], "workspace-write");
+    assert_eq!(approval("untrusted")["decision"], "ask");
+    git(r.path(), &["checkout", "-q", "--", "."]);
+    edit(
+        r.path(),
+        "shop/pricing.py",
+        "def apply_discount(amount, coupon):",
+        "def apply_discount(amount, coupon, places):",
+    );
+    let v = approval("on-request");
+    assert_eq!(v["decision"], "ask", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("public API"), "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("apply_discount"), "{v}");
+    assert_eq!(approval("never")["decision"], "deny");
+    git(r.path(), &["checkout", "-q", "--", "."]);
+    let ci = r.path().join(".github/workflows");
+    std::fs::create_dir_all(&ci).unwrap();
+    std::fs::write(ci.join("ci.yml"), "on: push\n").unwrap();
+    git(r.path(), &["add", "-A"]);
+    let out = ken(&["impact", "--json", "--staged", "--approval", "on-request"], r.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["approval"].clone();
+    assert_eq!(v["class"], "protected", "{v}");
+    assert_eq!(v["decision"], "ask");
+}

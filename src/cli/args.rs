@@ -542,6 +542,10 @@ pub struct ImpactArgs {
     /// Symbols about to change (qualified name, `path:line` or plain name); repeatable.
     #[arg(long, value_name = "NAME")]
     pub symbol: Vec<String>,
+    /// Also say whether this edit would run or need a person under an approval policy (a
+    /// large blast radius, a public API or a protected file asks under `on-request`).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub approval: Option<ApprovalArg>,
     /// Affected definitions listed (the JSON has up to 200).
     #[arg(long, default_value_t = 20)]
     pub limit: usize,

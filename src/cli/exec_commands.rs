@@ -418,7 +418,7 @@ fn mode_name(m: SandboxMode) -> &'static str {
     }
 }
 
-fn approval_policy(a: ApprovalArg) -> ApprovalPolicy {
+pub(super) fn approval_policy(a: ApprovalArg) -> ApprovalPolicy {
     match a {
         ApprovalArg::Untrusted => ApprovalPolicy::Untrusted,
         ApprovalArg::OnRequest => ApprovalPolicy::OnRequest,

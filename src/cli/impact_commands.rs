@@ -10,6 +10,7 @@ use super::args::ImpactArgs;
 use super::shared::{cli_error, open, print_json};
 use crate::api::{ApiError, ImpactRequest};
 use crate::context::Impact;
+use crate::exec::{Decision, EditPolicy, SandboxMode};
 
 pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
@@ -40,10 +41,27 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
             }
             e => cli_error(e),
         })?;
+    let verdict = a.approval.map(|p| {
+        let policy = super::exec_commands::approval_policy(p);
+        EditPolicy::default().judge(&r.impact, policy, SandboxMode::WorkspaceWrite)
+    });
     if a.json {
-        print_json(&r)?;
+        let mut v = serde_json::to_value(&r)?;
+        if let (Some(verdict), Some(obj)) = (&verdict, v.as_object_mut()) {
+            obj.insert("approval".to_string(), serde_json::to_value(verdict)?);
+        }
+        print_json(&v)?;
     } else {
-        render(&mut std::io::stdout().lock(), &r.impact, a.limit)?;
+        let mut out = std::io::stdout().lock();
+        render(&mut out, &r.impact, a.limit)?;
+        if let Some(v) = &verdict {
+            let word = match &v.decision {
+                Decision::Allow => "allow".to_string(),
+                Decision::Ask { reason } => format!("ask: {reason}"),
+                Decision::Deny { reason } => format!("deny: {reason}"),
+            };
+            writeln!(out, "approval: {word} [{}]", v.class.as_str())?;
+        }
     }
     for n in &r.notes {
         eprintln!("note: {n}");

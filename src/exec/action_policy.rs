@@ -362,7 +362,7 @@ fn write_part(text: &str, target: &str) -> ActionPart {
     }
 }
 
-fn protected_path(p: &str) -> Option<String> {
+pub(super) fn protected_path(p: &str) -> Option<String> {
     let ci = [
         ".github/workflows",
         ".gitlab-ci.yml",

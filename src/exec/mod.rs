@@ -12,6 +12,7 @@
 mod action_policy;
 mod audit_log;
 mod cgroup_limits;
+mod edit_policy;
 mod confinement;
 mod env_scrubber;
 mod exec_rules;
@@ -32,6 +33,7 @@ pub use action_policy::{
     SandboxMode,
 };
 pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify as verify_audit_log};
+pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
 pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};
 pub use mechanism::{Mechanism, MechanismState};

@@ -1,0 +1,77 @@
+//! `EditPolicy`: the class of a file edit and whether it needs a person, from the paths it
+//! touches and from what Kenning knows of the change (the impact analysis): an edit whose
+//! blast radius is large, whose risk is high, or that changes a public API asks under
+//! `on-request` (and is refused under `never`), even though it stays inside the workspace.
+
+use serde::Serialize;
+
+use super::action_policy::protected_path;
+use super::{ActionClass, ApprovalPolicy, Decision, SandboxMode};
+use crate::context::Impact;
+
+#[derive(Debug, Clone)]
+pub struct EditPolicy {
+    /// Transitive dependents from which an edit counts as far-reaching.
+    pub max_dependents: usize,
+}
+
+impl Default for EditPolicy {
+    fn default() -> EditPolicy {
+        EditPolicy { max_dependents: 25 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct EditVerdict {
+    pub class: ActionClass,
+    /// Why the edit is risky (empty: it is not).
+    pub risks: Vec<String>,
+    #[serde(flatten)]
+    pub decision: Decision,
+}
+
+impl EditPolicy {
+    pub fn judge(&self, impact: &Impact, approval: ApprovalPolicy, sandbox: SandboxMode) -> EditVerdict {
+        let protected: Vec<String> = impact
+            .changed_files
+            .iter()
+            .filter_map(|p| protected_path(p).map(|why| format!("`{p}` {why}")))
+            .collect();
+        let mut risks = protected.clone();
+        if !impact.public_api.is_empty() {
+            let names: Vec<&str> = impact.public_api.iter().take(5).map(String::as_str).collect();
+            risks.push(format!(
+                "changes public API ({}{})",
+                names.join(", "),
+                if impact.public_api.len() > 5 { ", ..." } else { "" }
+            ));
+        }
+        if impact.transitive_dependents >= self.max_dependents || impact.bounded {
+            risks.push(format!(
+                "blast radius of {}{} dependent definitions",
+                impact.transitive_dependents,
+                if impact.bounded { "+" } else { "" }
+            ));
+        }
+        if impact.risk.level == "high" {
+            risks.push(format!("high risk: {}", impact.risk.reasons.join("; ")));
+        }
+        let class = if protected.is_empty() { ActionClass::WorkspaceWrite } else { ActionClass::Protected };
+        let ask = match approval {
+            ApprovalPolicy::Untrusted => Some(match risks.is_empty() {
+                true => "an edit is not read-only".to_string(),
+                false => risks.join("; "),
+            }),
+            _ if sandbox == SandboxMode::ReadOnly => Some("the sandbox is read-only".to_string()),
+            _ => (!risks.is_empty()).then(|| risks.join("; ")),
+        };
+        let decision = match (ask, approval) {
+            (None, _) => Decision::Allow,
+            (Some(reason), ApprovalPolicy::Never) => Decision::Deny {
+                reason: format!("{reason} (approval policy `never`)"),
+            },
+            (Some(reason), _) => Decision::Ask { reason },
+        };
+        EditVerdict { class, risks, decision }
+    }
+}

@@ -431,3 +431,64 @@ fn tmp_is_private_when_the_workspace_lives_elsewhere() {
     assert!(probe(&v, "slash-tmp") && probe(&v, "seen"), "{}", stdout(&v));
     assert!(!Path::new("/tmp").join(&name).exists(), "the command wrote the host's /tmp");
 }
+
+#[test]
+fn concurrent_runs_append_to_one_log_without_breaking_its_chain() {
+    let ws = workspace();
+    let audit = ws.state.join("shared.jsonl");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            ken()
+                .current_dir(&ws.root)
+                .env("XDG_STATE_HOME", &ws.state)
+                .args(["exec", "--audit"])
+                .arg(&audit)
+                .args(["--", "sh", "-c", &format!("echo run {i}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let verify = ken().args(["audit", "verify", "--json"]).arg(&audit).output().unwrap();
+    let v: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{v}");
+    assert_eq!(v["lines"], 8);
+}
+
+#[test]
+fn a_commit_on_main_is_protected_and_files_changed_are_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git").args(args).current_dir(root).output().unwrap().status.success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base"]);
+    let audit = root.join("audit.jsonl");
+    let run = |args: &[&str]| {
+        ken()
+            .current_dir(root)
+            .env("XDG_STATE_HOME", root.join("state"))
+            .arg("exec")
+            .arg("--audit")
+            .arg(&audit)
+            .arg("--")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["git", "commit", "-am", "x"]);
+    assert_eq!(out.status.code(), Some(126), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("main"));
+    let out = run(&["sh", "-c", "echo b >> a.txt; echo new > b.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let last: Value = serde_json::from_str(std::fs::read_to_string(&audit).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"]["result"]["files_changed"], serde_json::json!(["a.txt", "b.txt"]));
+}

@@ -346,7 +346,9 @@ fn summary(r: &RunReport) -> String {
 /// Runs `true` in a throwaway workspace with a `.git`, as `ken exec` would run a command, and
 /// prints each mechanism's state.
 fn doctor(json: bool) -> Result<ExitCode> {
-    let dir = std::env::temp_dir().join(format!("ken-doctor-{}", std::process::id()));
+    // Outside /tmp where possible, so the private /tmp is probed too.
+    let base = state_dir().filter(|d| std::fs::create_dir_all(d).is_ok()).unwrap_or_else(std::env::temp_dir);
+    let dir = base.join(format!("doctor-{}", std::process::id()));
     std::fs::create_dir_all(dir.join(".git")).with_context(|| format!("making {}", dir.display()))?;
     let mut spec = SandboxSpec::new(SandboxMode::WorkspaceWrite, dir.clone(), vec!["true".to_string()]);
     spec.env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
@@ -426,7 +428,14 @@ pub(super) fn approval_policy(a: ApprovalArg) -> ApprovalPolicy {
     }
 }
 
+/// The checked-out branch, read from `.git/HEAD` (no git process on every run); a worktree's
+/// `.git` file is asked of git itself.
 fn git_branch(workspace: &Path) -> Option<String> {
+    let git = workspace.join(".git");
+    if git.is_dir() {
+        let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+        return head.trim().strip_prefix("ref: refs/heads/").map(str::to_string);
+    }
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(workspace)

@@ -45,7 +45,8 @@ impl AuditError {
 /// An open log, appending after its last intact line.
 pub struct AuditLog {
     path: PathBuf,
-    file: File,
+    /// Held locked (flock, exclusive) while open: two writers never chain onto the same line.
+    file: nix::fcntl::Flock<File>,
     seq: u64,
     prev: String,
 }
@@ -54,7 +55,14 @@ impl AuditLog {
     /// Opens `path` for appending, creating it; an existing log must verify intact (a torn
     /// final line is cut off first), so a new line never chains onto damage.
     pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
-        let report = match path.exists() {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(AuditError::io(path))?;
+        let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| AuditError::io(path)(std::io::Error::from(e)))?;
+        let report = match path.metadata().map(|m| m.len() > 0).unwrap_or(false) {
             true => verify(path)?,
             false => AuditReport::empty(path),
         };
@@ -67,12 +75,6 @@ impl AuditLog {
                 ),
             });
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(AuditError::io(path))?;
-        let mut file = file;
         if report.torn {
             // Drop the torn tail: the intact prefix ends at the last newline.
             file.set_len(report.intact_bytes).map_err(AuditError::io(path))?;

@@ -55,10 +55,14 @@ impl CgroupLimits {
                 Err(e) => notes.push(format!("memory: {e}")),
             }
         }
-        let made: Vec<String> = [("pids.max", processes, &out.pids), ("memory", memory, &out.memory)]
-            .iter()
-            .filter_map(|(what, v, g)| g.as_ref().map(|g| format!("{what}={} ({})", v.unwrap_or(0), g.dir.display())))
-            .collect();
+        let version = |g: &Group| if g.v2 { "v2" } else { "v1" };
+        let mut made = Vec::new();
+        if let (Some(g), Some(n)) = (&out.pids, processes) {
+            made.push(format!("{n} processes ({})", version(g)));
+        }
+        if let (Some(g), Some(m)) = (&out.memory, memory) {
+            made.push(format!("{} MiB of memory ({})", m >> 20, version(g)));
+        }
         let state = match (made.is_empty(), notes.is_empty()) {
             (_, true) if processes.is_none() && memory.is_none() => MechanismState::Off,
             (false, true) => MechanismState::Enforced,

@@ -22,7 +22,10 @@ fn main() -> anyhow::Result<()> {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join(".git"))?;
     std::fs::create_dir_all(ws.join(".kenning"))?;
-    std::fs::write(ws.join(".kenning/rules.toml"), "[[rule]]\nmatch = \"true\"\ndecision = \"allow\"\n")?;
+    std::fs::write(
+        ws.join(".kenning/rules.toml"),
+        "[[rule]]\nmatch = \"true\"\ndecision = \"allow\"\n",
+    )?;
     let mut sandbox = Sandbox::new(ken.clone());
     sandbox.stream = false;
     let spec = |mode| {
@@ -31,12 +34,15 @@ fn main() -> anyhow::Result<()> {
         s
     };
     let first = sandbox.run(spec(SandboxMode::WorkspaceWrite))?;
-    println!("mechanisms: {}", first
-        .mechanisms
-        .iter()
-        .map(|m| format!("{}={:?}", m.name, m.state))
-        .collect::<Vec<_>>()
-        .join(" "));
+    println!(
+        "mechanisms: {}",
+        first
+            .mechanisms
+            .iter()
+            .map(|m| format!("{}={:?}", m.name, m.state))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let time = |f: &mut dyn FnMut() -> anyhow::Result<()>| -> anyhow::Result<f64> {
         let t = Instant::now();
         f()?;
@@ -57,10 +63,28 @@ fn main() -> anyhow::Result<()> {
             .map_err(anyhow::Error::from)
     };
     for i in 0..runs {
-        plain.push(time(&mut || Command::new("true").status().map(|_| ()).map_err(Into::into))?);
-        confined.push(time(&mut || sandbox.run(spec(SandboxMode::WorkspaceWrite)).map(|_| ()).map_err(Into::into))?);
-        full.push(time(&mut || sandbox.run(spec(SandboxMode::FullAccess)).map(|_| ()).map_err(Into::into))?);
-        bare.push(time(&mut || Command::new("sh").args(["-c", "true"]).status().map(|_| ()).map_err(Into::into))?);
+        plain.push(time(&mut || {
+            Command::new("true").status().map(|_| ()).map_err(Into::into)
+        })?);
+        confined.push(time(&mut || {
+            sandbox
+                .run(spec(SandboxMode::WorkspaceWrite))
+                .map(|_| ())
+                .map_err(Into::into)
+        })?);
+        full.push(time(&mut || {
+            sandbox
+                .run(spec(SandboxMode::FullAccess))
+                .map(|_| ())
+                .map_err(Into::into)
+        })?);
+        bare.push(time(&mut || {
+            Command::new("sh")
+                .args(["-c", "true"])
+                .status()
+                .map(|_| ())
+                .map_err(Into::into)
+        })?);
         // A fresh log each time: the cost of a session's first command.
         let audit = dir.path().join(format!("audit-{i}.jsonl"));
         cli.push(time(&mut || ken_exec(&audit))?);
@@ -79,14 +103,38 @@ fn main() -> anyhow::Result<()> {
         v[v.len() / 2]
     };
     let p90 = |v: &Vec<f64>| v[(v.len() * 9) / 10];
-    let (mp, mc, mf, mb, ml) = (median(&mut plain), median(&mut confined), median(&mut full), median(&mut bare), median(&mut cli));
+    let (mp, mc, mf, mb, ml) = (
+        median(&mut plain),
+        median(&mut confined),
+        median(&mut full),
+        median(&mut bare),
+        median(&mut cli),
+    );
     println!("runs: {runs} (interleaved)");
-    println!("plain spawn of `true`:              median {mp:.2} ms  p90 {:.2} ms", p90(&plain));
-    println!("Sandbox::run workspace-write:       median {mc:.2} ms  p90 {:.2} ms  added {:.2} ms", p90(&confined), mc - mp);
-    println!("Sandbox::run full-access:           median {mf:.2} ms  p90 {:.2} ms  added {:.2} ms", p90(&full), mf - mp);
+    println!(
+        "plain spawn of `true`:              median {mp:.2} ms  p90 {:.2} ms",
+        p90(&plain)
+    );
+    println!(
+        "Sandbox::run workspace-write:       median {mc:.2} ms  p90 {:.2} ms  added {:.2} ms",
+        p90(&confined),
+        mc - mp
+    );
+    println!(
+        "Sandbox::run full-access:           median {mf:.2} ms  p90 {:.2} ms  added {:.2} ms",
+        p90(&full),
+        mf - mp
+    );
     println!("`sh -c true`:                       median {mb:.2} ms");
-    println!("`ken exec -- true` (policy, audit): median {ml:.2} ms  p90 {:.2} ms  added {:.2} ms", p90(&cli), ml - mp);
+    println!(
+        "`ken exec -- true` (policy, audit): median {ml:.2} ms  p90 {:.2} ms  added {:.2} ms",
+        p90(&cli),
+        ml - mp
+    );
     let mll = median(&mut cli_long);
-    println!("the same, log of 1000+ lines:       median {mll:.2} ms  added {:.2} ms", mll - mp);
+    println!(
+        "the same, log of 1000+ lines:       median {mll:.2} ms  added {:.2} ms",
+        mll - mp
+    );
     Ok(())
 }

@@ -10,8 +10,14 @@ use kenning::cli::{self, Cli};
 fn main() -> ExitCode {
     // The sandbox helper must run before anything starts a thread: entering a user namespace
     // needs a single-threaded process.
-    if std::env::args_os().nth(1).is_some_and(|a| a == kenning::exec::SandboxSpec::HELPER_ARG) {
-        std::process::exit(kenning::exec::helper_main());
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == kenning::exec::SandboxSpec::HELPER_ARG)
+    {
+        std::process::exit(kenning::exec::helper_main().unwrap_or_else(|e| {
+            eprintln!("ken: {e}");
+            kenning::exec::SETUP_FAILED
+        }));
     }
     let args = Cli::parse_from(cli::normalize_args(std::env::args_os()));
     init_tracing(args.verbosity());

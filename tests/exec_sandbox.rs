@@ -39,7 +39,11 @@ fn workspace_in(dir: tempfile::TempDir) -> Ws {
     )
     .unwrap();
     let state = dir.path().join("state");
-    Ws { _dir: dir, root, state }
+    Ws {
+        _dir: dir,
+        root,
+        state,
+    }
 }
 
 impl Ws {
@@ -101,7 +105,10 @@ fn probe(v: &Value, name: &str) -> bool {
     let text = stdout(v);
     match text.lines().find(|l| l.starts_with(&format!("{name} "))) {
         Some(l) => l.ends_with(" ok"),
-        None => panic!("probe {name} printed nothing; output:\n{text}\nstderr:\n{}", v["report"]["stderr"]["text"]),
+        None => panic!(
+            "probe {name} printed nothing; output:\n{text}\nstderr:\n{}",
+            v["report"]["stderr"]["text"]
+        ),
     }
 }
 
@@ -111,8 +118,10 @@ fn check(name: &str, cmd: &str) -> String {
 }
 
 fn outside_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(std::env::var("CARGO_TARGET_TMPDIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()))
-        .unwrap()
+    tempfile::tempdir_in(
+        std::env::var("CARGO_TARGET_TMPDIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .unwrap()
 }
 
 fn write_probes(ws: &Ws, outside: &Path) -> String {
@@ -136,7 +145,10 @@ fn assert_host_untouched(ws: &Ws, outside: &Path) {
     assert!(!outside.join("escaped").exists());
     assert!(!ws.root.join(".git/hook").exists());
     assert!(!ws.root.join(".git/through-link").exists());
-    assert_eq!(std::fs::read_to_string(ws.root.join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
 }
 
 #[test]
@@ -188,7 +200,11 @@ fn each_filesystem_layer_holds_alone() {
 #[test]
 fn read_only_mode_writes_nothing_but_its_temp_dir() {
     let ws = workspace();
-    let script = [check("workspace", "touch src/ro.txt"), check("tmp", "touch \"$TMPDIR/x\"")].concat();
+    let script = [
+        check("workspace", "touch src/ro.txt"),
+        check("tmp", "touch \"$TMPDIR/x\""),
+    ]
+    .concat();
     let (_, v) = ws.exec(&["--sandbox", "read-only"], &script, &[]);
     assert!(probe(&v, "tmp"));
     if enforced_here("mount-namespace") || enforced_here("landlock") {
@@ -213,7 +229,10 @@ child.kill()
     let v = ws.run(ptrace);
     let line = stdout(&v);
     if enforced_here("seccomp") {
-        assert!(line.contains("ptrace -1 1"), "ptrace attach was not refused with EPERM: {line}");
+        assert!(
+            line.contains("ptrace -1 1"),
+            "ptrace attach was not refused with EPERM: {line}"
+        );
     }
 }
 
@@ -223,29 +242,50 @@ fn the_network_is_unreachable_even_on_loopback() {
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let ws = workspace();
-    let mut script = check("devtcp", &format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'"));
+    let mut script = check(
+        "devtcp",
+        &format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'"),
+    );
     if which("curl") {
         script += &check("curl", &format!("curl -sS -m 2 http://127.0.0.1:{port}/"));
     }
     if which("nc") {
         script += &check("nc", &format!("echo hi | nc -w 2 127.0.0.1 {port}"));
     }
-    script += &check("python", &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"));
+    script += &check(
+        "python",
+        &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"),
+    );
     for disabled in ["", "network-namespace"] {
         let v = ws.run_without(disabled, &script);
-        let enforced = if disabled.is_empty() { "network-namespace" } else { "seccomp" };
+        let enforced = if disabled.is_empty() {
+            "network-namespace"
+        } else {
+            "seccomp"
+        };
         if !enforced_here(enforced) {
             continue;
         }
         for p in ["devtcp", "curl", "nc", "python"] {
             if stdout(&v).contains(&format!("{p} ")) {
-                assert!(!probe(&v, p), "{p} reached the host's loopback (without {disabled:?}): {}", stdout(&v));
+                assert!(
+                    !probe(&v, p),
+                    "{p} reached the host's loopback (without {disabled:?}): {}",
+                    stdout(&v)
+                );
             }
         }
         assert!(listener.accept().is_err(), "a connection reached the listener");
     }
     // --network gives the host's network back.
-    let (_, v) = ws.exec(&["--network"], &check("python", &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'")), &[]);
+    let (_, v) = ws.exec(
+        &["--network"],
+        &check(
+            "python",
+            &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"),
+        ),
+        &[],
+    );
     assert!(probe(&v, "python"), "{}", stdout(&v));
 }
 
@@ -269,7 +309,10 @@ fn the_timeout_kills_setsid_grandchildren_too() {
         assert_eq!(v["report"]["timed_out"], true);
         assert_eq!(v["report"]["killed_by"], "timeout");
         std::thread::sleep(Duration::from_millis(3500));
-        assert!(!marker.exists(), "a setsid grandchild outlived the timeout (disabled: {disabled:?})");
+        assert!(
+            !marker.exists(),
+            "a setsid grandchild outlived the timeout (disabled: {disabled:?})"
+        );
     }
 }
 
@@ -277,7 +320,12 @@ fn process_count() -> usize {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
         .count()
 }
 
@@ -289,23 +337,41 @@ fn a_fork_bomb_is_contained_and_reported() {
         // Without a pids cgroup nothing bounds root's processes: check that the run says so
         // instead of setting off a bomb on the machine.
         let v = ws.run("true");
-        assert!(v["report"]["degraded"].to_string().contains("processes not bounded"), "{v}");
+        assert!(
+            v["report"]["degraded"]
+                .to_string()
+                .contains("processes not bounded"),
+            "{v}"
+        );
         return;
     }
     let before = process_count();
-    let (out, v) = ws.exec(&["--timeout", "3", "--max-processes", "64"], "bomb() { bomb | bomb & }; bomb; sleep 10", &[]);
+    let (out, v) = ws.exec(
+        &["--timeout", "3", "--max-processes", "64"],
+        "bomb() { bomb | bomb & }; bomb; sleep 10",
+        &[],
+    );
     assert_eq!(out.status.code(), Some(124), "{v}");
     if enforced_here("cgroup") {
         assert!(v["report"]["limits_hit"].to_string().contains("processes"), "{v}");
     }
     std::thread::sleep(Duration::from_millis(500));
-    assert!(process_count() < before + 50, "processes left behind: {} -> {}", before, process_count());
+    assert!(
+        process_count() < before + 50,
+        "processes left behind: {} -> {}",
+        before,
+        process_count()
+    );
 }
 
 #[test]
 fn a_memory_hog_is_contained_and_reported() {
     let ws = workspace();
-    let (out, v) = ws.exec(&["--memory-mib", "128"], "python3 -c 'x = bytearray(1 << 30); print(\"allocated\", len(x))'", &[]);
+    let (out, v) = ws.exec(
+        &["--memory-mib", "128"],
+        "python3 -c 'x = bytearray(1 << 30); print(\"allocated\", len(x))'",
+        &[],
+    );
     assert_ne!(out.status.code(), Some(0), "{v}");
     assert!(!stdout(&v).contains("allocated"));
     let peak = v["report"]["peak_memory_bytes"].as_u64().unwrap();
@@ -318,10 +384,17 @@ fn a_memory_hog_is_contained_and_reported() {
 #[test]
 fn secrets_are_scrubbed_from_the_environment() {
     let ws = workspace();
-    let env = [("MY_SERVICE_TOKEN", "s3cr3t-value"), ("AWS_SECRET_ACCESS_KEY", "abc"), ("PLAIN_SETTING", "kept")];
+    let env = [
+        ("MY_SERVICE_TOKEN", "s3cr3t-value"),
+        ("AWS_SECRET_ACCESS_KEY", "abc"),
+        ("PLAIN_SETTING", "kept"),
+    ];
     let (_, v) = ws.exec(&[], "env", &env);
     let text = stdout(&v);
-    assert!(!text.contains("MY_SERVICE_TOKEN") && !text.contains("s3cr3t-value"), "{text}");
+    assert!(
+        !text.contains("MY_SERVICE_TOKEN") && !text.contains("s3cr3t-value"),
+        "{text}"
+    );
     assert!(!text.contains("AWS_SECRET_ACCESS_KEY"));
     assert!(text.contains("PLAIN_SETTING=kept"));
     let (_, v) = ws.exec(&["--allow-env", "MY_SERVICE_TOKEN"], "env", &env);
@@ -332,15 +405,26 @@ fn secrets_are_scrubbed_from_the_environment() {
 fn strict_mode_refuses_when_a_mechanism_is_missing() {
     let ws = workspace();
     let marker = ws.root.join("ran");
-    let (out, v) = ws.exec(&["--sandbox-strict"], &format!("touch {}", marker.display()), &[("KEN_SANDBOX_DISABLE", "landlock")]);
+    let (out, v) = ws.exec(
+        &["--sandbox-strict"],
+        &format!("touch {}", marker.display()),
+        &[("KEN_SANDBOX_DISABLE", "landlock")],
+    );
     assert_eq!(out.status.code(), Some(125), "{v}");
     assert!(v["report"]["refused"].as_str().unwrap().contains("landlock"));
     assert!(!marker.exists(), "the command ran under --sandbox-strict");
     // Without --sandbox-strict it runs and says it is degraded.
-    let (out, v) = ws.exec(&[], &format!("touch {}", marker.display()), &[("KEN_SANDBOX_DISABLE", "landlock")]);
+    let (out, v) = ws.exec(
+        &[],
+        &format!("touch {}", marker.display()),
+        &[("KEN_SANDBOX_DISABLE", "landlock")],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(marker.exists());
-    assert!(String::from_utf8_lossy(&out.stderr).is_empty() || v["report"]["degraded"].to_string().contains("landlock"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).is_empty()
+            || v["report"]["degraded"].to_string().contains("landlock")
+    );
 }
 
 #[test]
@@ -359,6 +443,15 @@ fn exit_codes_signals_and_capped_output_are_reported() {
     assert_eq!(s["total_bytes"], 1_000_000);
     assert_eq!(s["truncated"], true);
     assert!(s["text"].as_str().unwrap().contains("[... 999000 bytes cut ...]"));
+    // A missing program: 127, as a shell says it, with the reason in the report.
+    let out = ken()
+        .current_dir(&ws.root)
+        .env("XDG_STATE_HOME", &ws.state)
+        .args(["exec", "--", "no-such-program-kenning"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`no-such-program-kenning`: command not found"));
     // Streaming (no --json): the output reaches ken's own stdout as it comes.
     let out = ken()
         .current_dir(&ws.root)
@@ -407,17 +500,35 @@ fn policy_denials_are_enforced_and_audited() {
     assert_eq!(run("untrusted", &["touch", "forbidden"]).status.code(), Some(126));
     assert!(!ws.root.join("forbidden").exists());
     // The log holds every decision, intact.
-    let verify = ken().args(["audit", "verify", "--json"]).arg(&audit).output().unwrap();
-    assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stdout));
+    let verify = ken()
+        .args(["audit", "verify", "--json"])
+        .arg(&audit)
+        .output()
+        .unwrap();
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
     let text = std::fs::read_to_string(&audit).unwrap();
     let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 5);
     assert_eq!(lines[0]["event"]["allowed"], false);
     assert_eq!(lines[0]["event"]["class"], "protected");
     assert_eq!(lines[2]["event"]["result"]["exit_code"], 0);
-    assert_eq!(lines[3]["event"]["result"]["files_changed"], Value::Null, "no git work tree here");
+    assert_eq!(
+        lines[3]["event"]["result"]["files_changed"],
+        Value::Null,
+        "no git work tree here"
+    );
     assert_eq!(lines[4]["event"]["allowed"], false);
-    assert!(lines[4]["event"]["decided_by"].as_str().unwrap().contains("rules.toml:2"));
+    assert!(
+        lines[4]["event"]["decided_by"]
+            .as_str()
+            .unwrap()
+            .contains("rules.toml:2")
+    );
 }
 
 #[test]
@@ -427,9 +538,18 @@ fn tmp_is_private_when_the_workspace_lives_elsewhere() {
         return;
     }
     let name = format!("kenning-private-{}", std::process::id());
-    let v = ws.run(&[check("slash-tmp", &format!("touch /tmp/{name}")), check("seen", &format!("test -f $TMPDIR/{name}"))].concat());
+    let v = ws.run(
+        &[
+            check("slash-tmp", &format!("touch /tmp/{name}")),
+            check("seen", &format!("test -f $TMPDIR/{name}")),
+        ]
+        .concat(),
+    );
     assert!(probe(&v, "slash-tmp") && probe(&v, "seen"), "{}", stdout(&v));
-    assert!(!Path::new("/tmp").join(&name).exists(), "the command wrote the host's /tmp");
+    assert!(
+        !Path::new("/tmp").join(&name).exists(),
+        "the command wrote the host's /tmp"
+    );
 }
 
 #[test]
@@ -453,7 +573,11 @@ fn concurrent_runs_append_to_one_log_without_breaking_its_chain() {
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
-    let verify = ken().args(["audit", "verify", "--json"]).arg(&audit).output().unwrap();
+    let verify = ken()
+        .args(["audit", "verify", "--json"])
+        .arg(&audit)
+        .output()
+        .unwrap();
     let v: Value = serde_json::from_slice(&verify.stdout).unwrap();
     assert_eq!(verify.status.code(), Some(0), "{v}");
     assert_eq!(v["lines"], 8);
@@ -464,13 +588,27 @@ fn a_commit_on_main_is_protected_and_files_changed_are_audited() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let git = |args: &[&str]| {
-        let ok = Command::new("git").args(args).current_dir(root).output().unwrap().status.success();
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap()
+            .status
+            .success();
         assert!(ok, "git {args:?}");
     };
     git(&["init", "-q", "-b", "main"]);
     std::fs::write(root.join("a.txt"), "a\n").unwrap();
     git(&["add", "-A"]);
-    git(&["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base"]);
+    git(&[
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-qm",
+        "base",
+    ]);
     let audit = root.join("audit.jsonl");
     let run = |args: &[&str]| {
         ken()
@@ -485,10 +623,24 @@ fn a_commit_on_main_is_protected_and_files_changed_are_audited() {
             .unwrap()
     };
     let out = run(&["git", "commit", "-am", "x"]);
-    assert_eq!(out.status.code(), Some(126), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("main"));
     let out = run(&["sh", "-c", "echo b >> a.txt; echo new > b.txt"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let last: Value = serde_json::from_str(std::fs::read_to_string(&audit).unwrap().lines().last().unwrap()).unwrap();
-    assert_eq!(last["event"]["result"]["files_changed"], serde_json::json!(["a.txt", "b.txt"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Value =
+        serde_json::from_str(std::fs::read_to_string(&audit).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["event"]["result"]["files_changed"],
+        serde_json::json!(["a.txt", "b.txt"])
+    );
 }

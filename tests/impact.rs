@@ -354,7 +354,12 @@ fn the_blast_radius_decides_whether_an_edit_needs_approval() {
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_str::<Value>(&stdout(&out)).unwrap()["approval"].clone()
     };
-    edit(r.path(), "shop/pricing.py", "return round(x, 2)", "return round(x, 3)");
+    edit(
+        r.path(),
+        "shop/pricing.py",
+        "return round(x, 2)",
+        "return round(x, 3)",
+    );
     let v = approval("on-request");
     assert_eq!(v["decision"], "allow", "{v}");
     assert_eq!(v["class"], "workspace-write");
@@ -376,7 +381,10 @@ fn the_blast_radius_decides_whether_an_edit_needs_approval() {
     std::fs::create_dir_all(&ci).unwrap();
     std::fs::write(ci.join("ci.yml"), "on: push\n").unwrap();
     git(r.path(), &["add", "-A"]);
-    let out = ken(&["impact", "--json", "--staged", "--approval", "on-request"], r.path());
+    let out = ken(
+        &["impact", "--json", "--staged", "--approval", "on-request"],
+        r.path(),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let v = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["approval"].clone();
     assert_eq!(v["class"], "protected", "{v}");

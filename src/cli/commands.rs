@@ -15,7 +15,9 @@ use super::args::{
 use super::progress::ProgressBars;
 use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
-use super::{audit_commands, context_commands, exec_commands, graph_commands, impact_commands, serve_commands};
+use super::{
+    audit_commands, context_commands, exec_commands, graph_commands, impact_commands, serve_commands,
+};
 use crate::api::Workspace;
 use crate::api::{
     IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, stored_embedder,

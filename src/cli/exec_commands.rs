@@ -13,9 +13,9 @@ use serde::Serialize;
 use super::args::{ApprovalArg, ExecArgs, SandboxArg};
 use super::shared::print_json;
 use crate::exec::{
-    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CommandVerdict, Decision, EnvScrubber, ExecRules, Limits,
-    Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, SessionApprovals,
-    WorkspaceSnapshot, default_workspace,
+    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CommandVerdict, Decision, EnvScrubber, ExecRules,
+    Limits, Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec,
+    SessionApprovals, WorkspaceSnapshot, default_workspace,
 };
 
 /// Exit code of a command the policy or a person refused.
@@ -72,7 +72,9 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             eprintln!("ken exec: denied: {reason}");
             (false, ruled.decided_by.clone())
         }
-        Decision::Ask { .. } if approvals.contains(&text) => (true, "approved earlier in this session".to_string()),
+        Decision::Ask { .. } if approvals.contains(&text) => {
+            (true, "approved earlier in this session".to_string())
+        }
         Decision::Ask { reason } => match ask(&text, &verdict, reason)? {
             Answer::Once => (true, "a person, once".to_string()),
             Answer::Session => {
@@ -92,7 +94,10 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         },
     };
     // A person approving a command the policy held back for needing the network gives it one.
-    if allowed && matches!(ruled.decision, Decision::Ask { .. }) && verdict.parts.iter().any(|p| p.class == ActionClass::Network) {
+    if allowed
+        && matches!(ruled.decision, Decision::Ask { .. })
+        && verdict.parts.iter().any(|p| p.class == ActionClass::Network)
+    {
         network = true;
     }
     let mut event = ExecEvent {
@@ -102,7 +107,11 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         cwd: cwd.clone(),
         class: verdict.class,
         parsed: verdict.parsed,
-        parts: verdict.parts.iter().map(|p| format!("{} [{}]: {}", p.text, p.class.as_str(), p.why)).collect(),
+        parts: verdict
+            .parts
+            .iter()
+            .map(|p| format!("{} [{}]: {}", p.text, p.class.as_str(), p.why))
+            .collect(),
         decision: ruled.decision.clone(),
         decided_by,
         allowed,
@@ -120,7 +129,12 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(DENIED));
     }
     let scrubber = EnvScrubber {
-        allow: a.allow_env.iter().chain(&rules.sandbox.env_allow).cloned().collect(),
+        allow: a
+            .allow_env
+            .iter()
+            .chain(&rules.sandbox.env_allow)
+            .cloned()
+            .collect(),
         deny: rules.sandbox.env_deny.clone(),
     };
     let env = scrubber.scrub(std::env::vars());
@@ -149,18 +163,23 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     }
     let before = WorkspaceSnapshot::take(&workspace);
     let report = sandbox.run(spec)?;
-    let files_changed = before.and_then(|b| WorkspaceSnapshot::take(&workspace).map(|after| b.changed(&after)));
+    let files_changed =
+        before.and_then(|b| WorkspaceSnapshot::take(&workspace).map(|after| b.changed(&after)));
     event.result = Some(ExecResult::of(&report, files_changed));
     audit.append(&event)?;
     if let Some(why) = &report.refused {
         eprintln!("ken exec: not run: {why}");
     }
     if a.json {
-        print_json(&serde_json::json!({ "report": report, "decided_by": event.decided_by, "audit_log": audit_path }))?;
+        print_json(
+            &serde_json::json!({ "report": report, "decided_by": event.decided_by, "audit_log": audit_path }),
+        )?;
     } else {
         eprintln!("{}", summary(&report));
     }
-    Ok(ExitCode::from(u8::try_from(report.status.clamp(0, 255)).unwrap_or(1)))
+    Ok(ExitCode::from(
+        u8::try_from(report.status.clamp(0, 255)).unwrap_or(1),
+    ))
 }
 
 #[derive(Serialize)]
@@ -278,7 +297,11 @@ fn ask(text: &str, verdict: &CommandVerdict, reason: &str) -> Result<Answer> {
                 let mut why = String::new();
                 input.read_line(&mut why)?;
                 let why = why.trim();
-                return Ok(Answer::Deny(if why.is_empty() { "denied by a person".to_string() } else { why.to_string() }));
+                return Ok(Answer::Deny(if why.is_empty() {
+                    "denied by a person".to_string()
+                } else {
+                    why.to_string()
+                }));
             }
             "a" => bail!("aborted at the approval prompt"),
             _ => continue,
@@ -292,7 +315,13 @@ fn explain(v: &CommandVerdict, ruled: &crate::exec::RuledDecision, json: bool) -
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}  [{}]{}", v.command, v.class.as_str(), if v.parsed { "" } else { " (does not parse)" })?;
+    writeln!(
+        out,
+        "{}  [{}]{}",
+        v.command,
+        v.class.as_str(),
+        if v.parsed { "" } else { " (does not parse)" }
+    )?;
     for p in &v.parts {
         writeln!(out, "  {:<16} {}  ({})", p.class.as_str(), p.text, p.why)?;
     }
@@ -333,9 +362,16 @@ fn summary(r: &RunReport) -> String {
     if let Some(k) = &r.killed_by {
         s.push_str(&format!(" · stopped by the {k} limit"));
     }
-    let other: Vec<&String> = r.limits_hit.iter().filter(|l| Some(*l) != r.killed_by.as_ref()).collect();
+    let other: Vec<&String> = r
+        .limits_hit
+        .iter()
+        .filter(|l| Some(*l) != r.killed_by.as_ref())
+        .collect();
     if !other.is_empty() {
-        s.push_str(&format!(" · hit: {}", other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+        s.push_str(&format!(
+            " · hit: {}",
+            other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ));
     }
     if !r.degraded.is_empty() {
         s.push_str(&format!(" · degraded: {}", r.degraded.len()));
@@ -347,7 +383,9 @@ fn summary(r: &RunReport) -> String {
 /// prints each mechanism's state.
 fn doctor(json: bool) -> Result<ExitCode> {
     // Outside /tmp where possible, so the private /tmp is probed too.
-    let base = state_dir().filter(|d| std::fs::create_dir_all(d).is_ok()).unwrap_or_else(std::env::temp_dir);
+    let base = state_dir()
+        .filter(|d| std::fs::create_dir_all(d).is_ok())
+        .unwrap_or_else(std::env::temp_dir);
     let dir = base.join(format!("doctor-{}", std::process::id()));
     std::fs::create_dir_all(dir.join(".git")).with_context(|| format!("making {}", dir.display()))?;
     let mut spec = SandboxSpec::new(SandboxMode::WorkspaceWrite, dir.clone(), vec!["true".to_string()]);
@@ -373,7 +411,12 @@ fn doctor(json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "ken exec --doctor: Linux {} ({}), uid {uid}", kernel.trim(), std::env::consts::ARCH)?;
+    writeln!(
+        out,
+        "ken exec --doctor: Linux {} ({}), uid {uid}",
+        kernel.trim(),
+        std::env::consts::ARCH
+    )?;
     for m in &report.mechanisms {
         let state = match m.state {
             MechanismState::Enforced => "enforced",
@@ -384,7 +427,11 @@ fn doctor(json: bool) -> Result<ExitCode> {
         writeln!(out, "  {:<18} {:<12} {}", m.name, state, m.detail)?;
     }
     match report.degraded.is_empty() {
-        true => writeln!(out, "every mechanism is in force (a confined `true` took {} ms)", report.duration_ms)?,
+        true => writeln!(
+            out,
+            "every mechanism is in force (a confined `true` took {} ms)",
+            report.duration_ms
+        )?,
         false => writeln!(
             out,
             "degraded: {} mechanism(s) not in force; `ken exec` says so on every run, and --sandbox-strict refuses to run",
@@ -465,6 +512,12 @@ fn config_dir() -> Option<PathBuf> {
 /// A session name as a file name.
 fn safe_name(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }

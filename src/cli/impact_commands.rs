@@ -12,6 +12,13 @@ use crate::api::{ApiError, ImpactRequest};
 use crate::context::Impact;
 use crate::exec::{Decision, EditPolicy, SandboxMode};
 
+#[derive(serde::Serialize)]
+struct WithApproval<'a> {
+    #[serde(flatten)]
+    response: &'a crate::api::ImpactResponse,
+    approval: &'a crate::exec::EditVerdict,
+}
+
 pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
     let patch = match &a.patch {
@@ -46,11 +53,14 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
         EditPolicy::default().judge(&r.impact, policy, SandboxMode::WorkspaceWrite)
     });
     if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        if let (Some(verdict), Some(obj)) = (&verdict, v.as_object_mut()) {
-            obj.insert("approval".to_string(), serde_json::to_value(verdict)?);
+        match &verdict {
+            // Serialized straight from the typed values, so numbers print as the server's do.
+            Some(approval) => print_json(&WithApproval {
+                response: &r,
+                approval,
+            })?,
+            None => print_json(&r)?,
         }
-        print_json(&v)?;
     } else {
         let mut out = std::io::stdout().lock();
         render(&mut out, &r.impact, a.limit)?;

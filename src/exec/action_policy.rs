@@ -404,7 +404,9 @@ fn shell_script(cmd: Node, src: &[u8]) -> Option<String> {
     }
     let words: Vec<Node> = (0..cmd.named_child_count())
         .filter_map(|i| cmd.named_child(i as u32))
-        .filter(|c| c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect"))
+        .filter(|c| {
+            c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect")
+        })
         .collect();
     // `-c`, or a cluster that holds it (`-lc`, `-ec`).
     let at = words.iter().position(|w| {

@@ -39,7 +39,11 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 impl CgroupLimits {
     /// Makes the cgroups for `processes` and `memory` (either may be `None`: not wanted).
     pub fn create(processes: Option<u64>, memory: Option<u64>) -> (CgroupLimits, Mechanism) {
-        let name = format!("kenning-exec-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "kenning-exec-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
         let mut out = CgroupLimits::default();
         let mut notes = Vec::new();
         if let Some(max) = processes {
@@ -50,7 +54,11 @@ impl CgroupLimits {
         }
         if let Some(max) = memory {
             let limit = |v2: bool| if v2 { "memory.max" } else { "memory.limit_in_bytes" };
-            match make_group("memory", &name, &[(limit(true), max.to_string()), (limit(false), max.to_string())]) {
+            match make_group(
+                "memory",
+                &name,
+                &[(limit(true), max.to_string()), (limit(false), max.to_string())],
+            ) {
                 Ok(g) => out.memory = Some(g),
                 Err(e) => notes.push(format!("memory: {e}")),
             }
@@ -133,7 +141,8 @@ fn counter(file: &Path, key: &str) -> u64 {
 /// A child cgroup of this process's own in the hierarchy that has `controller`, with `files`
 /// written (those that do not exist in this cgroup version are skipped).
 fn make_group(controller: &str, name: &str, files: &[(&str, String)]) -> Result<Group, String> {
-    let (base, v2) = own_cgroup(controller).ok_or_else(|| format!("no cgroup hierarchy with `{controller}` is mounted"))?;
+    let (base, v2) = own_cgroup(controller)
+        .ok_or_else(|| format!("no cgroup hierarchy with `{controller}` is mounted"))?;
     let dir = base.join(name);
     std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     if v2 && !dir.join(format!("{controller}.max")).exists() {
@@ -141,7 +150,10 @@ fn make_group(controller: &str, name: &str, files: &[(&str, String)]) -> Result<
         let _ = std::fs::write(base.join("cgroup.subtree_control"), format!("+{controller}"));
         if !dir.join(format!("{controller}.max")).exists() {
             let _ = std::fs::remove_dir(&dir);
-            return Err(format!("the `{controller}` controller is not delegated to {}", base.display()));
+            return Err(format!(
+                "the `{controller}` controller is not delegated to {}",
+                base.display()
+            ));
         }
     }
     let g = Group { dir, v2 };
@@ -171,15 +183,22 @@ fn own_cgroup(controller: &str) -> Option<(PathBuf, bool)> {
     let mut v2_mount = None;
     for line in mounts.lines() {
         let fields: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = fields.iter().position(|f| *f == "-") else { continue };
-        let (Some(point), Some(fstype), Some(opts)) = (fields.get(4), fields.get(sep + 1), fields.get(sep + 3)) else {
+        let Some(sep) = fields.iter().position(|f| *f == "-") else {
+            continue;
+        };
+        let (Some(point), Some(fstype), Some(opts)) =
+            (fields.get(4), fields.get(sep + 1), fields.get(sep + 3))
+        else {
             continue;
         };
         if *fstype == "cgroup" && opts.split(',').any(|o| o == controller) {
             let path = own.lines().find_map(|l| {
                 let mut parts = l.splitn(3, ':');
                 let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
-                ctrls.split(',').any(|c| c == controller).then(|| path.to_string())
+                ctrls
+                    .split(',')
+                    .any(|c| c == controller)
+                    .then(|| path.to_string())
             })?;
             return Some((Path::new(point).join(path.trim_start_matches('/')), false));
         }
@@ -191,7 +210,10 @@ fn own_cgroup(controller: &str) -> Option<(PathBuf, bool)> {
     let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
     let dir = mount.join(path.trim_start_matches('/'));
     let controllers = std::fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
-    controllers.split_whitespace().any(|c| c == controller).then_some((dir, true))
+    controllers
+        .split_whitespace()
+        .any(|c| c == controller)
+        .then_some((dir, true))
 }
 
 fn remove(g: &Group) {
@@ -202,7 +224,8 @@ fn remove(g: &Group) {
             return;
         }
         for pid in pids {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            let _ =
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }

@@ -16,18 +16,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use nix::sys::resource::{Resource, setrlimit};
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    TargetArch,
 };
 
+use super::SandboxMode;
 use super::mechanism::{Mechanism, MechanismState};
 use super::sandbox_spec::SandboxSpec;
-use super::SandboxMode;
 
 /// What the helper learnt before the command's process applies its own restrictions.
 pub struct Confinement<'a> {
@@ -110,7 +110,10 @@ impl Confinement<'_> {
         match self.landlock_ruleset() {
             Ok(status) => {
                 let abi = match status.landlock {
-                    LandlockStatus::Available { effective_abi, kernel_abi } => {
+                    LandlockStatus::Available {
+                        effective_abi,
+                        kernel_abi,
+                    } => {
                         format!("ABI {}", kernel_abi.unwrap_or(effective_abi as i32))
                     }
                     LandlockStatus::NotEnabled => "not enabled at boot".to_string(),
@@ -151,7 +154,10 @@ impl Confinement<'_> {
         let mut created = ruleset.create().map_err(err)?;
         let read = AccessFs::from_read(abi) | AccessFs::IoctlDev;
         created = created
-            .add_rule(PathBeneath::new(PathFd::new("/").map_err(|e| e.to_string())?, read))
+            .add_rule(PathBeneath::new(
+                PathFd::new("/").map_err(|e| e.to_string())?,
+                read,
+            ))
             .map_err(err)?;
         for (path, access) in self.writable(abi) {
             let Ok(fd) = PathFd::new(&path) else { continue };
@@ -207,7 +213,8 @@ impl Confinement<'_> {
         match applied {
             Ok(()) => {
                 let mut detail =
-                    "EPERM for ptrace, mount, bpf, kexec, keyctl, modules, namespaces, perf, io_uring".to_string();
+                    "EPERM for ptrace, mount, bpf, kexec, keyctl, modules, namespaces, perf, io_uring"
+                        .to_string();
                 if filter_sockets {
                     detail.push_str("; sockets other than Unix refused");
                 }
@@ -285,8 +292,14 @@ fn seccomp_programs(filter_sockets: bool) -> Result<Vec<BpfProgram>, String> {
     if filter_sockets {
         let unix = nix::libc::AF_UNIX as u64;
         let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, unix).map_err(err)?;
-        rules.insert(nix::libc::SYS_socket, vec![SeccompRule::new(vec![cond.clone()]).map_err(err)?]);
-        rules.insert(nix::libc::SYS_socketpair, vec![SeccompRule::new(vec![cond]).map_err(err)?]);
+        rules.insert(
+            nix::libc::SYS_socket,
+            vec![SeccompRule::new(vec![cond.clone()]).map_err(err)?],
+        );
+        rules.insert(
+            nix::libc::SYS_socketpair,
+            vec![SeccompRule::new(vec![cond]).map_err(err)?],
+        );
     }
     let eperm = SeccompAction::Errno(nix::libc::EPERM as u32);
     let main: BpfProgram = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch)

@@ -56,7 +56,11 @@ impl EditPolicy {
         if impact.risk.level == "high" {
             risks.push(format!("high risk: {}", impact.risk.reasons.join("; ")));
         }
-        let class = if protected.is_empty() { ActionClass::WorkspaceWrite } else { ActionClass::Protected };
+        let class = if protected.is_empty() {
+            ActionClass::WorkspaceWrite
+        } else {
+            ActionClass::Protected
+        };
         let ask = match approval {
             ApprovalPolicy::Untrusted => Some(match risks.is_empty() {
                 true => "an edit is not read-only".to_string(),
@@ -72,6 +76,10 @@ impl EditPolicy {
             },
             (Some(reason), _) => Decision::Ask { reason },
         };
-        EditVerdict { class, risks, decision }
+        EditVerdict {
+            class,
+            risks,
+            decision,
+        }
     }
 }

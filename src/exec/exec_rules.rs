@@ -29,7 +29,9 @@ use super::{
     ActionClass, ActionPolicy, ApprovalPolicy, CommandVerdict, Decision, PolicyContext, SandboxMode,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuleDecision {
     Allow,
@@ -101,7 +103,12 @@ impl ExecRules {
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(RulesError { path, detail: e.to_string() }),
+                Err(e) => {
+                    return Err(RulesError {
+                        path,
+                        detail: e.to_string(),
+                    });
+                }
             };
             let file: RulesFile = toml::from_str(&text).map_err(|e| RulesError {
                 path: path.clone(),
@@ -127,7 +134,8 @@ impl ExecRules {
 
     /// The strictest rule matching a simple command's text.
     pub fn matching(&self, text: &str) -> Option<&Rule> {
-        let words = shlex::split(text).unwrap_or_else(|| text.split_whitespace().map(str::to_string).collect());
+        let words =
+            shlex::split(text).unwrap_or_else(|| text.split_whitespace().map(str::to_string).collect());
         self.rules
             .iter()
             .filter(|r| matches(&r.pattern, &words))
@@ -142,9 +150,15 @@ impl ExecRules {
         sandbox: SandboxMode,
         cx: &PolicyContext,
     ) -> RuledDecision {
-        let policy = |d: Decision| RuledDecision { decision: d, decided_by: "policy".to_string() };
+        let policy = |d: Decision| RuledDecision {
+            decision: d,
+            decided_by: "policy".to_string(),
+        };
         if !v.parsed {
-            return match self.matching(&v.command).filter(|r| r.decision == RuleDecision::Deny) {
+            return match self
+                .matching(&v.command)
+                .filter(|r| r.decision == RuleDecision::Deny)
+            {
                 Some(rule) => ruled(rule),
                 None => policy(ActionPolicy::decide(v, approval, sandbox, cx)),
             };
@@ -158,10 +172,19 @@ impl ExecRules {
             }
             None => true,
         });
-        if let Some(rule) = ruled_parts.iter().filter(|r| r.decision == RuleDecision::Deny).max_by_key(|r| r.decision) {
+        if let Some(rule) = ruled_parts
+            .iter()
+            .filter(|r| r.decision == RuleDecision::Deny)
+            .max_by_key(|r| r.decision)
+        {
             return ruled(rule);
         }
-        rest.class = rest.parts.iter().map(|p| p.class).max().unwrap_or(ActionClass::Read);
+        rest.class = rest
+            .parts
+            .iter()
+            .map(|p| p.class)
+            .max()
+            .unwrap_or(ActionClass::Read);
         let by_policy = ActionPolicy::decide(&rest, approval, sandbox, cx);
         if by_policy != Decision::Allow {
             return policy(by_policy);
@@ -176,7 +199,11 @@ impl ExecRules {
             Some(rule) => ruled(rule),
             None if !ruled_parts.is_empty() => RuledDecision {
                 decision: Decision::Allow,
-                decided_by: ruled_parts.iter().map(|r| r.source.as_str()).collect::<Vec<_>>().join(", "),
+                decided_by: ruled_parts
+                    .iter()
+                    .map(|r| r.source.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             },
             None => policy(Decision::Allow),
         }
@@ -184,12 +211,16 @@ impl ExecRules {
 }
 
 fn matches(pattern: &str, words: &[String]) -> bool {
-    let Some(pat) = shlex::split(pattern) else { return false };
+    let Some(pat) = shlex::split(pattern) else {
+        return false;
+    };
     let prog = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     pat.len() <= words.len()
-        && pat.iter().zip(words).enumerate().all(|(i, (p, w))| {
-            p == "*" || if i == 0 { prog(p) == prog(w) } else { p == w }
-        })
+        && pat
+            .iter()
+            .zip(words)
+            .enumerate()
+            .all(|(i, (p, w))| p == "*" || if i == 0 { prog(p) == prog(w) } else { p == w })
 }
 
 fn rule_reason(rule: &Rule) -> String {
@@ -197,7 +228,10 @@ fn rule_reason(rule: &Rule) -> String {
         "rule `{}` ({}){}",
         rule.pattern,
         rule.source,
-        rule.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+        rule.reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default()
     )
 }
 

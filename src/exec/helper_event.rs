@@ -12,7 +12,13 @@ pub enum HelperEvent {
     /// What confines the command, written by its own process just before `execve`.
     Mechanisms { mechanisms: Vec<Mechanism> },
     /// The command was not started (strict mode, or a setup step that cannot be stepped over).
-    Refused { reason: String },
+    Refused {
+        reason: String,
+        /// What `ken exec` exits with: 125 for the sandbox, 127 for a command not found, 126
+        /// for one that cannot be executed.
+        #[serde(default = "setup_failed")]
+        code: i32,
+    },
     /// How the command itself ended, from the process that reaped it.
     Child { code: Option<i32>, signal: Option<i32> },
     /// The helper's last word: whether the timeout fired, and what the tree used.
@@ -22,4 +28,8 @@ pub enum HelperEvent {
         user_ms: u64,
         system_ms: u64,
     },
+}
+
+fn setup_failed() -> i32 {
+    super::sandbox_helper::SETUP_FAILED
 }

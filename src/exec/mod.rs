@@ -12,8 +12,8 @@
 mod action_policy;
 mod audit_log;
 mod cgroup_limits;
-mod edit_policy;
 mod confinement;
+mod edit_policy;
 mod env_scrubber;
 mod exec_rules;
 mod helper_event;

@@ -75,14 +75,19 @@ impl MountPlan {
     /// writable `/tmp` would make it writable to Landlock's path walk in read-only mode.
     fn mount_private_tmp(&mut self, spec: &SandboxSpec) -> Option<PathBuf> {
         let under_tmp = [&spec.workspace, &spec.cwd].iter().any(|p| p.starts_with("/tmp"));
-        let target = if under_tmp { spec.private_tmp.clone() } else { PathBuf::from("/tmp") };
+        let target = if under_tmp {
+            spec.private_tmp.clone()
+        } else {
+            PathBuf::from("/tmp")
+        };
         match bind(&spec.private_tmp, &target) {
             Ok(()) => {
                 self.private_tmp = !under_tmp;
                 Some(target)
             }
             Err(e) => {
-                self.failures.push(format!("private temp dir on {}: {e}", target.display()));
+                self.failures
+                    .push(format!("private temp dir on {}: {e}", target.display()));
                 None
             }
         }
@@ -113,14 +118,26 @@ impl MountPlan {
 fn protected_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     std::iter::once(PathBuf::from(".git"))
         .chain(spec.read_only.iter().cloned())
-        .map(|p| if p.is_absolute() { p } else { spec.workspace.join(p) })
+        .map(|p| {
+            if p.is_absolute() {
+                p
+            } else {
+                spec.workspace.join(p)
+            }
+        })
         .filter(|p| p.symlink_metadata().is_ok())
         .collect()
 }
 
 fn bind(source: &Path, target: &Path) -> nix::Result<()> {
     let none: Option<&str> = None;
-    mount(Some(source), target, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
+    mount(
+        Some(source),
+        target,
+        none,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        none,
+    )
 }
 
 fn remount_read_only(path: &Path) -> nix::Result<()> {

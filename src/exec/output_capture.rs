@@ -89,7 +89,10 @@ mod tests {
         assert_eq!(out.total_bytes, 18);
         assert!(out.truncated);
         assert_eq!(out.text, "abcd\n[... 10 bytes cut ...]\nopqr");
-        assert_eq!(out.blake3, blake3::hash(b"abcdefghijklmnopqr").to_hex().to_string());
+        assert_eq!(
+            out.blake3,
+            blake3::hash(b"abcdefghijklmnopqr").to_hex().to_string()
+        );
     }
 
     #[test]

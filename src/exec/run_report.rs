@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::SandboxMode;
 use super::mechanism::Mechanism;
 use super::output_capture::CapturedOutput;
-use super::SandboxMode;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunReport {

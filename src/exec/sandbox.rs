@@ -80,7 +80,8 @@ impl Sandbox {
         }
         spec.workspace = std::fs::canonicalize(&spec.workspace)
             .map_err(|e| SandboxError::Workspace(spec.workspace.clone(), e))?;
-        spec.cwd = std::fs::canonicalize(&spec.cwd).map_err(|e| SandboxError::Workspace(spec.cwd.clone(), e))?;
+        spec.cwd =
+            std::fs::canonicalize(&spec.cwd).map_err(|e| SandboxError::Workspace(spec.cwd.clone(), e))?;
         let tmp = PrivateTmp::create()?;
         spec.private_tmp = tmp.0.clone();
         let (cgroup, cgroup_mechanism) = match spec.disabled("cgroup") {
@@ -117,7 +118,10 @@ impl Sandbox {
             killed_by: None,
             limits_hit: Vec::new(),
             duration_ms: started.elapsed().as_millis() as u64,
-            peak_memory_bytes: usage.peak_memory_bytes.unwrap_or(0).max(outcome.max_rss_kib * 1024),
+            peak_memory_bytes: usage
+                .peak_memory_bytes
+                .unwrap_or(0)
+                .max(outcome.max_rss_kib * 1024),
             cpu_user_ms: outcome.user_ms,
             cpu_system_ms: outcome.system_ms,
             stdout: outcome.stdout,
@@ -147,9 +151,11 @@ impl Sandbox {
         if usage.processes_limited {
             report.limits_hit.push("processes".to_string());
         }
-        report.limits_hit.extend(report.killed_by.clone().filter(|k| k != "processes"));
+        report
+            .limits_hit
+            .extend(report.killed_by.clone().filter(|k| k != "processes"));
         report.status = if report.refused.is_some() {
-            SETUP_FAILED
+            outcome.refused_code
         } else if report.timed_out {
             124
         } else {
@@ -189,7 +195,9 @@ impl Sandbox {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(|e| SandboxError::Helper(self.helper.clone(), e))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| SandboxError::Helper(self.helper.clone(), e))?;
         drop(status_write);
         let previous = self.ignore_interrupts.then(ignore_interrupts);
         let stdout = child.stdout.take().map(|s| self.pump(s, Sink::Stdout));
@@ -213,9 +221,17 @@ impl Sandbox {
         for event in events {
             match event {
                 HelperEvent::Mechanisms { mechanisms } => outcome.mechanisms = mechanisms,
-                HelperEvent::Refused { reason } => outcome.refused = Some(reason),
+                HelperEvent::Refused { reason, code } => {
+                    outcome.refused = Some(reason);
+                    outcome.refused_code = code;
+                }
                 HelperEvent::Child { code, signal } => outcome.child = Some((code, signal)),
-                HelperEvent::Done { timed_out, max_rss_kib, user_ms, system_ms } => {
+                HelperEvent::Done {
+                    timed_out,
+                    max_rss_kib,
+                    user_ms,
+                    system_ms,
+                } => {
                     outcome.timed_out = timed_out;
                     outcome.max_rss_kib = max_rss_kib;
                     outcome.user_ms = user_ms;
@@ -224,7 +240,9 @@ impl Sandbox {
             }
         }
         if outcome.mechanisms.is_empty() && outcome.refused.is_none() {
-            outcome.refused = Some(format!("the sandbox helper exited ({helper_code}) before starting the command"));
+            outcome.refused = Some(format!(
+                "the sandbox helper exited ({helper_code}) before starting the command"
+            ));
         }
         Ok(outcome)
     }
@@ -258,6 +276,7 @@ struct Outcome {
     stderr: CapturedOutput,
     mechanisms: Vec<Mechanism>,
     refused: Option<String>,
+    refused_code: i32,
     child: Option<(Option<i32>, Option<i32>)>,
     timed_out: bool,
     max_rss_kib: u64,
@@ -288,7 +307,9 @@ impl Sink {
 fn read_events(pipe: File, on_start: Option<OnStart>) -> Vec<HelperEvent> {
     let mut out = Vec::new();
     for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-        let Ok(event) = serde_json::from_str::<HelperEvent>(&line) else { continue };
+        let Ok(event) = serde_json::from_str::<HelperEvent>(&line) else {
+            continue;
+        };
         if let (HelperEvent::Mechanisms { mechanisms }, Some(f)) = (&event, &on_start) {
             f(mechanisms);
         }
@@ -302,14 +323,19 @@ fn timeout_mechanism(spec: &SandboxSpec) -> Mechanism {
         Some(ms) => Mechanism::new(
             "timeout",
             MechanismState::Enforced,
-            format!("{:.1} s wall clock, then the whole tree is killed", ms as f64 / 1000.0),
+            format!(
+                "{:.1} s wall clock, then the whole tree is killed",
+                ms as f64 / 1000.0
+            ),
         ),
         None => Mechanism::new("timeout", MechanismState::Off, "no wall-clock limit"),
     }
 }
 
 fn signal_name(sig: i32) -> String {
-    Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {sig}"))
+    Signal::try_from(sig)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {sig}"))
 }
 
 fn ignore_interrupts() -> [SigHandler; 2] {

@@ -20,16 +20,16 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, kill, sigprocmask};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::{ForkResult, Pid, execve, fork, getegid, geteuid};
 
@@ -43,39 +43,39 @@ use super::sandbox_spec::SandboxSpec;
 /// Exit code when the helper could not start the command at all.
 pub const SETUP_FAILED: i32 = 125;
 
-/// The helper's entry point; returns its exit code.
-pub fn helper_main() -> i32 {
+/// The helper's entry point; returns its exit code, or why it cannot act as the helper at
+/// all (started by hand: no status pipe, no spec), for `main` to print.
+pub fn helper_main() -> Result<i32, String> {
     let Some(mut status) = take_status_pipe() else {
-        eprintln!("ken: the sandbox helper runs only under `ken exec` (no status pipe on fd 3)");
-        return SETUP_FAILED;
+        return Err("the sandbox helper runs only under `ken exec` (no status pipe on fd 3)".to_string());
     };
-    let spec: SandboxSpec = match std::env::var(SandboxSpec::ENV)
+    let spec: SandboxSpec = std::env::var(SandboxSpec::ENV)
         .map_err(|e| e.to_string())
         .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
-    {
-        Ok(spec) => spec,
-        Err(e) => {
-            eprintln!("ken: the sandbox helper got no valid spec: {e}");
-            return SETUP_FAILED;
-        }
-    };
+        .map_err(|e| format!("the sandbox helper got no valid spec: {e}"))?;
     ignore_interrupts();
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
     let mut mechanisms = join_cgroups(&spec);
     let setup = enter_namespaces(&spec, &mut mechanisms);
     // SAFETY: single-threaded (see the module comment); the child only runs Rust code that
     // this process image already holds, then execs or exits.
-    match unsafe { fork() } {
+    Ok(match unsafe { fork() } {
         Ok(ForkResult::Child) => {
             let code = reaper(&spec, &setup, mechanisms, &mut status);
             std::process::exit(code)
         }
         Ok(ForkResult::Parent { child }) => supervise(&spec, &setup, child, &mut status),
         Err(e) => {
-            emit(&mut status, &HelperEvent::Refused { reason: format!("fork failed: {e}") });
+            emit(
+                &mut status,
+                &HelperEvent::Refused {
+                    reason: format!("fork failed: {e}"),
+                    code: SETUP_FAILED,
+                },
+            );
             SETUP_FAILED
         }
-    }
+    })
 }
 
 /// What the namespaces gave.
@@ -119,12 +119,20 @@ fn join_cgroups(spec: &SandboxSpec) -> Vec<Mechanism> {
     let failed: Vec<String> = spec
         .cgroup_procs
         .iter()
-        .filter_map(|p| std::fs::write(p, &pid).err().map(|e| format!("{}: {e}", p.display())))
+        .filter_map(|p| {
+            std::fs::write(p, &pid)
+                .err()
+                .map(|e| format!("{}: {e}", p.display()))
+        })
         .collect();
     if failed.is_empty() {
         Vec::new()
     } else {
-        vec![Mechanism::new("cgroup", MechanismState::Unavailable, format!("joining failed: {}", failed.join("; ")))]
+        vec![Mechanism::new(
+            "cgroup",
+            MechanismState::Unavailable,
+            format!("joining failed: {}", failed.join("; ")),
+        )]
     }
 }
 
@@ -135,7 +143,12 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
         mounts: None,
     };
     if spec.mode == SandboxMode::FullAccess {
-        for name in ["user-namespace", "mount-namespace", "network-namespace", "pid-namespace"] {
+        for name in [
+            "user-namespace",
+            "mount-namespace",
+            "network-namespace",
+            "pid-namespace",
+        ] {
             out.push(Mechanism::new(name, MechanismState::Off, "full-access"));
         }
         return setup;
@@ -146,19 +159,33 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
         Some(_) => Err(off),
         None => unshare(flag),
     };
-    let user = try_unshare("user-namespace", CloneFlags::CLONE_NEWUSER).and_then(|()| map_ids(uid.as_raw(), gid.as_raw()));
+    let user = try_unshare("user-namespace", CloneFlags::CLONE_NEWUSER)
+        .and_then(|()| map_ids(uid.as_raw(), gid.as_raw()));
     out.push(match (&user, spec.disabled("user-namespace")) {
         (_, Some(m)) => m,
-        (Ok(()), _) => Mechanism::new("user-namespace", MechanismState::Enforced, format!("uid {uid} mapped to itself")),
-        (Err(e), _) => Mechanism::new("user-namespace", MechanismState::Unavailable, format!("unshare(CLONE_NEWUSER): {e}")),
+        (Ok(()), _) => Mechanism::new(
+            "user-namespace",
+            MechanismState::Enforced,
+            format!("uid {uid} mapped to itself"),
+        ),
+        (Err(e), _) => Mechanism::new(
+            "user-namespace",
+            MechanismState::Unavailable,
+            format!("unshare(CLONE_NEWUSER): {e}"),
+        ),
     });
     let disabled_or = |name: &str, e: nix::errno::Errno, call: &str| {
-        spec.disabled(name).unwrap_or_else(|| Mechanism::new(name, MechanismState::Unavailable, format!("{call}: {e}")))
+        spec.disabled(name)
+            .unwrap_or_else(|| Mechanism::new(name, MechanismState::Unavailable, format!("{call}: {e}")))
     };
     match try_unshare("mount-namespace", CloneFlags::CLONE_NEWNS) {
         Ok(()) => {
             let plan = MountPlan::apply(spec);
-            let state = if plan.failures.is_empty() { MechanismState::Enforced } else { MechanismState::Partial };
+            let state = if plan.failures.is_empty() {
+                MechanismState::Enforced
+            } else {
+                MechanismState::Partial
+            };
             let mut detail = format!(
                 "{} mounts read-only; private /tmp: {}; read-only: {}",
                 plan.read_only_mounts,
@@ -166,7 +193,11 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
                 if plan.protected.is_empty() {
                     "nothing protected".to_string()
                 } else {
-                    plan.protected.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                    plan.protected
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             );
             if !plan.failures.is_empty() {
@@ -178,7 +209,11 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
         Err(e) => out.push(disabled_or("mount-namespace", e, "unshare(CLONE_NEWNS)")),
     }
     if spec.network {
-        out.push(Mechanism::new("network-namespace", MechanismState::Off, "--network: the host's network"));
+        out.push(Mechanism::new(
+            "network-namespace",
+            MechanismState::Off,
+            "--network: the host's network",
+        ));
     } else {
         match try_unshare("network-namespace", CloneFlags::CLONE_NEWNET) {
             Ok(()) => {
@@ -187,7 +222,11 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
                     Ok(()) => "its own loopback only",
                     Err(_) => "no interface up",
                 };
-                out.push(Mechanism::new("network-namespace", MechanismState::Enforced, format!("empty: {lo}")));
+                out.push(Mechanism::new(
+                    "network-namespace",
+                    MechanismState::Enforced,
+                    format!("empty: {lo}"),
+                ));
             }
             Err(e) => out.push(disabled_or("network-namespace", e, "unshare(CLONE_NEWNET)")),
         }
@@ -195,7 +234,11 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
     match try_unshare("pid-namespace", CloneFlags::CLONE_NEWPID) {
         Ok(()) => {
             setup.pid_namespace = true;
-            out.push(Mechanism::new("pid-namespace", MechanismState::Enforced, "the command's tree dies with it"));
+            out.push(Mechanism::new(
+                "pid-namespace",
+                MechanismState::Enforced,
+                "the command's tree dies with it",
+            ));
         }
         Err(e) => {
             let mut m = disabled_or("pid-namespace", e, "unshare(CLONE_NEWPID)");
@@ -216,7 +259,12 @@ fn map_ids(uid: u32, gid: u32) -> nix::Result<()> {
 fn loopback_up() -> nix::Result<()> {
     use nix::sys::socket::{AddressFamily, SockFlag, SockType, socket};
     use std::os::fd::AsRawFd;
-    let sock = socket(AddressFamily::Inet, SockType::Datagram, SockFlag::SOCK_CLOEXEC, None)?;
+    let sock = socket(
+        AddressFamily::Inet,
+        SockType::Datagram,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
     // SAFETY: ifreq is plain data; the name is NUL-terminated within its array.
     let mut req: nix::libc::ifreq = unsafe { std::mem::zeroed() };
     for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
@@ -294,7 +342,10 @@ fn wait_until_exit(pid: Pid, deadline: Instant) -> bool {
         }
     }
     while Instant::now() < deadline {
-        match waitid(Id::Pid(pid), WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT | WaitPidFlag::WEXITED) {
+        match waitid(
+            Id::Pid(pid),
+            WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT | WaitPidFlag::WEXITED,
+        ) {
             Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(5)),
             _ => return true,
         }
@@ -309,9 +360,14 @@ fn reaper(spec: &SandboxSpec, setup: &Setup, mechanisms: Vec<Mechanism>, status:
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let mut mechanisms = mechanisms;
     if setup.pid_namespace && setup.mounts.is_some() {
-        let flags = nix::mount::MsFlags::MS_NOSUID | nix::mount::MsFlags::MS_NODEV | nix::mount::MsFlags::MS_NOEXEC;
+        let flags =
+            nix::mount::MsFlags::MS_NOSUID | nix::mount::MsFlags::MS_NODEV | nix::mount::MsFlags::MS_NOEXEC;
         if let Err(e) = nix::mount::mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>) {
-            mechanisms.push(Mechanism::new("proc", MechanismState::Partial, format!("the host's /proc stays visible: {e}")));
+            mechanisms.push(Mechanism::new(
+                "proc",
+                MechanismState::Partial,
+                format!("the host's /proc stays visible: {e}"),
+            ));
         }
     }
     // SAFETY: this process is single-threaded (a fork of the single-threaded helper).
@@ -319,7 +375,13 @@ fn reaper(spec: &SandboxSpec, setup: &Setup, mechanisms: Vec<Mechanism>, status:
         Ok(ForkResult::Child) => std::process::exit(command(spec, setup, mechanisms, status)),
         Ok(ForkResult::Parent { child }) => child,
         Err(e) => {
-            emit(status, &HelperEvent::Refused { reason: format!("fork failed: {e}") });
+            emit(
+                status,
+                &HelperEvent::Refused {
+                    reason: format!("fork failed: {e}"),
+                    code: SETUP_FAILED,
+                },
+            );
             return SETUP_FAILED;
         }
     };
@@ -331,7 +393,13 @@ fn reaper(spec: &SandboxSpec, setup: &Setup, mechanisms: Vec<Mechanism>, status:
             Err(_) => break (None, None),
         }
     };
-    emit(status, &HelperEvent::Child { code: ended.0, signal: ended.1 });
+    emit(
+        status,
+        &HelperEvent::Child {
+            code: ended.0,
+            signal: ended.1,
+        },
+    );
     if !setup.pid_namespace {
         kill_descendants(Pid::this());
         while waitpid(None::<Pid>, None).is_ok() {}
@@ -347,9 +415,19 @@ fn reaper(spec: &SandboxSpec, setup: &Setup, mechanisms: Vec<Mechanism>, status:
 fn command(spec: &SandboxSpec, setup: &Setup, mut mechanisms: Vec<Mechanism>, status: &mut File) -> i32 {
     reset_signals();
     let private_tmp = setup.mounts.as_ref().is_some_and(|m| m.private_tmp);
-    let tmp = if private_tmp { PathBuf::from("/tmp") } else { spec.private_tmp.clone() };
+    let tmp = if private_tmp {
+        PathBuf::from("/tmp")
+    } else {
+        spec.private_tmp.clone()
+    };
     if let Err(e) = std::env::set_current_dir(&spec.cwd) {
-        emit(status, &HelperEvent::Refused { reason: format!("cannot enter {}: {e}", spec.cwd.display()) });
+        emit(
+            status,
+            &HelperEvent::Refused {
+                reason: format!("cannot enter {}: {e}", spec.cwd.display()),
+                code: SETUP_FAILED,
+            },
+        );
         return SETUP_FAILED;
     }
     let confinement = Confinement {
@@ -368,9 +446,16 @@ fn command(spec: &SandboxSpec, setup: &Setup, mut mechanisms: Vec<Mechanism>, st
         .collect();
     emit(status, &HelperEvent::Mechanisms { mechanisms });
     if spec.strict && !degraded.is_empty() {
-        emit(status, &HelperEvent::Refused {
-            reason: format!("--sandbox-strict: not every mechanism is in force ({})", degraded.join("; ")),
-        });
+        emit(
+            status,
+            &HelperEvent::Refused {
+                code: SETUP_FAILED,
+                reason: format!(
+                    "--sandbox-strict: not every mechanism is in force ({})",
+                    degraded.join("; ")
+                ),
+            },
+        );
         return SETUP_FAILED;
     }
     let mut env: Vec<(String, String)> = spec
@@ -384,37 +469,58 @@ fn command(spec: &SandboxSpec, setup: &Setup, mut mechanisms: Vec<Mechanism>, st
             env.push((k.to_string(), tmp.display().to_string()));
         }
     }
-    exec(spec, &env)
+    exec(spec, &env, status)
 }
 
 fn reset_signals() {
-    for sig in [Signal::SIGINT, Signal::SIGQUIT, Signal::SIGPIPE, Signal::SIGTERM, Signal::SIGHUP] {
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGQUIT,
+        Signal::SIGPIPE,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+    ] {
         // SAFETY: SIG_DFL installs no handler code.
         let _ = unsafe { nix::sys::signal::signal(sig, SigHandler::SigDfl) };
     }
     let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
 }
 
-fn exec(spec: &SandboxSpec, env: &[(String, String)]) -> i32 {
-    let Some(program) = spec.argv.first() else {
-        eprintln!("ken exec: no command");
-        return SETUP_FAILED;
+/// Execs the command; on failure says why through the status pipe (as a shell would on
+/// stderr) and returns the shell's code for it.
+fn exec(spec: &SandboxSpec, env: &[(String, String)], status: &mut File) -> i32 {
+    let mut refuse = |reason: String, code: i32| {
+        emit(status, &HelperEvent::Refused { reason, code });
+        code
     };
-    let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str()).unwrap_or("/usr/bin:/bin");
+    let Some(program) = spec.argv.first() else {
+        return refuse("no command".to_string(), SETUP_FAILED);
+    };
+    let path_var = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("/usr/bin:/bin");
     let Some(path) = resolve(program, path_var) else {
-        eprintln!("ken exec: `{program}`: command not found (PATH={path_var})");
-        return 127;
+        return refuse(format!("`{program}`: command not found (PATH={path_var})"), 127);
     };
     let cstr = |s: &str| CString::new(s.as_bytes()).ok();
     let args: Option<Vec<CString>> = spec.argv.iter().map(|a| cstr(a)).collect();
     let vars: Option<Vec<CString>> = env.iter().map(|(k, v)| cstr(&format!("{k}={v}"))).collect();
     let (Some(args), Some(vars), Some(file)) = (args, vars, cstr(&path.to_string_lossy())) else {
-        eprintln!("ken exec: an argument or variable holds a NUL byte");
-        return SETUP_FAILED;
+        return refuse(
+            "an argument or variable holds a NUL byte".to_string(),
+            SETUP_FAILED,
+        );
     };
     let err = execve(&file, &args, &vars).err();
-    eprintln!("ken exec: cannot run `{}`: {}", path.display(), err.map(|e| e.desc()).unwrap_or("unknown"));
-    if err == Some(nix::errno::Errno::ENOENT) { 127 } else { 126 }
+    let code = if err == Some(nix::errno::Errno::ENOENT) {
+        127
+    } else {
+        126
+    };
+    let why = err.map(|e| e.desc()).unwrap_or("unknown");
+    refuse(format!("cannot run `{}`: {why}", path.display()), code)
 }
 
 fn resolve(program: &str, path_var: &str) -> Option<PathBuf> {
@@ -446,7 +552,10 @@ fn descendants(root: Pid) -> Vec<Pid> {
     let mut out = Vec::new();
     let mut queue = vec![root];
     while let Some(pid) = queue.pop() {
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten();
         for task in tasks {
             let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
             for child in children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {

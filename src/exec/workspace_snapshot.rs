@@ -21,7 +21,13 @@ impl WorkspaceSnapshot {
         let out = Command::new("git")
             .arg("-C")
             .arg(workspace)
-            .args(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])
+            .args([
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+            ])
             .output()
             .ok()
             .filter(|o| o.status.success())?;
@@ -45,7 +51,12 @@ impl WorkspaceSnapshot {
             .filter(|(p, e)| self.entries.get(*p) != Some(e))
             .map(|(p, _)| p.clone())
             .collect();
-        out.extend(self.entries.keys().filter(|p| !after.entries.contains_key(*p)).cloned());
+        out.extend(
+            self.entries
+                .keys()
+                .filter(|p| !after.entries.contains_key(*p))
+                .cloned(),
+        );
         out.sort();
         out.dedup();
         out

@@ -644,3 +644,72 @@ fn a_commit_on_main_is_protected_and_files_changed_are_audited() {
         serde_json::json!(["a.txt", "b.txt"])
     );
 }
+
+/// The approval prompt on a real terminal (a pty from util-linux `script`): deny with a
+/// reason, approve for the session, and the session's approval reused without a terminal.
+#[test]
+fn a_person_approves_or_denies_on_the_terminal() {
+    if !which("script") {
+        eprintln!("util-linux `script` is missing: the terminal prompt is not exercised here");
+        return;
+    }
+    let ws = workspace();
+    std::fs::remove_file(ws.root.join(".kenning/rules.toml")).unwrap();
+    std::fs::create_dir_all(ws.root.join("src/sub")).unwrap();
+    let audit = ws.state.join("tty.jsonl");
+    let on_tty = |answers: &str, args: &str| {
+        let cmd = format!(
+            "{} exec --session tty --audit {} -- {args}",
+            env!("CARGO_BIN_EXE_ken"),
+            audit.display()
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .current_dir(&ws.root)
+            .env("XDG_STATE_HOME", &ws.state)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(answers.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = on_tty("n\nnot today\n", "rm -rf src");
+    assert!(text.contains("ken exec wants to run: rm -rf src"), "{text}");
+    assert!(text.contains("denied: not today"), "{text}");
+    assert!(ws.root.join("src").exists());
+    let text = on_tty("s\n", "rm -rf src/sub");
+    assert!(text.contains("exit 0"), "{text}");
+    assert!(!ws.root.join("src/sub").exists());
+    std::fs::create_dir_all(ws.root.join("src/sub")).unwrap();
+    // No terminal now: the same command, approved for the session, runs without asking.
+    let out = ken()
+        .current_dir(&ws.root)
+        .env("XDG_STATE_HOME", &ws.state)
+        .args(["exec", "--session", "tty", "--audit"])
+        .arg(&audit)
+        .args(["--", "rm", "-rf", "src/sub"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!ws.root.join("src/sub").exists());
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["event"]["person_reason"], "not today");
+    assert_eq!(lines[1]["event"]["decided_by"], "a person, for the session");
+    assert_eq!(
+        lines[2]["event"]["decided_by"],
+        "approved earlier in this session"
+    );
+}

@@ -66,6 +66,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     let mut audit = AuditLog::open(&audit_path)?;
     let approvals_path = audit_path.with_extension("approvals.json");
     let mut approvals = SessionApprovals::load(&approvals_path);
+    let mut person_reason = None;
     let (allowed, decided_by) = match &ruled.decision {
         Decision::Allow => (true, ruled.decided_by.clone()),
         Decision::Deny { reason } => {
@@ -85,6 +86,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             }
             Answer::Deny(why) => {
                 eprintln!("ken exec: denied: {why}");
+                person_reason = Some(why);
                 (false, "a person".to_string())
             }
             Answer::NotInteractive => {
@@ -114,6 +116,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             .collect(),
         decision: ruled.decision.clone(),
         decided_by,
+        person_reason,
         allowed,
         sandbox: SandboxSettings {
             mode,
@@ -193,6 +196,8 @@ struct ExecEvent {
     parts: Vec<String>,
     decision: Decision,
     decided_by: String,
+    /// What a person who denied the command said.
+    person_reason: Option<String>,
     allowed: bool,
     sandbox: SandboxSettings,
     result: Option<ExecResult>,

@@ -71,10 +71,17 @@ impl CgroupLimits {
         if let (Some(g), Some(m)) = (&out.memory, memory) {
             made.push(format!("{} MiB of memory ({})", m >> 20, version(g)));
         }
+        // For a user other than root, rlimits bound the processes (per user namespace) and the
+        // address space, so a missing cgroup is a weaker limit, not a missing one.
+        let rlimits_cover = !nix::unistd::getuid().is_root();
         let state = match (made.is_empty(), notes.is_empty()) {
             (_, true) if processes.is_none() && memory.is_none() => MechanismState::Off,
             (false, true) => MechanismState::Enforced,
             (false, false) => MechanismState::Partial,
+            (true, _) if rlimits_cover => {
+                notes.push("rlimits bound processes and address space instead".to_string());
+                MechanismState::Off
+            }
             (true, _) => MechanismState::Unavailable,
         };
         let mut detail = made.join(", ");

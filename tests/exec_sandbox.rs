@@ -713,3 +713,22 @@ fn a_person_approves_or_denies_on_the_terminal() {
         "approved earlier in this session"
     );
 }
+
+#[test]
+fn cpu_and_file_size_limits_end_the_run_and_say_which() {
+    let ws = workspace();
+    let (_, v) = ws.exec(
+        &["--cpu-seconds", "1", "--timeout", "20"],
+        "while :; do :; done",
+        &[],
+    );
+    assert_eq!(v["report"]["killed_by"], "cpu", "{v}");
+    assert!(v["report"]["duration_ms"].as_u64().unwrap() < 15_000);
+    let (_, v) = ws.exec(
+        &["--max-file-mib", "1"],
+        "head -c 4194304 /dev/zero > big.bin",
+        &[],
+    );
+    assert_eq!(v["report"]["killed_by"], "file-size", "{v}");
+    assert!(std::fs::metadata(ws.root.join("big.bin")).unwrap().len() <= 1 << 20);
+}

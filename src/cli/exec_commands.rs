@@ -67,6 +67,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     let approvals_path = audit_path.with_extension("approvals.json");
     let mut approvals = SessionApprovals::load(&approvals_path);
     let mut person_reason = None;
+    let mut aborted = false;
     let (allowed, decided_by) = match &ruled.decision {
         Decision::Allow => (true, ruled.decided_by.clone()),
         Decision::Deny { reason } => {
@@ -92,6 +93,10 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             Answer::NotInteractive => {
                 eprintln!("ken exec: denied: {reason} (needs approval, and no terminal to ask on)");
                 (false, "non-interactive: denied".to_string())
+            }
+            Answer::Abort => {
+                aborted = true;
+                (false, "a person: aborted".to_string())
             }
         },
     };
@@ -129,6 +134,9 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     };
     if !allowed {
         audit.append(&event)?;
+        if aborted {
+            bail!("aborted at the approval prompt");
+        }
         return Ok(ExitCode::from(DENIED));
     }
     let scrubber = EnvScrubber {
@@ -271,6 +279,7 @@ enum Answer {
     Once,
     Session,
     Deny(String),
+    Abort,
     NotInteractive,
 }
 
@@ -308,7 +317,7 @@ fn ask(text: &str, verdict: &CommandVerdict, reason: &str) -> Result<Answer> {
                     why.to_string()
                 }));
             }
-            "a" => bail!("aborted at the approval prompt"),
+            "a" => return Ok(Answer::Abort),
             _ => continue,
         }
     }

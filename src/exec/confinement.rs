@@ -84,7 +84,13 @@ impl Confinement<'_> {
             ("processes", Resource::RLIMIT_NPROC, l.processes),
         ] {
             let Some(v) = value else { continue };
-            match setrlimit(resource, v, v) {
+            // CPU: SIGXCPU at the soft limit, SIGKILL a second later if it is caught.
+            let hard = if resource == Resource::RLIMIT_CPU {
+                v + 1
+            } else {
+                v
+            };
+            match setrlimit(resource, v, hard) {
                 Ok(()) => set.push(format!("{name}={v}")),
                 Err(e) => failed.push(format!("{name}: {e}")),
             }

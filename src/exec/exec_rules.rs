@@ -199,11 +199,11 @@ impl ExecRules {
             Some(rule) => ruled(rule),
             None if !ruled_parts.is_empty() => RuledDecision {
                 decision: Decision::Allow,
-                decided_by: ruled_parts
-                    .iter()
-                    .map(|r| r.source.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                decided_by: {
+                    let mut sources: Vec<&str> = ruled_parts.iter().map(|r| r.source.as_str()).collect();
+                    sources.dedup();
+                    sources.join(", ")
+                },
             },
             None => policy(Decision::Allow),
         }

@@ -135,12 +135,24 @@ impl Sandbox {
             refused: outcome.refused,
             status: 0,
         };
-        let signal = outcome.child.and_then(|c| c.1);
+        // The command's own signal, or the one a shell reports for its child (128 + N).
+        let signal = outcome.child.and_then(|c| {
+            c.1.or(c
+                .0
+                .filter(|code| *code > 128 && *code < 160)
+                .map(|code| code - 128))
+        });
         report.killed_by = if report.timed_out {
             Some("timeout")
         } else if usage.oom_killed {
             Some("memory")
-        } else if signal == Some(Signal::SIGXCPU as i32) {
+        } else if signal == Some(Signal::SIGXCPU as i32)
+            || (signal == Some(Signal::SIGKILL as i32)
+                && spec
+                    .limits
+                    .cpu_seconds
+                    .is_some_and(|c| outcome.user_ms + outcome.system_ms >= c * 1000))
+        {
             Some("cpu")
         } else if signal == Some(Signal::SIGXFSZ as i32) {
             Some("file-size")

@@ -30,6 +30,9 @@ pub enum HelperEvent {
     },
 }
 
+/// Exit code when the sandbox could not start the command at all.
+pub const SETUP_FAILED: i32 = 125;
+
 fn setup_failed() -> i32 {
-    super::sandbox_helper::SETUP_FAILED
+    SETUP_FAILED
 }

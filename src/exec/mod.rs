@@ -36,11 +36,12 @@ pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify 
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
 pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};
+pub use helper_event::SETUP_FAILED;
 pub use mechanism::{Mechanism, MechanismState};
 pub use output_capture::{CapturedOutput, OutputCapture};
 pub use run_report::RunReport;
 pub use sandbox::{OnStart, Sandbox, SandboxError, default_workspace};
-pub use sandbox_helper::{SETUP_FAILED, helper_main};
+pub use sandbox_helper::helper_main;
 pub use sandbox_spec::{Limits, SandboxSpec};
 pub use secret_redactor::{REDACTED, SecretRedactor};
 pub use session_approvals::SessionApprovals;

@@ -26,10 +26,10 @@ use nix::sys::signal::{SigHandler, Signal};
 
 use super::cgroup_limits::CgroupLimits;
 use super::helper_event::HelperEvent;
+use super::helper_event::SETUP_FAILED;
 use super::mechanism::{Mechanism, MechanismState};
 use super::output_capture::{CapturedOutput, OutputCapture};
 use super::run_report::RunReport;
-use super::sandbox_helper::SETUP_FAILED;
 use super::sandbox_spec::SandboxSpec;
 
 #[derive(Debug, thiserror::Error)]

@@ -35,13 +35,10 @@ use nix::unistd::{ForkResult, Pid, execve, fork, getegid, geteuid};
 
 use super::SandboxMode;
 use super::confinement::Confinement;
-use super::helper_event::HelperEvent;
+use super::helper_event::{HelperEvent, SETUP_FAILED};
 use super::mechanism::{Mechanism, MechanismState};
 use super::mount_plan::MountPlan;
 use super::sandbox_spec::SandboxSpec;
-
-/// Exit code when the helper could not start the command at all.
-pub const SETUP_FAILED: i32 = 125;
 
 /// The helper's entry point; returns its exit code, or why it cannot act as the helper at
 /// all (started by hand: no status pipe, no spec), for `main` to print.

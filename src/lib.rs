@@ -8,6 +8,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod agent;
 pub mod api;
 pub mod cli;
 pub mod context;

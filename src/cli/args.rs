@@ -55,6 +55,10 @@ pub enum Command {
     /// Check or read an audit log (the hash-chained JSONL record of a session's actions).
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// The coding agent: plans, reads, edits, runs commands and tests through Kenning's index
+    /// and sandbox until the evaluation passes or a limit is reached. `ken agent "TASK"`;
+    /// `resume`, `rollback` and `stats` for past sessions.
+    Agent(AgentArgs),
     /// Run one command confined (namespaces, read-only mounts, Landlock, seccomp, limits, a
     /// wall clock) after the approval policy has judged it; streams its output and exits
     /// with its status. `--doctor` says which mechanisms this kernel enforces.
@@ -268,6 +272,80 @@ pub struct ExecArgs {
     /// The command and its arguments (after `--`).
     #[arg(last = true)]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct AgentArgs {
+    #[command(subcommand)]
+    pub command: Option<AgentCommand>,
+    /// The task, in words (an issue text, a stack trace, a request).
+    pub task: Option<String>,
+    #[command(flatten)]
+    pub run: AgentRunArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct AgentRunArgs {
+    /// The repository (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// PROVIDER:NAME — openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:qwen2.5-coder,
+    /// local:NAME (any OpenAI-compatible server at OPENAI_BASE_URL). Default: from the
+    /// environment.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long, value_enum, default_value = "workspace-write")]
+    pub sandbox: SandboxArg,
+    #[arg(long, value_enum, default_value = "on-request")]
+    pub approval: ApprovalArg,
+    /// Let commands reach the network.
+    #[arg(long)]
+    pub network: bool,
+    /// Approve every edit inside the workspace up front (commands are still judged).
+    #[arg(long)]
+    pub approve_edits: bool,
+    /// The evaluation the harness runs when the model says it is done (default: the tests
+    /// the impact analysis selects for the files changed).
+    #[arg(long)]
+    pub test_cmd: Option<String>,
+    #[arg(long, default_value_t = 40)]
+    pub max_steps: u32,
+    /// Dollars.
+    #[arg(long, default_value_t = 5.0)]
+    pub max_cost: f64,
+    /// Seconds.
+    #[arg(long, default_value_t = 1800)]
+    pub max_time: u64,
+    #[arg(long, default_value_t = 2_000_000)]
+    pub max_tokens: u64,
+    /// Seconds each command may run.
+    #[arg(long, default_value_t = 300)]
+    pub command_timeout: u64,
+    /// The session's name (default: a new one from the time).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Events as JSON lines on stdout instead of the readable stream.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Continue a session from its audit log.
+    Resume {
+        session: String,
+        #[command(flatten)]
+        run: AgentRunArgs,
+    },
+    /// Put the tree back as it was before step STEP of a session (default: as it started).
+    Rollback { session: String, step: Option<u32> },
+    /// Task success rate, average model calls, tokens and cost over sessions (default: all).
+    Stats {
+        logs: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,7 +16,8 @@ use super::progress::ProgressBars;
 use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
 use super::{
-    audit_commands, context_commands, exec_commands, graph_commands, impact_commands, serve_commands,
+    agent_commands, audit_commands, context_commands, exec_commands, graph_commands, impact_commands,
+    serve_commands,
 };
 use crate::api::Workspace;
 use crate::api::{
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Audit(AuditCommand::Verify(a)) => audit_commands::verify(a),
         Command::Audit(AuditCommand::Show(a)) => audit_commands::show(a),
         Command::Exec(a) => exec_commands::exec(a),
+        Command::Agent(a) => agent_commands::agent(a),
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
         Command::Context(a) => context_commands::context(a),

@@ -465,7 +465,7 @@ fn disabled_mechanisms() -> Vec<String> {
         .collect()
 }
 
-fn sandbox_mode(a: SandboxArg) -> SandboxMode {
+pub(super) fn sandbox_mode(a: SandboxArg) -> SandboxMode {
     match a {
         SandboxArg::ReadOnly => SandboxMode::ReadOnly,
         SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
@@ -515,16 +515,16 @@ fn home_dir(var: &str, fallback: &str) -> Option<PathBuf> {
         .map(|d| d.join("kenning"))
 }
 
-fn state_dir() -> Option<PathBuf> {
+pub(super) fn state_dir() -> Option<PathBuf> {
     home_dir("XDG_STATE_HOME", ".local/state")
 }
 
-fn config_dir() -> Option<PathBuf> {
+pub(super) fn config_dir() -> Option<PathBuf> {
     home_dir("XDG_CONFIG_HOME", ".config")
 }
 
 /// A session name as a file name.
-fn safe_name(s: &str) -> String {
+pub(super) fn safe_name(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {

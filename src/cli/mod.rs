@@ -1,6 +1,7 @@
 //! Command line: clap arguments -> configs -> the library; output rendering. The only layer
 //! that prints (results to stdout, progress and logs to stderr).
 
+mod agent_commands;
 mod args;
 mod audit_commands;
 mod commands;

@@ -1,13 +1,14 @@
 //! `EditPolicy`: the class of a file edit and whether it needs a person, from the paths it
 //! touches and from what Kenning knows of the change (the impact analysis): an edit whose
-//! blast radius is large, whose risk is high, or that changes a public API asks under
-//! `on-request` (and is refused under `never`), even though it stays inside the workspace.
+//! blast radius is large, whose risk is high, or that changes a public API (a public
+//! definition's signature changed or deleted) asks under `on-request` (and is refused under
+//! `never`), even though it stays inside the workspace.
 
 use serde::Serialize;
 
 use super::action_policy::protected_path;
 use super::{ActionClass, ApprovalPolicy, Decision, SandboxMode};
-use crate::context::Impact;
+use crate::context::{ChangeKind, Impact};
 
 #[derive(Debug, Clone)]
 pub struct EditPolicy {
@@ -38,12 +39,19 @@ impl EditPolicy {
             .filter_map(|p| protected_path(p).map(|why| format!("`{p}` {why}")))
             .collect();
         let mut risks = protected.clone();
-        if !impact.public_api.is_empty() {
-            let names: Vec<&str> = impact.public_api.iter().take(5).map(String::as_str).collect();
+        // A public definition whose declaration changed or that is gone breaks its users; a
+        // new body behind the same signature does not.
+        let broken: Vec<&str> = impact
+            .changed
+            .iter()
+            .filter(|c| c.public && matches!(c.change, ChangeKind::Signature | ChangeKind::Deleted))
+            .map(|c| c.qualified_name.as_str())
+            .collect();
+        if !broken.is_empty() {
             risks.push(format!(
                 "changes public API ({}{})",
-                names.join(", "),
-                if impact.public_api.len() > 5 { ", ..." } else { "" }
+                broken.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+                if broken.len() > 5 { ", ..." } else { "" }
             ));
         }
         if impact.transitive_dependents >= self.max_dependents || impact.bounded {

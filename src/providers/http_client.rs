@@ -97,3 +97,101 @@ fn once(agent: &ureq::Agent, url: &str, key: Option<&str>, body: &str) -> Attemp
 pub(super) fn truncate(s: &str, max: usize) -> &str {
     &s[..s.floor_char_boundary(max)]
 }
+
+/// POSTs `body` as JSON with `headers` and reads the response as server-sent events, calling
+/// `on_event(event, data)` for each as it arrives. Retried like [`post_json`] until the first
+/// byte of a 2xx stream; an error inside a stream fails (its events were already handed on).
+pub fn post_sse(
+    agent: &ureq::Agent,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &serde_json::Value,
+    on_event: &mut dyn FnMut(&str, &str),
+) -> Result<(), ProviderError> {
+    let body = body.to_string();
+    let mut wait = FIRST_BACKOFF;
+    let mut attempt = 1;
+    loop {
+        let transport = |detail: String| ProviderError::Transport {
+            url: url.to_string(),
+            detail,
+        };
+        let mut req = agent
+            .post(url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream");
+        for (k, v) in headers {
+            req = req.header(*k, v.as_str());
+        }
+        let retry = match req.send(&body) {
+            Err(e) => (transport(e.to_string()), None),
+            Ok(mut resp) => {
+                let status = resp.status().as_u16();
+                if (200..300).contains(&status) {
+                    return read_events(resp.body_mut().as_reader(), url, on_event);
+                }
+                let retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let text = resp.body_mut().read_to_string().unwrap_or_default();
+                let e = ProviderError::Status {
+                    url: url.to_string(),
+                    status,
+                    body: truncate(text.trim(), 300).to_string(),
+                };
+                if !matches!(status, 408 | 429 | 500..=599) {
+                    return Err(e);
+                }
+                (e, retry_after)
+            }
+        };
+        if attempt >= ATTEMPTS {
+            return Err(retry.0);
+        }
+        let pause = retry.1.unwrap_or(wait).min(MAX_BACKOFF);
+        tracing::warn!(error = %retry.0, attempt, pause_ms = pause.as_millis() as u64, "request failed; retrying");
+        std::thread::sleep(pause);
+        wait = (wait * 4).min(MAX_BACKOFF);
+        attempt += 1;
+    }
+}
+
+/// Splits an SSE stream into (event, data) pairs: `data:` lines joined by newlines, the
+/// event name from `event:` (default `message`), dispatched at each blank line.
+fn read_events(
+    reader: impl std::io::Read,
+    url: &str,
+    on_event: &mut dyn FnMut(&str, &str),
+) -> Result<(), ProviderError> {
+    use std::io::BufRead;
+    let mut event = String::new();
+    let mut data = String::new();
+    for line in std::io::BufReader::new(reader).lines() {
+        let line = line.map_err(|e| ProviderError::Transport {
+            url: url.to_string(),
+            detail: format!("reading the event stream: {e}"),
+        })?;
+        let line = line.strip_suffix('\r').unwrap_or(&line);
+        if line.is_empty() {
+            if !data.is_empty() {
+                on_event(if event.is_empty() { "message" } else { &event }, &data);
+            }
+            event.clear();
+            data.clear();
+        } else if let Some(v) = line.strip_prefix("event:") {
+            event = v.trim().to_string();
+        } else if let Some(v) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(v.strip_prefix(' ').unwrap_or(v));
+        }
+    }
+    if !data.is_empty() {
+        on_event(if event.is_empty() { "message" } else { &event }, &data);
+    }
+    Ok(())
+}

@@ -8,14 +8,20 @@
 //!   through traits (`vector::Embedder`).
 //! - Secrets are read from environment variables named in settings, never stored.
 
+mod anthropic_messages;
 mod chat_model;
 mod http_client;
 mod http_embedder;
+mod openai_tools;
 mod provider_error;
+mod tool_model;
 
+pub use anthropic_messages::AnthropicMessages;
 pub use chat_model::{ChatMessage, ChatModel, OpenAiChat};
 pub use http_embedder::{EmbedApi, EmbedderSettings, HttpEmbedder};
+pub use openai_tools::OpenAiTools;
 pub use provider_error::ProviderError;
+pub use tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec, Usage};
 
 use std::sync::Arc;
 

@@ -2,6 +2,7 @@
 //! `//- path` markers, the `ken` binary, and a deterministic rendering of extraction results.
 #![allow(dead_code)]
 
+pub mod fake_model;
 pub mod mock_server;
 pub mod serve;
 

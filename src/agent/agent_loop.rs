@@ -1,0 +1,494 @@
+//! `Agent`: the plan/act/observe/fix/evaluate loop. The harness perceives first (overview
+//! and `context` on the task, packed into the first prompt), then calls the model, runs the
+//! tools it asks for, feeds the results back, and moves through an explicit state machine:
+//! Planning -> Executing <-> AwaitingApproval; Executing -> Fixing on a failed command, a
+//! refused edit or a syntax error; Executing -> Evaluating when the model calls `finish`,
+//! where the harness runs the check itself and goes to Completed, or back to Fixing with the
+//! failure; Failed or Cancelled on a limit or an abort.
+//!
+//! Invariants:
+//! - Limits (steps, wall time, tokens, cost, consecutive errors, a stuck loop) are checked
+//!   before every model call; hitting one ends in Failed with the limit named.
+//! - Every event goes to the audit log before the next action: model calls (text and tool
+//!   calls), tool calls (arguments, result, the policy's decision), checkpoints, evaluations.
+//! - Each tool result answers the call with the same id, in order.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::agent_limits::AgentLimits;
+use super::agent_state::{AgentEvent, AgentState};
+use super::environment_facts::EnvironmentFacts;
+use super::stuck_detector::StuckDetector;
+use super::tool_box::{ToolBox, cut};
+use crate::api::Operation;
+use crate::exec::{AuditLog, Decision};
+use crate::providers::{Message, Role, ToolModel, Usage};
+
+pub struct AgentConfig {
+    pub session: String,
+    pub task: String,
+    pub limits: AgentLimits,
+    /// Tokens of the first prompt given to the perception (overview and context).
+    pub perception_tokens: usize,
+    /// The conversation is kept under this many tokens (old tool outputs elided first).
+    pub window_tokens: usize,
+    /// Dollars per million input and output tokens.
+    pub price: Option<(f64, f64)>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentOutcome {
+    pub session: String,
+    pub state: AgentState,
+    pub reason: String,
+    pub steps: u32,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub files_changed: Vec<String>,
+    pub last_test: Option<(String, bool)>,
+}
+
+pub struct Agent<'a> {
+    pub model: &'a dyn ToolModel,
+    pub tools: ToolBox,
+    pub audit: AuditLog,
+    pub config: AgentConfig,
+    state: AgentState,
+    messages: Vec<Message>,
+    usage: Usage,
+    cost: f64,
+    steps: u32,
+    evaluations: u32,
+    consecutive_errors: u32,
+    stuck: StuckDetector,
+    started: Instant,
+}
+
+const SYSTEM: &str = "You are Kenning's coding agent, working in a repository through tools. \
+Work in small verified steps: find the relevant code with search_code, context, callers and \
+impact; read it with read_file; change it with apply_patch (or str_replace / write_file); run \
+commands and tests with run_command and run_tests. Commands run in a sandbox under an approval \
+policy: a denied command comes back with the reason, do not retry it unchanged. Keep a short \
+plan with update_plan. When the task is done and the tests pass, call finish with a summary: \
+the harness then runs the evaluation itself.";
+
+type Sink<'s> = &'s mut dyn FnMut(&AgentEvent);
+
+impl<'a> Agent<'a> {
+    pub fn new(model: &'a dyn ToolModel, tools: ToolBox, audit: AuditLog, config: AgentConfig) -> Agent<'a> {
+        Agent {
+            model,
+            tools,
+            audit,
+            config,
+            state: AgentState::Planning,
+            messages: Vec::new(),
+            usage: Usage::default(),
+            cost: 0.0,
+            steps: 0,
+            evaluations: 0,
+            consecutive_errors: 0,
+            stuck: StuckDetector::default(),
+            started: Instant::now(),
+        }
+    }
+
+    fn emit(&mut self, sink: Sink, event: AgentEvent) {
+        // The log is the record: an event that cannot be written stops the run.
+        if let Err(e) = self.audit.append(&event) {
+            self.state = AgentState::Failed;
+            sink(&AgentEvent::Transition {
+                from: self.state,
+                to: AgentState::Failed,
+                why: format!("the audit log failed: {e}"),
+            });
+        }
+        sink(&event);
+    }
+
+    fn go(&mut self, sink: Sink, to: AgentState, why: impl Into<String>) {
+        if self.state == to {
+            return;
+        }
+        let from = self.state;
+        self.state = to;
+        self.emit(
+            sink,
+            AgentEvent::Transition {
+                from,
+                to,
+                why: why.into(),
+            },
+        );
+    }
+
+    /// The first prompt: the task, the repository overview and the task's context, within
+    /// the perception budget.
+    pub fn perceive(&self) -> String {
+        let budget = self.config.perception_tokens;
+        let ws = &self.tools.workspace;
+        let overview = ws
+            .call(Operation::Overview, json!({}))
+            .map(|v| serde_json::to_string(&v).unwrap_or_default())
+            .unwrap_or_else(|e| format!("(no overview: {e})"));
+        let context = ws
+            .call(
+                Operation::Context,
+                json!({"task": self.config.task, "max_tokens": budget * 2 / 3}),
+            )
+            .map(|v| {
+                v["text"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .unwrap_or_else(|e| format!("(no context: {e})"));
+        format!(
+            "Task:\n{}\n\nRepository overview:\n{}\n\nCode relevant to the task (from the index):\n{}",
+            self.config.task,
+            cut(&overview, budget * 4 / 3),
+            cut(&context, budget * 8 / 3),
+        )
+    }
+
+    /// Runs until a final state.
+    pub fn run(&mut self, sink: Sink) -> AgentOutcome {
+        let prompt = self.perceive();
+        self.emit(
+            sink,
+            AgentEvent::Started {
+                session: self.config.session.clone(),
+                task: self.config.task.clone(),
+                model: self.model.id(),
+                workspace: self.tools.root.display().to_string(),
+                prompt: prompt.clone(),
+            },
+        );
+        if let Err(e) = self.tools.checkpoints.save("start") {
+            self.go(
+                sink,
+                AgentState::Failed,
+                format!("cannot checkpoint the starting tree: {e}"),
+            );
+        }
+        self.messages.push(Message::user(prompt));
+        self.run_from_here(sink)
+    }
+
+    /// Continues a conversation rebuilt from an audit log (`ken agent resume`).
+    pub fn resume(&mut self, messages: Vec<Message>, sink: Sink) -> AgentOutcome {
+        self.messages = messages;
+        self.go(sink, AgentState::Executing, "resumed from the audit log");
+        self.run_from_here(sink)
+    }
+
+    fn run_from_here(&mut self, sink: Sink) -> AgentOutcome {
+        let reason = loop {
+            if self.state.is_final() {
+                break "the audit log failed".to_string();
+            }
+            if let Some(why) = self.over_limit() {
+                self.go(sink, AgentState::Failed, why.clone());
+                break why;
+            }
+            match self.turn(sink) {
+                Ok(Some(done)) => break done,
+                Ok(None) => {}
+                Err(why) => {
+                    self.go(sink, AgentState::Failed, why.clone());
+                    break why;
+                }
+            }
+        };
+        let outcome = AgentOutcome {
+            session: self.config.session.clone(),
+            state: self.state,
+            reason: reason.clone(),
+            steps: self.steps,
+            usage: self.usage,
+            cost_usd: self.cost,
+            files_changed: self.tools.files_changed.iter().cloned().collect(),
+            last_test: self.tools.last_test.clone(),
+        };
+        self.emit(
+            sink,
+            AgentEvent::Finished {
+                state: self.state,
+                reason,
+                steps: self.steps,
+                input_tokens: self.usage.input_tokens,
+                output_tokens: self.usage.output_tokens,
+                cost_usd: self.cost,
+                files_changed: outcome.files_changed.clone(),
+            },
+        );
+        outcome
+    }
+
+    fn over_limit(&self) -> Option<String> {
+        let l = &self.config.limits;
+        let tokens = self.usage.input_tokens + self.usage.output_tokens;
+        if self.steps >= l.max_steps {
+            return Some(format!("step limit reached ({} model calls)", l.max_steps));
+        }
+        if self.started.elapsed() >= l.max_wall {
+            return Some(format!("wall-time limit reached ({} s)", l.max_wall.as_secs()));
+        }
+        if tokens >= l.max_tokens {
+            return Some(format!("token limit reached ({tokens} of {})", l.max_tokens));
+        }
+        if self.cost >= l.max_cost_usd {
+            return Some(format!(
+                "cost limit reached (${:.4} of ${:.2})",
+                self.cost, l.max_cost_usd
+            ));
+        }
+        if self.consecutive_errors >= l.max_consecutive_errors {
+            return Some(format!("{} consecutive errors", self.consecutive_errors));
+        }
+        None
+    }
+
+    /// The system prompt with the workspace state the harness keeps.
+    fn system(&self) -> String {
+        let t = &self.tools;
+        let plan: Vec<String> = t
+            .plan
+            .iter()
+            .map(|p| format!("[{}] {}", p.status, p.step))
+            .collect();
+        let cmds: Vec<String> = t
+            .commands_run
+            .iter()
+            .rev()
+            .take(5)
+            .map(|(c, s)| format!("`{c}` -> {s}"))
+            .collect();
+        format!(
+            "{SYSTEM}\n\nState (kept by the harness):\n- plan: {}\n- files changed: {}\n- last commands: {}\n- last test: {}\n- step {} of {}, tokens {}, cost ${:.4}",
+            if plan.is_empty() {
+                "(none yet)".to_string()
+            } else {
+                plan.join("; ")
+            },
+            if t.files_changed.is_empty() {
+                "none".to_string()
+            } else {
+                t.files_changed.iter().cloned().collect::<Vec<_>>().join(", ")
+            },
+            if cmds.is_empty() {
+                "none".to_string()
+            } else {
+                cmds.join("; ")
+            },
+            match &t.last_test {
+                Some((c, ok)) => format!("`{c}` {}", if *ok { "passed" } else { "failed" }),
+                None => "not run".to_string(),
+            },
+            self.steps + 1,
+            self.config.limits.max_steps,
+            self.usage.input_tokens + self.usage.output_tokens,
+            self.cost,
+        )
+    }
+
+    /// Old tool outputs give way first when the conversation outgrows the window; the first
+    /// prompt and the latest results stay whole, and a call is never split from its result.
+    fn fit_window(&mut self) {
+        let size = |m: &[Message]| {
+            m.iter()
+                .map(|x| x.content.len() + x.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>())
+                .sum::<usize>()
+                / 4
+        };
+        let keep_recent = 6;
+        let n = self.messages.len();
+        for i in 1..n.saturating_sub(keep_recent) {
+            if size(&self.messages) <= self.config.window_tokens {
+                break;
+            }
+            let m = &mut self.messages[i];
+            if m.role == Role::Tool && m.content.len() > 200 {
+                m.content = format!(
+                    "[elided by the harness to fit the window: {} bytes; call the tool again if needed]",
+                    m.content.len()
+                );
+            }
+        }
+    }
+
+    /// One model call and the tools it asks for; `Some(reason)` when the run is over.
+    fn turn(&mut self, sink: Sink) -> Result<Option<String>, String> {
+        self.fit_window();
+        let specs = self.tools.specs();
+        let system = self.system();
+        self.steps += 1;
+        let step = self.steps;
+        let mut streamed = String::new();
+        let reply = match self
+            .model
+            .complete(&system, &self.messages, &specs, &mut |t| streamed.push_str(t))
+        {
+            Ok(r) => r,
+            Err(e) => {
+                self.consecutive_errors += 1;
+                if self.consecutive_errors >= self.config.limits.max_consecutive_errors {
+                    return Err(format!(
+                        "the model failed {} times running: {e}",
+                        self.consecutive_errors
+                    ));
+                }
+                return Ok(None);
+            }
+        };
+        self.usage.input_tokens += reply.usage.input_tokens;
+        self.usage.output_tokens += reply.usage.output_tokens;
+        let call_cost = self
+            .config
+            .price
+            .map(|(i, o)| (reply.usage.input_tokens as f64 * i + reply.usage.output_tokens as f64 * o) / 1e6)
+            .unwrap_or(0.0);
+        self.cost += call_cost;
+        self.emit(
+            sink,
+            AgentEvent::ModelCall {
+                step,
+                model: self.model.id(),
+                input_tokens: reply.usage.input_tokens,
+                output_tokens: reply.usage.output_tokens,
+                cost_usd: call_cost,
+                tool_calls: reply.tool_calls.len(),
+                text: reply.text.clone(),
+            },
+        );
+        self.messages
+            .push(Message::assistant(reply.text.clone(), reply.tool_calls.clone()));
+        if reply.tool_calls.is_empty() {
+            self.consecutive_errors += 1;
+            self.messages.push(Message::user(
+                "Use the tools to make progress, or call `finish` with a summary when the task is done.",
+            ));
+            return Ok(None);
+        }
+        let mut finish = None;
+        for call in &reply.tool_calls {
+            if !matches!(self.state, AgentState::Executing) {
+                self.go(sink, AgentState::Executing, format!("running `{}`", call.name));
+            }
+            let result = self.tools.call(&call.name, &call.arguments, step);
+            if let Some((Decision::Deny { .. }, _)) = &result.decision {
+                self.go(
+                    sink,
+                    AgentState::AwaitingApproval,
+                    format!("`{}` needed approval", call.name),
+                );
+            }
+            let mut content = result.content.clone();
+            if result.error
+                && let Some(facts) = EnvironmentFacts::for_failure(&content)
+            {
+                content.push_str(&format!("\n\nenvironment facts:\n{facts}"));
+            }
+            self.emit(
+                sink,
+                AgentEvent::ToolCall {
+                    step,
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    ok: !result.error,
+                    result: content.clone(),
+                },
+            );
+            self.messages.push(Message::tool(&call.id, content.clone()));
+            if let Some(why) = self
+                .stuck
+                .record(&call.name, &call.arguments, &content, result.error)
+            {
+                return Err(format!("stuck: {why}"));
+            }
+            if result.error {
+                self.consecutive_errors += 1;
+                self.go(sink, AgentState::Fixing, format!("`{}` failed", call.name));
+            } else {
+                self.consecutive_errors = 0;
+            }
+            if result.finish.is_some() {
+                finish = result.finish;
+            }
+        }
+        match finish {
+            Some(summary) => self.evaluate(sink, &summary),
+            None => Ok(None),
+        }
+    }
+
+    /// The harness's own check after `finish`: the test command, run in the sandbox.
+    fn evaluate(&mut self, sink: Sink, summary: &str) -> Result<Option<String>, String> {
+        self.go(
+            sink,
+            AgentState::Evaluating,
+            format!("the model says it is done: {summary}"),
+        );
+        let Some(cmd) = self.tools.test_command() else {
+            self.go(
+                sink,
+                AgentState::Completed,
+                "no evaluation is configured (no --test-cmd, no test reached by the changes)",
+            );
+            return Ok(Some(format!("completed without an evaluation: {summary}")));
+        };
+        let report = self
+            .tools
+            .confined(&cmd)
+            .map_err(|e| format!("the evaluation could not run: {e}"))?;
+        let output = cut(&format!("{}\n{}", report.stdout.text, report.stderr.text), 4000);
+        // A run that found no test proves nothing.
+        let ran_nothing = [
+            "Ran 0 tests",
+            "collected 0 items",
+            "no tests ran",
+            "running 0 tests",
+            "No tests found",
+        ]
+        .iter()
+        .any(|m| output.contains(m));
+        let passed = report.status == 0 && !ran_nothing;
+        let output = match ran_nothing {
+            true => format!("the evaluation ran no test; check the test command\n{output}"),
+            false => output,
+        };
+        self.tools.last_test = Some((cmd.clone(), passed));
+        self.emit(
+            sink,
+            AgentEvent::Evaluation {
+                command: cmd.clone(),
+                passed,
+                status: report.status,
+                output: output.clone(),
+            },
+        );
+        if passed {
+            self.go(sink, AgentState::Completed, format!("`{cmd}` passed"));
+            return Ok(Some(format!("completed: {summary}")));
+        }
+        self.evaluations += 1;
+        if self.evaluations >= self.config.limits.max_evaluations {
+            return Err(format!("the evaluation failed {} times", self.evaluations));
+        }
+        self.go(
+            sink,
+            AgentState::Fixing,
+            format!("`{cmd}` failed (status {})", report.status),
+        );
+        self.messages.push(Message::user(format!(
+            "The evaluation `{cmd}` failed with status {}. Fix it, then call finish again.\n{output}",
+            report.status
+        )));
+        Ok(None)
+    }
+}

@@ -1,0 +1,135 @@
+//! `ModelRouter`: the model a run uses, from `--model PROVIDER:NAME` or the environment —
+//! `openai` (`OPENAI_API_KEY`, `OPENAI_BASE_URL`), `anthropic` (`ANTHROPIC_API_KEY`,
+//! `ANTHROPIC_BASE_URL`), `ollama` (`OLLAMA_HOST`, its OpenAI-compatible `/v1`), `local`
+//! (any OpenAI-compatible server at `OPENAI_BASE_URL`, llama.cpp's say) — with its price per
+//! million tokens, and the privacy rule: a repository marked private (`private = true` in
+//! `.kenning/agent.toml`) only goes to a loopback endpoint.
+
+use std::sync::Arc;
+
+use crate::providers::{AnthropicMessages, OpenAiTools, ToolModel};
+
+/// A model and what it costs.
+pub struct RoutedModel {
+    pub model: Arc<dyn ToolModel>,
+    /// Dollars per million input and output tokens (`None`: unknown, counted as 0).
+    pub price: Option<(f64, f64)>,
+    pub endpoint: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("--model {spec}: {detail}")]
+pub struct RouteError {
+    pub spec: String,
+    pub detail: String,
+}
+
+/// Known prices, dollars per million tokens (input, output), by model-name prefix.
+const PRICES: &[(&str, f64, f64)] = &[
+    ("gpt-4o-mini", 0.15, 0.60),
+    ("gpt-4o", 2.50, 10.00),
+    ("gpt-4.1-mini", 0.40, 1.60),
+    ("gpt-4.1", 2.00, 8.00),
+    ("o4-mini", 1.10, 4.40),
+    ("claude-3-5-haiku", 0.80, 4.00),
+    ("claude-haiku", 1.00, 5.00),
+    ("claude-sonnet", 3.00, 15.00),
+    ("claude-opus", 15.00, 75.00),
+];
+
+pub struct ModelRouter;
+
+impl ModelRouter {
+    /// `spec` is `PROVIDER:NAME` (or empty: from the environment); `private` restricts the
+    /// run to loopback endpoints.
+    pub fn route(spec: Option<&str>, private: bool) -> Result<RoutedModel, RouteError> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let spec = match spec {
+            Some(s) => s.to_string(),
+            None if env("ANTHROPIC_API_KEY").is_some() => "anthropic:claude-sonnet-4-5".to_string(),
+            None if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() => {
+                format!(
+                    "openai:{}",
+                    env("KEN_MODEL").unwrap_or_else(|| "gpt-4o-mini".to_string())
+                )
+            }
+            None if env("OLLAMA_HOST").is_some() => "ollama:qwen2.5-coder".to_string(),
+            None => {
+                return Err(RouteError {
+                    spec: "(none)".into(),
+                    detail: "no model configured: pass --model openai:NAME | anthropic:NAME | ollama:NAME | local:NAME, or set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST".into(),
+                });
+            }
+        };
+        let (provider, name) = spec.split_once(':').ok_or_else(|| RouteError {
+            spec: spec.clone(),
+            detail: "expected PROVIDER:NAME (openai, anthropic, ollama, local)".into(),
+        })?;
+        let (model, endpoint): (Arc<dyn ToolModel>, String) = match provider {
+            "openai" | "local" => {
+                let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_string());
+                (
+                    Arc::new(OpenAiTools::new(&base, env("OPENAI_API_KEY"), name)),
+                    base,
+                )
+            }
+            "ollama" => {
+                let host = env("OLLAMA_HOST").unwrap_or_else(|| "http://127.0.0.1:11434".to_string());
+                let host = if host.starts_with("http") {
+                    host
+                } else {
+                    format!("http://{host}")
+                };
+                let base = format!("{}/v1", host.trim_end_matches('/'));
+                (Arc::new(OpenAiTools::new(&base, None, name)), base)
+            }
+            "anthropic" => {
+                let base =
+                    env("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".to_string());
+                (
+                    Arc::new(AnthropicMessages::new(&base, env("ANTHROPIC_API_KEY"), name)),
+                    base,
+                )
+            }
+            other => {
+                return Err(RouteError {
+                    spec: spec.clone(),
+                    detail: format!("unknown provider `{other}` (openai, anthropic, ollama, local)"),
+                });
+            }
+        };
+        if private && !is_loopback(&endpoint) {
+            return Err(RouteError {
+                spec,
+                detail: format!(
+                    "this repository is marked private: only a loopback endpoint may see it, not {endpoint}"
+                ),
+            });
+        }
+        let local = is_loopback(&endpoint);
+        let price = if local {
+            Some((0.0, 0.0))
+        } else {
+            PRICES
+                .iter()
+                .find(|(p, _, _)| name.starts_with(p))
+                .map(|(_, i, o)| (*i, *o))
+        };
+        Ok(RoutedModel {
+            model,
+            price,
+            endpoint,
+        })
+    }
+}
+
+fn is_loopback(url: &str) -> bool {
+    let host = url
+        .split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or("");
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1") || host.starts_with("127.")
+}

@@ -1,0 +1,553 @@
+//! `ToolBox`: the tools the agent's model may call, with their JSON schemas, and what each
+//! does. Index tools go through the query API (`Workspace::call`); edits are checkpointed
+//! first, validated whole, syntax-checked after and followed by an incremental reindex so
+//! later searches see them; commands go through the execution layer's policy and sandbox.
+//!
+//! Invariants:
+//! - A tool error the model can act on (a bad path, a patch that does not fit, a denied
+//!   command, malformed arguments) comes back as the tool's result; only the harness's own
+//!   failures end the turn.
+//! - No path outside the workspace, nor under `.git` or `.kenning`, is ever written.
+//! - Every output is cut head and tail with a marker before the model sees it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::checkpoint_store::CheckpointStore;
+use super::patch_applier::PatchApplier;
+use super::syntax_check::SyntaxCheck;
+use crate::api::{ImpactRequest, Operation, ReindexRequest, Workspace};
+use crate::exec::{
+    ActionPolicy, ApprovalPolicy, Decision, EditPolicy, EnvScrubber, ExecRules, Limits, OutputCapture,
+    PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspaceSnapshot,
+};
+use crate::index::NoProgress;
+use crate::providers::ToolSpec;
+
+/// Asks a person: `Ok` approves, `Err(reason)` denies.
+pub type Approver = Box<dyn FnMut(&str, &str) -> Result<(), String> + Send>;
+
+/// What a tool call came to.
+#[derive(Debug, Clone, Default)]
+pub struct ToolResult {
+    pub content: String,
+    pub error: bool,
+    /// The model called `finish` with this summary.
+    pub finish: Option<String>,
+    /// Files this call changed.
+    pub changed: Vec<String>,
+    /// A command's run report (for the audit log).
+    pub run: Option<Box<RunReport>>,
+    /// The policy's decision on a command or edit, and who made it.
+    pub decision: Option<(Decision, String)>,
+}
+
+impl ToolResult {
+    fn ok(content: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: content.into(),
+            ..ToolResult::default()
+        }
+    }
+
+    fn err(content: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: content.into(),
+            error: true,
+            ..ToolResult::default()
+        }
+    }
+}
+
+/// One step of the model's plan.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    /// `pending`, `in_progress` or `done`.
+    pub status: String,
+}
+
+pub struct ToolBox {
+    pub workspace: Arc<Workspace>,
+    pub root: PathBuf,
+    pub sandbox: Sandbox,
+    pub mode: SandboxMode,
+    pub network: bool,
+    pub approval: ApprovalPolicy,
+    pub rules: ExecRules,
+    pub approver: Option<Approver>,
+    /// Every edit inside the workspace was approved up front (`--approve-edits`).
+    pub edits_preapproved: bool,
+    pub checkpoints: CheckpointStore,
+    pub test_cmd: Option<String>,
+    pub command_timeout_ms: u64,
+    pub output_cap: usize,
+    pub plan: Vec<PlanStep>,
+    pub files_changed: BTreeSet<String>,
+    pub commands_run: Vec<(String, i32)>,
+    pub last_test: Option<(String, bool)>,
+}
+
+const READ_WINDOW: usize = 250;
+
+impl ToolBox {
+    /// The tools, as the model sees them.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut out: Vec<ToolSpec> = [
+            ("search_code", Operation::Search),
+            ("context", Operation::Context),
+            ("callers", Operation::Callers),
+            ("callees", Operation::Callees),
+            ("impact", Operation::Impact),
+            ("overview", Operation::Overview),
+        ]
+        .into_iter()
+        .map(|(name, op)| ToolSpec {
+            name: name.to_string(),
+            description: op.description().to_string(),
+            parameters: op.input_schema(),
+        })
+        .collect();
+        let spec = |name: &str, description: &str, parameters: Value| ToolSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            parameters,
+        };
+        let obj = |props: Value, required: &[&str]| json!({"type": "object", "properties": props, "required": required});
+        out.extend([
+            spec("read_file", "Read a file of the workspace with line numbers (a window of lines; default the first 250).",
+                obj(json!({"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}}), &["path"])),
+            spec("list_dir", "List a folder of the workspace (default its root).", obj(json!({"path": {"type": "string"}}), &[])),
+            spec("apply_patch", "Edit files with a patch in the `*** Begin Patch` format: `*** Update File: PATH` then hunks of ' ' context, '-' removed and '+' added lines (an optional `@@ line` anchor first), `*** Add File: PATH` with '+' lines, `*** Delete File: PATH`, and `*** End Patch`. Every hunk is checked before any file is written.",
+                obj(json!({"patch": {"type": "string"}}), &["patch"])),
+            spec("str_replace", "Replace one exact, unique occurrence of `old` by `new` in a file.",
+                obj(json!({"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}}), &["path", "old", "new"])),
+            spec("write_file", "Write a new file (or replace a whole file) with `contents`.",
+                obj(json!({"path": {"type": "string"}, "contents": {"type": "string"}}), &["path", "contents"])),
+            spec("run_command", "Run a shell command in the workspace, in the sandbox, after the approval policy; returns its exit status and output.",
+                obj(json!({"command": {"type": "string"}}), &["command"])),
+            spec("run_tests", "Run the tests: the configured test command, else the tests the impact analysis selects for the files changed.", obj(json!({}), &[])),
+            spec("update_plan", "Replace the plan: a list of steps, each with a status (pending, in_progress, done).",
+                obj(json!({"steps": {"type": "array", "items": {"type": "object", "properties": {"step": {"type": "string"}, "status": {"type": "string"}}, "required": ["step", "status"]}}}), &["steps"])),
+            spec("finish", "Say the task is done, with a short summary; the harness then runs the evaluation.",
+                obj(json!({"summary": {"type": "string"}}), &["summary"])),
+        ]);
+        out
+    }
+
+    /// Runs one call; `step` labels its checkpoint.
+    pub fn call(&mut self, name: &str, arguments: &str, step: u32) -> ToolResult {
+        let args: Value = match serde_json::from_str(if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        }) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return ToolResult::err("the arguments must be a JSON object"),
+            Err(e) => {
+                return ToolResult::err(format!(
+                    "the arguments are not valid JSON ({e}); send a JSON object matching the tool's schema"
+                ));
+            }
+        };
+        let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+        let mut result = match name {
+            "search_code" => self.index(Operation::Search, args.clone()),
+            "context" => self.index(Operation::Context, args.clone()),
+            "callers" => self.index(Operation::Callers, args.clone()),
+            "callees" => self.index(Operation::Callees, args.clone()),
+            "impact" => self.index(Operation::Impact, args.clone()),
+            "overview" => self.index(Operation::Overview, args.clone()),
+            "read_file" => match text("path") {
+                Some(p) => self.read_file(&p, args["start_line"].as_u64(), args["end_line"].as_u64()),
+                None => ToolResult::err("read_file needs `path`"),
+            },
+            "list_dir" => self.list_dir(text("path").as_deref().unwrap_or(".")),
+            "apply_patch" => match text("patch") {
+                Some(p) => self.edit(step, "apply_patch", |tb| tb.apply_patch(&p)),
+                None => ToolResult::err("apply_patch needs `patch`"),
+            },
+            "str_replace" => match (text("path"), text("old"), text("new")) {
+                (Some(p), Some(o), Some(n)) => {
+                    self.edit(step, "str_replace", |tb| tb.str_replace(&p, &o, &n))
+                }
+                _ => ToolResult::err("str_replace needs `path`, `old` and `new`"),
+            },
+            "write_file" => match (text("path"), text("contents")) {
+                (Some(p), Some(c)) => self.edit(step, "write_file", |tb| tb.write_file(&p, &c)),
+                _ => ToolResult::err("write_file needs `path` and `contents`"),
+            },
+            "run_command" => match text("command") {
+                Some(c) => self.run_command(&c, step),
+                None => ToolResult::err("run_command needs `command`"),
+            },
+            "run_tests" => self.run_tests(step),
+            "update_plan" => match serde_json::from_value::<Vec<PlanStep>>(args["steps"].clone()) {
+                Ok(steps) => {
+                    self.plan = steps;
+                    ToolResult::ok(format!("plan updated ({} steps)", self.plan.len()))
+                }
+                Err(e) => ToolResult::err(format!("`steps` must be a list of {{step, status}}: {e}")),
+            },
+            "finish" => ToolResult {
+                content: "the harness runs the evaluation now".to_string(),
+                finish: Some(text("summary").unwrap_or_default()),
+                ..ToolResult::default()
+            },
+            other => ToolResult::err(format!(
+                "there is no tool `{other}`; the tools are: {}",
+                self.specs()
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        };
+        result.content = cut(&result.content, self.output_cap);
+        result
+    }
+
+    fn index(&self, op: Operation, args: Value) -> ToolResult {
+        match self.workspace.call(op, args) {
+            Ok(v) => ToolResult::ok(serde_json::to_string(&v).unwrap_or_default()),
+            Err(e) => ToolResult::err(e.to_string()),
+        }
+    }
+
+    /// The file a path names, if it may be written: inside the workspace (symlinks resolved),
+    /// not under `.git` or `.kenning`.
+    pub fn writable(&self, given: &str) -> Result<PathBuf, String> {
+        let rel = crate::api::repo_path(&self.root, "path", given).map_err(|e| e.to_string())?;
+        if rel.split('/').next() == Some(".git") {
+            return Err(format!("{rel}: the repository's .git is never written"));
+        }
+        let target = self.root.join(&rel);
+        let real_root = self.root.canonicalize().map_err(|e| e.to_string())?;
+        let mut probe = target.clone();
+        while !probe.exists() {
+            if !probe.pop() {
+                break;
+            }
+        }
+        let real = probe.canonicalize().map_err(|e| format!("{rel}: {e}"))?;
+        if !real.starts_with(&real_root) {
+            return Err(format!("{rel}: resolves outside the workspace"));
+        }
+        if target.is_symlink() {
+            return Err(format!("{rel}: is a symlink; edit the file it points to"));
+        }
+        Ok(target)
+    }
+
+    fn read_file(&self, given: &str, start: Option<u64>, end: Option<u64>) -> ToolResult {
+        let (rel, real) =
+            match crate::api::confined_file(&self.root, self.workspace.index_dir(), "path", given) {
+                Ok(v) => v,
+                Err(e) => return ToolResult::err(e.to_string()),
+            };
+        let text = match std::fs::read_to_string(&real) {
+            Ok(t) => t,
+            Err(e) => return ToolResult::err(format!("{rel}: {e}")),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let from = start.unwrap_or(1).max(1) as usize;
+        let to = end
+            .map(|e| e as usize)
+            .unwrap_or(from + READ_WINDOW - 1)
+            .min(lines.len());
+        if from > lines.len().max(1) {
+            return ToolResult::err(format!("{rel} has {} lines", lines.len()));
+        }
+        let mut out = format!("{rel} (lines {from}-{to} of {})\n", lines.len());
+        for (i, l) in lines.iter().enumerate().take(to).skip(from - 1) {
+            out.push_str(&format!("{:>5}  {l}\n", i + 1));
+        }
+        ToolResult::ok(out)
+    }
+
+    fn list_dir(&self, given: &str) -> ToolResult {
+        let dir = if given.trim().is_empty() || given == "." {
+            self.root.clone()
+        } else {
+            match crate::api::repo_path(&self.root, "path", given) {
+                Ok(rel) => self.root.join(rel),
+                Err(e) => return ToolResult::err(e.to_string()),
+            }
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return ToolResult::err(format!("{given}: not a folder of the workspace"));
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_name() != ".git" && e.file_name() != ".kenning")
+            .map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if e.path().is_dir() { format!("{n}/") } else { n }
+            })
+            .collect();
+        names.sort();
+        ToolResult::ok(names.join("\n"))
+    }
+
+    /// Checkpoints, runs the edit, then checks its risk, its syntax, and reindexes.
+    fn edit(
+        &mut self,
+        step: u32,
+        tool: &str,
+        f: impl FnOnce(&mut ToolBox) -> Result<Vec<String>, String>,
+    ) -> ToolResult {
+        let before = match self.checkpoints.save(&format!("step {step}: before {tool}")) {
+            Ok(c) => c,
+            Err(e) => return ToolResult::err(format!("cannot checkpoint before editing: {e}")),
+        };
+        let changed = match f(self) {
+            Ok(c) => c,
+            Err(e) => return ToolResult::err(e),
+        };
+        let mut result = ToolResult::ok(format!("edited {}", changed.join(", ")));
+        if let Some((decision, by)) = self.judge_edit() {
+            if let Decision::Deny { reason } = &decision {
+                let undone = self.checkpoints.restore(&before).is_ok();
+                return ToolResult {
+                    content: format!(
+                        "edit refused and undone{}: {reason}",
+                        if undone { "" } else { " (UNDO FAILED)" }
+                    ),
+                    error: true,
+                    decision: Some((decision, by)),
+                    ..ToolResult::default()
+                };
+            }
+            result.decision = Some((decision, by));
+        }
+        let mut problems = Vec::new();
+        for rel in &changed {
+            let path = self.root.join(rel);
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                problems.extend(SyntaxCheck::errors(Path::new(rel), &text));
+            }
+        }
+        self.files_changed.extend(changed.iter().cloned());
+        result.changed = changed;
+        if let Err(e) = self
+            .workspace
+            .reindex(&ReindexRequest { full: false }, &NoProgress)
+        {
+            result
+                .content
+                .push_str(&format!("\n(note: the index could not be updated: {e})"));
+        }
+        if !problems.is_empty() {
+            result.error = true;
+            result
+                .content
+                .push_str("\nthe edit left syntax errors; fix them:\n");
+            result.content.push_str(&problems.join("\n"));
+        }
+        result
+    }
+
+    /// The edit policy on the working tree as it now stands: `None` when nothing asks.
+    fn judge_edit(&mut self) -> Option<(Decision, String)> {
+        if self.edits_preapproved {
+            return Some((Decision::Allow, "approved up front (--approve-edits)".to_string()));
+        }
+        let impact = self.workspace.analysis().impact(&ImpactRequest::default()).ok()?;
+        let verdict = EditPolicy::default().judge(&impact.impact, self.approval, self.mode);
+        match verdict.decision {
+            Decision::Allow => None,
+            Decision::Deny { reason } => Some((Decision::Deny { reason }, "edit policy".to_string())),
+            Decision::Ask { reason } => Some(match self.approver.as_mut() {
+                Some(ask) => match ask(&format!("edit: {}", verdict.risks.join("; ")), &reason) {
+                    Ok(()) => (Decision::Allow, "a person".to_string()),
+                    Err(why) => (
+                        Decision::Deny {
+                            reason: format!("a person denied the edit: {why}"),
+                        },
+                        "a person".to_string(),
+                    ),
+                },
+                None => (
+                    Decision::Deny {
+                        reason: format!(
+                            "{reason}; needs approval, and no one is asked in a non-interactive run"
+                        ),
+                    },
+                    "non-interactive: denied".to_string(),
+                ),
+            }),
+        }
+    }
+
+    fn apply_patch(&mut self, patch: &str) -> Result<Vec<String>, String> {
+        let ops = PatchApplier::parse(patch).map_err(|e| format!("the patch does not parse: {e}"))?;
+        let resolve = |p: &str| self.writable(p);
+        let changes = PatchApplier::apply(&ops, &self.root, &resolve)
+            .map_err(|e| format!("the patch does not apply (nothing was written): {e}"))?;
+        Ok(changes.into_iter().map(|c| c.path).collect())
+    }
+
+    fn str_replace(&mut self, path: &str, old: &str, new: &str) -> Result<Vec<String>, String> {
+        let target = self.writable(path)?;
+        let text = std::fs::read_to_string(&target).map_err(|e| format!("{path}: {e}"))?;
+        match text.matches(old).count() {
+            0 => {
+                return Err(format!(
+                    "{path}: `old` is not in the file (it must match exactly, whitespace included)"
+                ));
+            }
+            1 => {}
+            n => {
+                return Err(format!(
+                    "{path}: `old` occurs {n} times; give more context so it is unique"
+                ));
+            }
+        }
+        std::fs::write(&target, text.replacen(old, new, 1)).map_err(|e| format!("{path}: {e}"))?;
+        Ok(vec![self.rel(&target)])
+    }
+
+    fn write_file(&mut self, path: &str, contents: &str) -> Result<Vec<String>, String> {
+        let target = self.writable(path)?;
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{path}: {e}"))?;
+        }
+        std::fs::write(&target, contents).map_err(|e| format!("{path}: {e}"))?;
+        Ok(vec![self.rel(&target)])
+    }
+
+    fn rel(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Judged by the policy and rules (a person asked where one can be), then run confined.
+    pub fn run_command(&mut self, command: &str, step: u32) -> ToolResult {
+        let cx = PolicyContext {
+            branch: None,
+            network: self.network,
+        };
+        let verdict = ActionPolicy::classify(command, &cx);
+        let ruled = self.rules.decide(&verdict, self.approval, self.mode, &cx);
+        let (decision, by) = match ruled.decision.clone() {
+            Decision::Ask { reason } => match self.approver.as_mut() {
+                Some(ask) => match ask(command, &reason) {
+                    Ok(()) => (Decision::Allow, "a person".to_string()),
+                    Err(why) => (
+                        Decision::Deny {
+                            reason: format!("a person denied it: {why}"),
+                        },
+                        "a person".to_string(),
+                    ),
+                },
+                None => (
+                    Decision::Deny {
+                        reason: format!(
+                            "{reason}; needs approval, and no one is asked in a non-interactive run"
+                        ),
+                    },
+                    "non-interactive: denied".to_string(),
+                ),
+            },
+            d => (d, ruled.decided_by.clone()),
+        };
+        if let Decision::Deny { reason } = &decision {
+            return ToolResult {
+                content: format!("denied [{}]: {reason}", verdict.class.as_str()),
+                error: true,
+                decision: Some((decision, by)),
+                ..ToolResult::default()
+            };
+        }
+        let _ = self.checkpoints.save(&format!("step {step}: before run_command"));
+        let before = WorkspaceSnapshot::take(&self.root);
+        let report = match self.confined(command) {
+            Ok(r) => r,
+            Err(e) => return ToolResult::err(format!("the sandbox could not run it: {e}")),
+        };
+        self.commands_run.push((command.to_string(), report.status));
+        let changed: Vec<String> = before
+            .and_then(|b| WorkspaceSnapshot::take(&self.root).map(|a| b.changed(&a)))
+            .unwrap_or_default();
+        self.files_changed.extend(changed.iter().cloned());
+        let mut content = format!("exit status {}", report.status);
+        if let Some(k) = &report.killed_by {
+            content.push_str(&format!(" (stopped by the {k} limit)"));
+        }
+        if let Some(r) = &report.refused {
+            content.push_str(&format!(" (not run: {r})"));
+        }
+        content.push_str(&format!(
+            "\nstdout:\n{}\nstderr:\n{}",
+            report.stdout.text, report.stderr.text
+        ));
+        ToolResult {
+            content,
+            error: report.status != 0,
+            decision: Some((decision, by)),
+            run: Some(Box::new(report)),
+            changed,
+            ..ToolResult::default()
+        }
+    }
+
+    /// A command in the sandbox as the agent runs them: `sh -c`, in the workspace.
+    pub fn confined(&self, command: &str) -> Result<RunReport, String> {
+        let mut spec = SandboxSpec::new(
+            self.mode,
+            self.root.clone(),
+            vec!["sh".into(), "-c".into(), command.to_string()],
+        );
+        let env = EnvScrubber {
+            allow: self.rules.sandbox.env_allow.clone(),
+            deny: self.rules.sandbox.env_deny.clone(),
+        }
+        .scrub(std::env::vars());
+        spec.env = env.vars;
+        spec.env_removed = env.removed;
+        spec.network = self.network;
+        spec.read_only = self.rules.sandbox.read_only.clone();
+        spec.limits = Limits {
+            timeout_ms: Some(self.command_timeout_ms),
+            ..Limits::default()
+        };
+        self.sandbox.run(spec).map_err(|e| e.to_string())
+    }
+
+    /// The test command to run: the configured one, else the impact analysis's selection for
+    /// the files changed so far.
+    pub fn test_command(&self) -> Option<String> {
+        if let Some(c) = &self.test_cmd {
+            return Some(c.clone());
+        }
+        let impact = self.workspace.analysis().impact(&ImpactRequest::default()).ok()?;
+        let cmds = impact.impact.test_commands;
+        (!cmds.is_empty()).then(|| cmds.join(" && "))
+    }
+
+    fn run_tests(&mut self, step: u32) -> ToolResult {
+        let Some(cmd) = self.test_command() else {
+            return ToolResult::err(
+                "no test command is configured and the impact analysis selects no test for the changes",
+            );
+        };
+        let r = self.run_command(&cmd, step);
+        self.last_test = Some((cmd, !r.error));
+        r
+    }
+}
+
+/// Head and tail of `s` within `cap` bytes, with a marker.
+pub fn cut(s: &str, cap: usize) -> String {
+    if s.len() <= cap {
+        return s.to_string();
+    }
+    let mut c = OutputCapture::new(cap);
+    c.push(s.as_bytes());
+    c.finish().text
+}

@@ -1,0 +1,495 @@
+//! `ken agent`: a task run by the bundled agent (events streamed readably on stderr, or as
+//! JSON lines on stdout), and `resume`, `rollback` and `stats` over past sessions, each kept
+//! in `<state dir>/kenning/agent/<session>/` (its audit log, its checkpoints, its settings).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::args::{AgentArgs, AgentCommand, AgentRunArgs};
+use super::exec_commands::{approval_policy, config_dir, safe_name, sandbox_mode, state_dir};
+use super::progress::ProgressBars;
+use crate::agent::{
+    Agent, AgentConfig, AgentEvent, AgentLimits, AgentOutcome, AgentState, Approver, CheckpointStore,
+    ModelRouter, ToolBox,
+};
+use crate::api::{ReindexRequest, Workspace};
+use crate::exec::{AuditLog, ExecRules, Sandbox, verify_audit_log};
+use crate::index::{IndexBuilder, IndexConfig, NoProgress};
+use crate::providers::{Message, ToolCall};
+
+pub fn agent(a: AgentArgs) -> Result<ExitCode> {
+    match a.command {
+        Some(AgentCommand::Rollback { session, step }) => rollback(&session, step),
+        Some(AgentCommand::Stats { logs, json }) => stats(&logs, json),
+        Some(AgentCommand::Resume { session, run }) => {
+            let dir = session_dir(&session)?;
+            let saved: SavedSession = serde_json::from_str(
+                &std::fs::read_to_string(dir.join("session.json"))
+                    .with_context(|| format!("no session `{session}` in {}", dir.display()))?,
+            )?;
+            let messages = replay(&dir.join("audit.jsonl"))?;
+            let mut run = run;
+            run.repo = Some(saved.repo.clone());
+            run.model = run.model.or(saved.model.clone());
+            run.test_cmd = run.test_cmd.or(saved.test_cmd.clone());
+            start(&saved.task, run, Some((session, messages)))
+        }
+        None => match a.task {
+            Some(task) if !task.trim().is_empty() => start(&task, a.run, None),
+            _ => bail!(
+                "ken agent: give the task, as in `ken agent \"fix the failing test in tests/test_cart.py\"`"
+            ),
+        },
+    }
+}
+
+/// What `resume` needs to start again.
+#[derive(Serialize, Deserialize)]
+struct SavedSession {
+    task: String,
+    repo: PathBuf,
+    model: Option<String>,
+    test_cmd: Option<String>,
+}
+
+fn session_dir(session: &str) -> Result<PathBuf> {
+    Ok(state_dir()
+        .context("no state folder: set XDG_STATE_HOME or HOME")?
+        .join("agent")
+        .join(safe_name(session)))
+}
+
+fn open_workspace(repo: Option<&Path>) -> Result<Arc<Workspace>> {
+    let ws = match Workspace::locate(repo, None) {
+        Ok((root, index_dir)) => Workspace::open_at(root, index_dir, crate::api::Staleness::Scan)?,
+        Err(_) => {
+            let root = match repo {
+                Some(r) => r.to_path_buf(),
+                None => std::env::current_dir()?,
+            };
+            eprintln!("no index for {}: building one first", root.display());
+            let progress = ProgressBars::new(!std::io::stderr().is_terminal());
+            let config = IndexConfig::default();
+            let builder = IndexBuilder::new(&root, &config, &progress)
+                .with_context(|| format!("cannot index {}", root.display()))?;
+            let report = builder.build()?;
+            Workspace::open_at(
+                builder.root().to_path_buf(),
+                report.index_dir,
+                crate::api::Staleness::Scan,
+            )?
+        }
+    };
+    // Start from the tree as it is now.
+    ws.reindex(&ReindexRequest { full: false }, &NoProgress)?;
+    Ok(Arc::new(ws))
+}
+
+fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>) -> Result<ExitCode> {
+    let ws = open_workspace(run.repo.as_deref())?;
+    let root = ws.root().to_path_buf();
+    let private = std::fs::read_to_string(root.join(".kenning/agent.toml"))
+        .ok()
+        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+        .and_then(|t| t.get("private").and_then(|v| v.as_bool()))
+        .unwrap_or(false);
+    let routed = ModelRouter::route(run.model.as_deref(), private)?;
+    let session = match &resumed {
+        Some((s, _)) => s.clone(),
+        None => run.session.clone().unwrap_or_else(new_session_name),
+    };
+    let dir = session_dir(&session)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("making {}", dir.display()))?;
+    let saved = SavedSession {
+        task: task.to_string(),
+        repo: root.clone(),
+        model: run.model.clone(),
+        test_cmd: run.test_cmd.clone(),
+    };
+    std::fs::write(dir.join("session.json"), serde_json::to_string_pretty(&saved)?)?;
+    let audit_path = dir.join("audit.jsonl");
+    let audit = AuditLog::open(&audit_path)?;
+    let checkpoints = CheckpointStore::open(&dir.join("checkpoints.git"), &root)?;
+    let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
+    sandbox.stream = false;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !run.json;
+    let tools = ToolBox {
+        workspace: ws,
+        root: root.clone(),
+        sandbox,
+        mode: sandbox_mode(run.sandbox),
+        network: run.network,
+        approval: approval_policy(run.approval),
+        rules: ExecRules::load(&root, config_dir().as_deref())?,
+        approver: interactive.then(tty_approver),
+        edits_preapproved: run.approve_edits,
+        checkpoints: checkpoints.clone(),
+        test_cmd: run.test_cmd.clone(),
+        command_timeout_ms: run.command_timeout.saturating_mul(1000),
+        output_cap: 12_000,
+        plan: Vec::new(),
+        files_changed: Default::default(),
+        commands_run: Vec::new(),
+        last_test: None,
+    };
+    let config = AgentConfig {
+        session: session.clone(),
+        task: task.to_string(),
+        limits: AgentLimits {
+            max_steps: run.max_steps,
+            max_wall: Duration::from_secs(run.max_time),
+            max_tokens: run.max_tokens,
+            max_cost_usd: run.max_cost,
+            ..AgentLimits::default()
+        },
+        perception_tokens: 6000,
+        window_tokens: 60_000,
+        price: routed.price,
+    };
+    let mut agent = Agent::new(routed.model.as_ref(), tools, audit, config);
+    let json = run.json;
+    let mut sink = |e: &AgentEvent| render(e, json);
+    let outcome = match resumed {
+        Some((_, messages)) => agent.resume(messages, &mut sink),
+        None => agent.run(&mut sink),
+    };
+    summary(&outcome, &checkpoints, &audit_path, json)?;
+    if matches!(outcome.state, AgentState::Failed | AgentState::Cancelled) {
+        offer_restore(&checkpoints, &session, interactive)?;
+    }
+    Ok(match outcome.state {
+        AgentState::Completed => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
+fn new_session_name() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{secs}-{}", std::process::id())
+}
+
+/// Asks on the terminal: `y` approves, anything else denies (with that as the reason).
+fn tty_approver() -> Approver {
+    Box::new(|what: &str, reason: &str| {
+        let Ok(tty) = std::fs::File::open("/dev/tty") else {
+            return Err("no terminal".to_string());
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\nken agent wants to: {what}\n  why it asks: {reason}\n  [y] approve, or type a reason to deny > "
+        );
+        let _ = err.flush();
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(tty).read_line(&mut line);
+        match line.trim() {
+            "y" | "yes" => Ok(()),
+            "" => Err("denied".to_string()),
+            why => Err(why.to_string()),
+        }
+    })
+}
+
+fn render(e: &AgentEvent, json: bool) {
+    if json {
+        if let Ok(line) = serde_json::to_string(e) {
+            println!("{line}");
+        }
+        return;
+    }
+    let one = |s: &str, n: usize| {
+        let s = s.replace('\n', " ⏎ ");
+        match s.char_indices().nth(n) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s,
+        }
+    };
+    match e {
+        AgentEvent::Started {
+            session,
+            task,
+            model,
+            workspace,
+            ..
+        } => {
+            eprintln!(
+                "▶ session {session} · {model} · {workspace}\n  task: {}",
+                one(task, 200)
+            )
+        }
+        AgentEvent::Transition { to, why, .. } => eprintln!("  ◆ {} — {}", to.as_str(), one(why, 160)),
+        AgentEvent::ModelCall {
+            step,
+            input_tokens,
+            output_tokens,
+            text,
+            ..
+        } => {
+            eprintln!(
+                "[{step}] model: {input_tokens}+{output_tokens} tokens{}",
+                if text.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · {}", one(text, 160))
+                }
+            )
+        }
+        AgentEvent::ToolCall {
+            name,
+            arguments,
+            ok,
+            result,
+            ..
+        } => {
+            eprintln!(
+                "    {} {name} {} → {}",
+                if *ok { "✓" } else { "✗" },
+                one(arguments, 100),
+                one(result, 140)
+            )
+        }
+        AgentEvent::Checkpoint { commit, .. } => {
+            eprintln!("    checkpoint {}", &commit[..commit.len().min(12)])
+        }
+        AgentEvent::Evaluation {
+            command,
+            passed,
+            status,
+            ..
+        } => {
+            eprintln!(
+                "  ⚖ evaluation `{command}`: {} (status {status})",
+                if *passed { "passed" } else { "failed" }
+            )
+        }
+        AgentEvent::Finished { .. } => {}
+    }
+}
+
+fn summary(o: &AgentOutcome, checkpoints: &CheckpointStore, audit: &Path, json: bool) -> Result<()> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&serde_json::json!({"outcome": o, "audit_log": audit}))?
+        );
+        return Ok(());
+    }
+    let stat = checkpoints.diff_stat_since_start().unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{} after {} model call(s): {}",
+        o.state.as_str(),
+        o.steps,
+        o.reason
+    )?;
+    writeln!(
+        out,
+        "files changed: {}",
+        if o.files_changed.is_empty() {
+            "none".to_string()
+        } else {
+            o.files_changed.join(", ")
+        }
+    )?;
+    if !stat.is_empty() {
+        writeln!(out, "{stat}")?;
+    }
+    match &o.last_test {
+        Some((cmd, ok)) => writeln!(out, "tests: `{cmd}` {}", if *ok { "passed" } else { "failed" })?,
+        None => writeln!(out, "tests: not run")?,
+    }
+    writeln!(
+        out,
+        "tokens: {} in, {} out · cost ${:.4}",
+        o.usage.input_tokens, o.usage.output_tokens, o.cost_usd
+    )?;
+    writeln!(out, "audit log: {} (ken audit verify it)", audit.display())?;
+    writeln!(
+        out,
+        "session: {} (ken agent rollback {} to undo)",
+        o.session, o.session
+    )?;
+    Ok(())
+}
+
+fn offer_restore(checkpoints: &CheckpointStore, session: &str, interactive: bool) -> Result<()> {
+    if !interactive {
+        eprintln!(
+            "the tree is kept as the run left it; `ken agent rollback {session}` restores the starting tree"
+        );
+        return Ok(());
+    }
+    eprint!("restore the tree as it was before the run? [y/N] ");
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    if line.trim() == "y" {
+        let start = checkpoints
+            .list()?
+            .into_iter()
+            .find(|c| c.label == "start")
+            .context("no starting checkpoint")?;
+        checkpoints.restore(&start.commit)?;
+        eprintln!("restored");
+    }
+    Ok(())
+}
+
+fn rollback(session: &str, step: Option<u32>) -> Result<ExitCode> {
+    let dir = session_dir(session)?;
+    let saved: SavedSession = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("session.json"))
+            .with_context(|| format!("no session `{session}` in {}", dir.display()))?,
+    )?;
+    let store = CheckpointStore::open(&dir.join("checkpoints.git"), &saved.repo)?;
+    let all = store.list()?;
+    let target = match step {
+        None => all.iter().find(|c| c.label == "start"),
+        Some(n) => all
+            .iter()
+            .find(|c| c.label.starts_with(&format!("step {n}: before"))),
+    };
+    let Some(target) = target else {
+        let steps: Vec<&str> = all.iter().map(|c| c.label.as_str()).collect();
+        bail!(
+            "session {session} has no checkpoint for {}; it has: {}",
+            step.map_or("its start".to_string(), |n| format!("step {n}")),
+            steps.join("; ")
+        );
+    };
+    let undo = store.restore(&target.commit)?;
+    println!(
+        "restored {} to `{}`; the tree it replaced is checkpoint {}",
+        saved.repo.display(),
+        target.label,
+        &undo[..undo.len().min(12)]
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The conversation an audit log holds: the first prompt, each model turn with its calls,
+/// each call's result, and each failed evaluation's report.
+fn replay(log: &Path) -> Result<Vec<Message>> {
+    let report = verify_audit_log(log)?;
+    if !report.intact() {
+        bail!(
+            "{}: the audit log does not verify; a session is resumed only from an intact log",
+            log.display()
+        );
+    }
+    let mut out: Vec<Message> = Vec::new();
+    let text = std::fs::read_to_string(log)?;
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        let e = &v["event"];
+        match e["kind"].as_str() {
+            Some("started") => out.push(Message::user(e["prompt"].as_str().unwrap_or_default())),
+            Some("model-call") => out.push(Message::assistant(
+                e["text"].as_str().unwrap_or_default(),
+                Vec::new(),
+            )),
+            Some("tool-call") => {
+                let call = ToolCall {
+                    id: e["id"].as_str().unwrap_or_default().to_string(),
+                    name: e["name"].as_str().unwrap_or_default().to_string(),
+                    arguments: e["arguments"].as_str().unwrap_or_default().to_string(),
+                };
+                if let Some(m) = out
+                    .iter_mut()
+                    .rev()
+                    .find(|m| m.role == crate::providers::Role::Assistant)
+                {
+                    m.tool_calls.push(call.clone());
+                }
+                out.push(Message::tool(&call.id, e["result"].as_str().unwrap_or_default()));
+            }
+            Some("evaluation") if e["passed"] == false => out.push(Message::user(format!(
+                "The evaluation `{}` failed. Fix it, then call finish again.\n{}",
+                e["command"].as_str().unwrap_or_default(),
+                e["output"].as_str().unwrap_or_default()
+            ))),
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        bail!("{}: nothing to resume", log.display());
+    }
+    Ok(out)
+}
+
+#[derive(Serialize, Default)]
+struct Stats {
+    sessions: usize,
+    completed: usize,
+    failed: usize,
+    success_rate: f64,
+    average_model_calls: f64,
+    input_tokens: u64,
+    output_tokens: u64,
+    cost_usd: f64,
+}
+
+fn stats(logs: &[PathBuf], json: bool) -> Result<ExitCode> {
+    let logs: Vec<PathBuf> = if logs.is_empty() {
+        let base = state_dir().context("no state folder")?.join("agent");
+        std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("audit.jsonl"))
+            .filter(|p| p.exists())
+            .collect()
+    } else {
+        logs.to_vec()
+    };
+    let mut s = Stats::default();
+    let mut calls = 0u64;
+    for log in &logs {
+        let text = std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
+        let finished = text
+            .lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["event"]["kind"] == "finished");
+        let Some(f) = finished else { continue };
+        let e = &f["event"];
+        s.sessions += 1;
+        match e["state"].as_str() {
+            Some("completed") => s.completed += 1,
+            _ => s.failed += 1,
+        }
+        calls += e["steps"].as_u64().unwrap_or(0);
+        s.input_tokens += e["input_tokens"].as_u64().unwrap_or(0);
+        s.output_tokens += e["output_tokens"].as_u64().unwrap_or(0);
+        s.cost_usd += e["cost_usd"].as_f64().unwrap_or(0.0);
+    }
+    if s.sessions > 0 {
+        s.success_rate = s.completed as f64 / s.sessions as f64;
+        s.average_model_calls = calls as f64 / s.sessions as f64;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        println!(
+            "{} session(s): {} completed, {} not ({:.0}% success) · {:.1} model calls on average · {} + {} tokens · ${:.4}",
+            s.sessions,
+            s.completed,
+            s.failed,
+            s.success_rate * 100.0,
+            s.average_model_calls,
+            s.input_tokens,
+            s.output_tokens,
+            s.cost_usd
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,160 @@
+//! `OpenAiTools`: [`ToolModel`] over OpenAI Chat Completions with streaming (SSE), which also
+//! covers Ollama, llama.cpp's server, vLLM, LM Studio and OpenRouter. Tool-call fragments
+//! arrive split across events by `index` (the id and name first, the arguments in pieces) and
+//! are joined here.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::ProviderError;
+use super::tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec, Usage};
+
+pub struct OpenAiTools {
+    endpoint: String,
+    key: Option<String>,
+    model: String,
+    agent: ureq::Agent,
+}
+
+impl OpenAiTools {
+    pub fn new(base_url: &str, key: Option<String>, model: &str) -> OpenAiTools {
+        let base = base_url.trim_end_matches('/');
+        let endpoint = match base.ends_with("/chat/completions") {
+            true => base.to_string(),
+            false => format!("{base}/chat/completions"),
+        };
+        OpenAiTools {
+            endpoint,
+            key,
+            model: model.to_string(),
+            agent: super::http_client::agent(Duration::from_secs(600)),
+        }
+    }
+
+    fn body(&self, system: &str, messages: &[Message], tools: &[ToolSpec]) -> Value {
+        let mut out = vec![json!({"role": "system", "content": system})];
+        for m in messages {
+            out.push(match m.role {
+                Role::User => json!({"role": "user", "content": m.content}),
+                Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}),
+                Role::Assistant if m.tool_calls.is_empty() => json!({"role": "assistant", "content": m.content}),
+                Role::Assistant => json!({
+                    "role": "assistant",
+                    "content": if m.content.is_empty() { Value::Null } else { Value::String(m.content.clone()) },
+                    "tool_calls": m.tool_calls.iter().map(|c| json!({
+                        "id": c.id, "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments},
+                    })).collect::<Vec<_>>(),
+                }),
+            });
+        }
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        json!({
+            "model": self.model,
+            "messages": out,
+            "tools": tools,
+            "temperature": 0,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    }
+}
+
+#[derive(Default)]
+struct Partial {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl ToolModel for OpenAiTools {
+    fn id(&self) -> String {
+        format!("openai:{}", self.model)
+    }
+
+    fn complete(
+        &self,
+        system: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ModelReply, ProviderError> {
+        let mut headers = Vec::new();
+        if let Some(k) = &self.key {
+            headers.push(("Authorization", format!("Bearer {k}")));
+        }
+        let mut reply = ModelReply::default();
+        let mut calls: BTreeMap<u64, Partial> = BTreeMap::new();
+        let mut bad: Option<String> = None;
+        let body = self.body(system, messages, tools);
+        super::http_client::post_sse(&self.agent, &self.endpoint, &headers, &body, &mut |_, data| {
+            if data.trim() == "[DONE]" {
+                return;
+            }
+            let Ok(v) = serde_json::from_str::<Value>(data) else {
+                bad.get_or_insert_with(|| {
+                    format!(
+                        "an event that is not JSON: {}",
+                        super::http_client::truncate(data, 120)
+                    )
+                });
+                return;
+            };
+            if let Some(e) = v.get("error") {
+                bad.get_or_insert_with(|| format!("error in the stream: {e}"));
+            }
+            if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+                reply.usage = Usage {
+                    input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                    output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+                };
+            }
+            let Some(choice) = v["choices"].get(0) else { return };
+            if let Some(r) = choice["finish_reason"].as_str() {
+                reply.stop_reason = r.to_string();
+            }
+            let delta = &choice["delta"];
+            if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                on_text(t);
+                reply.text.push_str(t);
+            }
+            for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+                let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
+                if let Some(id) = tc["id"].as_str() {
+                    p.id = id.to_string();
+                }
+                if let Some(n) = tc["function"]["name"].as_str() {
+                    p.name.push_str(n);
+                }
+                if let Some(a) = tc["function"]["arguments"].as_str() {
+                    p.arguments.push_str(a);
+                }
+            }
+        })?;
+        if let Some(detail) = bad {
+            return Err(ProviderError::Response {
+                url: self.endpoint.clone(),
+                detail,
+            });
+        }
+        reply.tool_calls = calls
+            .into_values()
+            .enumerate()
+            .map(|(i, p)| ToolCall {
+                id: if p.id.is_empty() {
+                    format!("call_{i}")
+                } else {
+                    p.id
+                },
+                name: p.name,
+                arguments: p.arguments,
+            })
+            .collect();
+        Ok(reply)
+    }
+}

@@ -1,0 +1,427 @@
+//! `ken agent` end to end, offline: a scripted model behind a loopback server speaking the
+//! real OpenAI and Anthropic streaming formats drives the real tools, index, sandbox, policy,
+//! checkpoints and audit log on a fixture repository. Each run must end in the state the
+//! script calls for, with the repository and the log showing exactly what happened.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::fake_model::{FakeModel, Turn, Wire, call, http_error, raw_call, results_answer_calls, say};
+use support::materialize;
+
+const REPO: &str = r#"
+//- calc/__init__.py
+//- calc/ops.py
+def add(a, b):
+    """The sum of a and b."""
+    return a - b
+
+
+def scale(values, factor):
+    return [v * factor for v in values]
+//- tests/__init__.py
+//- tests/test_ops.py
+import unittest
+
+from calc.ops import add, scale
+
+
+class OpsTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_scale(self):
+        self.assertEqual(scale([1, 2], 3), [3, 6])
+"#;
+
+const FIX: &str = "*** Begin Patch\n*** Update File: calc/ops.py\n@@ def add(a, b):\n-    return a - b\n+    return a + b\n*** End Patch\n";
+
+struct Run {
+    out: Output,
+    events: Vec<Value>,
+    state: tempfile::TempDir,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+fn repo() -> tempfile::TempDir {
+    let r = materialize(REPO);
+    git(r.path(), &["init", "-q", "-b", "work"]);
+    git(r.path(), &["add", "-A"]);
+    git(
+        r.path(),
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "base",
+        ],
+    );
+    r
+}
+
+fn agent(repo: &Path, model: &FakeModel, wire: Wire, extra: &[&str]) -> Run {
+    let state = tempfile::tempdir().unwrap();
+    let spec = match wire {
+        Wire::OpenAi => "local:scripted",
+        Wire::Anthropic => "anthropic:claude-scripted",
+    };
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ken"));
+    cmd.args([
+        "agent",
+        "the add test fails: add(2, 3) returns -1; fix it",
+        "--json",
+        "--model",
+        spec,
+    ])
+    .args(["--test-cmd", "python3 -m unittest -q", "--session", "t"])
+    .arg("--repo")
+    .arg(repo)
+    .args(extra)
+    .env("XDG_STATE_HOME", state.path())
+    .env("OPENAI_BASE_URL", format!("{}/v1", model.url))
+    .env("ANTHROPIC_BASE_URL", &model.url)
+    .env_remove("OPENAI_API_KEY")
+    .env_remove("ANTHROPIC_API_KEY")
+    .env_remove("KEN_SANDBOX_DISABLE");
+    let out = cmd.output().unwrap();
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    Run { out, events, state }
+}
+
+impl Run {
+    fn finished(&self) -> &Value {
+        self.events
+            .iter()
+            .find(|e| e["kind"] == "finished")
+            .unwrap_or_else(|| {
+                panic!(
+                    "no finished event; stderr:\n{}",
+                    String::from_utf8_lossy(&self.out.stderr)
+                )
+            })
+    }
+
+    fn audit(&self) -> std::path::PathBuf {
+        self.state.path().join("kenning/agent/t/audit.jsonl")
+    }
+
+    fn tool_results(&self, name: &str) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|e| e["kind"] == "tool-call" && e["name"] == name)
+            .collect()
+    }
+
+    fn states(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["kind"] == "transition")
+            .map(|e| e["to"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+fn verify(log: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["audit", "verify"])
+        .arg(log)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+fn fixing_script() -> Vec<Turn> {
+    vec![
+        call(
+            "update_plan",
+            json!({"steps": [{"step": "find add", "status": "in_progress"}, {"step": "fix it", "status": "pending"}]}),
+        ),
+        call("search_code", json!({"query": "def add"})),
+        call("read_file", json!({"path": "calc/ops.py"})),
+        call("apply_patch", json!({"patch": FIX})),
+        call("run_tests", json!({})),
+        call(
+            "finish",
+            json!({"summary": "add returned a - b; it returns a + b now"}),
+        ),
+    ]
+}
+
+#[test]
+fn a_scripted_run_fixes_the_bug_through_the_real_tools_on_both_wire_formats() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let r = repo();
+        let model = FakeModel::start(wire, fixing_script());
+        let run = agent(r.path(), &model, wire, &[]);
+        let f = run.finished();
+        assert_eq!(
+            f["state"],
+            "completed",
+            "{f}\n{}",
+            String::from_utf8_lossy(&run.out.stderr)
+        );
+        assert!(run.out.status.success());
+        let text = std::fs::read_to_string(r.path().join("calc/ops.py")).unwrap();
+        assert!(text.contains("return a + b"), "{text}");
+        assert_eq!(f["files_changed"], json!(["calc/ops.py"]));
+        // The index tools answered from the index, and the tests ran in the sandbox.
+        assert!(
+            run.tool_results("search_code")[0]["result"]
+                .as_str()
+                .unwrap()
+                .contains("calc/ops.py")
+        );
+        assert_eq!(run.tool_results("run_tests")[0]["ok"], true);
+        let states = run.states();
+        assert!(states.starts_with(&["executing".to_string()]), "{states:?}");
+        assert!(
+            states.ends_with(&["evaluating".to_string(), "completed".to_string()]),
+            "{states:?}"
+        );
+        assert_eq!(
+            run.events
+                .iter()
+                .filter(|e| e["kind"] == "evaluation" && e["passed"] == true)
+                .count(),
+            1
+        );
+        verify(&run.audit());
+        // Every request: each tool result answers an earlier call with the same id.
+        let requests = model.requests();
+        assert_eq!(requests.len(), 6);
+        for req in &requests {
+            results_answer_calls(wire, req).unwrap();
+        }
+        // The first prompt holds the perception: the task and the code it names.
+        let first = requests[0].to_string();
+        assert!(first.contains("fix it") && first.contains("def add"), "{first}");
+        // The user's own git history is untouched.
+        let log = Command::new("git")
+            .args(["log", "--oneline"])
+            .current_dir(r.path())
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
+    }
+}
+
+#[test]
+fn a_failed_evaluation_goes_back_to_the_model_and_a_rollback_restores_every_byte() {
+    let r = repo();
+    let before = std::fs::read(r.path().join("calc/ops.py")).unwrap();
+    let script = vec![
+        // A wrong fix first: the harness's evaluation fails and says so.
+        call(
+            "str_replace",
+            json!({"path": "calc/ops.py", "old": "return a - b", "new": "return a * b"}),
+        ),
+        call("finish", json!({"summary": "fixed"})),
+        call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: calc/ops.py\n-    return a * b\n+    return a + b\n*** Add File: calc/extra.py\n+X = 1\n*** Delete File: calc/__init__.py\n*** End Patch"}),
+        ),
+        call("run_command", json!({"command": "chmod 755 tests/test_ops.py"})),
+        call("finish", json!({"summary": "fixed for real"})),
+    ];
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let test_file = r.path().join("tests/test_ops.py");
+    let mode_before = mode(&test_file);
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r.path(), &model, Wire::OpenAi, &[]);
+    assert_eq!(
+        run.finished()["state"],
+        "completed",
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let evals: Vec<bool> = run
+        .events
+        .iter()
+        .filter(|e| e["kind"] == "evaluation")
+        .map(|e| e["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        evals,
+        [false, true],
+        "{:#?}",
+        run.events
+            .iter()
+            .filter(|e| e["kind"] != "model-call")
+            .map(|e| e.to_string().chars().take(300).collect::<String>())
+            .collect::<Vec<_>>()
+    );
+    assert!(run.states().contains(&"fixing".to_string()));
+    // The evaluation's failure reached the model.
+    let third = model.requests()[2].to_string();
+    assert!(
+        third.contains("The evaluation") && third.contains("FAIL"),
+        "{third}"
+    );
+    assert!(!r.path().join("calc/__init__.py").exists());
+    assert_eq!(mode(&test_file), 0o755);
+    // Rollback to the start: every byte back, the added file gone, the deleted one restored.
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "rollback", "t"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(r.path().join("calc/ops.py")).unwrap(), before);
+    assert_eq!(mode(&test_file), mode_before, "the mode was not restored");
+    assert!(r.path().join("calc/__init__.py").exists());
+    assert!(!r.path().join("calc/extra.py").exists());
+    // Rolling back to step 3 (before the second edit) puts the wrong fix back.
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "rollback", "t", "3"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        std::fs::read_to_string(r.path().join("calc/ops.py"))
+            .unwrap()
+            .contains("a * b")
+    );
+}
+
+#[test]
+fn failure_paths_are_contained_and_reported() {
+    let r = repo();
+    let outside = tempfile::tempdir().unwrap();
+    let escape = outside.path().join("escaped.txt");
+    // A success after every few failures keeps the consecutive-error limit from ending it.
+    let ok = || call("list_dir", json!({}));
+    let script = vec![
+        raw_call("read_file", "{\"path\": \"calc/ops.py\""),
+        call("no_such_tool", json!({})),
+        ok(),
+        call("write_file", json!({"path": "../escaped.txt", "contents": "x"})),
+        call(
+            "write_file",
+            json!({"path": escape.display().to_string(), "contents": "x"}),
+        ),
+        call("write_file", json!({"path": ".git/config", "contents": "x"})),
+        ok(),
+        call("run_command", json!({"command": "rm -rf calc"})),
+        call("run_command", json!({"command": "git push origin work"})),
+        call(
+            "run_command",
+            json!({"command": format!("echo hi > {}", escape.display())}),
+        ),
+        ok(),
+        say("I am not sure what to do."),
+        http_error(429),
+        call("apply_patch", json!({"patch": FIX})),
+        call("finish", json!({"summary": "done"})),
+    ];
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--approval", "on-request"]);
+    assert_eq!(
+        run.finished()["state"],
+        "completed",
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let results: Vec<(String, bool, String)> = run
+        .events
+        .iter()
+        .filter(|e| e["kind"] == "tool-call")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["ok"].as_bool().unwrap(),
+                e["result"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let results: Vec<&(String, bool, String)> = results.iter().filter(|r| r.0 != "list_dir").collect();
+    let find = |i: usize| results[i];
+    assert!(
+        !find(0).1 && find(0).2.contains("not valid JSON"),
+        "{:?}",
+        find(0)
+    );
+    assert!(
+        !find(1).1 && find(1).2.contains("there is no tool"),
+        "{:?}",
+        find(1)
+    );
+    for i in [2, 3, 4] {
+        assert!(!find(i).1, "{:?}", find(i));
+    }
+    assert!(find(5).2.contains("denied [destructive]"), "{:?}", find(5));
+    assert!(find(6).2.contains("denied [protected]"), "{:?}", find(6));
+    // Allowed by the policy (a write in the workspace sandbox), stopped by the sandbox.
+    assert!(!find(7).1, "{:?}", find(7));
+    assert!(!escape.exists(), "a write escaped the workspace");
+    assert!(r.path().join("calc/ops.py").exists());
+    assert!(
+        std::fs::read_to_string(r.path().join(".git/config"))
+            .unwrap()
+            .contains("[core]")
+    );
+    // The 429 was retried (its request and the retry both reached the server).
+    assert_eq!(model.requests().len(), 15);
+    verify(&run.audit());
+}
+
+#[test]
+fn a_looping_model_is_stopped_and_limits_end_the_run() {
+    let r = repo();
+    let script: Vec<Turn> = (0..10)
+        .map(|_| call("read_file", json!({"path": "calc/ops.py"})))
+        .collect();
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r.path(), &model, Wire::OpenAi, &[]);
+    let f = run.finished();
+    assert_eq!(f["state"], "failed");
+    assert!(f["reason"].as_str().unwrap().contains("stuck"), "{f}");
+    assert_eq!(run.out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.out.stderr).contains("ken agent rollback t"));
+    let r2 = repo();
+    let script: Vec<Turn> = (0..10)
+        .map(|i| call("read_file", json!({"path": "calc/ops.py", "start_line": i + 1})))
+        .collect();
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r2.path(), &model, Wire::OpenAi, &["--max-steps", "3"]);
+    let f = run.finished();
+    assert_eq!(f["state"], "failed");
+    assert!(f["reason"].as_str().unwrap().contains("step limit"), "{f}");
+    assert_eq!(f["steps"], 3);
+}
+
+#[test]
+fn stats_count_sessions() {
+    let r = repo();
+    let model = FakeModel::start(Wire::OpenAi, fixing_script());
+    let run = agent(r.path(), &model, Wire::OpenAi, &[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "stats", "--json"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sessions"], 1);
+    assert_eq!(v["success_rate"], 1.0);
+    assert_eq!(v["average_model_calls"], 6.0);
+}

@@ -78,6 +78,23 @@ the harness then runs the evaluation itself.";
 
 type Sink<'s> = &'s mut dyn FnMut(&AgentEvent);
 
+const ZERO_TESTS: &[&str] = &[
+    "Ran 0 tests",
+    "collected 0 items",
+    "no tests ran",
+    "running 0 tests",
+    "No tests found",
+];
+
+/// Whether a test runner's output says at least one test ran (unittest, pytest, cargo, go,
+/// jest and mocha summaries).
+fn ran_some_test(output: &str) -> bool {
+    static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(r"(?m)(running [1-9]\d* tests?|Ran [1-9]\d* tests?|collected [1-9]\d* items?|\b[1-9]\d* (passed|passing)|^ok\s+\S+\s)").ok())
+        .as_ref()
+        .is_some_and(|re| re.is_match(output))
+}
+
 impl<'a> Agent<'a> {
     pub fn new(model: &'a dyn ToolModel, tools: ToolBox, audit: AuditLog, config: AgentConfig) -> Agent<'a> {
         Agent {
@@ -447,16 +464,9 @@ impl<'a> Agent<'a> {
             .confined(&cmd)
             .map_err(|e| format!("the evaluation could not run: {e}"))?;
         let output = cut(&format!("{}\n{}", report.stdout.text, report.stderr.text), 4000);
-        // A run that found no test proves nothing.
-        let ran_nothing = [
-            "Ran 0 tests",
-            "collected 0 items",
-            "no tests ran",
-            "running 0 tests",
-            "No tests found",
-        ]
-        .iter()
-        .any(|m| output.contains(m));
+        // A run that found no test proves nothing (cargo's empty doc-test section does not
+        // count when another section ran tests).
+        let ran_nothing = ZERO_TESTS.iter().any(|m| output.contains(m)) && !ran_some_test(&output);
         let passed = report.status == 0 && !ran_nothing;
         let output = match ran_nothing {
             true => format!("the evaluation ran no test; check the test command\n{output}"),

@@ -425,3 +425,60 @@ fn stats_count_sessions() {
     assert_eq!(v["success_rate"], 1.0);
     assert_eq!(v["average_model_calls"], 6.0);
 }
+
+#[test]
+fn a_long_conversation_is_elided_then_compacted_without_splitting_calls() {
+    let r = repo();
+    // A big file read many times over fills a small window.
+    let big: String = (0..400)
+        .map(|i| format!("# filler line {i} of a long module\n"))
+        .collect();
+    std::fs::write(r.path().join("calc/big.py"), big).unwrap();
+    git(r.path(), &["add", "-A"]);
+    git(
+        r.path(),
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "big",
+        ],
+    );
+    // Each turn also thinks aloud at length, which elision cannot shorten: compaction must.
+    let musing = "Reading on to understand the module before changing anything. ".repeat(25);
+    let mut script: Vec<Turn> = (0..12)
+        .map(|i| {
+            let mut t = call(
+                "read_file",
+                json!({"path": "calc/big.py", "start_line": 1 + (i % 8) * 50, "end_line": 50 + (i % 8) * 50}),
+            );
+            t.text = musing.clone();
+            t
+        })
+        .collect();
+    script.extend(fixing_script().into_iter().skip(3));
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--window-tokens", "6000"]);
+    assert_eq!(run.finished()["state"], "completed", "{}", run.finished());
+    let compactions = run.events.iter().filter(|e| e["kind"] == "compaction").count();
+    assert!(compactions >= 1, "no compaction happened");
+    for req in model.requests() {
+        results_answer_calls(Wire::OpenAi, &req).unwrap();
+        let text = req.to_string();
+        if req["tools"].as_array().is_some_and(|t| !t.is_empty())
+            && text.contains("Summary of the work so far")
+        {
+            // After a compaction the first prompt is still there, whole.
+            assert!(text.contains("Repository overview"));
+        }
+    }
+    assert!(
+        model
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains("elided by the harness"))
+    );
+}

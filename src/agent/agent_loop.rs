@@ -65,7 +65,25 @@ pub struct Agent<'a> {
     evaluations: u32,
     consecutive_errors: u32,
     stuck: StuckDetector,
+    compactions: u32,
     started: Instant,
+}
+
+const MAX_COMPACTIONS: u32 = 2;
+
+/// A rough token count: four bytes a token.
+fn tokens(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.arguments.len() + c.name.len())
+                    .sum::<usize>()
+        })
+        .sum::<usize>()
+        / 4
 }
 
 const SYSTEM: &str = "You are Kenning's coding agent, working in a repository through tools. \
@@ -110,6 +128,7 @@ impl<'a> Agent<'a> {
             evaluations: 0,
             consecutive_errors: 0,
             stuck: StuckDetector::default(),
+            compactions: 0,
             started: Instant::now(),
         }
     }
@@ -315,18 +334,14 @@ impl<'a> Agent<'a> {
 
     /// Old tool outputs give way first when the conversation outgrows the window; the first
     /// prompt and the latest results stay whole, and a call is never split from its result.
-    fn fit_window(&mut self) {
-        let size = |m: &[Message]| {
-            m.iter()
-                .map(|x| x.content.len() + x.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>())
-                .sum::<usize>()
-                / 4
-        };
+    /// If that is not enough, a compaction turn summarizes the middle of the conversation;
+    /// after two compactions the run stops rather than compacting forever.
+    fn fit_window(&mut self, sink: Sink) -> Result<(), String> {
         let keep_recent = 6;
         let n = self.messages.len();
         for i in 1..n.saturating_sub(keep_recent) {
-            if size(&self.messages) <= self.config.window_tokens {
-                break;
+            if tokens(&self.messages) <= self.config.window_tokens {
+                return Ok(());
             }
             let m = &mut self.messages[i];
             if m.role == Role::Tool && m.content.len() > 200 {
@@ -336,11 +351,57 @@ impl<'a> Agent<'a> {
                 );
             }
         }
+        if tokens(&self.messages) <= self.config.window_tokens {
+            return Ok(());
+        }
+        if self.compactions >= MAX_COMPACTIONS {
+            return Err(format!(
+                "the conversation no longer fits {} tokens after {MAX_COMPACTIONS} compactions",
+                self.config.window_tokens
+            ));
+        }
+        // The kept tail starts at an assistant message, so every tool result keeps its call.
+        let Some(cut) = (1..self.messages.len().saturating_sub(keep_recent))
+            .rev()
+            .find(|&i| self.messages[i].role == Role::Assistant)
+        else {
+            return Ok(());
+        };
+        let before = tokens(&self.messages);
+        let mut middle: Vec<Message> = self.messages[..cut].to_vec();
+        middle.push(Message::user(
+            "Summarize the work so far for your own later use: what the task needs, what you found (files, functions), what you changed, what failed and why, and what is left. Be concise and concrete.",
+        ));
+        let reply = self
+            .model
+            .complete(&self.system(), &middle, &[], &mut |_| {})
+            .map_err(|e| format!("the compaction turn failed: {e}"))?;
+        self.usage.input_tokens += reply.usage.input_tokens;
+        self.usage.output_tokens += reply.usage.output_tokens;
+        let mut kept = vec![
+            self.messages[0].clone(),
+            Message::user(format!(
+                "Summary of the work so far (written by you in a compaction turn):\n{}",
+                reply.text
+            )),
+        ];
+        kept.extend(self.messages[cut..].iter().cloned());
+        self.messages = kept;
+        self.compactions += 1;
+        let after = tokens(&self.messages);
+        self.emit(
+            sink,
+            AgentEvent::Compaction {
+                before_tokens: before as u64,
+                after_tokens: after as u64,
+            },
+        );
+        Ok(())
     }
 
     /// One model call and the tools it asks for; `Some(reason)` when the run is over.
     fn turn(&mut self, sink: Sink) -> Result<Option<String>, String> {
-        self.fit_window();
+        self.fit_window(sink)?;
         let specs = self.tools.specs();
         let system = self.system();
         self.steps += 1;
@@ -397,6 +458,15 @@ impl<'a> Agent<'a> {
                 self.go(sink, AgentState::Executing, format!("running `{}`", call.name));
             }
             let result = self.tools.call(&call.name, &call.arguments, step);
+            if let Some(commit) = &result.checkpoint {
+                self.emit(
+                    sink,
+                    AgentEvent::Checkpoint {
+                        step,
+                        commit: commit.clone(),
+                    },
+                );
+            }
             if let Some((Decision::Deny { .. }, _)) = &result.decision {
                 self.go(
                     sink,

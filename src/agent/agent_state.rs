@@ -76,6 +76,11 @@ pub enum AgentEvent {
         step: u32,
         commit: String,
     },
+    /// Old turns were summarized to fit the window.
+    Compaction {
+        before_tokens: u64,
+        after_tokens: u64,
+    },
     Evaluation {
         command: String,
         passed: bool,

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use crate::providers::{AnthropicMessages, OpenAiTools, ToolModel};
+use crate::providers::{
+    AnthropicMessages, Message, ModelReply, OpenAiTools, ProviderError, ToolModel, ToolSpec,
+};
 
 /// A model and what it costs.
 pub struct RoutedModel {
@@ -40,9 +42,31 @@ const PRICES: &[(&str, f64, f64)] = &[
 pub struct ModelRouter;
 
 impl ModelRouter {
-    /// `spec` is `PROVIDER:NAME` (or empty: from the environment); `private` restricts the
-    /// run to loopback endpoints.
+    /// `spec` is `PROVIDER:NAME`, or several joined by commas (a fallback chain: each call
+    /// goes to the first that answers), or empty (from the environment); `private` restricts
+    /// the run to loopback endpoints.
     pub fn route(spec: Option<&str>, private: bool) -> Result<RoutedModel, RouteError> {
+        if let Some(chain) = spec.filter(|s| s.contains(',')) {
+            let routed: Vec<RoutedModel> = chain
+                .split(',')
+                .map(|s| Self::route_one(Some(s.trim()), private))
+                .collect::<Result<_, _>>()?;
+            let price = routed[0].price;
+            let endpoint = routed
+                .iter()
+                .map(|r| r.endpoint.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Ok(RoutedModel {
+                model: Arc::new(FallbackModel(routed.into_iter().map(|r| r.model).collect())),
+                price,
+                endpoint,
+            });
+        }
+        Self::route_one(spec, private)
+    }
+
+    fn route_one(spec: Option<&str>, private: bool) -> Result<RoutedModel, RouteError> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let spec = match spec {
             Some(s) => s.to_string(),
@@ -120,6 +144,35 @@ impl ModelRouter {
             price,
             endpoint,
         })
+    }
+}
+
+/// Models tried in order: a provider error passes the turn to the next.
+struct FallbackModel(Vec<Arc<dyn ToolModel>>);
+
+impl ToolModel for FallbackModel {
+    fn id(&self) -> String {
+        self.0.iter().map(|m| m.id()).collect::<Vec<_>>().join(" -> ")
+    }
+
+    fn complete(
+        &self,
+        system: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ModelReply, ProviderError> {
+        let mut last = None;
+        for m in &self.0 {
+            match m.complete(system, messages, tools, on_text) {
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    tracing::warn!(model = %m.id(), error = %e, "model failed; trying the next");
+                    last = Some(e);
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| ProviderError::Settings("an empty fallback chain".into())))
     }
 }
 

@@ -43,6 +43,8 @@ pub struct ToolResult {
     pub run: Option<Box<RunReport>>,
     /// The policy's decision on a command or edit, and who made it.
     pub decision: Option<(Decision, String)>,
+    /// The checkpoint saved before this call changed files.
+    pub checkpoint: Option<String>,
 }
 
 impl ToolResult {
@@ -308,6 +310,7 @@ impl ToolBox {
             Err(e) => return ToolResult::err(e),
         };
         let mut result = ToolResult::ok(format!("edited {}", changed.join(", ")));
+        result.checkpoint = Some(before.clone());
         if let Some((decision, by)) = self.judge_edit() {
             if let Decision::Deny { reason } = &decision {
                 let undone = self.checkpoints.restore(&before).is_ok();
@@ -464,7 +467,10 @@ impl ToolBox {
                 ..ToolResult::default()
             };
         }
-        let _ = self.checkpoints.save(&format!("step {step}: before run_command"));
+        let checkpoint = self
+            .checkpoints
+            .save(&format!("step {step}: before run_command"))
+            .ok();
         let before = WorkspaceSnapshot::take(&self.root);
         let report = match self.confined(command) {
             Ok(r) => r,
@@ -492,6 +498,7 @@ impl ToolBox {
             decision: Some((decision, by)),
             run: Some(Box::new(report)),
             changed,
+            checkpoint,
             ..ToolResult::default()
         }
     }

@@ -148,8 +148,8 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
             max_cost_usd: run.max_cost,
             ..AgentLimits::default()
         },
-        perception_tokens: 6000,
-        window_tokens: 60_000,
+        perception_tokens: (run.window_tokens / 3).clamp(500, 6000),
+        window_tokens: run.window_tokens.max(2_000),
         price: routed.price,
     };
     let mut agent = Agent::new(routed.model.as_ref(), tools, audit, config);
@@ -270,6 +270,12 @@ fn render(e: &AgentEvent, json: bool) {
                 "  ⚖ evaluation `{command}`: {} (status {status})",
                 if *passed { "passed" } else { "failed" }
             )
+        }
+        AgentEvent::Compaction {
+            before_tokens,
+            after_tokens,
+        } => {
+            eprintln!("  ⇣ compacted the conversation: {before_tokens} -> {after_tokens} tokens")
         }
         AgentEvent::Finished { .. } => {}
     }

@@ -322,6 +322,10 @@ pub struct AgentRunArgs {
     /// Seconds each command may run.
     #[arg(long, default_value_t = 300)]
     pub command_timeout: u64,
+    /// The conversation is kept under this many tokens: old tool outputs are elided first,
+    /// then a compaction turn summarizes.
+    #[arg(long, default_value_t = 60_000)]
+    pub window_tokens: usize,
     /// The session's name (default: a new one from the time).
     #[arg(long)]
     pub session: Option<String>,

@@ -80,6 +80,7 @@ fn agent(repo: &Path, model: &FakeModel, wire: Wire, extra: &[&str]) -> Run {
     let spec = match wire {
         Wire::OpenAi => "local:scripted",
         Wire::Anthropic => "anthropic:claude-scripted",
+        Wire::Responses => "openai-responses:scripted",
     };
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ken"));
     cmd.args([
@@ -167,8 +168,8 @@ fn fixing_script() -> Vec<Turn> {
 }
 
 #[test]
-fn a_scripted_run_fixes_the_bug_through_the_real_tools_on_both_wire_formats() {
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+fn a_scripted_run_fixes_the_bug_through_the_real_tools_on_every_wire_format() {
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Responses] {
         let r = repo();
         let model = FakeModel::start(wire, fixing_script());
         let run = agent(r.path(), &model, wire, &[]);

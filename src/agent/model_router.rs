@@ -1,5 +1,6 @@
 //! `ModelRouter`: the model a run uses, from `--model PROVIDER:NAME` or the environment —
-//! `openai` (`OPENAI_API_KEY`, `OPENAI_BASE_URL`), `anthropic` (`ANTHROPIC_API_KEY`,
+//! `openai` (Chat Completions) and `openai-responses` (the Responses API), both from
+//! `OPENAI_API_KEY` and `OPENAI_BASE_URL`, `anthropic` (`ANTHROPIC_API_KEY`,
 //! `ANTHROPIC_BASE_URL`), `ollama` (`OLLAMA_HOST`, its OpenAI-compatible `/v1`), `local`
 //! (any OpenAI-compatible server at `OPENAI_BASE_URL`, llama.cpp's say) — with its price per
 //! million tokens, and the privacy rule: a repository marked private (`private = true` in
@@ -8,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::providers::{
-    AnthropicMessages, Message, ModelReply, OpenAiTools, ProviderError, ToolModel, ToolSpec,
+    AnthropicMessages, Message, ModelReply, OpenAiResponses, OpenAiTools, ProviderError, ToolModel, ToolSpec,
 };
 
 /// A model and what it costs.
@@ -87,13 +88,20 @@ impl ModelRouter {
         };
         let (provider, name) = spec.split_once(':').ok_or_else(|| RouteError {
             spec: spec.clone(),
-            detail: "expected PROVIDER:NAME (openai, anthropic, ollama, local)".into(),
+            detail: "expected PROVIDER:NAME (openai, openai-responses, anthropic, ollama, local)".into(),
         })?;
         let (model, endpoint): (Arc<dyn ToolModel>, String) = match provider {
             "openai" | "local" => {
                 let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_string());
                 (
                     Arc::new(OpenAiTools::new(&base, env("OPENAI_API_KEY"), name)),
+                    base,
+                )
+            }
+            "openai-responses" => {
+                let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_string());
+                (
+                    Arc::new(OpenAiResponses::new(&base, env("OPENAI_API_KEY"), name)),
                     base,
                 )
             }
@@ -118,7 +126,9 @@ impl ModelRouter {
             other => {
                 return Err(RouteError {
                     spec: spec.clone(),
-                    detail: format!("unknown provider `{other}` (openai, anthropic, ollama, local)"),
+                    detail: format!(
+                        "unknown provider `{other}` (openai, openai-responses, anthropic, ollama, local)"
+                    ),
                 });
             }
         };

@@ -55,6 +55,7 @@ pub fn http_error(status: u16) -> Turn {
 pub enum Wire {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 pub struct FakeModel {
@@ -219,6 +220,48 @@ fn respond(mut stream: TcpStream, wire: Wire, turn: &Turn, n: usize) {
             );
             push(Some("message_stop"), json!({"type": "message_stop"}));
         }
+        Wire::Responses => {
+            push(
+                Some("response.created"),
+                json!({"type": "response.created", "response": {"status": "in_progress"}}),
+            );
+            let mut index = 0;
+            if !turn.text.is_empty() {
+                push(
+                    Some("response.output_item.added"),
+                    json!({"type": "response.output_item.added", "output_index": index, "item": {"type": "message"}}),
+                );
+                for piece in split(&turn.text, 3) {
+                    push(
+                        Some("response.output_text.delta"),
+                        json!({"type": "response.output_text.delta", "output_index": index, "delta": piece}),
+                    );
+                }
+                index += 1;
+            }
+            for (i, (name, args)) in turn.calls.iter().enumerate() {
+                let call_id = format!("call_{n}_{i}");
+                push(
+                    Some("response.output_item.added"),
+                    json!({"type": "response.output_item.added", "output_index": index, "item": {"type": "function_call", "id": format!("fc_{n}_{i}"), "call_id": call_id, "name": name, "arguments": ""}}),
+                );
+                for piece in split(args, 3) {
+                    push(
+                        Some("response.function_call_arguments.delta"),
+                        json!({"type": "response.function_call_arguments.delta", "output_index": index, "delta": piece}),
+                    );
+                }
+                push(
+                    Some("response.function_call_arguments.done"),
+                    json!({"type": "response.function_call_arguments.done", "output_index": index, "arguments": args}),
+                );
+                index += 1;
+            }
+            push(
+                Some("response.completed"),
+                json!({"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 100 * n, "output_tokens": 20}}}),
+            );
+        }
     }
     let _ = write!(
         stream,
@@ -240,6 +283,20 @@ fn split(s: &str, parts: usize) -> Vec<String> {
 /// Every tool result in a request answers a call made earlier in the same conversation.
 pub fn results_answer_calls(wire: Wire, request: &Value) -> Result<(), String> {
     let mut ids: Vec<String> = Vec::new();
+    if wire == Wire::Responses {
+        for item in request["input"].as_array().into_iter().flatten() {
+            if item["type"] == "function_call" {
+                ids.push(item["call_id"].as_str().unwrap_or_default().to_string());
+            }
+            if item["type"] == "function_call_output" {
+                let id = item["call_id"].as_str().unwrap_or_default();
+                if !ids.iter().any(|i| i == id) {
+                    return Err(format!("tool result for unknown call {id}"));
+                }
+            }
+        }
+        return Ok(());
+    }
     for m in request["messages"].as_array().into_iter().flatten() {
         match wire {
             Wire::OpenAi => {
@@ -253,6 +310,7 @@ pub fn results_answer_calls(wire: Wire, request: &Value) -> Result<(), String> {
                     }
                 }
             }
+            Wire::Responses => {}
             Wire::Anthropic => {
                 for b in m["content"].as_array().into_iter().flatten() {
                     if b["type"] == "tool_use" {

@@ -483,3 +483,64 @@ fn a_long_conversation_is_elided_then_compacted_without_splitting_calls() {
             .any(|r| r.to_string().contains("elided by the harness"))
     );
 }
+
+#[test]
+fn a_sub_agent_gets_a_fresh_context_and_the_parent_sees_only_its_summary() {
+    let r = repo();
+    let script = vec![
+        call(
+            "delegate",
+            json!({"task": "find the add function and fix its sign", "max_steps": 5}),
+        ),
+        // The sub-agent's turns.
+        call("search_code", json!({"query": "def add"})),
+        call("apply_patch", json!({"patch": FIX})),
+        call(
+            "finish",
+            json!({"summary": "add in calc/ops.py subtracted; fixed"}),
+        ),
+        // Back in the parent.
+        call("finish", json!({"summary": "the sub-agent fixed add"})),
+    ];
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r.path(), &model, Wire::OpenAi, &[]);
+    assert_eq!(run.finished()["state"], "completed", "{}", run.finished());
+    let done = run
+        .events
+        .iter()
+        .find(|e| e["kind"] == "delegation-done")
+        .expect("no delegation");
+    assert_eq!(done["files_changed"], json!(["calc/ops.py"]));
+    let requests = model.requests();
+    // The sub-agent's first request: one user message (its task), no parent history, and no
+    // `delegate` tool.
+    let sub = &requests[1];
+    let msgs = sub["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "{sub}");
+    assert!(
+        msgs[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("find the add function")
+    );
+    assert!(!sub["tools"].to_string().contains("\"delegate\""));
+    // The parent's next request holds the summary, not the sub-agent's calls.
+    let parent = requests[4].to_string();
+    assert!(
+        parent.contains("sub-agent summary: add in calc/ops.py subtracted; fixed"),
+        "{parent}"
+    );
+    let calls: Vec<&str> = requests[4]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["delegate"], "the parent saw the sub-agent's calls");
+    assert!(
+        std::fs::read_to_string(r.path().join("calc/ops.py"))
+            .unwrap()
+            .contains("a + b")
+    );
+}

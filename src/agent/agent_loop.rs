@@ -22,7 +22,7 @@ use super::agent_limits::AgentLimits;
 use super::agent_state::{AgentEvent, AgentState};
 use super::environment_facts::EnvironmentFacts;
 use super::stuck_detector::StuckDetector;
-use super::tool_box::{ToolBox, cut};
+use super::tool_box::{ToolBox, ToolResult, cut};
 use crate::api::Operation;
 use crate::exec::{AuditLog, Decision};
 use crate::providers::{Message, Role, ToolModel, Usage};
@@ -66,7 +66,17 @@ pub struct Agent<'a> {
     consecutive_errors: u32,
     stuck: StuckDetector,
     compactions: u32,
+    /// 0 for the agent, 1 inside a sub-agent.
+    depth: u32,
     started: Instant,
+}
+
+fn delegate_spec() -> crate::providers::ToolSpec {
+    crate::providers::ToolSpec {
+        name: "delegate".to_string(),
+        description: "Hand one step of the plan to a sub-agent with a fresh context and its own budget of model calls; you get back only its summary and the files it changed. Use it for a self-contained step (explore a subsystem, make one focused change).".to_string(),
+        parameters: json!({"type": "object", "properties": {"task": {"type": "string"}, "max_steps": {"type": "integer"}}, "required": ["task"]}),
+    }
 }
 
 const MAX_COMPACTIONS: u32 = 2;
@@ -129,6 +139,7 @@ impl<'a> Agent<'a> {
             consecutive_errors: 0,
             stuck: StuckDetector::default(),
             compactions: 0,
+            depth: 0,
             started: Instant::now(),
         }
     }
@@ -402,7 +413,10 @@ impl<'a> Agent<'a> {
     /// One model call and the tools it asks for; `Some(reason)` when the run is over.
     fn turn(&mut self, sink: Sink) -> Result<Option<String>, String> {
         self.fit_window(sink)?;
-        let specs = self.tools.specs();
+        let mut specs = self.tools.specs();
+        if self.depth == 0 {
+            specs.push(delegate_spec());
+        }
         let system = self.system();
         self.steps += 1;
         let step = self.steps;
@@ -457,7 +471,10 @@ impl<'a> Agent<'a> {
             if !matches!(self.state, AgentState::Executing) {
                 self.go(sink, AgentState::Executing, format!("running `{}`", call.name));
             }
-            let result = self.tools.call(&call.name, &call.arguments, step);
+            let result = match call.name.as_str() {
+                "delegate" => self.delegate(sink, &call.arguments),
+                _ => self.tools.call(&call.name, &call.arguments, step),
+            };
             if let Some(commit) = &result.checkpoint {
                 self.emit(
                     sink,
@@ -509,8 +526,81 @@ impl<'a> Agent<'a> {
             }
         }
         match finish {
+            // A sub-agent's finish is its summary; the parent evaluates the whole task.
+            Some(summary) if self.depth > 0 => Ok(Some(summary)),
             Some(summary) => self.evaluate(sink, &summary),
             None => Ok(None),
+        }
+    }
+
+    /// A plan step handed to a sub-agent: the same harness and tools with a fresh
+    /// conversation and its own budget of model calls. The parent sees only the summary and
+    /// the files it changed.
+    fn delegate(&mut self, sink: Sink, arguments: &str) -> ToolResult {
+        if self.depth > 0 {
+            return ToolResult {
+                content: "a sub-agent cannot delegate further".into(),
+                error: true,
+                ..ToolResult::default()
+            };
+        }
+        let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
+        let Some(task) = args["task"].as_str().filter(|t| !t.trim().is_empty()) else {
+            return ToolResult {
+                content: "delegate needs `task`".into(),
+                error: true,
+                ..ToolResult::default()
+            };
+        };
+        let budget = args["max_steps"].as_u64().unwrap_or(10).clamp(1, 25) as u32;
+        let parent = std::mem::take(&mut self.messages);
+        let before: std::collections::BTreeSet<String> = self.tools.files_changed.clone();
+        let end = self.steps + budget;
+        self.depth += 1;
+        self.emit(
+            sink,
+            AgentEvent::Delegated {
+                task: task.to_string(),
+                max_steps: budget,
+            },
+        );
+        self.messages.push(Message::user(format!(
+            "You are a sub-agent with a fresh context, doing one step of a larger task. Do only this, then call finish with a concise summary of what you did and found (files, functions, results):\n{task}"
+        )));
+        let summary = loop {
+            if self.steps >= end {
+                break format!("the sub-agent used its {budget} model calls without finishing");
+            }
+            if let Some(why) = self.over_limit() {
+                break format!("the sub-agent stopped: {why}");
+            }
+            match self.turn(sink) {
+                Ok(Some(s)) => break s,
+                Ok(None) => {}
+                Err(why) => break format!("the sub-agent stopped: {why}"),
+            }
+        };
+        self.depth -= 1;
+        self.messages = parent;
+        let changed: Vec<String> = self.tools.files_changed.difference(&before).cloned().collect();
+        self.emit(
+            sink,
+            AgentEvent::DelegationDone {
+                summary: summary.clone(),
+                files_changed: changed.clone(),
+            },
+        );
+        ToolResult {
+            content: format!(
+                "sub-agent summary: {summary}\nfiles it changed: {}",
+                if changed.is_empty() {
+                    "none".to_string()
+                } else {
+                    changed.join(", ")
+                }
+            ),
+            changed,
+            ..ToolResult::default()
         }
     }
 

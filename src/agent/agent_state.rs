@@ -76,6 +76,15 @@ pub enum AgentEvent {
         step: u32,
         commit: String,
     },
+    /// A plan step went to a sub-agent.
+    Delegated {
+        task: String,
+        max_steps: u32,
+    },
+    DelegationDone {
+        summary: String,
+        files_changed: Vec<String>,
+    },
     /// Old turns were summarized to fit the window.
     Compaction {
         before_tokens: u64,

@@ -277,6 +277,10 @@ fn render(e: &AgentEvent, json: bool) {
         } => {
             eprintln!("  ⇣ compacted the conversation: {before_tokens} -> {after_tokens} tokens")
         }
+        AgentEvent::Delegated { task, max_steps } => {
+            eprintln!("  ↳ sub-agent ({max_steps} calls): {}", one(task, 160))
+        }
+        AgentEvent::DelegationDone { summary, .. } => eprintln!("  ↲ sub-agent done: {}", one(summary, 160)),
         AgentEvent::Finished { .. } => {}
     }
 }

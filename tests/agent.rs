@@ -544,3 +544,67 @@ fn a_sub_agent_gets_a_fresh_context_and_the_parent_sees_only_its_summary() {
             .contains("a + b")
     );
 }
+
+#[test]
+fn a_private_repository_only_goes_to_loopback_endpoints() {
+    let r = repo();
+    std::fs::create_dir_all(r.path().join(".kenning")).unwrap();
+    std::fs::write(r.path().join(".kenning/agent.toml"), "private = true\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "anything", "--model", "openai:gpt-4o-mini", "--repo"])
+        .arg(r.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("marked private") && err.contains("api.openai.com"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_session_resumes_from_its_audit_log() {
+    let r = repo();
+    let first = vec![
+        call("search_code", json!({"query": "def add"})),
+        call("read_file", json!({"path": "calc/ops.py"})),
+    ];
+    let model = FakeModel::start(Wire::OpenAi, first);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--max-steps", "2"]);
+    assert_eq!(run.finished()["state"], "failed");
+    // Resumed with the rest of the work; the conversation so far comes back from the log.
+    let rest = FakeModel::start(Wire::OpenAi, fixing_script().into_iter().skip(3).collect());
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args([
+            "agent",
+            "resume",
+            "t",
+            "--json",
+            "--model",
+            "local:scripted",
+            "--test-cmd",
+            "python3 -m unittest -q",
+        ])
+        .env("XDG_STATE_HOME", run.state.path())
+        .env("OPENAI_BASE_URL", format!("{}/v1", rest.url))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let req = &rest.requests()[0];
+    results_answer_calls(Wire::OpenAi, req).unwrap();
+    let msgs = req["messages"].as_array().unwrap();
+    assert!(
+        msgs.iter()
+            .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("return a - b")),
+        "{req}"
+    );
+    assert!(
+        std::fs::read_to_string(r.path().join("calc/ops.py"))
+            .unwrap()
+            .contains("a + b")
+    );
+}

@@ -54,6 +54,8 @@ pub struct AgentOutcome {
 
 pub struct Agent<'a> {
     pub model: &'a dyn ToolModel,
+    /// A cheaper model for compaction summaries (default: `model`).
+    pub summary_model: Option<&'a dyn ToolModel>,
     pub tools: ToolBox,
     pub audit: AuditLog,
     pub config: AgentConfig,
@@ -127,6 +129,7 @@ impl<'a> Agent<'a> {
     pub fn new(model: &'a dyn ToolModel, tools: ToolBox, audit: AuditLog, config: AgentConfig) -> Agent<'a> {
         Agent {
             model,
+            summary_model: None,
             tools,
             audit,
             config,
@@ -384,7 +387,8 @@ impl<'a> Agent<'a> {
             "Summarize the work so far for your own later use: what the task needs, what you found (files, functions), what you changed, what failed and why, and what is left. Be concise and concrete.",
         ));
         let reply = self
-            .model
+            .summary_model
+            .unwrap_or(self.model)
             .complete(&self.system(), &middle, &[], &mut |_| {})
             .map_err(|e| format!("the compaction turn failed: {e}"))?;
         self.usage.input_tokens += reply.usage.input_tokens;

@@ -27,7 +27,7 @@ pub fn agent(a: AgentArgs) -> Result<ExitCode> {
     match a.command {
         Some(AgentCommand::Rollback { session, step }) => rollback(&session, step),
         Some(AgentCommand::Stats { logs, json }) => stats(&logs, json),
-        Some(AgentCommand::Resume { session, run }) => {
+        Some(AgentCommand::Resume { id: session, run }) => {
             let dir = session_dir(&session)?;
             let saved: SavedSession = serde_json::from_str(
                 &std::fs::read_to_string(dir.join("session.json"))
@@ -46,6 +46,38 @@ pub fn agent(a: AgentArgs) -> Result<ExitCode> {
                 "ken agent: give the task, as in `ken agent \"fix the failing test in tests/test_cart.py\"`"
             ),
         },
+    }
+}
+
+/// `.kenning/agent.toml` in the repository, then `agent.toml` in the user's config folder:
+/// `model`, `summary_model`, and `private = true` (only loopback endpoints see the code).
+/// The repository's file wins, and flags win over both.
+#[derive(Default, Deserialize)]
+struct AgentSettings {
+    model: Option<String>,
+    summary_model: Option<String>,
+    private: Option<bool>,
+}
+
+impl AgentSettings {
+    fn load(root: &Path) -> Result<AgentSettings> {
+        let mut out = AgentSettings::default();
+        let files = [
+            Some(root.join(".kenning/agent.toml")),
+            config_dir().map(|d| d.join("agent.toml")),
+        ];
+        for path in files.into_iter().flatten() {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let s: AgentSettings =
+                toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+            out.model = out.model.or(s.model);
+            out.summary_model = out.summary_model.or(s.summary_model);
+            // Private anywhere is private.
+            out.private = Some(out.private.unwrap_or(false) || s.private.unwrap_or(false));
+        }
+        Ok(out)
     }
 }
 
@@ -94,12 +126,15 @@ fn open_workspace(repo: Option<&Path>) -> Result<Arc<Workspace>> {
 fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>) -> Result<ExitCode> {
     let ws = open_workspace(run.repo.as_deref())?;
     let root = ws.root().to_path_buf();
-    let private = std::fs::read_to_string(root.join(".kenning/agent.toml"))
-        .ok()
-        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
-        .and_then(|t| t.get("private").and_then(|v| v.as_bool()))
-        .unwrap_or(false);
-    let routed = ModelRouter::route(run.model.as_deref(), private)?;
+    let settings = AgentSettings::load(&root)?;
+    let private = settings.private.unwrap_or(false);
+    let model_spec = run.model.clone().or(settings.model.clone());
+    let routed = ModelRouter::route(model_spec.as_deref(), private)?;
+    let summary_spec = run.summary_model.clone().or(settings.summary_model.clone());
+    let summarizer = summary_spec
+        .as_deref()
+        .map(|s| ModelRouter::route(Some(s), private))
+        .transpose()?;
     let session = match &resumed {
         Some((s, _)) => s.clone(),
         None => run.session.clone().unwrap_or_else(new_session_name),
@@ -153,6 +188,7 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
         price: routed.price,
     };
     let mut agent = Agent::new(routed.model.as_ref(), tools, audit, config);
+    agent.summary_model = summarizer.as_ref().map(|s| s.model.as_ref());
     let json = run.json;
     let mut sink = |e: &AgentEvent| render(e, json);
     let outcome = match resumed {

@@ -295,6 +295,9 @@ pub struct AgentRunArgs {
     /// environment.
     #[arg(long)]
     pub model: Option<String>,
+    /// A cheaper model for the summaries of compaction turns (PROVIDER:NAME).
+    #[arg(long)]
+    pub summary_model: Option<String>,
     #[arg(long, value_enum, default_value = "workspace-write")]
     pub sandbox: SandboxArg,
     #[arg(long, value_enum, default_value = "on-request")]
@@ -338,7 +341,8 @@ pub struct AgentRunArgs {
 pub enum AgentCommand {
     /// Continue a session from its audit log.
     Resume {
-        session: String,
+        #[arg(value_name = "SESSION")]
+        id: String,
         #[command(flatten)]
         run: AgentRunArgs,
     },

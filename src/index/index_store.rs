@@ -81,14 +81,17 @@ impl IndexStore {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Empty, or holding only what `prepare` writes before `FORMAT` (another
-                // build is creating the index right now): not an index yet, not foreign.
+                // build is creating the index right now), or only the settings a user keeps
+                // here (`rules.toml` for `ken exec`, `agent.toml`): not an index yet, not
+                // foreign.
                 let empty = match fs::read_dir(&self.dir) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
                     Err(e) => return Err(IndexError::io(&self.dir)(e)),
                     Ok(entries) => entries.flatten().all(|e| {
                         let name = e.file_name();
                         let name = name.to_string_lossy();
-                        ["segments", ".gitignore", "lock"].contains(&name.as_ref())
+                        ["segments", ".gitignore", "lock", "rules.toml", "agent.toml"]
+                            .contains(&name.as_ref())
                             || name.starts_with(".gitignore.tmp-")
                             || name.starts_with("FORMAT.tmp-")
                     }),

@@ -58,7 +58,7 @@ pub enum Command {
     /// The coding agent: plans, reads, edits, runs commands and tests through Kenning's index
     /// and sandbox until the evaluation passes or a limit is reached. `ken agent "TASK"`;
     /// `resume`, `rollback` and `stats` for past sessions.
-    Agent(AgentArgs),
+    Agent(Box<AgentArgs>),
     /// Run one command confined (namespaces, read-only mounts, Landlock, seccomp, limits, a
     /// wall clock) after the approval policy has judged it; streams its output and exits
     /// with its status. `--doctor` says which mechanisms this kernel enforces.

@@ -36,7 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Audit(AuditCommand::Verify(a)) => audit_commands::verify(a),
         Command::Audit(AuditCommand::Show(a)) => audit_commands::show(a),
         Command::Exec(a) => exec_commands::exec(a),
-        Command::Agent(a) => agent_commands::agent(a),
+        Command::Agent(a) => agent_commands::agent(*a),
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
         Command::Context(a) => context_commands::context(a),

@@ -608,3 +608,58 @@ fn a_session_resumes_from_its_audit_log() {
             .contains("a + b")
     );
 }
+
+#[test]
+fn ctrl_c_cancels_after_the_step_in_flight() {
+    use std::io::{BufRead, BufReader};
+    let r = repo();
+    let script = vec![
+        call("run_command", json!({"command": "sleep 2"})),
+        call("read_file", json!({"path": "calc/ops.py"})),
+    ];
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args([
+            "agent",
+            "wait a little",
+            "--json",
+            "--model",
+            "local:scripted",
+            "--session",
+            "t",
+            "--repo",
+        ])
+        .arg(r.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env("OPENAI_BASE_URL", format!("{}/v1", model.url))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut events = Vec::new();
+    // Once the model has asked for the slow command, interrupt ken itself.
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let asked = v["kind"] == "model-call";
+        events.push(v);
+        if asked {
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGINT,
+            )
+            .unwrap();
+            break;
+        }
+    }
+    events.extend(lines.map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap()));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let f = events.iter().find(|e| e["kind"] == "finished").unwrap();
+    assert_eq!(f["state"], "cancelled", "{f}");
+    // The step in flight finished and was recorded; no further model call was made.
+    assert_eq!(events.iter().filter(|e| e["kind"] == "tool-call").count(), 1);
+    assert_eq!(model.requests().len(), 1);
+    verify(&state.path().join("kenning/agent/t/audit.jsonl"));
+}

@@ -56,6 +56,8 @@ pub struct Agent<'a> {
     pub model: &'a dyn ToolModel,
     /// A cheaper model for compaction summaries (default: `model`).
     pub summary_model: Option<&'a dyn ToolModel>,
+    /// Set when the user aborts (Ctrl-C): the run ends `cancelled` before the next call.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     pub tools: ToolBox,
     pub audit: AuditLog,
     pub config: AgentConfig,
@@ -130,6 +132,7 @@ impl<'a> Agent<'a> {
         Agent {
             model,
             summary_model: None,
+            cancel: None,
             tools,
             audit,
             config,
@@ -240,6 +243,15 @@ impl<'a> Agent<'a> {
         let reason = loop {
             if self.state.is_final() {
                 break "the audit log failed".to_string();
+            }
+            if self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+            {
+                let why = "cancelled by the user".to_string();
+                self.go(sink, AgentState::Cancelled, why.clone());
+                break why;
             }
             if let Some(why) = self.over_limit() {
                 self.go(sink, AgentState::Failed, why.clone());

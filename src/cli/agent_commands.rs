@@ -189,6 +189,7 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     };
     let mut agent = Agent::new(routed.model.as_ref(), tools, audit, config);
     agent.summary_model = summarizer.as_ref().map(|s| s.model.as_ref());
+    agent.cancel = Some(on_interrupt());
     let json = run.json;
     let mut sink = |e: &AgentEvent| render(e, json);
     let outcome = match resumed {
@@ -201,8 +202,28 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     }
     Ok(match outcome.state {
         AgentState::Completed => ExitCode::SUCCESS,
+        AgentState::Cancelled => ExitCode::from(130),
         _ => ExitCode::from(1),
     })
+}
+
+/// A flag Ctrl-C sets (instead of killing `ken`), so the run ends `cancelled` after the step
+/// in flight, with its log and summary written.
+fn on_interrupt() -> Arc<std::sync::atomic::AtomicBool> {
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let set = Arc::clone(&flag);
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                set.store(true, std::sync::atomic::Ordering::SeqCst);
+                eprintln!("\nken agent: cancelling after the current step (Ctrl-C again does nothing; kill the process to stop at once)");
+            }
+        });
+    });
+    flag
 }
 
 fn new_session_name() -> String {

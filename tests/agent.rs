@@ -663,3 +663,87 @@ fn ctrl_c_cancels_after_the_step_in_flight() {
     assert_eq!(model.requests().len(), 1);
     verify(&state.path().join("kenning/agent/t/audit.jsonl"));
 }
+
+/// A live smoke test with a real (small) model, outside the default run: set
+/// `KEN_LIVE_MODEL_URL` to an OpenAI-compatible server (`benches/agent_live_smoke.sh` starts
+/// llama.cpp's with SmolLM2-135M). A model that weak rarely solves anything; what this checks
+/// is that its real tool calls go through the harness, the sandbox and the audit log, and
+/// that whatever it tries stays contained.
+#[test]
+fn live_smoke_with_a_real_model() {
+    let Ok(url) = std::env::var("KEN_LIVE_MODEL_URL") else {
+        eprintln!("KEN_LIVE_MODEL_URL is not set: the live smoke test does not run");
+        return;
+    };
+    let r = repo();
+    let outside = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args([
+            "agent",
+            "the add test fails: add(2, 3) returns -1; fix calc/ops.py",
+            "--json",
+        ])
+        .args([
+            "--model",
+            "local:live",
+            "--max-steps",
+            "6",
+            "--session",
+            "t",
+            "--test-cmd",
+            "python3 -m unittest -q",
+        ])
+        .arg("--repo")
+        .arg(r.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env("OPENAI_BASE_URL", &url)
+        .env(
+            "KEN_MODEL_STREAM",
+            std::env::var("KEN_MODEL_STREAM").unwrap_or_else(|_| "0".into()),
+        )
+        .env("HOME", outside.path())
+        .output()
+        .unwrap();
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let calls: Vec<&Value> = events.iter().filter(|e| e["kind"] == "model-call").collect();
+    assert!(
+        !calls.is_empty(),
+        "no model call: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        calls.iter().any(|c| c["input_tokens"].as_u64().unwrap_or(0) > 0),
+        "the server reported no usage"
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["kind"] == "finished")
+        .expect("the run did not end");
+    eprintln!(
+        "live model: {} after {} calls; {} tool calls: {:?}",
+        finished["state"],
+        finished["steps"],
+        events.iter().filter(|e| e["kind"] == "tool-call").count(),
+        events
+            .iter()
+            .filter(|e| e["kind"] == "tool-call")
+            .map(|e| (
+                e["name"].as_str().unwrap_or(""),
+                e["ok"].as_bool().unwrap_or(false)
+            ))
+            .collect::<Vec<_>>()
+    );
+    verify(&state.path().join("kenning/agent/t/audit.jsonl"));
+    // Contained: nothing written outside the workspace (its own HOME included), .git intact.
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    let log = Command::new("git")
+        .args(["log", "--oneline"])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
+}

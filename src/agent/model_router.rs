@@ -93,10 +93,11 @@ impl ModelRouter {
         let (model, endpoint): (Arc<dyn ToolModel>, String) = match provider {
             "openai" | "local" => {
                 let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_string());
-                (
-                    Arc::new(OpenAiTools::new(&base, env("OPENAI_API_KEY"), name)),
-                    base,
-                )
+                let mut m = OpenAiTools::new(&base, env("OPENAI_API_KEY"), name);
+                // KEN_MODEL_STREAM=0 for servers that call tools only without streaming
+                // (llama-cpp-python's, for one).
+                m.stream = !matches!(env("KEN_MODEL_STREAM").as_deref(), Some("0" | "false" | "no"));
+                (Arc::new(m), base)
             }
             "openai-responses" => {
                 let base = env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_string());

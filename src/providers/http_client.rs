@@ -99,8 +99,9 @@ pub(super) fn truncate(s: &str, max: usize) -> &str {
 }
 
 /// POSTs `body` as JSON with `headers` and reads the response as server-sent events, calling
-/// `on_event(event, data)` for each as it arrives. Retried like [`post_json`] until the first
-/// byte of a 2xx stream; an error inside a stream fails (its events were already handed on).
+/// `on_event(event, data)` for each as it arrives (a plain JSON reply, from a server asked not
+/// to stream, is one event named `json`). Retried like [`post_json`] until the first byte of a
+/// 2xx stream; an error inside a stream fails (its events were already handed on).
 pub fn post_sse(
     agent: &ureq::Agent,
     url: &str,
@@ -128,6 +129,22 @@ pub fn post_sse(
             Ok(mut resp) => {
                 let status = resp.status().as_u16();
                 if (200..300).contains(&status) {
+                    // A server asked not to stream answers with one JSON body: one event.
+                    let json = resp
+                        .headers()
+                        .get("content-type")
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|v| v.starts_with("application/json"));
+                    if json {
+                        let text = resp
+                            .body_mut()
+                            .with_config()
+                            .limit(MAX_BODY)
+                            .read_to_string()
+                            .map_err(|e| transport(format!("reading the response: {e}")))?;
+                        on_event("json", &text);
+                        return Ok(());
+                    }
                     return read_events(resp.body_mut().as_reader(), url, on_event);
                 }
                 let retry_after = resp

@@ -16,6 +16,8 @@ pub struct OpenAiTools {
     key: Option<String>,
     model: String,
     agent: ureq::Agent,
+    /// Ask for SSE (some local servers only call tools without streaming).
+    pub stream: bool,
 }
 
 impl OpenAiTools {
@@ -30,6 +32,7 @@ impl OpenAiTools {
             key,
             model: model.to_string(),
             agent: super::http_client::agent(Duration::from_secs(600)),
+            stream: true,
         }
     }
 
@@ -39,10 +42,13 @@ impl OpenAiTools {
             out.push(match m.role {
                 Role::User => json!({"role": "user", "content": m.content}),
                 Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}),
-                Role::Assistant if m.tool_calls.is_empty() => json!({"role": "assistant", "content": m.content}),
+                Role::Assistant if m.tool_calls.is_empty() => {
+                    json!({"role": "assistant", "content": m.content})
+                }
                 Role::Assistant => json!({
                     "role": "assistant",
-                    "content": if m.content.is_empty() { Value::Null } else { Value::String(m.content.clone()) },
+                    // A string even when empty: some servers (llama-cpp-python) refuse null.
+                    "content": m.content,
                     "tool_calls": m.tool_calls.iter().map(|c| json!({
                         "id": c.id, "type": "function",
                         "function": {"name": c.name, "arguments": c.arguments},
@@ -54,14 +60,20 @@ impl OpenAiTools {
             .iter()
             .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
             .collect();
-        json!({
+        let mut body = json!({
             "model": self.model,
             "messages": out,
-            "tools": tools,
             "temperature": 0,
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        })
+            "stream": self.stream,
+        });
+        if self.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+            body["tool_choice"] = json!("auto");
+        }
+        body
     }
 }
 
@@ -92,50 +104,66 @@ impl ToolModel for OpenAiTools {
         let mut calls: BTreeMap<u64, Partial> = BTreeMap::new();
         let mut bad: Option<String> = None;
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse(&self.agent, &self.endpoint, &headers, &body, &mut |_, data| {
-            if data.trim() == "[DONE]" {
-                return;
-            }
-            let Ok(v) = serde_json::from_str::<Value>(data) else {
-                bad.get_or_insert_with(|| {
-                    format!(
-                        "an event that is not JSON: {}",
-                        super::http_client::truncate(data, 120)
-                    )
-                });
-                return;
-            };
-            if let Some(e) = v.get("error") {
-                bad.get_or_insert_with(|| format!("error in the stream: {e}"));
-            }
-            if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-                reply.usage = Usage {
-                    input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
-                    output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        super::http_client::post_sse(
+            &self.agent,
+            &self.endpoint,
+            &headers,
+            &body,
+            &mut |event, data| {
+                if data.trim() == "[DONE]" {
+                    return;
+                }
+                if event == "json" {
+                    // A whole completion: the message in one piece.
+                    match serde_json::from_str::<Value>(data) {
+                        Ok(v) => whole(&v, &mut reply, &mut calls, on_text),
+                        Err(e) => {
+                            bad.get_or_insert_with(|| format!("a reply that is not JSON: {e}"));
+                        }
+                    }
+                    return;
+                }
+                let Ok(v) = serde_json::from_str::<Value>(data) else {
+                    bad.get_or_insert_with(|| {
+                        format!(
+                            "an event that is not JSON: {}",
+                            super::http_client::truncate(data, 120)
+                        )
+                    });
+                    return;
                 };
-            }
-            let Some(choice) = v["choices"].get(0) else { return };
-            if let Some(r) = choice["finish_reason"].as_str() {
-                reply.stop_reason = r.to_string();
-            }
-            let delta = &choice["delta"];
-            if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                on_text(t);
-                reply.text.push_str(t);
-            }
-            for tc in delta["tool_calls"].as_array().into_iter().flatten() {
-                let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
-                if let Some(id) = tc["id"].as_str() {
-                    p.id = id.to_string();
+                if let Some(e) = v.get("error") {
+                    bad.get_or_insert_with(|| format!("error in the stream: {e}"));
                 }
-                if let Some(n) = tc["function"]["name"].as_str() {
-                    p.name.push_str(n);
+                if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+                    reply.usage = Usage {
+                        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+                    };
                 }
-                if let Some(a) = tc["function"]["arguments"].as_str() {
-                    p.arguments.push_str(a);
+                let Some(choice) = v["choices"].get(0) else { return };
+                if let Some(r) = choice["finish_reason"].as_str() {
+                    reply.stop_reason = r.to_string();
                 }
-            }
-        })?;
+                let delta = &choice["delta"];
+                if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                    on_text(t);
+                    reply.text.push_str(t);
+                }
+                for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+                    let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
+                    if let Some(id) = tc["id"].as_str() {
+                        p.id = id.to_string();
+                    }
+                    if let Some(n) = tc["function"]["name"].as_str() {
+                        p.name.push_str(n);
+                    }
+                    if let Some(a) = tc["function"]["arguments"].as_str() {
+                        p.arguments.push_str(a);
+                    }
+                }
+            },
+        )?;
         if let Some(detail) = bad {
             return Err(ProviderError::Response {
                 url: self.endpoint.clone(),
@@ -157,4 +185,41 @@ impl ToolModel for OpenAiTools {
             .collect();
         Ok(reply)
     }
+}
+
+/// A non-streamed completion folded into the same reply and call table.
+fn whole(
+    v: &Value,
+    reply: &mut ModelReply,
+    calls: &mut BTreeMap<u64, Partial>,
+    on_text: &mut dyn FnMut(&str),
+) {
+    let choice = &v["choices"][0];
+    if let Some(t) = choice["message"]["content"].as_str().filter(|t| !t.is_empty()) {
+        on_text(t);
+        reply.text.push_str(t);
+    }
+    reply.stop_reason = choice["finish_reason"].as_str().unwrap_or_default().to_string();
+    for (i, tc) in choice["message"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        calls.insert(
+            i as u64,
+            Partial {
+                id: tc["id"].as_str().unwrap_or_default().to_string(),
+                name: tc["function"]["name"].as_str().unwrap_or_default().to_string(),
+                arguments: tc["function"]["arguments"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            },
+        );
+    }
+    reply.usage = Usage {
+        input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+    };
 }

@@ -308,6 +308,7 @@ fn a_failed_evaluation_goes_back_to_the_model_and_a_rollback_restores_every_byte
 #[test]
 fn failure_paths_are_contained_and_reported() {
     let r = repo();
+    git(r.path(), &["checkout", "-q", "-b", "main"]);
     let outside = tempfile::tempdir().unwrap();
     let escape = outside.path().join("escaped.txt");
     // A success after every few failures keeps the consecutive-error limit from ending it.
@@ -325,6 +326,7 @@ fn failure_paths_are_contained_and_reported() {
         ok(),
         call("run_command", json!({"command": "rm -rf calc"})),
         call("run_command", json!({"command": "git push origin work"})),
+        call("run_command", json!({"command": "git commit -am wip"})),
         call(
             "run_command",
             json!({"command": format!("echo hi > {}", escape.display())}),
@@ -372,8 +374,14 @@ fn failure_paths_are_contained_and_reported() {
     }
     assert!(find(5).2.contains("denied [destructive]"), "{:?}", find(5));
     assert!(find(6).2.contains("denied [protected]"), "{:?}", find(6));
+    // On `main`, a commit is protected too.
+    assert!(
+        find(7).2.contains("denied [protected]") && find(7).2.contains("main"),
+        "{:?}",
+        find(7)
+    );
     // Allowed by the policy (a write in the workspace sandbox), stopped by the sandbox.
-    assert!(!find(7).1, "{:?}", find(7));
+    assert!(!find(8).1, "{:?}", find(8));
     assert!(!escape.exists(), "a write escaped the workspace");
     assert!(r.path().join("calc/ops.py").exists());
     assert!(
@@ -382,7 +390,7 @@ fn failure_paths_are_contained_and_reported() {
             .contains("[core]")
     );
     // The 429 was retried (its request and the retry both reached the server).
-    assert_eq!(model.requests().len(), 15);
+    assert_eq!(model.requests().len(), 16);
     verify(&run.audit());
 }
 

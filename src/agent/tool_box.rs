@@ -432,7 +432,7 @@ impl ToolBox {
     /// Judged by the policy and rules (a person asked where one can be), then run confined.
     pub fn run_command(&mut self, command: &str, step: u32) -> ToolResult {
         let cx = PolicyContext {
-            branch: None,
+            branch: WorkspaceSnapshot::branch(&self.root),
             network: self.network,
         };
         let verdict = ActionPolicy::classify(command, &cx);

@@ -3,7 +3,7 @@
 //! kernel enforces.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -44,7 +44,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     let approval = approval_policy(a.approval);
     let mut network = a.network;
     let cx = PolicyContext {
-        branch: git_branch(&workspace),
+        branch: WorkspaceSnapshot::branch(&workspace),
         network,
     };
     let text = shlex::try_join(a.command.iter().map(String::as_str)).unwrap_or_else(|_| a.command.join(" "));
@@ -487,24 +487,6 @@ pub(super) fn approval_policy(a: ApprovalArg) -> ApprovalPolicy {
         ApprovalArg::OnRequest => ApprovalPolicy::OnRequest,
         ApprovalArg::Never => ApprovalPolicy::Never,
     }
-}
-
-/// The checked-out branch, read from `.git/HEAD` (no git process on every run); a worktree's
-/// `.git` file is asked of git itself.
-fn git_branch(workspace: &Path) -> Option<String> {
-    let git = workspace.join(".git");
-    if git.is_dir() {
-        let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
-        return head.trim().strip_prefix("ref: refs/heads/").map(str::to_string);
-    }
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(workspace)
-        .args(["symbolic-ref", "--short", "-q", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|b| !b.is_empty())
 }
 
 fn home_dir(var: &str, fallback: &str) -> Option<PathBuf> {

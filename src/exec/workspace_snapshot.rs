@@ -62,3 +62,23 @@ impl WorkspaceSnapshot {
         out
     }
 }
+
+impl WorkspaceSnapshot {
+    /// The checked-out branch, read from `.git/HEAD` (no git process); a worktree's `.git`
+    /// file is asked of git itself. `None` when detached or not a repository.
+    pub fn branch(workspace: &Path) -> Option<String> {
+        let git = workspace.join(".git");
+        if git.is_dir() {
+            let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+            return head.trim().strip_prefix("ref: refs/heads/").map(str::to_string);
+        }
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(workspace)
+            .args(["symbolic-ref", "--short", "-q", "HEAD"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|b| !b.is_empty())
+    }
+}

@@ -332,6 +332,11 @@ fn failure_paths_are_contained_and_reported() {
             json!({"command": format!("echo hi > {}", escape.display())}),
         ),
         ok(),
+        call(
+            "run_command",
+            json!({"command": "no-such-program-kenning --version"}),
+        ),
+        ok(),
         say("I am not sure what to do."),
         http_error(429),
         call("apply_patch", json!({"patch": FIX})),
@@ -383,6 +388,13 @@ fn failure_paths_are_contained_and_reported() {
     // Allowed by the policy (a write in the workspace sandbox), stopped by the sandbox.
     assert!(!find(8).1, "{:?}", find(8));
     assert!(!escape.exists(), "a write escaped the workspace");
+    // A missing program comes back with the facts that explain it.
+    assert!(
+        find(9).2.contains("environment facts") && find(9).2.contains("not installed here"),
+        "{:?}",
+        find(9)
+    );
+    assert!(find(9).2.contains("python3: Python 3"), "{:?}", find(9));
     assert!(r.path().join("calc/ops.py").exists());
     assert!(
         std::fs::read_to_string(r.path().join(".git/config"))
@@ -390,7 +402,7 @@ fn failure_paths_are_contained_and_reported() {
             .contains("[core]")
     );
     // The 429 was retried (its request and the retry both reached the server).
-    assert_eq!(model.requests().len(), 16);
+    assert_eq!(model.requests().len(), 18);
     verify(&run.audit());
 }
 

@@ -678,3 +678,19 @@ impl<'a> Agent<'a> {
         Ok(None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_ran_no_test_is_told_apart() {
+        let cargo_empty_doctests = "running 3 tests\ntest a ... ok\n\ntest result: ok. 3 passed\n   Doc-tests x\n\nrunning 0 tests\n";
+        assert!(ran_some_test(cargo_empty_doctests));
+        assert!(!ran_some_test("\n----\nRan 0 tests in 0.000s\n\nOK\n"));
+        assert!(ran_some_test("Ran 2 tests in 0.01s\n\nOK"));
+        assert!(ran_some_test("collected 4 items\n\n4 passed in 0.02s"));
+        assert!(!ran_some_test("collected 0 items\n\nno tests ran in 0.01s"));
+        assert!(ran_some_test("ok  \texample.com/m\t0.01s\n"));
+    }
+}

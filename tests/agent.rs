@@ -767,3 +767,65 @@ fn live_smoke_with_a_real_model() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
 }
+
+#[test]
+fn sub_agents_can_run_on_another_model() {
+    let r = repo();
+    let parent = FakeModel::start(
+        Wire::OpenAi,
+        vec![
+            call("delegate", json!({"task": "fix the sign of add in calc/ops.py"})),
+            call("finish", json!({"summary": "delegated and done"})),
+        ],
+    );
+    let sub = FakeModel::start(
+        Wire::Anthropic,
+        vec![
+            call("apply_patch", json!({"patch": FIX})),
+            call("finish", json!({"summary": "fixed the sign"})),
+        ],
+    );
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args([
+            "agent",
+            "fix add",
+            "--json",
+            "--model",
+            "local:strong",
+            "--delegate-model",
+            "anthropic:cheap",
+        ])
+        .args(["--session", "t", "--test-cmd", "python3 -m unittest -q", "--repo"])
+        .arg(r.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env("OPENAI_BASE_URL", format!("{}/v1", parent.url))
+        .env("ANTHROPIC_BASE_URL", &sub.url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The parent made two calls, the sub-agent two, each on its own model.
+    assert_eq!(parent.requests().len(), 2);
+    assert_eq!(sub.requests().len(), 2);
+    for req in sub.requests() {
+        results_answer_calls(Wire::Anthropic, &req).unwrap();
+    }
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let models: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "model-call")
+        .map(|e| e["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "openai:strong",
+            "anthropic:cheap",
+            "anthropic:cheap",
+            "openai:strong"
+        ]
+    );
+}

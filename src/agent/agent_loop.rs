@@ -37,6 +37,8 @@ pub struct AgentConfig {
     pub window_tokens: usize,
     /// Dollars per million input and output tokens.
     pub price: Option<(f64, f64)>,
+    /// The same for the sub-agents' model, when it is another.
+    pub delegate_price: Option<(f64, f64)>,
 }
 
 /// How a run ended.
@@ -56,6 +58,8 @@ pub struct Agent<'a> {
     pub model: &'a dyn ToolModel,
     /// A cheaper model for compaction summaries (default: `model`).
     pub summary_model: Option<&'a dyn ToolModel>,
+    /// The model sub-agents run on (default: `model`): routing by kind of work.
+    pub delegate_model: Option<&'a dyn ToolModel>,
     /// Set when the user aborts (Ctrl-C): the run ends `cancelled` before the next call.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     pub tools: ToolBox,
@@ -132,6 +136,7 @@ impl<'a> Agent<'a> {
         Agent {
             model,
             summary_model: None,
+            delegate_model: None,
             cancel: None,
             tools,
             audit,
@@ -455,9 +460,11 @@ impl<'a> Agent<'a> {
         };
         self.usage.input_tokens += reply.usage.input_tokens;
         self.usage.output_tokens += reply.usage.output_tokens;
-        let call_cost = self
-            .config
-            .price
+        let price = match self.depth > 0 && self.delegate_model.is_some() {
+            true => self.config.delegate_price,
+            false => self.config.price,
+        };
+        let call_cost = price
             .map(|(i, o)| (reply.usage.input_tokens as f64 * i + reply.usage.output_tokens as f64 * o) / 1e6)
             .unwrap_or(0.0);
         self.cost += call_cost;
@@ -573,6 +580,10 @@ impl<'a> Agent<'a> {
         let before: std::collections::BTreeSet<String> = self.tools.files_changed.clone();
         let end = self.steps + budget;
         self.depth += 1;
+        let parent_model = self.model;
+        if let Some(m) = self.delegate_model {
+            self.model = m;
+        }
         self.emit(
             sink,
             AgentEvent::Delegated {
@@ -597,6 +608,7 @@ impl<'a> Agent<'a> {
             }
         };
         self.depth -= 1;
+        self.model = parent_model;
         self.messages = parent;
         let changed: Vec<String> = self.tools.files_changed.difference(&before).cloned().collect();
         self.emit(

@@ -50,12 +50,14 @@ pub fn agent(a: AgentArgs) -> Result<ExitCode> {
 }
 
 /// `.kenning/agent.toml` in the repository, then `agent.toml` in the user's config folder:
-/// `model`, `summary_model`, and `private = true` (only loopback endpoints see the code).
+/// `model`, `summary_model`, `delegate_model` (what sub-agents run on), and `private = true`
+/// (only loopback endpoints see the code).
 /// The repository's file wins, and flags win over both.
 #[derive(Default, Deserialize)]
 struct AgentSettings {
     model: Option<String>,
     summary_model: Option<String>,
+    delegate_model: Option<String>,
     private: Option<bool>,
 }
 
@@ -74,6 +76,7 @@ impl AgentSettings {
                 toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
             out.model = out.model.or(s.model);
             out.summary_model = out.summary_model.or(s.summary_model);
+            out.delegate_model = out.delegate_model.or(s.delegate_model);
             // Private anywhere is private.
             out.private = Some(out.private.unwrap_or(false) || s.private.unwrap_or(false));
         }
@@ -131,6 +134,11 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     let model_spec = run.model.clone().or(settings.model.clone());
     let routed = ModelRouter::route(model_spec.as_deref(), private)?;
     let summary_spec = run.summary_model.clone().or(settings.summary_model.clone());
+    let delegate_spec = run.delegate_model.clone().or(settings.delegate_model.clone());
+    let delegate = delegate_spec
+        .as_deref()
+        .map(|s| ModelRouter::route(Some(s), private))
+        .transpose()?;
     let summarizer = summary_spec
         .as_deref()
         .map(|s| ModelRouter::route(Some(s), private))
@@ -186,9 +194,11 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
         perception_tokens: (run.window_tokens / 3).clamp(500, 6000),
         window_tokens: run.window_tokens.max(2_000),
         price: routed.price,
+        delegate_price: delegate.as_ref().and_then(|d| d.price),
     };
     let mut agent = Agent::new(routed.model.as_ref(), tools, audit, config);
     agent.summary_model = summarizer.as_ref().map(|s| s.model.as_ref());
+    agent.delegate_model = delegate.as_ref().map(|s| s.model.as_ref());
     agent.cancel = Some(on_interrupt());
     let json = run.json;
     let mut sink = |e: &AgentEvent| render(e, json);

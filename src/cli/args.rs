@@ -298,6 +298,9 @@ pub struct AgentRunArgs {
     /// A cheaper model for the summaries of compaction turns (PROVIDER:NAME).
     #[arg(long)]
     pub summary_model: Option<String>,
+    /// The model sub-agents run on (PROVIDER:NAME; default: --model).
+    #[arg(long)]
+    pub delegate_model: Option<String>,
     #[arg(long, value_enum, default_value = "workspace-write")]
     pub sandbox: SandboxArg,
     #[arg(long, value_enum, default_value = "on-request")]

@@ -110,69 +110,45 @@ impl ToolModel for AnthropicMessages {
         }
         let mut reply = ModelReply::default();
         let mut blocks: BTreeMap<u64, Block> = BTreeMap::new();
-        let mut bad: Option<String> = None;
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse(
-            &self.agent,
-            &self.endpoint,
-            &headers,
-            &body,
-            &mut |event, data| {
-                let Ok(v) = serde_json::from_str::<Value>(data) else {
-                    bad.get_or_insert_with(|| {
-                        format!(
-                            "an event that is not JSON: {}",
-                            super::http_client::truncate(data, 120)
-                        )
-                    });
-                    return;
-                };
-                let index = v["index"].as_u64().unwrap_or(0);
-                match event {
-                    "message_start" => {
-                        reply.usage.input_tokens =
-                            v["message"]["usage"]["input_tokens"].as_u64().unwrap_or(0);
-                    }
-                    "content_block_start" => {
-                        let cb = &v["content_block"];
-                        let b = blocks.entry(index).or_default();
-                        if cb["type"] == "tool_use" {
-                            b.tool = true;
-                            b.id = cb["id"].as_str().unwrap_or_default().to_string();
-                            b.name = cb["name"].as_str().unwrap_or_default().to_string();
-                        }
-                    }
-                    "content_block_delta" => {
-                        let d = &v["delta"];
-                        if let Some(t) = d["text"].as_str() {
-                            on_text(t);
-                            reply.text.push_str(t);
-                        }
-                        if let Some(p) = d["partial_json"].as_str() {
-                            blocks.entry(index).or_default().input.push_str(p);
-                        }
-                    }
-                    "message_delta" => {
-                        if let Some(r) = v["delta"]["stop_reason"].as_str() {
-                            reply.stop_reason = r.to_string();
-                        }
-                        if let Some(o) = v["usage"]["output_tokens"].as_u64() {
-                            reply.usage.output_tokens = o;
-                        }
-                    }
-                    "error" => {
-                        bad.get_or_insert_with(|| format!("error in the stream: {}", v["error"]));
-                    }
-                    _ => {}
+        super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
+            let index = v["index"].as_u64().unwrap_or(0);
+            match event {
+                "message_start" => {
+                    reply.usage.input_tokens = v["message"]["usage"]["input_tokens"].as_u64().unwrap_or(0);
                 }
-            },
-        )?;
-        if let Some(detail) = bad {
-            return Err(ProviderError::Response {
-                url: self.endpoint.clone(),
-                detail,
-            });
-        }
+                "content_block_start" => {
+                    let cb = &v["content_block"];
+                    let b = blocks.entry(index).or_default();
+                    if cb["type"] == "tool_use" {
+                        b.tool = true;
+                        b.id = cb["id"].as_str().unwrap_or_default().to_string();
+                        b.name = cb["name"].as_str().unwrap_or_default().to_string();
+                    }
+                }
+                "content_block_delta" => {
+                    let d = &v["delta"];
+                    if let Some(t) = d["text"].as_str() {
+                        on_text(t);
+                        reply.text.push_str(t);
+                    }
+                    if let Some(p) = d["partial_json"].as_str() {
+                        blocks.entry(index).or_default().input.push_str(p);
+                    }
+                }
+                "message_delta" => {
+                    if let Some(r) = v["delta"]["stop_reason"].as_str() {
+                        reply.stop_reason = r.to_string();
+                    }
+                    if let Some(o) = v["usage"]["output_tokens"].as_u64() {
+                        reply.usage.output_tokens = o;
+                    }
+                }
+                "error" => return Err(format!("error in the stream: {}", v["error"])),
+                _ => {}
+            }
+            Ok(())
+        })?;
         reply.tool_calls = blocks
             .into_values()
             .filter(|b| b.tool)

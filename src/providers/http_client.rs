@@ -22,11 +22,61 @@ pub fn agent(timeout: Duration) -> ureq::Agent {
 }
 
 /// What one attempt came to.
-enum Attempt {
-    Done(String),
+enum Attempt<T> {
+    Done(T),
     /// Worth another try, after at least this long.
     Retry(ProviderError, Option<Duration>),
     Fail(ProviderError),
+}
+
+/// Runs `attempt` until it is done, fails for good, or has been tried [`ATTEMPTS`] times,
+/// with exponential backoff that a `Retry-After` lengthens or shortens.
+fn with_retries<T>(mut attempt: impl FnMut() -> Attempt<T>) -> Result<T, ProviderError> {
+    let mut wait = FIRST_BACKOFF;
+    let mut n = 1;
+    loop {
+        match attempt() {
+            Attempt::Done(v) => return Ok(v),
+            Attempt::Fail(e) => return Err(e),
+            Attempt::Retry(e, _) if n >= ATTEMPTS => return Err(e),
+            Attempt::Retry(e, after) => {
+                let pause = after.unwrap_or(wait).min(MAX_BACKOFF);
+                tracing::warn!(error = %e, attempt = n, pause_ms = pause.as_millis() as u64, "request failed; retrying");
+                std::thread::sleep(pause);
+                wait = (wait * 4).min(MAX_BACKOFF);
+                n += 1;
+            }
+        }
+    }
+}
+
+/// A non-2xx response as an attempt: 408, 429 and 5xx are retried (after `Retry-After` when
+/// given), anything else fails at once with the start of the body.
+fn status_attempt<T>(url: &str, resp: &mut ureq::http::Response<ureq::Body>) -> Attempt<T> {
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    let e = ProviderError::Status {
+        url: url.to_string(),
+        status,
+        body: truncate(text.trim(), 300).to_string(),
+    };
+    match status {
+        408 | 429 | 500..=599 => Attempt::Retry(e, retry_after),
+        _ => Attempt::Fail(e),
+    }
+}
+
+fn transport(url: &str, detail: String) -> ProviderError {
+    ProviderError::Transport {
+        url: url.to_string(),
+        detail,
+    }
 }
 
 /// POSTs `body` as JSON (with a bearer `key`), retried; the 2xx response body.
@@ -37,60 +87,23 @@ pub fn post_json(
     body: &serde_json::Value,
 ) -> Result<String, ProviderError> {
     let body = body.to_string();
-    let mut wait = FIRST_BACKOFF;
-    let mut attempt = 1;
-    loop {
-        match once(agent, url, key, &body) {
-            Attempt::Done(v) => return Ok(v),
-            Attempt::Fail(e) => return Err(e),
-            Attempt::Retry(e, _) if attempt >= ATTEMPTS => return Err(e),
-            Attempt::Retry(e, after) => {
-                let pause = after.unwrap_or(wait).min(MAX_BACKOFF);
-                tracing::warn!(error = %e, attempt, pause_ms = pause.as_millis() as u64, "request failed; retrying");
-                std::thread::sleep(pause);
-                wait = (wait * 4).min(MAX_BACKOFF);
-                attempt += 1;
-            }
+    with_retries(|| {
+        let mut req = agent.post(url).header("Content-Type", "application/json");
+        if let Some(k) = key {
+            req = req.header("Authorization", &format!("Bearer {k}"));
         }
-    }
-}
-
-fn once(agent: &ureq::Agent, url: &str, key: Option<&str>, body: &str) -> Attempt {
-    let transport = |detail: String| ProviderError::Transport {
-        url: url.to_string(),
-        detail,
-    };
-    let mut req = agent.post(url).header("Content-Type", "application/json");
-    if let Some(k) = key {
-        req = req.header("Authorization", &format!("Bearer {k}"));
-    }
-    let mut resp = match req.send(body) {
-        Ok(r) => r,
-        Err(e) => return Attempt::Retry(transport(e.to_string()), None),
-    };
-    let status = resp.status().as_u16();
-    let retry_after = resp
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs);
-    let text = match resp.body_mut().with_config().limit(MAX_BODY).read_to_string() {
-        Ok(t) => t,
-        Err(e) => return Attempt::Retry(transport(format!("reading the response: {e}")), None),
-    };
-    if (200..300).contains(&status) {
-        return Attempt::Done(text);
-    }
-    let e = ProviderError::Status {
-        url: url.to_string(),
-        status,
-        body: truncate(text.trim(), 300).to_string(),
-    };
-    match status {
-        408 | 429 | 500..=599 => Attempt::Retry(e, retry_after),
-        _ => Attempt::Fail(e),
-    }
+        let mut resp = match req.send(&body) {
+            Ok(r) => r,
+            Err(e) => return Attempt::Retry(transport(url, e.to_string()), None),
+        };
+        if !resp.status().is_success() {
+            return status_attempt(url, &mut resp);
+        }
+        match resp.body_mut().with_config().limit(MAX_BODY).read_to_string() {
+            Ok(t) => Attempt::Done(t),
+            Err(e) => Attempt::Retry(transport(url, format!("reading the response: {e}")), None),
+        }
+    })
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
@@ -110,13 +123,7 @@ pub fn post_sse(
     on_event: &mut dyn FnMut(&str, &str),
 ) -> Result<(), ProviderError> {
     let body = body.to_string();
-    let mut wait = FIRST_BACKOFF;
-    let mut attempt = 1;
-    loop {
-        let transport = |detail: String| ProviderError::Transport {
-            url: url.to_string(),
-            detail,
-        };
+    with_retries(|| {
         let mut req = agent
             .post(url)
             .header("Content-Type", "application/json")
@@ -124,55 +131,64 @@ pub fn post_sse(
         for (k, v) in headers {
             req = req.header(*k, v.as_str());
         }
-        let retry = match req.send(&body) {
-            Err(e) => (transport(e.to_string()), None),
-            Ok(mut resp) => {
-                let status = resp.status().as_u16();
-                if (200..300).contains(&status) {
-                    // A server asked not to stream answers with one JSON body: one event.
-                    let json = resp
-                        .headers()
-                        .get("content-type")
-                        .and_then(|v| v.to_str().ok())
-                        .is_some_and(|v| v.starts_with("application/json"));
-                    if json {
-                        let text = resp
-                            .body_mut()
-                            .with_config()
-                            .limit(MAX_BODY)
-                            .read_to_string()
-                            .map_err(|e| transport(format!("reading the response: {e}")))?;
-                        on_event("json", &text);
-                        return Ok(());
-                    }
-                    return read_events(resp.body_mut().as_reader(), url, on_event);
-                }
-                let retry_after = resp
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs);
-                let text = resp.body_mut().read_to_string().unwrap_or_default();
-                let e = ProviderError::Status {
-                    url: url.to_string(),
-                    status,
-                    body: truncate(text.trim(), 300).to_string(),
-                };
-                if !matches!(status, 408 | 429 | 500..=599) {
-                    return Err(e);
-                }
-                (e, retry_after)
-            }
+        let mut resp = match req.send(&body) {
+            Ok(r) => r,
+            Err(e) => return Attempt::Retry(transport(url, e.to_string()), None),
         };
-        if attempt >= ATTEMPTS {
-            return Err(retry.0);
+        if !resp.status().is_success() {
+            return status_attempt(url, &mut resp);
         }
-        let pause = retry.1.unwrap_or(wait).min(MAX_BACKOFF);
-        tracing::warn!(error = %retry.0, attempt, pause_ms = pause.as_millis() as u64, "request failed; retrying");
-        std::thread::sleep(pause);
-        wait = (wait * 4).min(MAX_BACKOFF);
-        attempt += 1;
+        // A server asked not to stream answers with one JSON body: one event.
+        let json = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let read = match json {
+            true => resp
+                .body_mut()
+                .with_config()
+                .limit(MAX_BODY)
+                .read_to_string()
+                .map(|text| on_event("json", &text))
+                .map_err(|e| transport(url, format!("reading the response: {e}"))),
+            false => read_events(resp.body_mut().as_reader(), url, on_event),
+        };
+        match read {
+            Ok(()) => Attempt::Done(()),
+            Err(e) => Attempt::Fail(e),
+        }
+    })
+}
+
+/// [`post_sse`] with each event's data parsed as JSON (`[DONE]` skipped) and handed to
+/// `on_event`, which returns `Err` for an error the stream reports. The first problem — a
+/// non-JSON event or a reported error — fails the call, naming the URL.
+pub fn post_sse_json(
+    agent: &ureq::Agent,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &serde_json::Value,
+    on_event: &mut dyn FnMut(&str, &serde_json::Value) -> Result<(), String>,
+) -> Result<(), ProviderError> {
+    let mut bad: Option<String> = None;
+    post_sse(agent, url, headers, body, &mut |event, data| {
+        if data.trim() == "[DONE]" || bad.is_some() {
+            return;
+        }
+        let outcome = serde_json::from_str::<serde_json::Value>(data)
+            .map_err(|_| format!("an event that is not JSON: {}", truncate(data, 120)))
+            .and_then(|v| on_event(event, &v));
+        if let Err(detail) = outcome {
+            bad = Some(detail);
+        }
+    })?;
+    match bad {
+        Some(detail) => Err(ProviderError::Response {
+            url: url.to_string(),
+            detail,
+        }),
+        None => Ok(()),
     }
 }
 

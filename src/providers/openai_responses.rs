@@ -93,70 +93,47 @@ impl ToolModel for OpenAiResponses {
         }
         let mut reply = ModelReply::default();
         let mut items: BTreeMap<u64, Item> = BTreeMap::new();
-        let mut bad: Option<String> = None;
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse(
-            &self.agent,
-            &self.endpoint,
-            &headers,
-            &body,
-            &mut |event, data| {
-                let Ok(v) = serde_json::from_str::<Value>(data) else {
-                    bad.get_or_insert_with(|| {
-                        format!(
-                            "an event that is not JSON: {}",
-                            super::http_client::truncate(data, 120)
-                        )
-                    });
-                    return;
-                };
-                let kind = v["type"].as_str().unwrap_or(event);
-                let index = v["output_index"].as_u64().unwrap_or(0);
-                match kind {
-                    "response.output_text.delta" => {
-                        if let Some(t) = v["delta"].as_str() {
-                            on_text(t);
-                            reply.text.push_str(t);
-                        }
+        super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
+            let kind = v["type"].as_str().unwrap_or(event);
+            let index = v["output_index"].as_u64().unwrap_or(0);
+            match kind {
+                "response.output_text.delta" => {
+                    if let Some(t) = v["delta"].as_str() {
+                        on_text(t);
+                        reply.text.push_str(t);
                     }
-                    "response.output_item.added" if v["item"]["type"] == "function_call" => {
-                        let it = items.entry(index).or_default();
-                        it.call_id = v["item"]["call_id"].as_str().unwrap_or_default().to_string();
-                        it.name = v["item"]["name"].as_str().unwrap_or_default().to_string();
-                        it.arguments = v["item"]["arguments"].as_str().unwrap_or_default().to_string();
-                    }
-                    "response.function_call_arguments.delta" => {
-                        if let Some(d) = v["delta"].as_str() {
-                            items.entry(index).or_default().arguments.push_str(d);
-                        }
-                    }
-                    "response.function_call_arguments.done" => {
-                        if let Some(a) = v["arguments"].as_str() {
-                            items.entry(index).or_default().arguments = a.to_string();
-                        }
-                    }
-                    "response.completed" => {
-                        let u = &v["response"]["usage"];
-                        reply.usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
-                        reply.usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
-                        reply.stop_reason = v["response"]["status"]
-                            .as_str()
-                            .unwrap_or("completed")
-                            .to_string();
-                    }
-                    "response.failed" | "error" => {
-                        bad.get_or_insert_with(|| format!("the response failed: {v}"));
-                    }
-                    _ => {}
                 }
-            },
-        )?;
-        if let Some(detail) = bad {
-            return Err(ProviderError::Response {
-                url: self.endpoint.clone(),
-                detail,
-            });
-        }
+                "response.output_item.added" if v["item"]["type"] == "function_call" => {
+                    let it = items.entry(index).or_default();
+                    it.call_id = v["item"]["call_id"].as_str().unwrap_or_default().to_string();
+                    it.name = v["item"]["name"].as_str().unwrap_or_default().to_string();
+                    it.arguments = v["item"]["arguments"].as_str().unwrap_or_default().to_string();
+                }
+                "response.function_call_arguments.delta" => {
+                    if let Some(d) = v["delta"].as_str() {
+                        items.entry(index).or_default().arguments.push_str(d);
+                    }
+                }
+                "response.function_call_arguments.done" => {
+                    if let Some(a) = v["arguments"].as_str() {
+                        items.entry(index).or_default().arguments = a.to_string();
+                    }
+                }
+                "response.completed" => {
+                    let u = &v["response"]["usage"];
+                    reply.usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
+                    reply.usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
+                    reply.stop_reason = v["response"]["status"]
+                        .as_str()
+                        .unwrap_or("completed")
+                        .to_string();
+                }
+                "response.failed" | "error" => return Err(format!("the response failed: {v}")),
+                _ => {}
+            }
+            Ok(())
+        })?;
         reply.tool_calls = items
             .into_values()
             .filter(|i| !i.name.is_empty())

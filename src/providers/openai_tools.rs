@@ -102,74 +102,47 @@ impl ToolModel for OpenAiTools {
         }
         let mut reply = ModelReply::default();
         let mut calls: BTreeMap<u64, Partial> = BTreeMap::new();
-        let mut bad: Option<String> = None;
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse(
-            &self.agent,
-            &self.endpoint,
-            &headers,
-            &body,
-            &mut |event, data| {
-                if data.trim() == "[DONE]" {
-                    return;
-                }
-                if event == "json" {
-                    // A whole completion: the message in one piece.
-                    match serde_json::from_str::<Value>(data) {
-                        Ok(v) => whole(&v, &mut reply, &mut calls, on_text),
-                        Err(e) => {
-                            bad.get_or_insert_with(|| format!("a reply that is not JSON: {e}"));
-                        }
-                    }
-                    return;
-                }
-                let Ok(v) = serde_json::from_str::<Value>(data) else {
-                    bad.get_or_insert_with(|| {
-                        format!(
-                            "an event that is not JSON: {}",
-                            super::http_client::truncate(data, 120)
-                        )
-                    });
-                    return;
+        super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
+            if let Some(e) = v.get("error") {
+                return Err(format!("error in the stream: {e}"));
+            }
+            if event == "json" {
+                // A whole completion: the message in one piece.
+                whole(v, &mut reply, &mut calls, on_text);
+                return Ok(());
+            }
+            if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+                reply.usage = Usage {
+                    input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                    output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
                 };
-                if let Some(e) = v.get("error") {
-                    bad.get_or_insert_with(|| format!("error in the stream: {e}"));
+            }
+            let Some(choice) = v["choices"].get(0) else {
+                return Ok(());
+            };
+            if let Some(r) = choice["finish_reason"].as_str() {
+                reply.stop_reason = r.to_string();
+            }
+            let delta = &choice["delta"];
+            if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                on_text(t);
+                reply.text.push_str(t);
+            }
+            for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+                let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
+                if let Some(id) = tc["id"].as_str() {
+                    p.id = id.to_string();
                 }
-                if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-                    reply.usage = Usage {
-                        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
-                        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
-                    };
+                if let Some(n) = tc["function"]["name"].as_str() {
+                    p.name.push_str(n);
                 }
-                let Some(choice) = v["choices"].get(0) else { return };
-                if let Some(r) = choice["finish_reason"].as_str() {
-                    reply.stop_reason = r.to_string();
+                if let Some(a) = tc["function"]["arguments"].as_str() {
+                    p.arguments.push_str(a);
                 }
-                let delta = &choice["delta"];
-                if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                    on_text(t);
-                    reply.text.push_str(t);
-                }
-                for tc in delta["tool_calls"].as_array().into_iter().flatten() {
-                    let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
-                    if let Some(id) = tc["id"].as_str() {
-                        p.id = id.to_string();
-                    }
-                    if let Some(n) = tc["function"]["name"].as_str() {
-                        p.name.push_str(n);
-                    }
-                    if let Some(a) = tc["function"]["arguments"].as_str() {
-                        p.arguments.push_str(a);
-                    }
-                }
-            },
-        )?;
-        if let Some(detail) = bad {
-            return Err(ProviderError::Response {
-                url: self.endpoint.clone(),
-                detail,
-            });
-        }
+            }
+            Ok(())
+        })?;
         reply.tool_calls = calls
             .into_values()
             .enumerate()

@@ -21,8 +21,8 @@ use super::patch_applier::PatchApplier;
 use super::syntax_check::SyntaxCheck;
 use crate::api::{ImpactRequest, Operation, ReindexRequest, Workspace};
 use crate::exec::{
-    ActionPolicy, ApprovalPolicy, Decision, EditPolicy, EnvScrubber, ExecRules, Limits, OutputCapture,
-    PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspaceSnapshot,
+    ActionPolicy, ApprovalPolicy, Decision, EditPolicy, ExecRules, Limits, OutputCapture, PolicyContext,
+    RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspaceSnapshot,
 };
 use crate::index::NoProgress;
 use crate::providers::ToolSpec;
@@ -363,25 +363,30 @@ impl ToolBox {
         match verdict.decision {
             Decision::Allow => None,
             Decision::Deny { reason } => Some((Decision::Deny { reason }, "edit policy".to_string())),
-            Decision::Ask { reason } => Some(match self.approver.as_mut() {
-                Some(ask) => match ask(&format!("edit: {}", verdict.risks.join("; ")), &reason) {
-                    Ok(()) => (Decision::Allow, "a person".to_string()),
-                    Err(why) => (
-                        Decision::Deny {
-                            reason: format!("a person denied the edit: {why}"),
-                        },
-                        "a person".to_string(),
-                    ),
-                },
-                None => (
+            Decision::Ask { reason } => {
+                Some(self.ask(&format!("edit: {}", verdict.risks.join("; ")), &reason))
+            }
+        }
+    }
+
+    /// What needs approval, put to the person (if one can be asked) or refused.
+    fn ask(&mut self, what: &str, reason: &str) -> (Decision, String) {
+        match self.approver.as_mut() {
+            Some(ask) => match ask(what, reason) {
+                Ok(()) => (Decision::Allow, "a person".to_string()),
+                Err(why) => (
                     Decision::Deny {
-                        reason: format!(
-                            "{reason}; needs approval, and no one is asked in a non-interactive run"
-                        ),
+                        reason: format!("a person denied `{what}`: {why}"),
                     },
-                    "non-interactive: denied".to_string(),
+                    "a person".to_string(),
                 ),
-            }),
+            },
+            None => (
+                Decision::Deny {
+                    reason: format!("{reason}; needs approval, and no one is asked in a non-interactive run"),
+                },
+                "non-interactive: denied".to_string(),
+            ),
         }
     }
 
@@ -438,25 +443,7 @@ impl ToolBox {
         let verdict = ActionPolicy::classify(command, &cx);
         let ruled = self.rules.decide(&verdict, self.approval, self.mode, &cx);
         let (decision, by) = match ruled.decision.clone() {
-            Decision::Ask { reason } => match self.approver.as_mut() {
-                Some(ask) => match ask(command, &reason) {
-                    Ok(()) => (Decision::Allow, "a person".to_string()),
-                    Err(why) => (
-                        Decision::Deny {
-                            reason: format!("a person denied it: {why}"),
-                        },
-                        "a person".to_string(),
-                    ),
-                },
-                None => (
-                    Decision::Deny {
-                        reason: format!(
-                            "{reason}; needs approval, and no one is asked in a non-interactive run"
-                        ),
-                    },
-                    "non-interactive: denied".to_string(),
-                ),
-            },
+            Decision::Ask { reason } => self.ask(command, &reason),
             d => (d, ruled.decided_by.clone()),
         };
         if let Decision::Deny { reason } = &decision {
@@ -510,11 +497,7 @@ impl ToolBox {
             self.root.clone(),
             vec!["sh".into(), "-c".into(), command.to_string()],
         );
-        let env = EnvScrubber {
-            allow: self.rules.sandbox.env_allow.clone(),
-            deny: self.rules.sandbox.env_deny.clone(),
-        }
-        .scrub(std::env::vars());
+        let env = self.rules.scrubber(&[]).scrub(std::env::vars());
         spec.env = env.vars;
         spec.env_removed = env.removed;
         spec.network = self.network;

@@ -13,9 +13,9 @@ use serde::Serialize;
 use super::args::{ApprovalArg, ExecArgs, SandboxArg};
 use super::shared::print_json;
 use crate::exec::{
-    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CommandVerdict, Decision, EnvScrubber, ExecRules,
-    Limits, Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec,
-    SessionApprovals, WorkspaceSnapshot, default_workspace,
+    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CommandVerdict, Decision, ExecRules, Limits,
+    Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, SessionApprovals,
+    WorkspaceSnapshot, default_workspace,
 };
 
 /// Exit code of a command the policy or a person refused.
@@ -139,15 +139,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::from(DENIED));
     }
-    let scrubber = EnvScrubber {
-        allow: a
-            .allow_env
-            .iter()
-            .chain(&rules.sandbox.env_allow)
-            .cloned()
-            .collect(),
-        deny: rules.sandbox.env_deny.clone(),
-    };
+    let scrubber = rules.scrubber(&a.allow_env);
     let env = scrubber.scrub(std::env::vars());
     let mut spec = SandboxSpec::new(mode, workspace.clone(), a.command.clone());
     spec.cwd = cwd;
@@ -370,7 +362,7 @@ fn summary(r: &RunReport) -> String {
         "ken exec: {end} · {:.2} s · peak {:.1} MiB · sandbox {}{}",
         r.duration_ms as f64 / 1000.0,
         r.peak_memory_bytes as f64 / (1 << 20) as f64,
-        mode_name(r.sandbox),
+        r.sandbox.as_str(),
         if r.network { " + network" } else { "" },
     );
     if let Some(k) = &r.killed_by {
@@ -470,14 +462,6 @@ pub(super) fn sandbox_mode(a: SandboxArg) -> SandboxMode {
         SandboxArg::ReadOnly => SandboxMode::ReadOnly,
         SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
         SandboxArg::FullAccess => SandboxMode::FullAccess,
-    }
-}
-
-fn mode_name(m: SandboxMode) -> &'static str {
-    match m {
-        SandboxMode::ReadOnly => "read-only",
-        SandboxMode::WorkspaceWrite => "workspace-write",
-        SandboxMode::FullAccess => "full-access",
     }
 }
 

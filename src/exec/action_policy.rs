@@ -62,6 +62,16 @@ pub enum SandboxMode {
     FullAccess,
 }
 
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::FullAccess => "full-access",
+        }
+    }
+}
+
 /// Where a command would run.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyContext {
@@ -397,17 +407,22 @@ pub(super) fn protected_path(p: &str) -> Option<String> {
     None
 }
 
+/// A simple command's argument words: its children but the name, assignments and redirects.
+fn arguments(cmd: Node) -> Vec<Node> {
+    (0..cmd.named_child_count())
+        .filter_map(|i| cmd.named_child(i as u32))
+        .filter(|c| {
+            c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect")
+        })
+        .collect()
+}
+
 /// The script of `sh -c SCRIPT` (any shell of [`SHELLS`]), when it is a literal word.
 fn shell_script(cmd: Node, src: &[u8]) -> Option<String> {
     if !SHELLS.contains(&program(cmd, src).as_str()) {
         return None;
     }
-    let words: Vec<Node> = (0..cmd.named_child_count())
-        .filter_map(|i| cmd.named_child(i as u32))
-        .filter(|c| {
-            c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect")
-        })
-        .collect();
+    let words = arguments(cmd);
     // `-c`, or a cluster that holds it (`-lc`, `-ec`).
     let at = words.iter().position(|w| {
         w.utf8_text(src)
@@ -422,11 +437,8 @@ fn shell_script(cmd: Node, src: &[u8]) -> Option<String> {
 fn command_part(cmd: Node, src: &[u8], cx: &PolicyContext) -> ActionPart {
     let text = cmd.utf8_text(src).unwrap_or("").to_string();
     let prog = program(cmd, src);
-    let args: Vec<String> = (0..cmd.named_child_count())
-        .filter_map(|i| cmd.named_child(i as u32))
-        .filter(|c| {
-            c.kind() != "command_name" && c.kind() != "variable_assignment" && !c.kind().ends_with("redirect")
-        })
+    let args: Vec<String> = arguments(cmd)
+        .into_iter()
         .filter_map(|c| c.utf8_text(src).ok().map(unquote))
         .collect();
     let (class, why) = classify_program(&prog, &args, cx);

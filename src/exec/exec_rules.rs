@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ActionClass, ActionPolicy, ApprovalPolicy, CommandVerdict, Decision, PolicyContext, SandboxMode,
+    ActionClass, ActionPolicy, ApprovalPolicy, CommandVerdict, Decision, EnvScrubber, PolicyContext,
+    SandboxMode,
 };
 
 #[derive(
@@ -130,6 +131,18 @@ impl ExecRules {
             out.files.push(path);
         }
         Ok(out)
+    }
+
+    /// The environment scrubber the rules ask for, keeping `extra_allow` too.
+    pub fn scrubber(&self, extra_allow: &[String]) -> EnvScrubber {
+        EnvScrubber {
+            allow: extra_allow
+                .iter()
+                .chain(&self.sandbox.env_allow)
+                .cloned()
+                .collect(),
+            deny: self.sandbox.env_deny.clone(),
+        }
     }
 
     /// The strictest rule matching a simple command's text.

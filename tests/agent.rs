@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Turn, Wire, call, http_error, raw_call, results_answer_calls, say};
-use support::materialize;
+use support::{git, materialize};
 
 const REPO: &str = r#"
 //- calc/__init__.py
@@ -43,17 +43,6 @@ struct Run {
     out: Output,
     events: Vec<Value>,
     state: tempfile::TempDir,
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
 }
 
 fn repo() -> tempfile::TempDir {
@@ -486,6 +475,7 @@ fn a_long_conversation_is_elided_then_compacted_without_splitting_calls() {
     assert_eq!(run.finished()["state"], "completed", "{}", run.finished());
     let compactions = run.events.iter().filter(|e| e["kind"] == "compaction").count();
     assert!(compactions >= 1, "no compaction happened");
+    let mut after_compaction = 0;
     for req in model.requests() {
         results_answer_calls(Wire::OpenAi, &req).unwrap();
         let text = req.to_string();
@@ -494,8 +484,13 @@ fn a_long_conversation_is_elided_then_compacted_without_splitting_calls() {
         {
             // After a compaction the first prompt is still there, whole.
             assert!(text.contains("Repository overview"));
+            after_compaction += 1;
         }
     }
+    assert!(
+        after_compaction > 0,
+        "no request carried the compaction's summary"
+    );
     assert!(
         model
             .requests()

@@ -5,10 +5,9 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
-use support::{ken, materialize, stderr, stdout};
+use support::{git, ken, materialize, stderr, stdout};
 
 const REPO: &str = r#"
 //- shop/__init__.py
@@ -52,20 +51,6 @@ def test_total():
 def test_nothing():
     assert True
 "#;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn repo() -> tempfile::TempDir {
     let r = materialize(REPO);

@@ -172,3 +172,18 @@ pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
     }
     out
 }
+
+/// Runs git in `dir`; panics with its stderr when it fails; its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -3,7 +3,7 @@
 //! kernel enforces.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -53,53 +53,21 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     if a.explain {
         return explain(&verdict, &ruled, a.json);
     }
-    let audit_path = match &a.audit {
-        Some(p) => p.clone(),
-        None => state_dir()
-            .context("no state folder: set XDG_STATE_HOME or HOME, or pass --audit FILE")?
-            .join("audit")
-            .join(format!("{}.jsonl", safe_name(&a.session))),
-    };
-    if let Some(dir) = audit_path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
-    }
+    let audit_path = audit_path(&a)?;
     let mut audit = AuditLog::open(&audit_path)?;
     let approvals_path = audit_path.with_extension("approvals.json");
-    let mut approvals = SessionApprovals::load(&approvals_path);
-    let mut person_reason = None;
-    let mut aborted = false;
-    let (allowed, decided_by) = match &ruled.decision {
-        Decision::Allow => (true, ruled.decided_by.clone()),
-        Decision::Deny { reason } => {
-            eprintln!("ken exec: denied: {reason}");
-            (false, ruled.decided_by.clone())
-        }
-        Decision::Ask { .. } if approvals.contains(&text) => {
-            (true, "approved earlier in this session".to_string())
-        }
-        Decision::Ask { reason } => match ask(&text, &verdict, reason)? {
-            Answer::Once => (true, "a person, once".to_string()),
-            Answer::Session => {
-                approvals
-                    .approve(&text)
-                    .with_context(|| format!("writing {}", approvals_path.display()))?;
-                (true, "a person, for the session".to_string())
-            }
-            Answer::Deny(why) => {
-                eprintln!("ken exec: denied: {why}");
-                person_reason = Some(why);
-                (false, "a person".to_string())
-            }
-            Answer::NotInteractive => {
-                eprintln!("ken exec: denied: {reason} (needs approval, and no terminal to ask on)");
-                (false, "non-interactive: denied".to_string())
-            }
-            Answer::Abort => {
-                aborted = true;
-                (false, "a person: aborted".to_string())
-            }
-        },
-    };
+    let Settled {
+        allowed,
+        decided_by,
+        person_reason,
+        aborted,
+    } = settle(
+        &ruled.decision,
+        &ruled.decided_by,
+        &verdict,
+        &text,
+        &approvals_path,
+    )?;
     // A person approving a command the policy held back for needing the network gives it one.
     if allowed
         && matches!(ruled.decision, Decision::Ask { .. })
@@ -139,24 +107,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::from(DENIED));
     }
-    let scrubber = rules.scrubber(&a.allow_env);
-    let env = scrubber.scrub(std::env::vars());
-    let mut spec = SandboxSpec::new(mode, workspace.clone(), a.command.clone());
-    spec.cwd = cwd;
-    spec.network = network;
-    spec.env = env.vars;
-    spec.env_removed = env.removed;
-    spec.strict = a.sandbox_strict;
-    spec.disabled = disabled_mechanisms();
-    spec.read_only = rules.sandbox.read_only.clone();
-    spec.limits = Limits {
-        timeout_ms: Some((a.timeout * 1000.0) as u64),
-        cpu_seconds: a.cpu_seconds,
-        memory_bytes: Some(a.memory_mib << 20),
-        file_size_bytes: Some(a.max_file_mib << 20),
-        open_files: Some(4096),
-        processes: Some(a.max_processes),
-    };
+    let spec = sandbox_spec(&a, mode, &workspace, cwd, network, &rules);
     let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
     sandbox.stream = !a.json;
     sandbox.capture_bytes = a.capture_bytes.max(64);
@@ -183,6 +134,107 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(
         u8::try_from(report.status.clamp(0, 255)).unwrap_or(1),
     ))
+}
+
+/// `--audit`, else `<state dir>/kenning/audit/<session>.jsonl`, its folder made.
+fn audit_path(a: &ExecArgs) -> Result<PathBuf> {
+    let path = match &a.audit {
+        Some(p) => p.clone(),
+        None => state_dir()
+            .context("no state folder: set XDG_STATE_HOME or HOME, or pass --audit FILE")?
+            .join("audit")
+            .join(format!("{}.jsonl", safe_name(&a.session))),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    }
+    Ok(path)
+}
+
+/// How the decision was settled: by the policy or a rule, by an approval earlier in the
+/// session, or by a person asked on the terminal.
+struct Settled {
+    allowed: bool,
+    decided_by: String,
+    person_reason: Option<String>,
+    aborted: bool,
+}
+
+fn settle(
+    decision: &Decision,
+    decided_by: &str,
+    verdict: &CommandVerdict,
+    text: &str,
+    approvals_path: &Path,
+) -> Result<Settled> {
+    let done = |allowed: bool, by: &str| Settled {
+        allowed,
+        decided_by: by.to_string(),
+        person_reason: None,
+        aborted: false,
+    };
+    let mut approvals = SessionApprovals::load(approvals_path);
+    Ok(match decision {
+        Decision::Allow => done(true, decided_by),
+        Decision::Deny { reason } => {
+            eprintln!("ken exec: denied: {reason}");
+            done(false, decided_by)
+        }
+        Decision::Ask { .. } if approvals.contains(text) => done(true, "approved earlier in this session"),
+        Decision::Ask { reason } => match ask(text, verdict, reason)? {
+            Answer::Once => done(true, "a person, once"),
+            Answer::Session => {
+                approvals
+                    .approve(text)
+                    .with_context(|| format!("writing {}", approvals_path.display()))?;
+                done(true, "a person, for the session")
+            }
+            Answer::Deny(why) => {
+                eprintln!("ken exec: denied: {why}");
+                Settled {
+                    person_reason: Some(why),
+                    ..done(false, "a person")
+                }
+            }
+            Answer::NotInteractive => {
+                eprintln!("ken exec: denied: {reason} (needs approval, and no terminal to ask on)");
+                done(false, "non-interactive: denied")
+            }
+            Answer::Abort => Settled {
+                aborted: true,
+                ..done(false, "a person: aborted")
+            },
+        },
+    })
+}
+
+/// The sandbox spec the flags and the rules file ask for.
+fn sandbox_spec(
+    a: &ExecArgs,
+    mode: SandboxMode,
+    workspace: &Path,
+    cwd: PathBuf,
+    network: bool,
+    rules: &ExecRules,
+) -> SandboxSpec {
+    let env = rules.scrubber(&a.allow_env).scrub(std::env::vars());
+    let mut spec = SandboxSpec::new(mode, workspace.to_path_buf(), a.command.clone());
+    spec.cwd = cwd;
+    spec.network = network;
+    spec.env = env.vars;
+    spec.env_removed = env.removed;
+    spec.strict = a.sandbox_strict;
+    spec.disabled = disabled_mechanisms();
+    spec.read_only = rules.sandbox.read_only.clone();
+    spec.limits = Limits {
+        timeout_ms: Some((a.timeout * 1000.0) as u64),
+        cpu_seconds: a.cpu_seconds,
+        memory_bytes: Some(a.memory_mib << 20),
+        file_size_bytes: Some(a.max_file_mib << 20),
+        open_files: Some(4096),
+        processes: Some(a.max_processes),
+    };
+    spec
 }
 
 #[derive(Serialize)]

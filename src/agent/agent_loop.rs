@@ -25,7 +25,7 @@ use super::stuck_detector::StuckDetector;
 use super::tool_box::{ToolBox, ToolResult, cut};
 use crate::api::Operation;
 use crate::exec::{AuditLog, Decision};
-use crate::providers::{Message, Role, ToolModel, Usage};
+use crate::providers::{Message, Role, ToolCall, ToolModel, Usage};
 
 pub struct AgentConfig {
     pub session: String,
@@ -491,61 +491,8 @@ impl<'a> Agent<'a> {
         }
         let mut finish = None;
         for call in &reply.tool_calls {
-            if !matches!(self.state, AgentState::Executing) {
-                self.go(sink, AgentState::Executing, format!("running `{}`", call.name));
-            }
-            let result = match call.name.as_str() {
-                "delegate" => self.delegate(sink, &call.arguments),
-                _ => self.tools.call(&call.name, &call.arguments, step),
-            };
-            if let Some(commit) = &result.checkpoint {
-                self.emit(
-                    sink,
-                    AgentEvent::Checkpoint {
-                        step,
-                        commit: commit.clone(),
-                    },
-                );
-            }
-            if let Some((Decision::Deny { .. }, _)) = &result.decision {
-                self.go(
-                    sink,
-                    AgentState::AwaitingApproval,
-                    format!("`{}` needed approval", call.name),
-                );
-            }
-            let mut content = result.content.clone();
-            if result.error
-                && let Some(facts) = EnvironmentFacts::for_failure(&content)
-            {
-                content.push_str(&format!("\n\nenvironment facts:\n{facts}"));
-            }
-            self.emit(
-                sink,
-                AgentEvent::ToolCall {
-                    step,
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    ok: !result.error,
-                    result: content.clone(),
-                },
-            );
-            self.messages.push(Message::tool(&call.id, content.clone()));
-            if let Some(why) = self
-                .stuck
-                .record(&call.name, &call.arguments, &content, result.error)
-            {
-                return Err(format!("stuck: {why}"));
-            }
-            if result.error {
-                self.consecutive_errors += 1;
-                self.go(sink, AgentState::Fixing, format!("`{}` failed", call.name));
-            } else {
-                self.consecutive_errors = 0;
-            }
-            if result.finish.is_some() {
-                finish = result.finish;
+            if let Some(summary) = self.run_call(sink, call, step)? {
+                finish = Some(summary);
             }
         }
         match finish {
@@ -554,6 +501,65 @@ impl<'a> Agent<'a> {
             Some(summary) => self.evaluate(sink, &summary),
             None => Ok(None),
         }
+    }
+
+    /// One tool call: run, recorded, answered in the conversation, and watched for loops;
+    /// `Some(summary)` when it was `finish`.
+    fn run_call(&mut self, sink: Sink, call: &ToolCall, step: u32) -> Result<Option<String>, String> {
+        if !matches!(self.state, AgentState::Executing) {
+            self.go(sink, AgentState::Executing, format!("running `{}`", call.name));
+        }
+        let result = match call.name.as_str() {
+            "delegate" => self.delegate(sink, &call.arguments),
+            _ => self.tools.call(&call.name, &call.arguments, step),
+        };
+        if let Some(commit) = &result.checkpoint {
+            self.emit(
+                sink,
+                AgentEvent::Checkpoint {
+                    step,
+                    commit: commit.clone(),
+                },
+            );
+        }
+        if let Some((Decision::Deny { .. }, _)) = &result.decision {
+            self.go(
+                sink,
+                AgentState::AwaitingApproval,
+                format!("`{}` needed approval", call.name),
+            );
+        }
+        let mut content = result.content.clone();
+        if result.error
+            && let Some(facts) = EnvironmentFacts::for_failure(&content)
+        {
+            content.push_str(&format!("\n\nenvironment facts:\n{facts}"));
+        }
+        self.emit(
+            sink,
+            AgentEvent::ToolCall {
+                step,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                ok: !result.error,
+                result: content.clone(),
+            },
+        );
+        self.messages.push(Message::tool(&call.id, content.clone()));
+        if let Some(why) = self
+            .stuck
+            .record(&call.name, &call.arguments, &content, result.error)
+        {
+            return Err(format!("stuck: {why}"));
+        }
+        if result.error {
+            self.consecutive_errors += 1;
+            self.go(sink, AgentState::Fixing, format!("`{}` failed", call.name));
+        } else {
+            self.consecutive_errors = 0;
+        }
+        Ok(result.finish)
     }
 
     /// A plan step handed to a sub-agent: the same harness and tools with a fresh

@@ -4,9 +4,14 @@
 //! `ANTHROPIC_BASE_URL`), `ollama` (`OLLAMA_HOST`, its OpenAI-compatible `/v1`), `local`
 //! (any OpenAI-compatible server at `OPENAI_BASE_URL`, llama.cpp's say) — with its price per
 //! million tokens, and the privacy rule: a repository marked private (`private = true` in
-//! `.kenning/agent.toml`) only goes to a loopback endpoint.
+//! `.kenning/agent.toml`) only goes to a loopback endpoint. A comma-joined chain is a
+//! fallback chain, ordered as written, by price (`cheapest:`) or by measured latency
+//! (`fastest:`).
 
+use std::path::Path;
 use std::sync::Arc;
+
+use super::latency_model::LatencyModel;
 
 use crate::providers::{
     AnthropicMessages, Message, ModelReply, OpenAiResponses, OpenAiTools, ProviderError, ToolModel, ToolSpec,
@@ -46,25 +51,54 @@ impl ModelRouter {
     /// `spec` is `PROVIDER:NAME`, or several joined by commas (a fallback chain: each call
     /// goes to the first that answers), or empty (from the environment); `private` restricts
     /// the run to loopback endpoints.
-    pub fn route(spec: Option<&str>, private: bool) -> Result<RoutedModel, RouteError> {
-        if let Some(chain) = spec.filter(|s| s.contains(',')) {
-            let routed: Vec<RoutedModel> = chain
-                .split(',')
-                .map(|s| Self::route_one(Some(s.trim()), private))
-                .collect::<Result<_, _>>()?;
-            let price = routed[0].price;
-            let endpoint = routed
-                .iter()
-                .map(|r| r.endpoint.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Ok(RoutedModel {
-                model: Arc::new(FallbackModel(routed.into_iter().map(|r| r.model).collect())),
-                price,
-                endpoint,
-            });
+    ///
+    /// A chain may start with an order: `cheapest:` tries its models by known price (unknown
+    /// prices last), `fastest:` by the latency measured so far (kept in `latency_table` across
+    /// sessions; see `LatencyModel`). Without one, the chain is tried as written.
+    pub fn route(
+        spec: Option<&str>,
+        private: bool,
+        latency_table: Option<&Path>,
+    ) -> Result<RoutedModel, RouteError> {
+        let (order, rest) = match spec.map(|s| s.trim()) {
+            Some(s) if s.starts_with("fastest:") => (Some("fastest"), Some(&s["fastest:".len()..])),
+            Some(s) if s.starts_with("cheapest:") => (Some("cheapest"), Some(&s["cheapest:".len()..])),
+            other => (None, other),
+        };
+        let Some(chain) = rest.filter(|s| s.contains(',') || order.is_some()) else {
+            return Self::route_one(rest, private);
+        };
+        let mut routed: Vec<RoutedModel> = chain
+            .split(',')
+            .map(|s| Self::route_one(Some(s.trim()), private))
+            .collect::<Result<_, _>>()?;
+        if order == Some("cheapest") {
+            // Stable: equal prices keep the order written.
+            let cost = |r: &RoutedModel| r.price.map_or(f64::INFINITY, |(i, o)| i + o);
+            routed.sort_by(|a, b| cost(a).partial_cmp(&cost(b)).unwrap_or(std::cmp::Ordering::Equal));
         }
-        Self::route_one(spec, private)
+        // Priced at the dearest of the chain, so a cost limit is never under-counted.
+        let price = routed
+            .iter()
+            .map(|r| r.price)
+            .try_fold((0.0f64, 0.0f64), |acc, p| {
+                p.map(|(i, o)| (acc.0.max(i), acc.1.max(o)))
+            });
+        let endpoint = routed
+            .iter()
+            .map(|r| r.endpoint.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let models: Vec<Arc<dyn ToolModel>> = routed.into_iter().map(|r| r.model).collect();
+        let model: Arc<dyn ToolModel> = match order {
+            Some("fastest") => Arc::new(LatencyModel::new(models, latency_table.map(Path::to_path_buf))),
+            _ => Arc::new(FallbackModel(models)),
+        };
+        Ok(RoutedModel {
+            model,
+            price,
+            endpoint,
+        })
     }
 
     fn route_one(spec: Option<&str>, private: bool) -> Result<RoutedModel, RouteError> {
@@ -196,4 +230,31 @@ fn is_loopback(url: &str) -> bool {
         .next()
         .unwrap_or("");
     matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1") || host.starts_with("127.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cheapest_orders_the_chain_by_price_and_fastest_routes_by_latency() {
+        let r = ModelRouter::route(
+            Some("cheapest:anthropic:claude-opus-4,openai:gpt-4o-mini,openai:unpriced-model"),
+            false,
+            None,
+        )
+        .unwrap();
+        let id = r.model.id();
+        let pos = |n: &str| id.find(n).unwrap();
+        assert!(pos("gpt-4o-mini") < pos("claude-opus-4"), "{id}");
+        assert!(pos("claude-opus-4") < pos("unpriced-model"), "{id}");
+        // A chain with an unpriced model has no known price.
+        assert_eq!(r.price, None);
+        let r = ModelRouter::route(Some("cheapest:openai:gpt-4o-mini,openai:gpt-4o"), false, None).unwrap();
+        assert_eq!(r.price, Some((2.50, 10.00)), "priced at the dearest");
+        let r = ModelRouter::route(Some("fastest:openai:gpt-4o-mini,openai:gpt-4o"), false, None).unwrap();
+        assert!(r.model.id().starts_with("fastest of"), "{}", r.model.id());
+        // One model after an order is still routed (and a private repository still refused).
+        assert!(ModelRouter::route(Some("fastest:openai:gpt-4o"), true, None).is_err());
+    }
 }

@@ -132,16 +132,19 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     let settings = AgentSettings::load(&root)?;
     let private = settings.private.unwrap_or(false);
     let model_spec = run.model.clone().or(settings.model.clone());
-    let routed = ModelRouter::route(model_spec.as_deref(), private)?;
+    // Latency measured by earlier sessions, for `fastest:` chains.
+    let latency = state_dir().map(|d| d.join("agent").join("latency.json"));
+    let latency = latency.as_deref();
+    let routed = ModelRouter::route(model_spec.as_deref(), private, latency)?;
     let summary_spec = run.summary_model.clone().or(settings.summary_model.clone());
     let delegate_spec = run.delegate_model.clone().or(settings.delegate_model.clone());
     let delegate = delegate_spec
         .as_deref()
-        .map(|s| ModelRouter::route(Some(s), private))
+        .map(|s| ModelRouter::route(Some(s), private, latency))
         .transpose()?;
     let summarizer = summary_spec
         .as_deref()
-        .map(|s| ModelRouter::route(Some(s), private))
+        .map(|s| ModelRouter::route(Some(s), private, latency))
         .transpose()?;
     let session = match &resumed {
         Some((s, _)) => s.clone(),

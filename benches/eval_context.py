@@ -7,7 +7,8 @@ WS holds one materialized, indexed checkout per task (<WS>/<id>/ with its .kenni
 made once by benches/eval_context.sh (materialize.py --keep 1, then `ken index build`);
 `ken context --format json` runs on each task's issue text and the ranked files and
 functions are scored with the kit's score.py, per language. Each `--signals` value is one
-run (e.g. `lexical`, `semantic`, `lexical,semantic,mentions`); default: all signals.
+run (e.g. `lexical`, `semantic`, `lexical,semantic,mentions`, or `all`); default: all signals.
+A value may end in `@fused` or `@learned` to choose how the head of the list is ordered.
 """
 import argparse
 import json
@@ -27,8 +28,11 @@ def preds(ken, ws, tasks, signals, budget):
             print(f"skip {t['id']}: no index in {d}", file=sys.stderr)
             continue
         cmd = [ken, "context", "--repo", d, "--format", "json", "--budget", str(budget), "--files", "20", "--symbols", "100", "-q"]
-        if signals:
+        signals, _, ranker = signals.partition("@")
+        if signals and signals != "all":
             cmd += ["--signals", signals]
+        if ranker:
+            cmd += ["--ranker", ranker]
         s = time.time()
         r = subprocess.run(cmd + ["--", t["query"]], capture_output=True, text=True)
         times.append(time.time() - s)
@@ -70,7 +74,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for signals in a.signals or [""]:
         p, times = preds(ken, a.ws, tasks, signals, a.budget)
-        name = signals.replace(",", "+") or "all"
+        name = signals.replace(",", "+").replace("@", "-") or "all"
         path = os.path.join(a.out, f"preds-{name}.jsonl")
         with open(path, "w") as f:
             for x in p:

@@ -13,6 +13,10 @@ recall of the changed test files in the first 5 and 10 predicted test files, pre
 those 10, how many commits had any prediction, and the time of `ken impact` per commit.
 Test files the commit added are counted too (only naming can find them), and separately
 the recall over test files that existed at the parent.
+
+With `--git`, each parent is checked out in a clone whose HEAD is the parent (its history
+ends there), so the index has its history part and `ken impact` can use past co-changes;
+without it, the tree is extracted plain (no history).
 """
 import argparse
 import json
@@ -94,6 +98,7 @@ def main():
     ap.add_argument("--work", default="/tmp/ken-impact-replay")
     ap.add_argument("--out", default="/tmp/ken-impact-replay.jsonl")
     ap.add_argument("--score-only", action="store_true", help="re-score the rows in --out")
+    ap.add_argument("--git", action="store_true", help="check out each parent with its history")
     a = ap.parse_args()
     repos = a.repo or ["psf+requests", "pallets+flask", "pylint-dev+pylint", "BurntSushi+ripgrep", "sharkdp+fd", "sharkdp+bat"]
     rows = []
@@ -106,11 +111,17 @@ def main():
             if not os.path.isdir(gitdir):
                 print(f"skip {repo}: no mirror at {gitdir}", file=sys.stderr)
                 continue
-            ws = os.path.join(a.work, repo)
+            ws = os.path.join(a.work, repo + ("-git" if a.git else ""))
+            if a.git and not os.path.isdir(ws):
+                subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", gitdir, ws], check=True)
             os.makedirs(ws, exist_ok=True)
             picked = commits(gitdir, a.commits)
             for c, parent, src, tests, tests_existing in reversed(picked):
-                extract(gitdir, parent, ws)
+                if a.git:
+                    subprocess.run(["git", "-C", ws, "checkout", "-q", "--detach", "-f", parent], capture_output=True)
+                    subprocess.run(["git", "-C", ws, "clean", "-qfdx", "-e", ".kenning"], check=True)
+                else:
+                    extract(gitdir, parent, ws)
                 b = subprocess.run([a.ken, "-q", "index", "build", ws, "--no-semantic"], capture_output=True)
                 if b.returncode != 0:
                     print(f"{repo} {c[:8]}: build failed: {b.stderr.decode()[-300:]}", file=sys.stderr)
@@ -139,6 +150,10 @@ def main():
         return None if not g else sum(1 for t in g if t in r["predicted"][:k]) / len(g)
     for r in rows:
         r["gold_runnable"] = [t for t in r["gold"] if runnable(t)]
+    for repo in sorted({r["repo"] for r in rows}):
+        rs = [r for r in rows if r["repo"] == repo]
+        r10 = [recall(r, 10) for r in rs]
+        print(f"{repo}: {len(rs)} commits, changed-test recall@10 {100 * sum(r10) / len(r10):.1f}")
     print("| language | commits | recall@5 | recall@10 | precision@10 | recall@10 (tests existing at parent) | recall@10 (runnable test files only) | commits with a prediction | ken impact p50 / max |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for lang in sorted({r["language"] for r in rows}) + ["all"]:

@@ -1,5 +1,5 @@
 //! Module layering: imports point one way, `util < symbols < lang < parse < {graph, lexical,
-//! vector} < index < context < providers < api < exec < agent < server < cli`. Reads `src/` and fails
+//! vector} < index < context < impact < providers < api < exec < agent < server < cli`. Reads `src/` and fails
 //! on an import that points the wrong way, and on printing below `cli`.
 
 use std::path::Path;
@@ -15,13 +15,14 @@ fn rank(module: &str) -> Option<usize> {
         "graph" | "lexical" | "vector" => 4,
         "index" => 5,
         "context" => 6,
-        "providers" => 7,
-        "api" => 8,
-        "exec" => 9,
-        "agent" => 10,
+        "impact" => 7,
+        "providers" => 8,
+        "api" => 9,
+        "exec" => 10,
+        "agent" => 11,
         // `ken serve` starts the server: the CLI sits on top of it.
-        "server" => 11,
-        "cli" => 12,
+        "server" => 12,
+        "cli" => 13,
         _ => return None,
     })
 }

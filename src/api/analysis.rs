@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use super::ApiError;
 use super::watch_state::Staleness;
 use crate::graph::{CodeGraph, GraphQuery, SymbolGraph};
-use crate::index::{Coverage, IndexError, IndexSnapshot, SemanticIndex, WorkingTreeDiff};
+use crate::index::{Coverage, HistoryPart, IndexError, IndexSnapshot, SemanticIndex, WorkingTreeDiff};
 use crate::lexical::LexicalIndex;
 use crate::providers::embedder_from_settings;
 use crate::vector::Embedder;
@@ -22,6 +22,7 @@ pub struct Analysis {
     graph: OnceLock<Result<CodeGraph, String>>,
     symbol_graph: OnceLock<SymbolGraph>,
     semantic: OnceLock<Result<SemanticIndex, String>>,
+    history: OnceLock<Result<HistoryPart, String>>,
 }
 
 impl Analysis {
@@ -34,6 +35,7 @@ impl Analysis {
             graph: OnceLock::new(),
             symbol_graph: OnceLock::new(),
             semantic: OnceLock::new(),
+            history: OnceLock::new(),
         }
     }
 
@@ -77,6 +79,14 @@ impl Analysis {
             .get_or_init(|| self.snapshot.graph().map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+    }
+
+    /// The history part (missing on a plain tree, with the reason).
+    pub fn history(&self) -> Result<&HistoryPart, ApiError> {
+        self.history
+            .get_or_init(|| self.snapshot.history().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ApiError::Unavailable(format!("the history part: {e}")))
     }
 
     /// The code graph as petgraph, built once per generation.

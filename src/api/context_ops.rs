@@ -8,7 +8,7 @@ use super::page::{cap_query, check_limit, check_tokens};
 use super::{Analysis, ApiError};
 use crate::context::{
     Citation, ContextPack, ContextRanker, ENTRY_MANIFESTS, ManifestText, Overview, RankedFile, RankedSymbol,
-    RankerParts, Ranking, Signals, Weights, count_tokens, find_citations, manifest_entry_points,
+    RankerKind, RankerParts, Ranking, Signals, Weights, count_tokens, find_citations, manifest_entry_points,
     mark_unverified, pack,
 };
 use crate::graph::CodeGraph;
@@ -34,6 +34,13 @@ pub struct ContextRequest {
     /// the tuned set).
     #[serde(default)]
     pub signals: Option<String>,
+    /// How the head of the fused list is ordered: `learned` (default: the shipped model,
+    /// when it loads) or `fused`.
+    #[serde(default)]
+    pub ranker: Option<String>,
+    /// Each ranked candidate's feature vector, in `files[].features` (training data).
+    #[serde(default)]
+    pub features: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -121,7 +128,13 @@ and name the files that look closest. Be concise.";
 
 impl Analysis {
     /// The task's ranking, with the graph it read.
-    fn rank(&self, task: &str, signals: Signals) -> Result<(Ranking, Option<&CodeGraph>), ApiError> {
+    fn rank(
+        &self,
+        task: &str,
+        signals: Signals,
+        kind: RankerKind,
+        features: bool,
+    ) -> Result<(Ranking, Option<&CodeGraph>), ApiError> {
         let weights = match std::env::var("KEN_CONTEXT_WEIGHTS") {
             Ok(spec) => Weights::default().with_overrides(&spec),
             Err(_) => Weights::default(),
@@ -141,8 +154,13 @@ impl Analysis {
                 .semantic
                 .then(|| self.semantic().map_err(|e| e.to_string())),
             graph: self.graph().map_err(|e| e.to_string()),
+            history: signals
+                .history
+                .then(|| self.history().map_err(|e| e.to_string())),
         };
-        let ranker = ContextRanker::new(self.snapshot(), self.root(), parts, signals, weights);
+        let mut ranker =
+            ContextRanker::new(self.snapshot(), self.root(), parts, signals, weights).with_ranker(kind);
+        ranker.with_features = features;
         let ranking = ranker.rank(task)?;
         Ok((ranking, ranker.graph()))
     }
@@ -156,7 +174,11 @@ impl Analysis {
             Some(list) => Signals::parse(list).map_err(|e| ApiError::invalid("signals", e))?,
             None => Signals::default(),
         };
-        let (ranking, graph) = self.rank(&task, signals)?;
+        let kind = match &r.ranker {
+            Some(k) => RankerKind::parse(k).map_err(|e| ApiError::invalid("ranker", e))?,
+            None => RankerKind::default(),
+        };
+        let (ranking, graph) = self.rank(&task, signals, kind, r.features.unwrap_or(false))?;
         let mut out = ContextResponse {
             task,
             files: ranking.files.iter().take(files).cloned().collect(),
@@ -207,7 +229,7 @@ impl Analysis {
     ) -> Result<AskResponse, ApiError> {
         let (question, note) = cap_query("question", &r.question)?;
         let budget = check_tokens(r.max_tokens)?.unwrap_or(6000);
-        let (mut ranking, graph) = self.rank(&question, Signals::default())?;
+        let (mut ranking, graph) = self.rank(&question, Signals::default(), RankerKind::default(), false)?;
         let packed = pack(&ranking, self.snapshot(), self.root(), graph, budget)?;
         ranking.files.truncate(ASK_FILES);
         let overview = Overview::build(self.snapshot(), self.graph().ok())

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::page::{PageInfo, Paging};
 use super::{Analysis, ApiError};
-use crate::context::{
+use crate::impact::{
     ChangeKind, ChangedFile, ChangedSymbol, FileDiff, Impact, ImpactAnalysis, UnifiedDiff,
     changed_definitions, is_public,
 };
@@ -146,7 +146,8 @@ impl Analysis {
         let snapshot = self.snapshot();
         let analysis =
             ImpactAnalysis::with_symbol_graph(graph, std::borrow::Cow::Borrowed(self.symbol_graph()?))
-                .with_root(self.root());
+                .with_root(self.root())
+                .with_history(self.history().ok());
         let records = |path: &str| -> Option<FileSymbols> {
             let id = snapshot.file_id(path)?;
             snapshot.load_symbols_of(&[id]).ok()?.into_iter().next()
@@ -158,6 +159,11 @@ impl Analysis {
         let mut notes = Vec::new();
         if changed_files.is_empty() {
             notes.push("the change is empty: nothing to analyse".into());
+        }
+        if let Err(e) = self.history() {
+            notes.push(format!(
+                "{e}: tests are found through the graph, naming and suites, not through past co-changes"
+            ));
         }
         let unindexed: Vec<&String> = changed_files
             .iter()

@@ -153,6 +153,7 @@ impl Workspace {
             lexical: true,
             graph: m.parts.contains_key("graph"),
             vectors: m.parts.contains_key("vectors"),
+            history: m.parts.contains_key("history"),
         };
         let embedder = match config.vectors {
             true => super::analysis::stored_embedder(held.snapshot())?,

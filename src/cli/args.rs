@@ -466,6 +466,9 @@ pub struct BuildArgs {
     /// Skip the code graph part; only to measure what it costs.
     #[arg(long, hide = true)]
     pub no_graph: bool,
+    /// Skip the history part (change counts, co-changes and commit words read from git).
+    #[arg(long)]
+    pub no_history: bool,
     /// Print the build report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -574,9 +577,16 @@ pub struct ContextArgs {
     /// Ranked definitions listed (in the JSON).
     #[arg(long, default_value_t = 20)]
     pub symbols: usize,
-    /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default all).
+    /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior, history
+    /// (default all).
     #[arg(long, value_name = "LIST")]
     pub signals: Option<String>,
+    /// How the head of the fused list is ordered: `learned` (the shipped model) or `fused`.
+    #[arg(long, value_name = "KIND")]
+    pub ranker: Option<String>,
+    /// Give each ranked candidate's feature vector in the JSON (training data).
+    #[arg(long, hide = true)]
+    pub features: bool,
     /// Repository root (default: found upwards from the current folder).
     #[arg(long)]
     pub repo: Option<PathBuf>,

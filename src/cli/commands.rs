@@ -67,6 +67,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         lexical: !a.no_lexical,
         graph: !a.no_graph,
         vectors: !a.no_semantic,
+        history: !a.no_history,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)

@@ -23,6 +23,8 @@ pub fn context(a: ContextArgs) -> Result<ExitCode> {
             files: Some(a.files),
             symbols: Some(a.symbols),
             signals: a.signals.clone(),
+            ranker: a.ranker.clone(),
+            features: a.features.then_some(true),
         })
         .map_err(cli_error)?;
     match a.format {

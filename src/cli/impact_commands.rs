@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use super::args::ImpactArgs;
 use super::shared::{cli_error, open, print_json};
 use crate::api::{ApiError, ImpactRequest};
-use crate::context::Impact;
+use crate::impact::Impact;
 use crate::exec::{Decision, EditPolicy, SandboxMode};
 
 #[derive(serde::Serialize)]

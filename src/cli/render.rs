@@ -112,6 +112,29 @@ parts:"
             100.0 * n(r, "external") as f64 / total
         )?;
     }
+    match parts.get("history") {
+        Some(h) if h.get("missing").is_some() => writeln!(
+            out,
+            "  history    missing: {}",
+            h["missing"].as_str().unwrap_or("?")
+        )?,
+        Some(h) => writeln!(
+            out,
+            "  history    {} commits over {} files to {} ({} skipped as too large{}; {} new this build, {} ms)",
+            n(h, "commits"),
+            n(h, "files"),
+            h.get("head").and_then(|m| m.as_str()).map_or("?", |s| &s[..s.len().min(12)]),
+            n(h, "skipped_large"),
+            if h.get("truncated").and_then(|t| t.as_bool()).unwrap_or(false) {
+                ", truncated"
+            } else {
+                ""
+            },
+            n(h, "new_commits"),
+            n(h, "ms")
+        )?,
+        None => writeln!(out, "  history    not built")?,
+    }
     match parts.get("vectors") {
         Some(v) => writeln!(
             out,

@@ -10,7 +10,9 @@
 //!   the name is (a name defined in one place says more than one defined in forty);
 //! - `graph`: personalized PageRank over the code graph restarted at the strongest seeds of
 //!   the first three (their definitions), which lifts what those call, use and live in;
-//! - `prior`: the global PageRank of each file (central code matters more, a little).
+//! - `prior`: the global PageRank of each file (central code matters more, a little);
+//! - `history` (a git checkout only): files whose past commit messages read like the task,
+//!   then the co-change neighbours of the strongest files so far (see [`HistorySignal`]).
 //!
 //! Fusion is weighted reciprocal rank fusion, `w / (k + rank)` summed over the lists, with
 //! the path prior of the lexical layer (tests, docs, examples and benches count half). The
@@ -20,10 +22,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::{MentionKind, TaskMentions};
+use super::rank_features::{FileFacts, FileSignals, RankFeatures, path_overlap};
+use super::{HistorySignal, LearnedRanker, MentionKind, TaskMentions};
 use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
-use crate::index::{CodeSearch, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
-use crate::lexical::{LexicalIndex, path_prior};
+use crate::index::{CodeSearch, HistoryPart, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
+use crate::lexical::{LexicalIndex, is_test_path, path_prior};
 use crate::symbols::SymbolKind;
 
 /// Which signals to use (all by default; the evaluation turns them off one at a time).
@@ -34,6 +37,7 @@ pub struct Signals {
     pub mentions: bool,
     pub graph: bool,
     pub prior: bool,
+    pub history: bool,
 }
 
 impl Default for Signals {
@@ -44,6 +48,7 @@ impl Default for Signals {
             mentions: true,
             graph: true,
             prior: true,
+            history: true,
         }
     }
 }
@@ -57,6 +62,7 @@ impl Signals {
             mentions: false,
             graph: false,
             prior: false,
+            history: false,
         };
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             match name {
@@ -65,9 +71,10 @@ impl Signals {
                 "mentions" => s.mentions = true,
                 "graph" => s.graph = true,
                 "prior" => s.prior = true,
+                "history" => s.history = true,
                 other => {
                     return Err(format!(
-                        "unknown signal {other:?}: use lexical, semantic, mentions, graph, prior"
+                        "unknown signal {other:?}: use lexical, semantic, mentions, graph, prior, history"
                     ));
                 }
             }
@@ -91,6 +98,10 @@ pub struct Weights {
     pub mention_files: f32,
     /// Strength of an identifier written in prose (backticks and code 0.7, frames 1).
     pub prose: f32,
+    /// Files by the commit messages that changed them.
+    pub history: f32,
+    /// Co-change neighbours of the strongest files.
+    pub cochange: f32,
 }
 
 impl Default for Weights {
@@ -105,6 +116,8 @@ impl Default for Weights {
             symbols: 0.0,
             mention_files: 0.5,
             prose: 0.4,
+            history: 0.5,
+            cochange: 0.3,
         }
     }
 }
@@ -127,6 +140,8 @@ impl Weights {
                 "symbols" => self.symbols = v,
                 "mention_files" => self.mention_files = v,
                 "prose" => self.prose = v,
+                "history" => self.history = v,
+                "cochange" => self.cochange = v,
                 _ => {}
             }
         }
@@ -148,6 +163,12 @@ pub struct Why {
     pub graph: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub centrality: Option<usize>,
+    /// Rank among the files whose past commit messages read like the task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<usize>,
+    /// Rank among the co-change neighbours of the strongest files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cochange: Option<usize>,
 }
 
 impl Why {
@@ -166,6 +187,12 @@ impl Why {
         if let Some(r) = self.graph {
             parts.push(format!("graph #{r}"));
         }
+        if let Some(r) = self.history {
+            parts.push(format!("commit messages #{r}"));
+        }
+        if let Some(r) = self.cochange {
+            parts.push(format!("changes with a top file #{r}"));
+        }
         parts.join(", ")
     }
 }
@@ -175,6 +202,9 @@ pub struct RankedFile {
     pub path: String,
     pub score: f32,
     pub why: Why,
+    /// The learned ranker's columns (`FEATURE_NAMES`), when asked for (training data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub features: Option<Vec<f32>>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -200,6 +230,8 @@ pub struct Ranking {
     pub signals_used: Vec<&'static str>,
     /// Signals asked for but missing from the index, with why.
     pub signals_missing: Vec<String>,
+    /// `learned` when the model reordered the head of the list, else `fused`.
+    pub ranker: &'static str,
 }
 
 /// Files and symbols kept per ranking.
@@ -208,6 +240,8 @@ const MAX_SYMBOLS: usize = 100;
 /// Lists fetched per signal.
 const LEXICAL_FILES: usize = 100;
 const SEMANTIC_CHUNKS: usize = 300;
+/// Candidates given features when no model says how many.
+const LEARNED_CANDIDATES: usize = 50;
 /// Files whose definitions seed the graph walk.
 const GRAPH_SEED_FILES: usize = 8;
 /// A name defined in more places than this says nothing specific.
@@ -218,9 +252,13 @@ pub struct ContextRanker<'s> {
     search: Option<CodeSearch<'s>>,
     semantic: Option<&'s SemanticIndex>,
     graph: Option<&'s CodeGraph>,
+    history: Option<&'s HistoryPart>,
     missing: Vec<String>,
     signals: Signals,
     weights: Weights,
+    learned: Option<LearnedRanker>,
+    /// Attach each candidate's feature vector to the ranking.
+    pub with_features: bool,
 }
 
 /// Per-file accumulation.
@@ -228,6 +266,28 @@ pub struct ContextRanker<'s> {
 struct Acc {
     score: f32,
     why: Why,
+    sig: FileSignals,
+}
+
+/// How the fused list's head is finally ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RankerKind {
+    /// The learned model when it loads, else fused.
+    #[default]
+    Learned,
+    /// Weighted reciprocal rank fusion only.
+    Fused,
+}
+
+impl RankerKind {
+    pub fn parse(s: &str) -> Result<RankerKind, String> {
+        match s {
+            "learned" => Ok(RankerKind::Learned),
+            "fused" => Ok(RankerKind::Fused),
+            other => Err(format!("unknown ranker {other:?}: use learned or fused")),
+        }
+    }
 }
 
 /// The opened parts a ranking reads, each one present or why not (a resident server opens
@@ -236,6 +296,8 @@ pub struct RankerParts<'s> {
     pub lexical: Result<LexicalIndex, String>,
     pub semantic: Option<Result<&'s SemanticIndex, String>>,
     pub graph: Result<&'s CodeGraph, String>,
+    /// `None`: not asked for.
+    pub history: Option<Result<&'s HistoryPart, String>>,
 }
 
 impl<'s> ContextRanker<'s> {
@@ -278,15 +340,46 @@ impl<'s> ContextRanker<'s> {
                 None
             }
         };
+        let history = match (signals.history, parts.history) {
+            (true, Some(Ok(h))) => Some(h),
+            (true, Some(Err(e))) => {
+                missing.push(format!("history: {e}"));
+                None
+            }
+            (true, None) => {
+                missing.push("history: not opened".into());
+                None
+            }
+            (false, _) => None,
+        };
         ContextRanker {
             snapshot,
             search,
             semantic,
             graph,
+            history,
             missing,
             signals,
             weights,
+            learned: None,
+            with_features: false,
         }
+    }
+
+    /// Orders the fused list's head with the learned model, when `kind` asks for it and the
+    /// model loads (a model that does not is reported among the missing signals).
+    pub fn with_ranker(mut self, kind: RankerKind) -> Self {
+        self.learned = match kind {
+            RankerKind::Fused => None,
+            RankerKind::Learned => match LearnedRanker::embedded() {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    self.missing.push(format!("learned ranker: {e}"));
+                    None
+                }
+            },
+        };
+        self
     }
 
     pub fn graph(&self) -> Option<&'s CodeGraph> {
@@ -305,10 +398,14 @@ impl<'s> ContextRanker<'s> {
         if let Some(search) = &self.search {
             used.push("lexical");
             let r = search.search(task, SearchTarget::Files, LEXICAL_FILES)?;
-            for (i, f) in r.files.unwrap_or_default().iter().enumerate() {
+            let list = r.files.unwrap_or_default();
+            let top = list.first().map_or(1.0, |f| f.score).max(f32::MIN_POSITIVE);
+            for (i, f) in list.iter().enumerate() {
                 let a = files.entry(f.path.clone()).or_default();
                 a.score += rrf(w.lexical, i + 1);
                 a.why.lexical = Some(i + 1);
+                a.sig.lexical = f.score / top;
+                a.sig.lexical_rank = i + 1;
             }
             let mut seen = HashSet::new();
             let defs = r
@@ -337,6 +434,8 @@ impl<'s> ContextRanker<'s> {
                     let a = files.entry(h.path.clone()).or_default();
                     a.score += rrf(w.semantic, file_rank);
                     a.why.semantic = Some(file_rank);
+                    a.sig.semantic = h.score;
+                    a.sig.semantic_rank = file_rank;
                 }
                 if let Some(def) = h.symbol
                     && seen_syms.insert((h.path.clone(), def))
@@ -362,6 +461,8 @@ impl<'s> ContextRanker<'s> {
                     let a = files.entry(path.clone()).or_default();
                     a.score += top;
                     a.why.mention = Some("path".into());
+                    a.sig.mention += top;
+                    a.sig.mention_path = true;
                     if let Some(line) = p.line
                         && let Some(def) = innermost(g, fi, line)
                     {
@@ -396,8 +497,24 @@ impl<'s> ContextRanker<'s> {
                         let a = files.entry(path).or_default();
                         a.score += top * strength * w.mention_files;
                         a.why.mention.get_or_insert_with(|| label.into());
+                        a.sig.mention += top * strength * w.mention_files;
                     }
                 }
+            }
+        }
+        // History: files whose past commit messages read like the task.
+        let exists = |p: &str| self.snapshot.file_id(p).is_some();
+        if let Some(h) = self.history.filter(|_| w.history > 0.0) {
+            used.push("history");
+            let signal = HistorySignal { history: h };
+            let list = signal.messages(task, exists, LEXICAL_FILES);
+            let top = list.first().map_or(1.0, |f| f.1).max(f32::MIN_POSITIVE);
+            for (i, (path, s)) in list.into_iter().enumerate() {
+                let a = files.entry(path).or_default();
+                a.score += rrf(w.history, i + 1);
+                a.why.history = Some(i + 1);
+                a.sig.history = s / top;
+                a.sig.history_rank = i + 1;
             }
         }
         // Graph: personalized PageRank from the strongest files' definitions.
@@ -453,6 +570,7 @@ impl<'s> ContextRanker<'s> {
                     let a = files.entry(g.files[*fi].path.to_string()).or_default();
                     a.score += rrf(w.graph, i + 1);
                     a.why.graph = Some(i + 1);
+                    a.sig.graph_rank = i + 1;
                 }
                 per_sym.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 for (i, (id, _)) in per_sym.iter().take(MAX_SYMBOLS).enumerate() {
@@ -487,30 +605,55 @@ impl<'s> ContextRanker<'s> {
             }
         }
 
-        // A file's best definition speaks for it.
-        if w.symbols > 0.0 {
-            let mut best: HashMap<&str, f32> = HashMap::new();
-            for (k, a) in &symbols {
-                let (SymbolKey::Def(p, _) | SymbolKey::Line(p, _)) = k;
-                let b = best.entry(p.as_str()).or_default();
-                *b = b.max(a.score);
+        // Co-change: neighbours of the strongest files so far.
+        if let Some(h) = self.history.filter(|_| w.cochange > 0.0) {
+            let mut ranked: Vec<(String, f32)> = files
+                .iter()
+                .map(|(p, a)| (p.clone(), a.score * path_prior(p)))
+                .collect();
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let signal = HistorySignal { history: h };
+            for (i, (path, s)) in signal.cochange(&ranked, exists).into_iter().enumerate() {
+                let a = files.entry(path).or_default();
+                a.score += rrf(w.cochange, i + 1);
+                a.why.cochange = Some(i + 1);
+                a.sig.cochange = s;
+                a.sig.cochange_rank = i + 1;
             }
-            for (p, b) in best {
+        }
+        // A file's best definition speaks for it.
+        let mut best: HashMap<String, f32> = HashMap::new();
+        for (k, a) in &symbols {
+            let (SymbolKey::Def(p, _) | SymbolKey::Line(p, _)) = k;
+            let b = best.entry(p.clone()).or_default();
+            *b = b.max(a.score);
+        }
+        if w.symbols > 0.0 {
+            for (p, b) in &best {
                 if let Some(a) = files.get_mut(p) {
                     a.score += w.symbols * b;
                 }
             }
         }
         // Files: scores times the path prior.
+        let mut sigs: HashMap<String, FileSignals> = HashMap::new();
         let mut ranked_files: Vec<RankedFile> = files
             .into_iter()
-            .map(|(path, a)| RankedFile {
-                score: a.score * path_prior(&path),
-                path,
-                why: a.why,
+            .map(|(path, a)| {
+                sigs.insert(path.clone(), a.sig);
+                RankedFile {
+                    score: a.score * path_prior(&path),
+                    path,
+                    why: a.why,
+                    features: None,
+                }
             })
             .collect();
         ranked_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+        let reranked = self.rerank(task, &mut ranked_files, &sigs, &best, index.as_ref());
+        if reranked {
+            used.push("learned");
+        }
         ranked_files.truncate(MAX_FILES);
         let file_score: HashMap<&str, f32> =
             ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();
@@ -578,7 +721,71 @@ impl<'s> ContextRanker<'s> {
             symbols: out_symbols,
             signals_used: used,
             signals_missing: self.missing.clone(),
+            ranker: if reranked { "learned" } else { "fused" },
         })
+    }
+
+    /// The learned stage: each of the fused list's first candidates gets its feature
+    /// vector, and the model (when there is one) reorders them. The fused scores are kept
+    /// as a scale and handed out again in the new order, so what reads file scores later
+    /// (the definitions' ranking) sees the same range. Returns whether it reordered.
+    fn rerank(
+        &self,
+        task: &str,
+        files: &mut [RankedFile],
+        sigs: &HashMap<String, FileSignals>,
+        best: &HashMap<String, f32>,
+        index: Option<&GraphIndex>,
+    ) -> bool {
+        if self.learned.is_none() && !self.with_features {
+            return false;
+        }
+        let n = files.len().min(self.learned.as_ref().map_or(LEARNED_CANDIDATES, |m| m.candidates.max(1)));
+        let mut tokens = Vec::new();
+        crate::lexical::tokenize(task, &mut tokens);
+        let task_words: HashSet<String> = tokens.into_iter().map(|t| t.text).filter(|t| t.len() > 2).collect();
+        let history = self.history.map(|h| HistorySignal { history: h });
+        for (i, f) in files.iter_mut().take(n).enumerate() {
+            let graph_file = self.graph.zip(index).and_then(|(g, gi)| gi.file(&f.path).map(|fi| (g, fi)));
+            let facts = FileFacts {
+                lines: self
+                    .snapshot
+                    .file_id(&f.path)
+                    .and_then(|id| self.snapshot.table.files.get(id.index()))
+                    .map_or(0, |r| r.lines),
+                defs: graph_file.map_or(0, |(g, fi)| g.files[fi].defs.len()),
+                centrality: graph_file.map_or(0.0, |(g, fi)| g.rank.get(fi).map_or(0.0, |r| r.iter().sum())),
+                path_prior: path_prior(&f.path),
+                is_test: is_test_path(&f.path),
+                path_overlap: path_overlap(&task_words, &f.path),
+                history: history.as_ref().map(|h| h.facts(&f.path)),
+            };
+            let sig = sigs.get(&f.path).copied().unwrap_or_default();
+            let b = best.get(&f.path).copied().unwrap_or(0.0);
+            f.features = Some(RankFeatures::new(f.score, i + 1, b, &sig, &facts).0);
+        }
+        let Some(model) = &self.learned else {
+            return false;
+        };
+        let head = &mut files[..n];
+        let scale: Vec<f32> = head.iter().map(|f| f.score).collect();
+        let mut scored: Vec<(f32, usize)> = head
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.features.as_deref().map_or(f32::MIN, |x| model.score(x)), i))
+            .collect();
+        // Ties keep the fused order.
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let order: Vec<usize> = scored.iter().map(|s| s.1).collect();
+        let mut reordered: Vec<RankedFile> = order.iter().map(|&i| head[i].clone()).collect();
+        for (f, s) in reordered.iter_mut().zip(scale) {
+            f.score = s;
+            if !self.with_features {
+                f.features = None;
+            }
+        }
+        head.clone_from_slice(&reordered);
+        true
     }
 
     /// Names, kinds and spans of definitions of a file.
@@ -647,6 +854,8 @@ fn merge_why(into: &mut Why, from: &Why) {
         into.mention.clone_from(&from.mention);
     }
     into.graph = into.graph.or(from.graph);
+    into.history = into.history.or(from.history);
+    into.cochange = into.cochange.or(from.cochange);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

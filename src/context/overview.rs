@@ -294,7 +294,8 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
         .collect()
 }
 
-pub(crate) fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
+/// The graph's entry points: `main` functions, binaries, CLI and web handlers.
+pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
     let mut out = Vec::new();
     for f in &g.files {
         let path = f.path.as_str();

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::action_policy::protected_path;
 use super::{ActionClass, ApprovalPolicy, Decision, SandboxMode};
-use crate::context::{ChangeKind, Impact};
+use crate::impact::{ChangeKind, Impact};
 
 #[derive(Debug, Clone)]
 pub struct EditPolicy {

@@ -13,6 +13,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 
+use super::history_part::{HISTORY_FILE, HISTORY_VERSION, HistoryError, HistoryPart, HistoryRead};
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
 use super::repo_walker::Candidate;
@@ -144,6 +145,15 @@ impl<'a> IndexBuilder<'a> {
             .max(highest_gen + 1);
         let gen_dir = store.begin(generation)?;
 
+        // The history is read by git in a thread of its own while the tree is parsed.
+        let history = self.config.history.then(|| {
+            let root = self.root.clone();
+            let before = previous_history(&store, previous.as_ref());
+            std::thread::spawn(move || {
+                let t = Instant::now();
+                (HistoryPart::read(&root, before), t.elapsed())
+            })
+        });
         let walked = {
             let _span = tracing::info_span!("index.walk").entered();
             self.observer.phase("walk", 0);
@@ -218,6 +228,11 @@ impl<'a> IndexBuilder<'a> {
             .run()?;
             parts.insert("vectors".to_string(), part);
         }
+        if let Some(h) = history {
+            let _span = tracing::info_span!("index.history").entered();
+            let part = self.write_history(&store, h, &gen_dir)?;
+            parts.insert("history".to_string(), part);
+        }
         let Assembled {
             table,
             skeletons: _,
@@ -266,6 +281,42 @@ impl<'a> IndexBuilder<'a> {
             manifest,
             repairs,
         })
+    }
+
+    /// The history part: the previous generation's plus the commits since, or read whole.
+    /// A tree that is not a git repository gets a part that says so (readers report the
+    /// history signals as missing).
+    fn write_history(
+        &self,
+        store: &IndexStore,
+        reading: HistoryThread,
+        gen_dir: &Path,
+    ) -> Result<serde_json::Value, IndexError> {
+        let (result, took) = reading
+            .join()
+            .unwrap_or_else(|_| (Err(HistoryError::Git("log".into(), "the reader panicked".into())), Default::default()));
+        let (part, read) = match result {
+            Ok(r) => r,
+            Err(e) => return Ok(serde_json::json!({ "version": HISTORY_VERSION, "missing": e.to_string() })),
+        };
+        let bytes = postcard::to_allocvec(&part).map_err(|e| IndexError::Corrupt {
+            path: gen_dir.join(HISTORY_FILE),
+            detail: format!("encoding: {e}"),
+        })?;
+        let blake3 = store.write_part(gen_dir, HISTORY_FILE, &bytes)?;
+        Ok(serde_json::json!({
+            "version": HISTORY_VERSION,
+            "file": HISTORY_FILE,
+            "blake3": blake3,
+            "head": part.head,
+            "commits": part.commits,
+            "skipped_large": part.skipped_large,
+            "truncated": part.truncated,
+            "files": part.files.len(),
+            "new_commits": read.new_commits,
+            "incremental": read.incremental,
+            "ms": took.as_millis() as u64,
+        }))
     }
 
     /// What records were extracted with: grammars and queries, and which parts are built.
@@ -739,6 +790,20 @@ fn load_previous(
         }),
         Vec::new(),
     ))
+}
+
+type HistoryThread = std::thread::JoinHandle<(Result<(HistoryPart, HistoryRead), HistoryError>, std::time::Duration)>;
+
+/// The previous generation's history part, when this ken can add to it.
+fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<HistoryPart> {
+    let p = previous?;
+    let part = p.manifest.parts.get("history")?;
+    if part.get("version").and_then(|v| v.as_u64()) != Some(u64::from(HISTORY_VERSION)) {
+        return None;
+    }
+    let hash = part.get("blake3").and_then(|b| b.as_str());
+    let bytes = store.read_part(p.generation, HISTORY_FILE, hash).ok()?;
+    postcard::from_bytes(&bytes).ok()
 }
 
 /// The graph of a committed generation, if it has one this ken can reuse.

@@ -61,6 +61,9 @@ pub struct IndexConfig {
     pub graph: bool,
     /// Build the semantic part (chunks embedded, HNSW).
     pub vectors: bool,
+    /// Read the repository's history (change counts, co-changes, commit words) when it is
+    /// a git repository.
+    pub history: bool,
 }
 
 impl Default for IndexConfig {
@@ -73,6 +76,7 @@ impl Default for IndexConfig {
             lexical: true,
             graph: true,
             vectors: true,
+            history: true,
         }
     }
 }

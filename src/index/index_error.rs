@@ -43,6 +43,8 @@ pub enum IndexError {
         "the index at {0} has no semantic part (it was built with --no-semantic); run `ken index build` without it"
     )]
     NoSemantic(PathBuf),
+    #[error("the index at {dir} has no history part ({why})")]
+    NoHistory { dir: PathBuf, why: String },
     #[error("semantic index: {0}")]
     Vector(String),
     #[error("building the thread pool: {0}")]

@@ -167,6 +167,29 @@ impl IndexSnapshot {
             .filter(|s| !s.is_null())
     }
 
+    /// The history part: per-file change counts, co-changes and commit words. Missing when
+    /// the tree is not a git repository or the index was built without it (the reason says
+    /// which).
+    pub fn history(&self) -> Result<super::HistoryPart, IndexError> {
+        let no = |why: &str| IndexError::NoHistory {
+            dir: self.index_dir().to_path_buf(),
+            why: why.to_string(),
+        };
+        let Some(part) = self.manifest.parts.get("history") else {
+            return Err(no("built without it, or by an older ken; `ken index build` adds it"));
+        };
+        if let Some(why) = part.get("missing").and_then(|m| m.as_str()) {
+            return Err(no(why));
+        }
+        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(super::history_part::HISTORY_FILE);
+        let blake3 = part.get("blake3").and_then(|b| b.as_str());
+        let bytes = self.store.read_part(self.generation, file, blake3)?;
+        postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
+            path: self.generation_dir().join(file),
+            detail: e.to_string(),
+        })
+    }
+
     /// Opens the semantic part (vectors and their HNSW graph) with the built-in model.
     pub fn semantic(&self) -> Result<SemanticIndex, IndexError> {
         self.semantic_with(None)

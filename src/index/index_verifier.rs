@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
+use super::history_part::{HISTORY_FILE, HistoryPart};
 use super::vector_part::{VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::CodeGraph;
@@ -132,6 +133,17 @@ impl IndexVerifier {
         out.extend(lexical);
         out.extend(graph);
         out.extend(vectors);
+        // A history part that says it is missing has no file.
+        if manifest.parts.get("history").is_some_and(|p| p.get("file").is_some()) {
+            out.extend(Self::part::<HistoryPart>(
+                store,
+                generation,
+                manifest,
+                "history",
+                HISTORY_FILE,
+                deep,
+            ));
+        }
         out
     }
 

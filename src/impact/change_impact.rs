@@ -11,8 +11,10 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::test_commands::{TestCommands, is_test_name, runnable_test_file, stem};
-use super::{FileDiff, area_of};
+use super::FileDiff;
+use crate::context::area_of;
 use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
+use crate::index::HistoryPart;
 use crate::lexical::is_test_path;
 use crate::symbols::{Definition, FileSymbols, SymbolKind};
 
@@ -90,8 +92,9 @@ pub struct TestToRun {
     pub path: String,
     /// The test function, when the graph reached one.
     pub name: Option<String>,
-    /// `graph` (a test reaches the change), `naming` (named after a changed file) or
-    /// `suite` (a test suite of the package the change is in, largest first).
+    /// `graph` (a test reaches the change), `history` (it changed together with a changed
+    /// file in the past), `naming` (named after a changed file) or `suite` (a test suite of
+    /// the package the change is in, largest first).
     pub found_by: &'static str,
     pub score: f32,
     pub command: Option<String>,
@@ -264,6 +267,7 @@ pub struct ImpactAnalysis<'g> {
     sg: std::borrow::Cow<'g, SymbolGraph>,
     by_path: HashMap<&'g str, usize>,
     root: Option<std::path::PathBuf>,
+    history: Option<&'g HistoryPart>,
 }
 
 type NodeIndex = petgraph::graph::NodeIndex;
@@ -315,7 +319,15 @@ impl<'g> ImpactAnalysis<'g> {
             sg,
             by_path,
             root: None,
+            history: None,
         }
+    }
+
+    /// Reads the repository's history too: the tests that changed together with a changed
+    /// file in the past rank first.
+    pub fn with_history(mut self, history: Option<&'g HistoryPart>) -> Self {
+        self.history = history;
+        self
     }
 
     /// Reads the working tree at `root` for what the graph does not keep: test attributes
@@ -360,6 +372,7 @@ impl<'g> ImpactAnalysis<'g> {
             .map(|t| t.path.clone())
             .collect();
         tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
+        self.cochanged_tests(changed_files, &mut tests);
         let stems: Vec<String> = changed_files
             .iter()
             .filter(|p| !is_test_path(p))
@@ -490,6 +503,43 @@ impl<'g> ImpactAnalysis<'g> {
         }
         let test_commands = runners.commands(&tests);
         (tests, test_commands)
+    }
+
+    /// Tests that changed in the same commits as a changed source file (at least twice, or
+    /// in most of that file's few changes): scored above every other kind of evidence, in
+    /// proportion to how often they changed together; a test the graph reached already is
+    /// lifted instead of listed twice.
+    fn cochanged_tests(&self, changed_files: &[String], tests: &mut Vec<TestToRun>) {
+        let Some(h) = self.history else { return };
+        let mut strength: HashMap<&str, f32> = HashMap::new();
+        for p in changed_files.iter().filter(|p| !is_test_path(p)) {
+            let Some(f) = h.file(p) else { continue };
+            let changes = f.changes.max(1);
+            for (n, shared) in &f.neighbours {
+                let Some(t) = h.path_of(*n) else { continue };
+                let coupled = *shared >= 2 || (changes <= 3 && *shared * 2 >= changes);
+                if coupled && runnable_test_file(t) && self.by_path.contains_key(t) {
+                    let s = strength.entry(t).or_default();
+                    *s = s.max(*shared as f32 / changes as f32);
+                }
+            }
+        }
+        for (path, s) in strength {
+            let mut lifted = false;
+            for t in tests.iter_mut().filter(|t| t.path == path) {
+                t.score += 1.0 + s;
+                lifted = true;
+            }
+            if !lifted {
+                tests.push(TestToRun {
+                    command: None,
+                    path: path.to_string(),
+                    name: None,
+                    found_by: "history",
+                    score: 1.0 + s,
+                });
+            }
+        }
     }
 
     fn name_of(&self, node: Node) -> String {
@@ -712,7 +762,7 @@ impl<'g> ImpactAnalysis<'g> {
             .map(|a| a.path.as_str())
             .chain(changed.iter().map(|c| c.path.as_str()))
             .collect();
-        let entry_points: Vec<EntryPointHit> = super::overview::entry_points(self.graph)
+        let entry_points: Vec<EntryPointHit> = crate::context::entry_points(self.graph)
             .into_iter()
             .filter(|e| reached.contains(e.path.as_str()))
             .filter(|e| {

@@ -1,0 +1,146 @@
+//! `RankFeatures`: one candidate file's evidence from every signal, as the fixed vector the
+//! learned ranker reads. The names in [`FEATURE_NAMES`] are the columns of the training data
+//! (`ken context --features`) and of the shipped model; a model whose columns differ is not
+//! used.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::HistoryFacts;
+
+/// Column names, in order.
+pub const FEATURE_NAMES: &[&str] = &[
+    "fused",
+    "fused_rank",
+    "lexical",
+    "lexical_rank",
+    "semantic",
+    "semantic_rank",
+    "mention",
+    "mention_path",
+    "best_symbol",
+    "graph_rank",
+    "history",
+    "history_rank",
+    "cochange",
+    "cochange_rank",
+    "centrality",
+    "path_prior",
+    "is_test",
+    "log_lines",
+    "log_defs",
+    "path_overlap",
+    "has_history",
+    "log_changes",
+    "log_age_days",
+    "log_span_days",
+];
+
+/// What each signal said of one file (zero where it said nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct FileSignals {
+    /// Score over the list's best (1 for the top file).
+    pub lexical: f32,
+    pub lexical_rank: usize,
+    pub semantic: f32,
+    pub semantic_rank: usize,
+    /// Fused score the task's mentions gave it.
+    pub mention: f32,
+    pub mention_path: bool,
+    pub graph_rank: usize,
+    pub history: f32,
+    pub history_rank: usize,
+    pub cochange: f32,
+    pub cochange_rank: usize,
+}
+
+/// The facts about a file that do not depend on the task.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FileFacts {
+    pub lines: u32,
+    pub defs: usize,
+    /// Global centrality (summed PageRank).
+    pub centrality: f32,
+    pub path_prior: f32,
+    pub is_test: bool,
+    /// Share of the task's distinct words that appear in the path's words.
+    pub path_overlap: f32,
+    /// `None`: no history part.
+    pub history: Option<HistoryFacts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankFeatures(pub Vec<f32>);
+
+impl RankFeatures {
+    /// The vector: `fused` is the file's fused score, `rank` its place in the fused list.
+    pub fn new(fused: f32, rank: usize, best_symbol: f32, s: &FileSignals, f: &FileFacts) -> RankFeatures {
+        let recip = |r: usize| if r == 0 { 0.0 } else { 1.0 / r as f32 };
+        let h = f.history.unwrap_or_default();
+        let v = vec![
+            fused,
+            recip(rank),
+            s.lexical,
+            recip(s.lexical_rank),
+            s.semantic,
+            recip(s.semantic_rank),
+            s.mention,
+            f32::from(u8::from(s.mention_path)),
+            best_symbol,
+            recip(s.graph_rank),
+            s.history,
+            recip(s.history_rank),
+            s.cochange,
+            recip(s.cochange_rank),
+            f.centrality,
+            f.path_prior,
+            f32::from(u8::from(f.is_test)),
+            (1.0 + f.lines as f32).ln(),
+            (1.0 + f.defs as f32).ln(),
+            f.path_overlap,
+            f32::from(u8::from(f.history.is_some())),
+            (1.0 + h.changes as f32).ln(),
+            if h.changes == 0 { -1.0 } else { (1.0 + h.age_days).ln() },
+            if h.changes == 0 { -1.0 } else { (1.0 + h.span_days).ln() },
+        ];
+        debug_assert_eq!(v.len(), FEATURE_NAMES.len());
+        RankFeatures(v)
+    }
+}
+
+/// Share of the path's words (its folders and file name, split as identifiers; the
+/// extension and words of two letters or fewer left out) that the task uses.
+pub fn path_overlap(task_words: &HashSet<String>, path: &str) -> f32 {
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let mut words = Vec::new();
+    crate::lexical::tokenize(stem, &mut words);
+    let mut seen = HashSet::new();
+    let (mut all, mut hit) = (0usize, 0usize);
+    for t in words.iter().filter(|t| t.text.len() > 2) {
+        if seen.insert(t.text.as_str()) {
+            all += 1;
+            hit += usize::from(task_words.contains(&t.text));
+        }
+    }
+    if all == 0 { 0.0 } else { hit as f32 / all as f32 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_words_the_task_uses() {
+        let task: HashSet<String> = ["cookie", "cookies", "expiry"].map(String::from).into();
+        assert_eq!(path_overlap(&task, "requests/cookies.py"), 0.5);
+        assert_eq!(path_overlap(&task, "src/py.rs"), 0.0);
+        assert_eq!(path_overlap(&task, "cookies/expiry.rs"), 1.0);
+    }
+
+    #[test]
+    fn the_vector_has_a_value_per_column() {
+        let f = RankFeatures::new(1.0, 1, 0.0, &FileSignals::default(), &FileFacts::default());
+        assert_eq!(f.0.len(), FEATURE_NAMES.len());
+    }
+}

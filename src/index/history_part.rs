@@ -1,0 +1,482 @@
+//! `HistoryPart`: what the repository's history says of each file — how often and how lately
+//! it changed, which files changed with it, and the words of the commit messages that
+//! touched it — read with the git CLI, bounded, and updated with only the commits since the
+//! last build.
+//!
+//! Bounds: the newest [`MAX_COMMITS`] commits reachable from `HEAD` (merges skipped: their
+//! changes are the commits they merge), and only commits touching at most
+//! [`MAX_FILES_PER_COMMIT`] files (a mass rename or reformat says nothing about which files
+//! belong together). Paths are those of each commit (renames are not followed); a path that
+//! no longer exists is kept, and readers ask only about the files that do.
+//!
+//! Ages are measured from the newest commit read, not from the clock, so an old checkout
+//! ranks as it would have on its day.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::lexical::{is_stop_word, tokenize};
+
+/// Commits read at most (newest first).
+pub const MAX_COMMITS: usize = 20_000;
+/// Commits touching more files than this are skipped.
+pub const MAX_FILES_PER_COMMIT: usize = 50;
+/// Co-change neighbours kept per file (the most frequent).
+const MAX_NEIGHBOURS: usize = 48;
+/// Message words kept per file (the most frequent).
+const MAX_TERMS: usize = 256;
+pub const HISTORY_FILE: &str = "history.bin";
+pub const HISTORY_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FileHistory {
+    pub path: String,
+    /// Commits that changed it.
+    pub changes: u32,
+    /// Commit time (unix seconds) of its newest and oldest change.
+    pub last_unix: i64,
+    pub first_unix: i64,
+    /// Files changed in the same commits (index into `files`, commits shared), most first.
+    pub neighbours: Vec<(u32, u32)>,
+    /// Words of the messages of the commits that changed it, with counts, most first.
+    pub terms: Vec<(String, u32)>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HistoryPart {
+    /// The commit read up to.
+    pub head: String,
+    /// Commit time of `head`.
+    pub head_unix: i64,
+    /// Commits read (within the bounds) and those skipped as too large.
+    pub commits: u32,
+    pub skipped_large: u32,
+    /// The history went further back than [`MAX_COMMITS`], or the clone is shallow.
+    pub truncated: bool,
+    /// Sorted by path.
+    pub files: Vec<FileHistory>,
+    /// Summed length of every file's term counts (for BM25's average).
+    pub term_total: u64,
+}
+
+/// How a build read the history.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryRead {
+    /// Commits read this time (all of them on a full read).
+    pub new_commits: u32,
+    pub incremental: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("not a git repository")]
+    NotGit,
+    #[error("git is not installed")]
+    NoGit,
+    #[error("git {0}: {1}")]
+    Git(String, String),
+}
+
+/// One commit as read from `git log`.
+struct Commit {
+    unix: i64,
+    message: String,
+    files: Vec<String>,
+}
+
+/// The history while it is counted: paths by name, neighbour and term counts in maps.
+#[derive(Default)]
+struct Tally {
+    files: HashMap<String, FileTally>,
+}
+
+#[derive(Default)]
+struct FileTally {
+    changes: u32,
+    last_unix: i64,
+    first_unix: i64,
+    neighbours: HashMap<String, u32>,
+    terms: HashMap<String, u32>,
+}
+
+impl HistoryPart {
+    /// Reads the history of the repository holding `root` (paths relative to `root`),
+    /// adding to `previous` when its head is an ancestor of today's.
+    pub fn read(root: &Path, previous: Option<HistoryPart>) -> Result<(HistoryPart, HistoryRead), HistoryError> {
+        let head = match git(root, &["rev-parse", "--verify", "-q", "HEAD"]) {
+            Ok(h) => h.trim().to_string(),
+            Err(HistoryError::Git(_, e)) if e.contains("not a git repository") => return Err(HistoryError::NotGit),
+            Err(e) => {
+                // An empty repository has no HEAD yet: no history, not an error.
+                if git(root, &["rev-parse", "--git-dir"]).is_ok() {
+                    return Ok((
+                        HistoryPart::default(),
+                        HistoryRead {
+                            new_commits: 0,
+                            incremental: false,
+                        },
+                    ));
+                }
+                return Err(match e {
+                    HistoryError::Git(_, m) if m.contains("not a git repository") => HistoryError::NotGit,
+                    other => other,
+                });
+            }
+        };
+        if let Some(p) = &previous
+            && p.head == head
+        {
+            return Ok((
+                p.clone(),
+                HistoryRead {
+                    new_commits: 0,
+                    incremental: true,
+                },
+            ));
+        }
+        let base = previous.filter(|p| {
+            !p.head.is_empty() && git(root, &["merge-base", "--is-ancestor", &p.head, &head]).is_ok()
+        });
+        let range = match &base {
+            Some(p) => format!("{}..{head}", p.head),
+            None => head.clone(),
+        };
+        let limit = MAX_COMMITS.to_string();
+        let out = git(
+            root,
+            &[
+                "log",
+                "--no-merges",
+                "--no-renames",
+                "--relative",
+                "--name-only",
+                "-z",
+                "--format=%x1e%H%x1f%ct%x1f%B%x1f",
+                "-n",
+                &limit,
+                &range,
+                "--",
+            ],
+        )?;
+        let commits = parse_log(&out);
+        let shallow = git(root, &["rev-parse", "--is-shallow-repository"]).is_ok_and(|s| s.trim() == "true");
+        let incremental = base.is_some();
+        let mut tally = base.as_ref().map(Tally::from_part).unwrap_or_default();
+        let mut part = HistoryPart {
+            head: head.clone(),
+            head_unix: commits.first().map_or(0, |c| c.unix),
+            commits: base.as_ref().map_or(0, |p| p.commits),
+            skipped_large: base.as_ref().map_or(0, |p| p.skipped_large),
+            truncated: base.as_ref().is_some_and(|p| p.truncated) || shallow || commits.len() >= MAX_COMMITS,
+            ..HistoryPart::default()
+        };
+        if let Some(p) = &base {
+            part.head_unix = part.head_unix.max(p.head_unix);
+        }
+        let new_commits = commits.len() as u32;
+        for c in commits {
+            if c.files.len() > MAX_FILES_PER_COMMIT {
+                part.skipped_large += 1;
+                continue;
+            }
+            part.commits += 1;
+            tally.add(&c);
+        }
+        part.files = tally.finish(&mut part.term_total);
+        Ok((
+            part,
+            HistoryRead {
+                new_commits,
+                incremental,
+            },
+        ))
+    }
+
+    /// The history of a file, if it ever changed.
+    pub fn file(&self, path: &str) -> Option<&FileHistory> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+
+    pub fn path_of(&self, index: u32) -> Option<&str> {
+        self.files.get(index as usize).map(|f| f.path.as_str())
+    }
+
+    /// Days between a file's newest change and the newest commit read.
+    pub fn age_days(&self, f: &FileHistory) -> f32 {
+        ((self.head_unix - f.last_unix).max(0) as f32) / 86_400.0
+    }
+
+    /// Files ranked by BM25 of `query` over the words of the messages that changed them:
+    /// an issue that reads like the past fixes of a file points at it.
+    pub fn message_ranking(&self, query: &str) -> Vec<(usize, f32)> {
+        let terms = words(query);
+        if terms.is_empty() || self.files.is_empty() {
+            return Vec::new();
+        }
+        let n = self.files.len() as f32;
+        let avg = (self.term_total as f32 / n).max(1.0);
+        let mut df: HashMap<&str, u32> = HashMap::new();
+        for f in &self.files {
+            for (t, _) in &f.terms {
+                if terms.contains(t) {
+                    *df.entry(t.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let (k1, b) = (1.2f32, 0.75f32);
+        let mut out: Vec<(usize, f32)> = Vec::new();
+        for (i, f) in self.files.iter().enumerate() {
+            let len: u32 = f.terms.iter().map(|(_, c)| c).sum();
+            let mut score = 0f32;
+            for (t, tf) in &f.terms {
+                let Some(&d) = df.get(t.as_str()) else { continue };
+                let idf = ((n - d as f32 + 0.5) / (d as f32 + 0.5) + 1.0).ln();
+                let tf = *tf as f32;
+                score += idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len as f32 / avg));
+            }
+            if score > 0.0 {
+                out.push((i, score));
+            }
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+}
+
+impl Tally {
+    fn from_part(p: &HistoryPart) -> Tally {
+        let mut t = Tally::default();
+        for f in &p.files {
+            let neighbours = f
+                .neighbours
+                .iter()
+                .filter_map(|(i, c)| p.path_of(*i).map(|n| (n.to_string(), *c)))
+                .collect();
+            t.files.insert(
+                f.path.clone(),
+                FileTally {
+                    changes: f.changes,
+                    last_unix: f.last_unix,
+                    first_unix: f.first_unix,
+                    neighbours,
+                    terms: f.terms.iter().cloned().collect(),
+                },
+            );
+        }
+        t
+    }
+
+    fn add(&mut self, c: &Commit) {
+        let words = words(&c.message);
+        for path in &c.files {
+            let f = self.files.entry(path.clone()).or_default();
+            f.changes += 1;
+            f.last_unix = f.last_unix.max(c.unix);
+            f.first_unix = match f.first_unix {
+                0 => c.unix,
+                t => t.min(c.unix),
+            };
+            for other in c.files.iter().filter(|o| *o != path) {
+                *f.neighbours.entry(other.clone()).or_default() += 1;
+            }
+            for w in &words {
+                *f.terms.entry(w.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    fn finish(self, term_total: &mut u64) -> Vec<FileHistory> {
+        let mut paths: Vec<String> = self.files.keys().cloned().collect();
+        paths.sort();
+        let index: HashMap<&str, u32> = paths.iter().enumerate().map(|(i, p)| (p.as_str(), i as u32)).collect();
+        let mut out = Vec::with_capacity(paths.len());
+        for path in &paths {
+            let Some(f) = self.files.get(path) else { continue };
+            let mut neighbours: Vec<(u32, u32)> = f
+                .neighbours
+                .iter()
+                .filter_map(|(p, c)| index.get(p.as_str()).map(|i| (*i, *c)))
+                .collect();
+            neighbours.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            neighbours.truncate(MAX_NEIGHBOURS);
+            let mut terms: Vec<(String, u32)> = f.terms.iter().map(|(t, c)| (t.clone(), *c)).collect();
+            terms.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            terms.truncate(MAX_TERMS);
+            *term_total += terms.iter().map(|(_, c)| *c as u64).sum::<u64>();
+            out.push(FileHistory {
+                path: path.clone(),
+                changes: f.changes,
+                last_unix: f.last_unix,
+                first_unix: f.first_unix,
+                neighbours,
+                terms,
+            });
+        }
+        out
+    }
+}
+
+/// The distinct words of a text, lowercased, identifiers split into their parts, stop words
+/// and single letters dropped.
+fn words(text: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    tokenize(text, &mut tokens);
+    let mut out: Vec<String> = tokens
+        .into_iter()
+        .map(|t| t.text)
+        .filter(|t| t.len() > 1 && t.len() <= 40 && !is_stop_word(t) && !t.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `git log -z --format=%x1e%H%x1f%ct%x1f%B%x1f --name-only`: records start with 0x1e,
+/// fields end with 0x1f, then the paths, each ended by a NUL.
+fn parse_log(out: &str) -> Vec<Commit> {
+    out.split('\u{1e}')
+        .filter_map(|rec| {
+            let mut fields = rec.splitn(4, '\u{1f}');
+            let _hash = fields.next()?;
+            let unix = fields.next()?.trim().parse().ok()?;
+            let message = fields.next()?.to_string();
+            let files = fields
+                .next()
+                .unwrap_or("")
+                .split('\0')
+                .map(|p| p.trim_matches('\n'))
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect();
+            Some(Commit { unix, message, files })
+        })
+        .collect()
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, HistoryError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => HistoryError::NoGit,
+            _ => HistoryError::Git(args.join(" "), e.to_string()),
+        })?;
+    if !out.status.success() {
+        return Err(HistoryError::Git(
+            args.first().copied().unwrap_or("").to_string(),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn commit(dir: &Path, files: &[(&str, &str)], message: &str, when: i64) {
+        for (p, text) in files {
+            let path = dir.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        run(dir, &["add", "-A"]);
+        let date = format!("@{when} +0000");
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["commit", "-q", "-m", message])
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+
+    #[test]
+    fn counts_changes_neighbours_and_words_and_adds_only_new_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        run(d, &["init", "-q", "-b", "main"]);
+        commit(d, &[("src/cookies.py", "a"), ("tests/test_cookies.py", "a")], "Fix cookie jar expiry", 1_000_000);
+        commit(d, &[("src/cookies.py", "b"), ("tests/test_cookies.py", "b")], "cookies: handle max-age", 1_086_400);
+        commit(d, &[("src/auth.py", "a")], "Add digest authentication", 1_172_800);
+        let (part, read) = HistoryPart::read(d, None).unwrap();
+        assert_eq!((part.commits, read.new_commits, read.incremental), (3, 3, false));
+        let c = part.file("src/cookies.py").unwrap();
+        assert_eq!(c.changes, 2);
+        assert_eq!(part.age_days(c), 1.0);
+        let (n, shared) = c.neighbours[0];
+        assert_eq!((part.path_of(n), shared), (Some("tests/test_cookies.py"), 2));
+        assert!(c.terms.iter().any(|(t, n)| t == "cookie" && *n == 1), "{:?}", c.terms);
+        // Messages point at the files they changed.
+        let top = part.message_ranking("authentication with digest fails");
+        assert_eq!(part.files[top[0].0].path, "src/auth.py");
+        let top = part.message_ranking("cookie expiry is wrong");
+        assert_eq!(part.files[top[0].0].path, "src/cookies.py");
+
+        // Only the new commit is read next time, and the counts equal a full read.
+        commit(d, &[("src/auth.py", "b"), ("src/cookies.py", "c")], "auth sets cookies", 1_259_200);
+        let (inc, read) = HistoryPart::read(d, Some(part.clone())).unwrap();
+        assert_eq!((read.new_commits, read.incremental), (1, true));
+        let (full, _) = HistoryPart::read(d, None).unwrap();
+        assert_eq!(inc, full);
+        // The same head again reads nothing.
+        let (same, read) = HistoryPart::read(d, Some(full.clone())).unwrap();
+        assert_eq!((read.new_commits, same == full), (0, true));
+
+        // A rewritten history (the old head is no longer an ancestor) is read in full.
+        run(d, &["reset", "-q", "--hard", "HEAD~2"]);
+        let (after, read) = HistoryPart::read(d, Some(full)).unwrap();
+        assert!(!read.incremental);
+        assert_eq!(after.commits, 2);
+        assert!(after.file("src/auth.py").is_none());
+    }
+
+    #[test]
+    fn large_commits_are_skipped_and_a_plain_tree_has_no_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        run(d, &["init", "-q", "-b", "main"]);
+        let names: Vec<String> = (0..=MAX_FILES_PER_COMMIT).map(|i| format!("f{i}.py")).collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x")).collect();
+        commit(d, &files, "reformat everything", 1_000_000);
+        commit(d, &[("f1.py", "y")], "fix f1", 1_000_100);
+        let (part, _) = HistoryPart::read(d, None).unwrap();
+        assert_eq!((part.commits, part.skipped_large), (1, 1));
+        assert_eq!(part.file("f1.py").unwrap().changes, 1);
+        assert!(part.file("f2.py").is_none());
+
+        let plain = tempfile::tempdir().unwrap();
+        assert!(matches!(HistoryPart::read(plain.path(), None), Err(HistoryError::NotGit)));
+    }
+}

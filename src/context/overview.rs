@@ -294,7 +294,7 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
         .collect()
 }
 
-/// The graph's entry points: `main` functions, binaries, CLI and web handlers.
+/// The graph's entry points: package mains, binaries, `main` functions, CLI commands and HTTP routes.
 pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
     let mut out = Vec::new();
     for f in &g.files {

@@ -505,8 +505,8 @@ impl<'g> ImpactAnalysis<'g> {
         (tests, test_commands)
     }
 
-    /// Tests that changed in the same commits as a changed source file (at least twice, or
-    /// in most of that file's few changes): scored above every other kind of evidence, in
+    /// Tests that changed in the same commits as a changed source file (at least twice: one
+    /// shared commit, the one that added both, is chance): scored above every other kind of evidence, in
     /// proportion to how often they changed together; a test the graph reached already is
     /// lifted instead of listed twice.
     fn cochanged_tests(&self, changed_files: &[String], tests: &mut Vec<TestToRun>) {
@@ -517,7 +517,7 @@ impl<'g> ImpactAnalysis<'g> {
             let changes = f.changes.max(1);
             for (n, shared) in &f.neighbours {
                 let Some(t) = h.path_of(*n) else { continue };
-                let coupled = *shared >= 2 || (changes <= 3 && *shared * 2 >= changes);
+                let coupled = *shared >= 2;
                 if coupled && runnable_test_file(t) && self.by_path.contains_key(t) {
                     let s = strength.entry(t).or_default();
                     *s = s.max(*shared as f32 / changes as f32);

@@ -55,6 +55,9 @@ def feature_names():
     return [l.strip().strip('",') for l in body.splitlines() if l.strip()]
 
 
+repo_lang = {}
+
+
 def load(data):
     tasks = []
     for path in sorted(glob.glob(os.path.join(data, "*.jsonl"))):
@@ -67,6 +70,7 @@ def load(data):
             y = [1 if f["path"] in gold else 0 for f in files]
             if not any(y):
                 continue  # nothing to learn from: the gold is not among the candidates
+            repo_lang[t["repo"]] = t["language"]
             tasks.append({"id": t["id"], "repo": t["repo"], "X": np.array([f["features"] for f in files], dtype=np.float32),
                           "y": np.array(y), "paths": [f["path"] for f in files], "gold": gold})
     return tasks
@@ -135,24 +139,41 @@ def main():
     if width != {len(names)}:
         sys.exit(f"feature width {width} differs from FEATURE_NAMES ({len(names)}): re-mine with this ken")
     repos = sorted({t["repo"] for t in tasks})
-    lines = ["| held-out repository | tasks | fused Acc@1 | learned Acc@1 | fused Acc@5 | learned Acc@5 | fused R@5 | learned R@5 | fused MRR | learned MRR |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    all_f, all_l = [], []
+    rows = {}  # (repo, variant) -> (fused rows, learned rows)
     for repo in repos:
         held = [t for t in tasks if t["repo"] == repo]
         model = train([t for t in tasks if t["repo"] != repo])
-        f_rows, l_rows = [], []
         for t in held:
+            variant = "plain" if t["id"].endswith("-nohistory") else "git"
+            f_rows, l_rows = rows.setdefault((repo, variant), ([], []))
             f_rows.append(metrics(list(range(len(t["paths"]))), t))
             s = model.predict(t["X"])
             # Ties keep the fused order, as in Rust.
             l_rows.append(metrics(sorted(range(len(s)), key=lambda i: (-s[i], i)), t))
-        all_f += f_rows
-        all_l += l_rows
-        f, l = summarize(f_rows), summarize(l_rows)
-        lines.append(f"| {repo} | {len(held)} | {f[0]:.1f} | {l[0]:.1f} | {f[1]:.1f} | {l[1]:.1f} | {f[2]:.1f} | {l[2]:.1f} | {f[3]:.1f} | {l[3]:.1f} |")
-    f, l = summarize(all_f), summarize(all_l)
-    lines.append(f"| **all** | {len(all_f)} | {f[0]:.1f} | {l[0]:.1f} | {f[1]:.1f} | {l[1]:.1f} | {f[2]:.1f} | {l[2]:.1f} | {f[3]:.1f} | {l[3]:.1f} |")
+    lines = []
+    for variant, title in (("git", "with history (a git checkout)"), ("plain", "without history (a plain tree)")):
+        lines += [f"Leave-one-repository-out, {title}:", "",
+                  "| held-out repository | tasks | fused Acc@1 | learned Acc@1 | fused Acc@5 | learned Acc@5 | fused R@5 | learned R@5 | fused MRR | learned MRR |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        all_f, all_l = [], []
+        for lang in ("python", "rust"):
+            lang_f, lang_l = [], []
+            for repo in repos:
+                if (repo, variant) not in rows or repo_lang[repo] != lang:
+                    continue
+                f_rows, l_rows = rows[(repo, variant)]
+                lang_f += f_rows
+                lang_l += l_rows
+                f, l = summarize(f_rows), summarize(l_rows)
+                lines.append(f"| {repo} | {len(f_rows)} | {f[0]:.1f} | {l[0]:.1f} | {f[1]:.1f} | {l[1]:.1f} | {f[2]:.1f} | {l[2]:.1f} | {f[3]:.1f} | {l[3]:.1f} |")
+            if lang_f:
+                f, l = summarize(lang_f), summarize(lang_l)
+                lines.append(f"| *{lang}* | {len(lang_f)} | {f[0]:.1f} | {l[0]:.1f} | {f[1]:.1f} | {l[1]:.1f} | {f[2]:.1f} | {l[2]:.1f} | {f[3]:.1f} | {l[3]:.1f} |")
+            all_f += lang_f
+            all_l += lang_l
+        f, l = summarize(all_f), summarize(all_l)
+        lines.append(f"| **all** | {len(all_f)} | {f[0]:.1f} | {l[0]:.1f} | {f[1]:.1f} | {l[1]:.1f} | {f[2]:.1f} | {l[2]:.1f} | {f[3]:.1f} | {l[3]:.1f} |")
+        lines.append("")
     table = "\n".join(lines)
     print(table)
     print("(tasks whose gold is among the candidates; metrics over those candidates)")

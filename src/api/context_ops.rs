@@ -34,8 +34,9 @@ pub struct ContextRequest {
     /// the tuned set).
     #[serde(default)]
     pub signals: Option<String>,
-    /// How the head of the fused list is ordered: `learned` (default: the shipped model,
-    /// when it loads) or `fused`.
+    /// How the head of the fused list is ordered: `learned` (the shipped model, when it
+    /// loads; the default with the default signals) or `fused` (the default when `signals`
+    /// is given).
     #[serde(default)]
     pub ranker: Option<String>,
     /// Each ranked candidate's feature vector, in `files[].features` (training data).
@@ -60,6 +61,8 @@ pub struct ContextResponse {
     pub pack: ContextPack,
     pub truncated: bool,
     pub signals: SignalsUsed,
+    /// `learned` when the shipped model ordered the head of the list, else `fused`.
+    pub ranker: &'static str,
     pub notes: Vec<String>,
     pub generation: u64,
     pub coverage: Coverage,
@@ -174,9 +177,12 @@ impl Analysis {
             Some(list) => Signals::parse(list).map_err(|e| ApiError::invalid("signals", e))?,
             None => Signals::default(),
         };
-        let kind = match &r.ranker {
-            Some(k) => RankerKind::parse(k).map_err(|e| ApiError::invalid("ranker", e))?,
-            None => RankerKind::default(),
+        // The model was trained on every signal: a chosen subset is ranked by fusion unless
+        // the learned ranker is asked for too.
+        let kind = match (&r.ranker, &r.signals) {
+            (Some(k), _) => RankerKind::parse(k).map_err(|e| ApiError::invalid("ranker", e))?,
+            (None, Some(_)) => RankerKind::Fused,
+            (None, None) => RankerKind::default(),
         };
         let (ranking, graph) = self.rank(&task, signals, kind, r.features.unwrap_or(false))?;
         let mut out = ContextResponse {
@@ -189,6 +195,7 @@ impl Analysis {
                 used: ranking.signals_used.clone(),
                 missing: ranking.signals_missing.clone(),
             },
+            ranker: ranking.ranker,
             notes: note.into_iter().collect(),
             generation: self.generation(),
             coverage: self.coverage(),

@@ -651,9 +651,6 @@ impl<'s> ContextRanker<'s> {
             .collect();
         ranked_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
         let reranked = self.rerank(task, &mut ranked_files, &sigs, &best, index.as_ref());
-        if reranked {
-            used.push("learned");
-        }
         ranked_files.truncate(MAX_FILES);
         let file_score: HashMap<&str, f32> =
             ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();

@@ -96,6 +96,11 @@ impl IndexStore {
                             || name.starts_with("FORMAT.tmp-")
                     }),
                 };
+                // Another build may have written `FORMAT` (and begun a generation) between
+                // the two reads: read it again before calling the folder foreign.
+                if !empty && self.format_path().exists() {
+                    return self.check_format();
+                }
                 return if empty {
                     Ok(false)
                 } else {

@@ -7,8 +7,9 @@
 //! - A build never modifies a committed generation: it writes a new one and switches `CURRENT`
 //!   with a rename, so a build killed at any moment leaves the previous index readable.
 //! - One builder at a time (an OS file lock); readers never take the lock.
-//! - The stored result is a function of the tree alone: the same at any thread count, and an
-//!   incremental build equals a full rebuild of the same tree.
+//! - The stored result is a function of the tree alone (and, for the history part, of the
+//!   commits reachable from `HEAD`): the same at any thread count, and an incremental build
+//!   equals a full rebuild of the same tree and history.
 
 mod build_observer;
 mod code_search;

@@ -14,15 +14,14 @@ those 10, how many commits had any prediction, and the time of `ken impact` per 
 Test files the commit added are counted too (only naming can find them), and separately
 the recall over test files that existed at the parent.
 
-With `--git`, each parent is checked out in a clone whose HEAD is the parent (its history
-ends there), so the index has its history part and `ken impact` can use past co-changes;
-without it, the tree is extracted plain (no history).
+Each parent is checked out in a clone whose HEAD is the parent (its history ends there).
+With `--git` the index has its history part and `ken impact` can use past co-changes;
+without it the index is built with `--no-history`, as on a plain tree.
 """
 import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -79,16 +78,6 @@ def commits(gitdir, want):
     return picked
 
 
-def extract(gitdir, rev, ws):
-    for e in os.listdir(ws):
-        if e != ".kenning":
-            p = os.path.join(ws, e)
-            shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
-    archive = subprocess.Popen(["git", "--git-dir", gitdir, "archive", rev], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", ws], stdin=archive.stdout, check=True)
-    archive.wait()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", required=True)
@@ -111,18 +100,17 @@ def main():
             if not os.path.isdir(gitdir):
                 print(f"skip {repo}: no mirror at {gitdir}", file=sys.stderr)
                 continue
-            ws = os.path.join(a.work, repo + ("-git" if a.git else ""))
-            if a.git and not os.path.isdir(ws):
+            ws = os.path.join(a.work, repo + "-git")
+            if not os.path.isdir(ws):
                 subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", gitdir, ws], check=True)
             os.makedirs(ws, exist_ok=True)
             picked = commits(gitdir, a.commits)
             for c, parent, src, tests, tests_existing in reversed(picked):
-                if a.git:
-                    subprocess.run(["git", "-C", ws, "checkout", "-q", "--detach", "-f", parent], capture_output=True)
-                    subprocess.run(["git", "-C", ws, "clean", "-qfdx", "-e", ".kenning"], check=True)
-                else:
-                    extract(gitdir, parent, ws)
-                b = subprocess.run([a.ken, "-q", "index", "build", ws, "--no-semantic"], capture_output=True)
+                # Snapshots may lack big blobs (data files): checkout reports them and goes on.
+                subprocess.run(["git", "-C", ws, "checkout", "-q", "--detach", "-f", parent], capture_output=True)
+                subprocess.run(["git", "-C", ws, "clean", "-qfdx", "-e", ".kenning"], check=True)
+                build = [a.ken, "-q", "index", "build", ws, "--no-semantic"] + ([] if a.git else ["--no-history"])
+                b = subprocess.run(build, capture_output=True)
                 if b.returncode != 0:
                     print(f"{repo} {c[:8]}: build failed: {b.stderr.decode()[-300:]}", file=sys.stderr)
                     continue

@@ -69,6 +69,11 @@ impl LearnedRanker {
         Ok(m)
     }
 
+    /// Trees in the model.
+    pub fn trees(&self) -> usize {
+        self.trees.len()
+    }
+
     /// The model's score of one candidate (higher is more relevant).
     pub fn score(&self, x: &[f32]) -> f32 {
         let mut total = 0f32;

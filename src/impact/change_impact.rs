@@ -402,7 +402,7 @@ impl<'g> ImpactAnalysis<'g> {
             }
         }
         // Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
-        // for a folder holding a changed file, or the root), largest first: where tests of
+        // for a folder holding a changed file, or the root), the nearest package first, then largest: where tests of
         // behaviour go when nothing names them. Rust integration suites exercise the crate
         // from outside, through its binary when it has one — which no graph edge shows — so
         // they rank above other packages' suites.
@@ -417,7 +417,9 @@ impl<'g> ImpactAnalysis<'g> {
                 p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
             });
             let rust = changes.iter().any(|p| p.ends_with(".rs"));
-            let mut suites: Vec<(&str, usize)> = self
+            // (path, depth of the package folder, size): in a workspace the changed crate's
+            // own suites come before the root's and other packages'.
+            let mut suites: Vec<(&str, usize, usize)> = self
                 .graph
                 .files
                 .iter()
@@ -428,14 +430,17 @@ impl<'g> ImpactAnalysis<'g> {
                     let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
                     // Size by definitions and references: macro-generated tests have no
                     // definitions of their own.
-                    (in_scope && (dir.is_empty() || dir.ends_with('/')))
-                        .then_some((p, f.defs.len() + f.refs.len()))
+                    (in_scope && (dir.is_empty() || dir.ends_with('/'))).then_some((
+                        p,
+                        dir.matches('/').count(),
+                        f.defs.len() + f.refs.len(),
+                    ))
                 })
-                .filter(|(p, _)| !tests.iter().any(|t| t.path == *p))
+                .filter(|(p, _, _)| !tests.iter().any(|t| t.path == *p))
                 .collect();
-            suites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            suites.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(b.0)));
             let base = if rust && has_binary { 0.04 } else { 0.02 };
-            for (i, (p, _)) in suites.into_iter().enumerate() {
+            for (i, (p, _, _)) in suites.into_iter().enumerate() {
                 tests.push(TestToRun {
                     command: None,
                     path: p.to_string(),

@@ -28,9 +28,9 @@ def preds(ken, ws, tasks, signals, budget):
             print(f"skip {t['id']}: no index in {d}", file=sys.stderr)
             continue
         cmd = [ken, "context", "--repo", d, "--format", "json", "--budget", str(budget), "--files", "20", "--symbols", "100", "-q"]
-        signals, _, ranker = signals.partition("@")
-        if signals and signals != "all":
-            cmd += ["--signals", signals]
+        chosen, _, ranker = signals.partition("@")
+        if chosen and chosen != "all":
+            cmd += ["--signals", chosen]
         if ranker:
             cmd += ["--ranker", ranker]
         s = time.time()

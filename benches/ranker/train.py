@@ -44,8 +44,8 @@ PARAMS = dict(
     seed=7,
     deterministic=True,
     num_threads=2,
+    rounds=150,
 )
-ROUNDS = 150
 CANDIDATES = 50
 
 
@@ -76,11 +76,12 @@ def load(data):
     return tasks
 
 
-def train(tasks, rounds=ROUNDS):
+def train(tasks):
     X = np.vstack([t["X"] for t in tasks])
     y = np.concatenate([t["y"] for t in tasks])
     ds = lgb.Dataset(X, y, group=[len(t["y"]) for t in tasks], free_raw_data=False)
-    return lgb.train(PARAMS, ds, num_boost_round=rounds)
+    params = {k: v for k, v in PARAMS.items() if k != "rounds"}
+    return lgb.train(params, ds, num_boost_round=PARAMS["rounds"])
 
 
 def metrics(order, t):
@@ -130,7 +131,13 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "models", "file-ranker", "model.json"))
     ap.add_argument("--report", default=None, help="write the validation table (markdown) here")
+    ap.add_argument("--rounds", type=int, default=PARAMS["rounds"])
+    ap.add_argument("--leaves", type=int, default=PARAMS["num_leaves"])
+    ap.add_argument("--lr", type=float, default=PARAMS["learning_rate"])
+    ap.add_argument("--min-leaf", type=int, default=PARAMS["min_data_in_leaf"])
+    ap.add_argument("--validate-only", action="store_true", help="print the validation, export nothing")
     a = ap.parse_args()
+    PARAMS.update(num_leaves=a.leaves, learning_rate=a.lr, min_data_in_leaf=a.min_leaf, rounds=a.rounds)
     names = feature_names()
     tasks = load(a.data)
     if not tasks:
@@ -177,6 +184,8 @@ def main():
     table = "\n".join(lines)
     print(table)
     print("(tasks whose gold is among the candidates; metrics over those candidates)")
+    if a.validate_only:
+        return
     model = train(tasks)
     imp = sorted(zip(names, model.feature_importance("gain")), key=lambda x: -x[1])
     print("feature gain:", ", ".join(f"{n} {g:.0f}" for n, g in imp if g > 0))

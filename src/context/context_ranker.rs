@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::rank_features::{FileFacts, FileSignals, RankFeatures, path_overlap};
-use super::{HistorySignal, LearnedRanker, MentionKind, TaskMentions};
+use super::{EnvironmentDump, HistorySignal, LearnedRanker, MentionKind, TaskMentions};
 use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
 use crate::index::{CodeSearch, HistoryPart, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
 use crate::lexical::{LexicalIndex, is_test_path, path_prior};
@@ -387,6 +387,8 @@ impl<'s> ContextRanker<'s> {
     }
 
     pub fn rank(&self, task: &str) -> Result<Ranking, IndexError> {
+        // Version listings pasted from issue templates say nothing about the issue.
+        let task = &*EnvironmentDump::strip(task);
         let w = self.weights;
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         let mut files: HashMap<String, Acc> = HashMap::new();

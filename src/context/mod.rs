@@ -10,6 +10,7 @@
 mod citations;
 mod context_pack;
 mod context_ranker;
+mod environment_dump;
 mod history_signal;
 mod learned_ranker;
 mod rank_features;
@@ -22,6 +23,7 @@ pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pac
 pub use context_ranker::{
     ContextRanker, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, Signals, Weights, Why,
 };
+pub use environment_dump::EnvironmentDump;
 pub use history_signal::{HistoryFacts, HistorySignal};
 pub use learned_ranker::{LearnedRanker, MODEL_FORMAT, RankerModelError};
 pub use rank_features::{FEATURE_NAMES, FileFacts, FileSignals, RankFeatures, path_overlap};

@@ -106,11 +106,19 @@ fn a_checkout_reads_its_history_and_the_next_build_only_the_new_commits() {
     let status = stdout(&ken(&["index", "status"], d));
     assert!(status.contains("history    4 commits over 5 files"), "{status}");
 
-    std::fs::write(d.join("billing/report.py"), "def summary(book):\n    return round(sum(book), 2)\n").unwrap();
+    std::fs::write(
+        d.join("billing/report.py"),
+        "def summary(book):\n    return round(sum(book), 2)\n",
+    )
+    .unwrap();
     commit(d, "report: round the summary");
     assert!(ken(&["index", "build", "-q", "."], d).status.success());
     let h = manifest(d)["parts"]["history"].clone();
-    assert_eq!((h["commits"].as_u64(), h["new_commits"].as_u64()), (Some(5), Some(1)), "{h}");
+    assert_eq!(
+        (h["commits"].as_u64(), h["new_commits"].as_u64()),
+        (Some(5), Some(1)),
+        "{h}"
+    );
     assert_eq!(h["incremental"], true);
 }
 
@@ -118,10 +126,23 @@ fn a_checkout_reads_its_history_and_the_next_build_only_the_new_commits() {
 fn commit_messages_point_at_the_file_their_fixes_touched() {
     let r = repo();
     let d = r.path();
-    assert!(ken(&["index", "build", "-q", "--no-semantic", "."], d).status.success());
+    assert!(
+        ken(&["index", "build", "-q", "--no-semantic", "."], d)
+            .status
+            .success()
+    );
     // The task's words are in the ledger's history, not in its code.
-    let v = context(d, "amounts are off by a cent because of rounding", &["--ranker", "fused"]);
-    let used: Vec<&str> = v["signals"]["used"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let v = context(
+        d,
+        "amounts are off by a cent because of rounding",
+        &["--ranker", "fused"],
+    );
+    let used: Vec<&str> = v["signals"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert!(used.contains(&"history"), "{used:?}");
     let top = &v["files"][0];
     assert_eq!(top["path"], "billing/ledger.py", "{}", v["files"]);
@@ -153,12 +174,22 @@ fn a_plain_tree_reports_the_history_signals_missing() {
     let r = repo();
     let d = r.path();
     std::fs::remove_dir_all(d.join(".git")).unwrap();
-    assert!(ken(&["index", "build", "-q", "--no-semantic", "."], d).status.success());
+    assert!(
+        ken(&["index", "build", "-q", "--no-semantic", "."], d)
+            .status
+            .success()
+    );
     let status = stdout(&ken(&["index", "status"], d));
-    assert!(status.contains("history    missing: not a git repository"), "{status}");
+    assert!(
+        status.contains("history    missing: not a git repository"),
+        "{status}"
+    );
     let v = context(d, "rounding of ledger entries", &[]);
     let missing = v["signals"]["missing"].to_string();
-    assert!(missing.contains("history") && missing.contains("not a git repository"), "{missing}");
+    assert!(
+        missing.contains("history") && missing.contains("not a git repository"),
+        "{missing}"
+    );
     assert!(!v["files"].as_array().unwrap().is_empty());
 }
 
@@ -166,11 +197,17 @@ fn a_plain_tree_reports_the_history_signals_missing() {
 fn impact_ranks_the_tests_that_changed_with_the_file_first() {
     let r = repo();
     let d = r.path();
-    assert!(ken(&["index", "build", "-q", "--no-semantic", "."], d).status.success());
+    assert!(
+        ken(&["index", "build", "-q", "--no-semantic", "."], d)
+            .status
+            .success()
+    );
     // A body change the graph also follows: the co-changed test is lifted to the top.
     std::fs::write(
         d.join("billing/ledger.py"),
-        std::fs::read_to_string(d.join("billing/ledger.py")).unwrap().replace("round(amount, 2)", "round(amount, 3)"),
+        std::fs::read_to_string(d.join("billing/ledger.py"))
+            .unwrap()
+            .replace("round(amount, 2)", "round(amount, 3)"),
     )
     .unwrap();
     let out = ken(&["impact", "--json", "-q"], d);
@@ -179,11 +216,19 @@ fn impact_ranks_the_tests_that_changed_with_the_file_first() {
     let tests = v["impact"]["tests"].as_array().unwrap();
     assert_eq!(tests[0]["path"], "tests/test_invoices.py", "{tests:?}");
     assert!(tests[0]["score"].as_f64().unwrap() > 1.0, "{tests:?}");
-    assert!(!tests.iter().any(|t| t["path"] == "tests/test_cart.py" && t["found_by"] == "history"));
+    assert!(
+        !tests
+            .iter()
+            .any(|t| t["path"] == "tests/test_cart.py" && t["found_by"] == "history")
+    );
 
     // The report's summary changed with nothing: no history evidence for any test.
     git(d, &["checkout", "-q", "--", "."]);
-    std::fs::write(d.join("billing/report.py"), "def summary(book):\n    return sum(book) or 0\n").unwrap();
+    std::fs::write(
+        d.join("billing/report.py"),
+        "def summary(book):\n    return sum(book) or 0\n",
+    )
+    .unwrap();
     let v: Value = serde_json::from_str(&stdout(&ken(&["impact", "--json", "-q"], d))).unwrap();
     let tests = v["impact"]["tests"].as_array().unwrap();
     assert!(tests.iter().all(|t| t["found_by"] != "history"), "{tests:?}");

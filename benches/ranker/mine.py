@@ -40,9 +40,9 @@ def clean_message(msg):
     return re.sub(r"\s*\(#\d+\)", "", text)
 
 
-def candidates(mirror, lang, limit):
+def candidates(mirror, lang, limit, head):
     out = git(mirror, "log", "--no-merges", "--no-renames", "--name-status", "-z", "-n", str(limit),
-              "--format=%x1e%H%x1f%P%x1f%ct%x1f%B%x1f", "HEAD")
+              "--format=%x1e%H%x1f%P%x1f%ct%x1f%B%x1f", head)
     tasks = []
     for rec in out.split("\x1e")[1:]:
         parts = rec.split("\x1f", 4)
@@ -78,7 +78,8 @@ def spread(tasks, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", required=True)
-    ap.add_argument("--repo", action="append", required=True, help="OWNER/NAME:python|rust")
+    ap.add_argument("--repo", action="append", required=True,
+                    help="OWNER/NAME:python|rust[@COMMIT] (the newest commit looked at; default HEAD)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--per-repo", type=int, default=40)
     ap.add_argument("--since-commits", type=int, default=4000, help="newest commits looked at")
@@ -88,15 +89,16 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
     for spec in a.repo:
+        spec, _, head = spec.partition("@")
         name, lang = spec.split(":")
         slug = name.replace("/", "+")
         mirror = os.path.join(a.mirrors, slug, "repo")
-        tasks = spread(candidates(mirror, lang, a.since_commits), a.per_repo)
+        head = git(mirror, "rev-parse", head or "HEAD").strip()
+        tasks = spread(candidates(mirror, lang, a.since_commits, head), a.per_repo)
         tasks.sort(key=lambda t: t["time"])
         wdir = os.path.join(a.work, slug)
         if not os.path.isdir(wdir):
             subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", mirror, wdir], check=True)
-        head = git(mirror, "rev-parse", "HEAD").strip()
         out_path = os.path.join(a.out, f"{slug}.jsonl")
         t0 = time.time()
         with open(out_path, "w") as out:
@@ -132,7 +134,7 @@ def main():
                                           "signals": v.get("signals", {})}) + "\n")
                 out.flush()
         print(f"{name}: {len(tasks)} tasks from {tasks[0]['sha'][:10] if tasks else '-'} to "
-              f"{tasks[-1]['sha'][:10] if tasks else '-'} (mirror HEAD {head[:10]}), {time.time() - t0:.0f} s",
+              f"{tasks[-1]['sha'][:10] if tasks else '-'} (newest looked at: {head}), {time.time() - t0:.0f} s",
               flush=True)
 
 

@@ -157,9 +157,7 @@ impl Analysis {
                 .semantic
                 .then(|| self.semantic().map_err(|e| e.to_string())),
             graph: self.graph().map_err(|e| e.to_string()),
-            history: signals
-                .history
-                .then(|| self.history().map_err(|e| e.to_string())),
+            history: signals.history.then(|| self.history().map_err(|e| e.to_string())),
         };
         let mut ranker =
             ContextRanker::new(self.snapshot(), self.root(), parts, signals, weights).with_ranker(kind);

@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::page::{PageInfo, Paging};
 use super::{Analysis, ApiError};
+use crate::graph::{Family, Lookup};
 use crate::impact::{
     ChangeKind, ChangedFile, ChangedSymbol, FileDiff, Impact, ImpactAnalysis, UnifiedDiff,
     changed_definitions, is_public,
 };
-use crate::graph::{Family, Lookup};
 use crate::index::Coverage;
 use crate::lang::LanguageRegistry;
 use crate::parse::FileParser;

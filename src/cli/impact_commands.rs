@@ -9,8 +9,8 @@ use anyhow::{Context as _, Result};
 use super::args::ImpactArgs;
 use super::shared::{cli_error, open, print_json};
 use crate::api::{ApiError, ImpactRequest};
-use crate::impact::Impact;
 use crate::exec::{Decision, EditPolicy, SandboxMode};
+use crate::impact::Impact;
 
 #[derive(serde::Serialize)]
 struct WithApproval<'a> {

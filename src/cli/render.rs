@@ -123,7 +123,9 @@ parts:"
             "  history    {} commits over {} files to {} ({} skipped as too large{}; {} new this build, {} ms)",
             n(h, "commits"),
             n(h, "files"),
-            h.get("head").and_then(|m| m.as_str()).map_or("?", |s| &s[..s.len().min(12)]),
+            h.get("head")
+                .and_then(|m| m.as_str())
+                .map_or("?", |s| &s[..s.len().min(12)]),
             n(h, "skipped_large"),
             if h.get("truncated").and_then(|t| t.as_bool()).unwrap_or(false) {
                 ", truncated"

@@ -739,13 +739,24 @@ impl<'s> ContextRanker<'s> {
         if self.learned.is_none() && !self.with_features {
             return false;
         }
-        let n = files.len().min(self.learned.as_ref().map_or(LEARNED_CANDIDATES, |m| m.candidates.max(1)));
+        let n = files.len().min(
+            self.learned
+                .as_ref()
+                .map_or(LEARNED_CANDIDATES, |m| m.candidates.max(1)),
+        );
         let mut tokens = Vec::new();
         crate::lexical::tokenize(task, &mut tokens);
-        let task_words: HashSet<String> = tokens.into_iter().map(|t| t.text).filter(|t| t.len() > 2).collect();
+        let task_words: HashSet<String> = tokens
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.len() > 2)
+            .collect();
         let history = self.history.map(|h| HistorySignal { history: h });
         for (i, f) in files.iter_mut().take(n).enumerate() {
-            let graph_file = self.graph.zip(index).and_then(|(g, gi)| gi.file(&f.path).map(|fi| (g, fi)));
+            let graph_file = self
+                .graph
+                .zip(index)
+                .and_then(|(g, gi)| gi.file(&f.path).map(|fi| (g, fi)));
             let facts = FileFacts {
                 lines: self
                     .snapshot

@@ -48,7 +48,12 @@ impl EnvironmentDump {
         if !cut {
             return Cow::Borrowed(task);
         }
-        let kept: Vec<&str> = lines.iter().zip(&keep).filter(|(_, k)| **k).map(|(l, _)| *l).collect();
+        let kept: Vec<&str> = lines
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(l, _)| *l)
+            .collect();
         Cow::Owned(kept.join("\n"))
     }
 }
@@ -65,9 +70,7 @@ fn is_listing(line: &str) -> bool {
     }
     let key_ok = |k: &str| {
         let k = k.trim();
-        !k.is_empty()
-            && k.len() <= 40
-            && k.chars().all(|c| c.is_alphanumeric() || "_-.[]".contains(c))
+        !k.is_empty() && k.len() <= 40 && k.chars().all(|c| c.is_alphanumeric() || "_-.[]".contains(c))
     };
     let versionish = |v: &str| {
         let v = v.trim();
@@ -81,11 +84,18 @@ fn is_listing(line: &str) -> bool {
     }
     if let Some((k, v)) = l.split_once(':') {
         // Not a URL, not a `path:line` frame, not prose.
-        return key_ok(k) && !v.starts_with("//") && !v.trim_start().starts_with(|c: char| c.is_ascii_digit() && k.contains('.')) && versionish(v);
+        return key_ok(k)
+            && !v.starts_with("//")
+            && !v
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_digit() && k.contains('.'))
+            && versionish(v);
     }
     let mut words = l.split_whitespace();
     match (words.next(), words.next(), words.next()) {
-        (Some(k), Some(v), None) => key_ok(k) && v.chars().next().is_some_and(|c| c.is_ascii_digit()) && v.contains('.'),
+        (Some(k), Some(v), None) => {
+            key_ok(k) && v.chars().next().is_some_and(|c| c.is_ascii_digit()) && v.contains('.')
+        }
         _ => false,
     }
 }

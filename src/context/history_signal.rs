@@ -50,10 +50,14 @@ impl<'h> HistorySignal<'h> {
         let top = seeds.first().map_or(0.0, |s| s.1).max(f32::MIN_POSITIVE);
         let mut score: HashMap<&str, f32> = HashMap::new();
         for (path, s) in &seeds {
-            let Some(f) = self.history.file(path) else { continue };
+            let Some(f) = self.history.file(path) else {
+                continue;
+            };
             let changes = f.changes.max(1) as f32;
             for (n, shared) in &f.neighbours {
-                let Some(p) = self.history.path_of(*n) else { continue };
+                let Some(p) = self.history.path_of(*n) else {
+                    continue;
+                };
                 // One shared commit is chance, not coupling.
                 if *shared < 2 || is_test_path(p) || seeds.iter().any(|s| s.0 == p) || !exists(p) {
                     continue;

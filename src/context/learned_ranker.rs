@@ -50,17 +50,23 @@ impl LearnedRanker {
     }
 
     pub fn from_json(text: &str) -> Result<LearnedRanker, RankerModelError> {
-        let m: LearnedRanker = serde_json::from_str(text).map_err(|e| RankerModelError::Parse(e.to_string()))?;
+        let m: LearnedRanker =
+            serde_json::from_str(text).map_err(|e| RankerModelError::Parse(e.to_string()))?;
         if m.format != MODEL_FORMAT {
             return Err(RankerModelError::Format(m.format));
         }
-        if m.features.len() != FEATURE_NAMES.len() || m.features.iter().zip(FEATURE_NAMES).any(|(a, b)| a != b) {
+        if m.features.len() != FEATURE_NAMES.len()
+            || m.features.iter().zip(FEATURE_NAMES).any(|(a, b)| a != b)
+        {
             return Err(RankerModelError::Features(m.features.join(",")));
         }
         for (i, t) in m.trees.iter().enumerate() {
             let ok = !t.is_empty()
                 && t.iter().all(|n| {
-                    n.0 < 0 || (n.0 as usize) < FEATURE_NAMES.len() && (n.2 as usize) < t.len() && (n.3 as usize) < t.len()
+                    n.0 < 0
+                        || (n.0 as usize) < FEATURE_NAMES.len()
+                            && (n.2 as usize) < t.len()
+                            && (n.3 as usize) < t.len()
                 });
             if !ok {
                 return Err(RankerModelError::Tree(i));
@@ -109,7 +115,10 @@ mod tests {
     #[test]
     fn walks_trees_and_sums_leaves() {
         // Tree 1: lexical (column 2) <= 0.5 ? 1 : 3; tree 2: a single leaf 0.25.
-        let m = LearnedRanker::from_json(&model("[[[2,0.5,1,2],[-1,1.0,0,0],[-1,3.0,0,0]],[[-1,0.25,0,0]]]")).unwrap();
+        let m = LearnedRanker::from_json(&model(
+            "[[[2,0.5,1,2],[-1,1.0,0,0],[-1,3.0,0,0]],[[-1,0.25,0,0]]]",
+        ))
+        .unwrap();
         let mut x = vec![0f32; FEATURE_NAMES.len()];
         assert_eq!(m.score(&x), 1.25);
         x[2] = 0.9;
@@ -118,11 +127,20 @@ mod tests {
 
     #[test]
     fn refuses_models_it_cannot_read() {
-        assert!(matches!(LearnedRanker::from_json("{"), Err(RankerModelError::Parse(_))));
+        assert!(matches!(
+            LearnedRanker::from_json("{"),
+            Err(RankerModelError::Parse(_))
+        ));
         let bad_child = model("[[[2,0.5,1,9],[-1,1.0,0,0]]]");
-        assert!(matches!(LearnedRanker::from_json(&bad_child), Err(RankerModelError::Tree(0))));
+        assert!(matches!(
+            LearnedRanker::from_json(&bad_child),
+            Err(RankerModelError::Tree(0))
+        ));
         let other = model("[]").replace("\"fused\"", "\"something_else\"");
-        assert!(matches!(LearnedRanker::from_json(&other), Err(RankerModelError::Features(_))));
+        assert!(matches!(
+            LearnedRanker::from_json(&other),
+            Err(RankerModelError::Features(_))
+        ));
     }
 
     #[test]

@@ -13,9 +13,9 @@ mod context_ranker;
 mod environment_dump;
 mod history_signal;
 mod learned_ranker;
-mod rank_features;
 mod manifest_entry_points;
 mod overview;
+mod rank_features;
 mod task_mentions;
 
 pub use citations::{Citation, find_citations, mark_unverified};
@@ -26,7 +26,7 @@ pub use context_ranker::{
 pub use environment_dump::EnvironmentDump;
 pub use history_signal::{HistoryFacts, HistorySignal};
 pub use learned_ranker::{LearnedRanker, MODEL_FORMAT, RankerModelError};
-pub use rank_features::{FEATURE_NAMES, FileFacts, FileSignals, RankFeatures, path_overlap};
 pub use manifest_entry_points::{ENTRY_MANIFESTS, ManifestText, manifest_entry_points};
 pub use overview::{Area, AreaEdge, CentralModule, EntryPoint, Overview, area_of, entry_points};
+pub use rank_features::{FEATURE_NAMES, FileFacts, FileSignals, RankFeatures, path_overlap};
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};

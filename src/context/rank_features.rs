@@ -101,8 +101,16 @@ impl RankFeatures {
             f.path_overlap,
             f32::from(u8::from(f.history.is_some())),
             (1.0 + h.changes as f32).ln(),
-            if h.changes == 0 { -1.0 } else { (1.0 + h.age_days).ln() },
-            if h.changes == 0 { -1.0 } else { (1.0 + h.span_days).ln() },
+            if h.changes == 0 {
+                -1.0
+            } else {
+                (1.0 + h.age_days).ln()
+            },
+            if h.changes == 0 {
+                -1.0
+            } else {
+                (1.0 + h.span_days).ln()
+            },
         ];
         debug_assert_eq!(v.len(), FEATURE_NAMES.len());
         RankFeatures(v)

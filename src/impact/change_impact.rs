@@ -10,8 +10,8 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::test_commands::{TestCommands, is_test_name, runnable_test_file, stem};
 use super::FileDiff;
+use super::test_commands::{TestCommands, is_test_name, runnable_test_file, stem};
 use crate::context::area_of;
 use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
 use crate::index::HistoryPart;

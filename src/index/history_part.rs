@@ -18,7 +18,7 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lexical::{is_stop_word, tokenize};
+use crate::lexical::is_stop_word;
 
 /// Commits read at most (newest first).
 pub const MAX_COMMITS: usize = 20_000;
@@ -28,6 +28,8 @@ pub const MAX_FILES_PER_COMMIT: usize = 50;
 const MAX_NEIGHBOURS: usize = 48;
 /// Message words kept per file (the most frequent).
 const MAX_TERMS: usize = 256;
+/// Bytes of a commit message read for its words (the subject and the gist of the body).
+const MAX_MESSAGE: usize = 4096;
 pub const HISTORY_FILE: &str = "history.bin";
 pub const HISTORY_VERSION: u32 = 1;
 
@@ -87,10 +89,15 @@ struct Commit {
     files: Vec<String>,
 }
 
-/// The history while it is counted: paths by name, neighbour and term counts in maps.
+/// The history while it is counted: paths and words interned, neighbour and term counts
+/// in maps keyed by those ids (a commit of 50 files adds 2,450 neighbour counts).
 #[derive(Default)]
 struct Tally {
-    files: HashMap<String, FileTally>,
+    path_ids: HashMap<String, u32>,
+    paths: Vec<String>,
+    files: Vec<FileTally>,
+    word_ids: HashMap<String, u32>,
+    words: Vec<String>,
 }
 
 #[derive(Default)]
@@ -98,17 +105,22 @@ struct FileTally {
     changes: u32,
     last_unix: i64,
     first_unix: i64,
-    neighbours: HashMap<String, u32>,
-    terms: HashMap<String, u32>,
+    neighbours: HashMap<u32, u32>,
+    terms: HashMap<u32, u32>,
 }
 
 impl HistoryPart {
     /// Reads the history of the repository holding `root` (paths relative to `root`),
     /// adding to `previous` when its head is an ancestor of today's.
-    pub fn read(root: &Path, previous: Option<HistoryPart>) -> Result<(HistoryPart, HistoryRead), HistoryError> {
+    pub fn read(
+        root: &Path,
+        previous: Option<HistoryPart>,
+    ) -> Result<(HistoryPart, HistoryRead), HistoryError> {
         let head = match git(root, &["rev-parse", "--verify", "-q", "HEAD"]) {
             Ok(h) => h.trim().to_string(),
-            Err(HistoryError::Git(_, e)) if e.contains("not a git repository") => return Err(HistoryError::NotGit),
+            Err(HistoryError::Git(_, e)) if e.contains("not a git repository") => {
+                return Err(HistoryError::NotGit);
+            }
             Err(e) => {
                 // An empty repository has no HEAD yet: no history, not an error.
                 if git(root, &["rev-parse", "--git-dir"]).is_ok() {
@@ -250,88 +262,146 @@ impl HistoryPart {
 }
 
 impl Tally {
+    fn path_id(&mut self, path: &str) -> u32 {
+        if let Some(&id) = self.path_ids.get(path) {
+            return id;
+        }
+        let id = self.paths.len() as u32;
+        self.path_ids.insert(path.to_string(), id);
+        self.paths.push(path.to_string());
+        self.files.push(FileTally::default());
+        id
+    }
+
+    fn word_id(&mut self, word: &str) -> u32 {
+        if let Some(&id) = self.word_ids.get(word) {
+            return id;
+        }
+        let id = self.words.len() as u32;
+        self.word_ids.insert(word.to_string(), id);
+        self.words.push(word.to_string());
+        id
+    }
+
     fn from_part(p: &HistoryPart) -> Tally {
         let mut t = Tally::default();
+        // Paths first, so a part's file index is its id here.
         for f in &p.files {
-            let neighbours = f
-                .neighbours
-                .iter()
-                .filter_map(|(i, c)| p.path_of(*i).map(|n| (n.to_string(), *c)))
-                .collect();
-            t.files.insert(
-                f.path.clone(),
-                FileTally {
-                    changes: f.changes,
-                    last_unix: f.last_unix,
-                    first_unix: f.first_unix,
-                    neighbours,
-                    terms: f.terms.iter().cloned().collect(),
-                },
-            );
+            t.path_id(&f.path);
+        }
+        for (i, f) in p.files.iter().enumerate() {
+            let terms: HashMap<u32, u32> = f.terms.iter().map(|(w, c)| (t.word_id(w), *c)).collect();
+            let ft = &mut t.files[i];
+            ft.changes = f.changes;
+            ft.last_unix = f.last_unix;
+            ft.first_unix = f.first_unix;
+            ft.neighbours = f.neighbours.iter().copied().collect();
+            ft.terms = terms;
         }
         t
     }
 
     fn add(&mut self, c: &Commit) {
-        let words = words(&c.message);
-        for path in &c.files {
-            let f = self.files.entry(path.clone()).or_default();
+        let words: Vec<u32> = words(&c.message).iter().map(|w| self.word_id(w)).collect();
+        let ids: Vec<u32> = c.files.iter().map(|p| self.path_id(p)).collect();
+        for &id in &ids {
+            let f = &mut self.files[id as usize];
             f.changes += 1;
             f.last_unix = f.last_unix.max(c.unix);
             f.first_unix = match f.first_unix {
                 0 => c.unix,
                 t => t.min(c.unix),
             };
-            for other in c.files.iter().filter(|o| *o != path) {
-                *f.neighbours.entry(other.clone()).or_default() += 1;
+            for &other in ids.iter().filter(|&&o| o != id) {
+                *f.neighbours.entry(other).or_default() += 1;
             }
-            for w in &words {
-                *f.terms.entry(w.clone()).or_default() += 1;
+            for &w in &words {
+                *f.terms.entry(w).or_default() += 1;
             }
         }
     }
 
     fn finish(self, term_total: &mut u64) -> Vec<FileHistory> {
-        let mut paths: Vec<String> = self.files.keys().cloned().collect();
-        paths.sort();
-        let index: HashMap<&str, u32> = paths.iter().enumerate().map(|(i, p)| (p.as_str(), i as u32)).collect();
-        let mut out = Vec::with_capacity(paths.len());
-        for path in &paths {
-            let Some(f) = self.files.get(path) else { continue };
+        // Files sorted by path; neighbours renumbered to their place in that order.
+        let mut order: Vec<u32> = (0..self.paths.len() as u32).collect();
+        order.sort_by(|a, b| self.paths[*a as usize].cmp(&self.paths[*b as usize]));
+        let mut place = vec![0u32; order.len()];
+        for (i, &id) in order.iter().enumerate() {
+            place[id as usize] = i as u32;
+        }
+        let mut out = Vec::with_capacity(order.len());
+        for &id in &order {
+            let f = &self.files[id as usize];
             let mut neighbours: Vec<(u32, u32)> = f
                 .neighbours
                 .iter()
-                .filter_map(|(p, c)| index.get(p.as_str()).map(|i| (*i, *c)))
+                .map(|(n, c)| (place[*n as usize], *c))
                 .collect();
             neighbours.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             neighbours.truncate(MAX_NEIGHBOURS);
-            let mut terms: Vec<(String, u32)> = f.terms.iter().map(|(t, c)| (t.clone(), *c)).collect();
-            terms.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let mut terms: Vec<(&str, u32)> = f
+                .terms
+                .iter()
+                .map(|(w, c)| (self.words[*w as usize].as_str(), *c))
+                .collect();
+            terms.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
             terms.truncate(MAX_TERMS);
             *term_total += terms.iter().map(|(_, c)| *c as u64).sum::<u64>();
             out.push(FileHistory {
-                path: path.clone(),
+                path: self.paths[id as usize].clone(),
                 changes: f.changes,
                 last_unix: f.last_unix,
                 first_unix: f.first_unix,
                 neighbours,
-                terms,
+                terms: terms.into_iter().map(|(w, c)| (w.to_string(), c)).collect(),
             });
         }
         out
     }
 }
 
-/// The distinct words of a text, lowercased, identifiers split into their parts, stop words
-/// and single letters dropped.
+/// The distinct words of a text (its first [`MAX_MESSAGE`] bytes), lowercased, `snake_case`
+/// and `camelCase` words also split into their parts, stop words, numbers and single
+/// letters dropped. Plainer than the code tokenizer: a build reads tens of thousands of
+/// messages.
 fn words(text: &str) -> Vec<String> {
-    let mut tokens = Vec::new();
-    tokenize(text, &mut tokens);
-    let mut out: Vec<String> = tokens
-        .into_iter()
-        .map(|t| t.text)
-        .filter(|t| t.len() > 1 && t.len() <= 40 && !is_stop_word(t) && !t.bytes().all(|b| b.is_ascii_digit()))
-        .collect();
+    let mut end = text.len().min(MAX_MESSAGE);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |w: &str| {
+        if w.len() > 1 && w.len() <= 40 && !w.bytes().all(|b| b.is_ascii_digit()) {
+            let lower = w.to_lowercase();
+            if !is_stop_word(&lower) {
+                out.push(lower);
+            }
+        }
+    };
+    for word in text[..end].split(|c: char| !c.is_alphanumeric() && c != '_') {
+        push(word);
+        let parts = word.split('_').filter(|p| !p.is_empty());
+        let many = word.contains('_');
+        for part in parts {
+            if many {
+                push(part);
+            }
+            // camelCase: a lowercase letter followed by an uppercase one starts a part.
+            let b = part.as_bytes();
+            let mut start = 0;
+            let mut split = false;
+            for i in 1..b.len() {
+                if b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase() {
+                    push(&part[start..i]);
+                    start = i;
+                    split = true;
+                }
+            }
+            if split {
+                push(&part[start..]);
+            }
+        }
+    }
     out.sort();
     out.dedup();
     out
@@ -427,8 +497,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         run(d, &["init", "-q", "-b", "main"]);
-        commit(d, &[("src/cookies.py", "a"), ("tests/test_cookies.py", "a")], "Fix cookie jar expiry", 1_000_000);
-        commit(d, &[("src/cookies.py", "b"), ("tests/test_cookies.py", "b")], "cookies: handle max-age", 1_086_400);
+        commit(
+            d,
+            &[("src/cookies.py", "a"), ("tests/test_cookies.py", "a")],
+            "Fix cookie jar expiry",
+            1_000_000,
+        );
+        commit(
+            d,
+            &[("src/cookies.py", "b"), ("tests/test_cookies.py", "b")],
+            "cookies: handle max-age",
+            1_086_400,
+        );
         commit(d, &[("src/auth.py", "a")], "Add digest authentication", 1_172_800);
         let (part, read) = HistoryPart::read(d, None).unwrap();
         assert_eq!((part.commits, read.new_commits, read.incremental), (3, 3, false));
@@ -437,7 +517,11 @@ mod tests {
         assert_eq!(part.age_days(c), 1.0);
         let (n, shared) = c.neighbours[0];
         assert_eq!((part.path_of(n), shared), (Some("tests/test_cookies.py"), 2));
-        assert!(c.terms.iter().any(|(t, n)| t == "cookie" && *n == 1), "{:?}", c.terms);
+        assert!(
+            c.terms.iter().any(|(t, n)| t == "cookie" && *n == 1),
+            "{:?}",
+            c.terms
+        );
         // Messages point at the files they changed.
         let top = part.message_ranking("authentication with digest fails");
         assert_eq!(part.files[top[0].0].path, "src/auth.py");
@@ -445,7 +529,12 @@ mod tests {
         assert_eq!(part.files[top[0].0].path, "src/cookies.py");
 
         // Only the new commit is read next time, and the counts equal a full read.
-        commit(d, &[("src/auth.py", "b"), ("src/cookies.py", "c")], "auth sets cookies", 1_259_200);
+        commit(
+            d,
+            &[("src/auth.py", "b"), ("src/cookies.py", "c")],
+            "auth sets cookies",
+            1_259_200,
+        );
         let (inc, read) = HistoryPart::read(d, Some(part.clone())).unwrap();
         assert_eq!((read.new_commits, read.incremental), (1, true));
         let (full, _) = HistoryPart::read(d, None).unwrap();
@@ -463,6 +552,24 @@ mod tests {
     }
 
     #[test]
+    fn message_words_are_split_like_identifiers() {
+        assert_eq!(
+            words("Fix parseHeaderValue in read_chunked_body (#12)"),
+            [
+                "body",
+                "chunked",
+                "fix",
+                "header",
+                "parse",
+                "parseheadervalue",
+                "read",
+                "read_chunked_body",
+                "value"
+            ]
+        );
+    }
+
+    #[test]
     fn large_commits_are_skipped_and_a_plain_tree_has_no_history() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
@@ -477,6 +584,9 @@ mod tests {
         assert!(part.file("f2.py").is_none());
 
         let plain = tempfile::tempdir().unwrap();
-        assert!(matches!(HistoryPart::read(plain.path(), None), Err(HistoryError::NotGit)));
+        assert!(matches!(
+            HistoryPart::read(plain.path(), None),
+            Err(HistoryError::NotGit)
+        ));
     }
 }

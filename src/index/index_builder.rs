@@ -292,9 +292,12 @@ impl<'a> IndexBuilder<'a> {
         reading: HistoryThread,
         gen_dir: &Path,
     ) -> Result<serde_json::Value, IndexError> {
-        let (result, took) = reading
-            .join()
-            .unwrap_or_else(|_| (Err(HistoryError::Git("log".into(), "the reader panicked".into())), Default::default()));
+        let (result, took) = reading.join().unwrap_or_else(|_| {
+            (
+                Err(HistoryError::Git("log".into(), "the reader panicked".into())),
+                Default::default(),
+            )
+        });
         let (part, read) = match result {
             Ok(r) => r,
             Err(e) => return Ok(serde_json::json!({ "version": HISTORY_VERSION, "missing": e.to_string() })),
@@ -792,7 +795,10 @@ fn load_previous(
     ))
 }
 
-type HistoryThread = std::thread::JoinHandle<(Result<(HistoryPart, HistoryRead), HistoryError>, std::time::Duration)>;
+type HistoryThread = std::thread::JoinHandle<(
+    Result<(HistoryPart, HistoryRead), HistoryError>,
+    std::time::Duration,
+)>;
 
 /// The previous generation's history part, when this ken can add to it.
 fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<HistoryPart> {

@@ -176,12 +176,17 @@ impl IndexSnapshot {
             why: why.to_string(),
         };
         let Some(part) = self.manifest.parts.get("history") else {
-            return Err(no("built without it, or by an older ken; `ken index build` adds it"));
+            return Err(no(
+                "built without it, or by an older ken; `ken index build` adds it",
+            ));
         };
         if let Some(why) = part.get("missing").and_then(|m| m.as_str()) {
             return Err(no(why));
         }
-        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(super::history_part::HISTORY_FILE);
+        let file = part
+            .get("file")
+            .and_then(|f| f.as_str())
+            .unwrap_or(super::history_part::HISTORY_FILE);
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
         let bytes = self.store.read_part(self.generation, file, blake3)?;
         postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {

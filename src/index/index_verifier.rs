@@ -11,8 +11,8 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 use super::history_part::{HISTORY_FILE, HistoryPart};
+use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 use super::vector_part::{VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::CodeGraph;
@@ -134,7 +134,11 @@ impl IndexVerifier {
         out.extend(graph);
         out.extend(vectors);
         // A history part that says it is missing has no file.
-        if manifest.parts.get("history").is_some_and(|p| p.get("file").is_some()) {
+        if manifest
+            .parts
+            .get("history")
+            .is_some_and(|p| p.get("file").is_some())
+        {
             out.extend(Self::part::<HistoryPart>(
                 store,
                 generation,

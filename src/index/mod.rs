@@ -33,7 +33,9 @@ pub use build_observer::{BuildObserver, NoProgress};
 pub use code_search::{CodeSearch, FileHit, LineResults, SearchHit, SearchResults, SearchTarget};
 pub use coverage::Coverage;
 pub use file_table::{FileRecord, FileTable, SkippedFile};
-pub use history_part::{FileHistory, HistoryError, HistoryPart, HistoryRead, MAX_COMMITS, MAX_FILES_PER_COMMIT};
+pub use history_part::{
+    FileHistory, HistoryError, HistoryPart, HistoryRead, MAX_COMMITS, MAX_FILES_PER_COMMIT,
+};
 pub use index_builder::{BuildReport, IndexBuilder};
 pub use index_config::{IndexConfig, WalkConfig};
 pub use index_error::IndexError;

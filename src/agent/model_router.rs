@@ -6,16 +6,14 @@
 //! million tokens, and the privacy rule: a repository marked private (`private = true` in
 //! `.kenning/agent.toml`) only goes to a loopback endpoint. A comma-joined chain is a
 //! fallback chain, ordered as written, by price (`cheapest:`) or by measured latency
-//! (`fastest:`).
+//! (`fastest:`), all through `ModelChain`.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::latency_model::LatencyModel;
+use super::model_chain::ModelChain;
 
-use crate::providers::{
-    AnthropicMessages, Message, ModelReply, OpenAiResponses, OpenAiTools, ProviderError, ToolModel, ToolSpec,
-};
+use crate::providers::{AnthropicMessages, OpenAiResponses, OpenAiTools, ToolModel};
 
 /// A model and what it costs.
 pub struct RoutedModel {
@@ -54,7 +52,7 @@ impl ModelRouter {
     ///
     /// A chain may start with an order: `cheapest:` tries its models by known price (unknown
     /// prices last), `fastest:` by the latency measured so far (kept in `latency_table` across
-    /// sessions; see `LatencyModel`). Without one, the chain is tried as written.
+    /// sessions; see `ModelChain`). Without one, the chain is tried as written.
     pub fn route(
         spec: Option<&str>,
         private: bool,
@@ -91,8 +89,8 @@ impl ModelRouter {
             .join(", ");
         let models: Vec<Arc<dyn ToolModel>> = routed.into_iter().map(|r| r.model).collect();
         let model: Arc<dyn ToolModel> = match order {
-            Some("fastest") => Arc::new(LatencyModel::new(models, latency_table.map(Path::to_path_buf))),
-            _ => Arc::new(FallbackModel(models)),
+            Some("fastest") => Arc::new(ModelChain::fastest(models, latency_table.map(Path::to_path_buf))),
+            _ => Arc::new(ModelChain::in_order(models)),
         };
         Ok(RoutedModel {
             model,
@@ -189,35 +187,6 @@ impl ModelRouter {
             price,
             endpoint,
         })
-    }
-}
-
-/// Models tried in order: a provider error passes the turn to the next.
-struct FallbackModel(Vec<Arc<dyn ToolModel>>);
-
-impl ToolModel for FallbackModel {
-    fn id(&self) -> String {
-        self.0.iter().map(|m| m.id()).collect::<Vec<_>>().join(" -> ")
-    }
-
-    fn complete(
-        &self,
-        system: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-        on_text: &mut dyn FnMut(&str),
-    ) -> Result<ModelReply, ProviderError> {
-        let mut last = None;
-        for m in &self.0 {
-            match m.complete(system, messages, tools, on_text) {
-                Ok(r) => return Ok(r),
-                Err(e) => {
-                    tracing::warn!(model = %m.id(), error = %e, "model failed; trying the next");
-                    last = Some(e);
-                }
-            }
-        }
-        Err(last.unwrap_or_else(|| ProviderError::Settings("an empty fallback chain".into())))
     }
 }
 

@@ -1,6 +1,7 @@
-//! `LatencyModel`: routing by measured latency — each call goes to the candidate that has
-//! answered fastest so far (a moving average of its wall time per call), a candidate never
-//! measured is tried first, and one that fails goes to the back. The averages are kept in a
+//! `ModelChain`: several models behind one, each call going to the first that answers — in
+//! the order written (a fallback chain), or by measured latency: the candidate that has
+//! answered fastest so far (a moving average of its wall time per call) first, a candidate
+//! never measured before that, and one that fails at the back. The averages are kept in a
 //! small table shared by every session (`latency.json` in the agent's state folder), so a
 //! new run starts from what earlier runs measured.
 
@@ -25,22 +26,36 @@ pub struct Latency {
     pub failures: u64,
 }
 
-pub struct LatencyModel {
+pub struct ModelChain {
     candidates: Vec<Arc<dyn ToolModel>>,
+    /// Order by measured latency (else as written).
+    fastest: bool,
     table: Mutex<BTreeMap<String, Latency>>,
     path: Option<PathBuf>,
 }
 
-impl LatencyModel {
-    /// `path`: where the table is read from and written back to (`None`: this run only).
-    pub fn new(candidates: Vec<Arc<dyn ToolModel>>, path: Option<PathBuf>) -> LatencyModel {
+impl ModelChain {
+    /// A fallback chain: the models tried in the order given.
+    pub fn in_order(candidates: Vec<Arc<dyn ToolModel>>) -> ModelChain {
+        ModelChain {
+            candidates,
+            fastest: false,
+            table: Mutex::new(BTreeMap::new()),
+            path: None,
+        }
+    }
+
+    /// Fastest first; `path`: where the latency table is read from and written back to
+    /// (`None`: this run only).
+    pub fn fastest(candidates: Vec<Arc<dyn ToolModel>>, path: Option<PathBuf>) -> ModelChain {
         let table = path
             .as_ref()
             .and_then(|p| std::fs::read(p).ok())
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
-        LatencyModel {
+        ModelChain {
             candidates,
+            fastest: true,
             table: Mutex::new(table),
             path,
         }
@@ -54,6 +69,9 @@ impl LatencyModel {
     /// Candidates in the order to try: never measured first (in the order given), then by
     /// mean latency; a model whose last call failed counts as the slowest.
     fn order(&self) -> Vec<usize> {
+        if !self.fastest {
+            return (0..self.candidates.len()).collect();
+        }
         let table = self.table();
         let key = |i: usize| -> (u8, f64) {
             match table.get(&self.candidates[i].id()) {
@@ -68,6 +86,9 @@ impl LatencyModel {
     }
 
     fn record(&self, id: String, ms: Option<f64>) {
+        if !self.fastest {
+            return;
+        }
         let Ok(mut table) = self.table.lock() else {
             return;
         };
@@ -98,10 +119,13 @@ impl LatencyModel {
     }
 }
 
-impl ToolModel for LatencyModel {
+impl ToolModel for ModelChain {
     fn id(&self) -> String {
         let ids: Vec<String> = self.candidates.iter().map(|m| m.id()).collect();
-        format!("fastest of {}", ids.join(", "))
+        match self.fastest {
+            true => format!("fastest of {}", ids.join(", ")),
+            false => ids.join(" -> "),
+        }
     }
 
     fn complete(
@@ -160,7 +184,7 @@ mod tests {
         }
     }
 
-    fn ask(m: &LatencyModel) -> String {
+    fn ask(m: &ModelChain) -> String {
         m.complete("", &[], &[], &mut |_| {})
             .map(|r| r.text)
             .unwrap_or_default()
@@ -171,7 +195,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("latency.json");
         let make = || {
-            LatencyModel::new(
+            ModelChain::fastest(
                 vec![
                     Arc::new(Slow("slow", 60, false)),
                     Arc::new(Slow("fast", 5, false)),
@@ -196,8 +220,20 @@ mod tests {
     }
 
     #[test]
+    fn a_fallback_chain_keeps_its_order() {
+        let m = ModelChain::in_order(vec![
+            Arc::new(Slow("down", 1, true)),
+            Arc::new(Slow("slow", 20, false)),
+            Arc::new(Slow("fast", 1, false)),
+        ]);
+        assert_eq!(ask(&m), "slow");
+        assert_eq!(ask(&m), "slow");
+        assert_eq!(m.id(), "down -> slow -> fast");
+    }
+
+    #[test]
     fn a_failing_model_goes_to_the_back() {
-        let m = LatencyModel::new(
+        let m = ModelChain::fastest(
             vec![Arc::new(Slow("down", 1, true)), Arc::new(Slow("up", 20, false))],
             None,
         );

@@ -261,6 +261,16 @@ pub struct ContextRanker<'s> {
     pub with_features: bool,
 }
 
+/// What the signal stages collect: per file and per definition the fused score so far
+/// with why, and the signals that ran.
+#[derive(Default)]
+struct Candidates {
+    files: HashMap<String, Acc>,
+    /// (path, definition or line) -> accumulated score, with why.
+    symbols: HashMap<SymbolKey, Acc>,
+    used: Vec<&'static str>,
+}
+
 /// Per-file accumulation.
 #[derive(Default)]
 struct Acc {
@@ -386,24 +396,41 @@ impl<'s> ContextRanker<'s> {
         self.graph
     }
 
+    /// The stages in order: candidates per signal, the fused file order (with the learned
+    /// stage over its head), then the definitions, each with its file's standing.
     pub fn rank(&self, task: &str) -> Result<Ranking, IndexError> {
         // Version listings pasted from issue templates say nothing about the issue.
         let task = &*EnvironmentDump::strip(task);
+        let mut c = Candidates::default();
+        let index = self.graph.map(GraphIndex::new);
+        self.lexical_stage(task, &mut c)?;
+        self.semantic_stage(task, &mut c)?;
+        self.mention_stage(task, &mut c, index.as_ref());
+        self.history_stage(task, &mut c);
+        self.graph_stage(&mut c, index.as_ref());
+        self.prior_stage(&mut c, index.as_ref());
+        self.cochange_stage(&mut c);
+        let (ranked_files, reranked) = self.order_files(task, &mut c, index.as_ref());
+        let symbols = self.order_symbols(std::mem::take(&mut c.symbols), &ranked_files, index.as_ref())?;
+        Ok(Ranking {
+            files: ranked_files,
+            symbols,
+            signals_used: c.used,
+            signals_missing: self.missing.clone(),
+            ranker: if reranked { "learned" } else { "fused" },
+        })
+    }
+    /// Lexical: the lexical file ranking of the task and the definitions it hit.
+    fn lexical_stage(&self, task: &str, c: &mut Candidates) -> Result<(), IndexError> {
         let w = self.weights;
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
-        let mut files: HashMap<String, Acc> = HashMap::new();
-        // Symbol candidates: (path, line) -> accumulated score, with why.
-        let mut symbols: HashMap<SymbolKey, Acc> = HashMap::new();
-        let mut used = Vec::new();
-
-        // Lexical.
         if let Some(search) = &self.search {
-            used.push("lexical");
+            c.used.push("lexical");
             let r = search.search(task, SearchTarget::Files, LEXICAL_FILES)?;
             let list = r.files.unwrap_or_default();
             let top = list.first().map_or(1.0, |f| f.score).max(f32::MIN_POSITIVE);
             for (i, f) in list.iter().enumerate() {
-                let a = files.entry(f.path.clone()).or_default();
+                let a = c.files.entry(f.path.clone()).or_default();
                 a.score += rrf(w.lexical, i + 1);
                 a.why.lexical = Some(i + 1);
                 a.sig.lexical = f.score / top;
@@ -415,16 +442,22 @@ impl<'s> ContextRanker<'s> {
                 .iter()
                 .filter(|h| h.local_name.is_some() && h.kind.is_some());
             for (i, h) in defs.filter(|h| seen.insert((h.path.clone(), h.line))).enumerate() {
-                let a = symbols
+                let a = c
+                    .symbols
                     .entry(SymbolKey::Line(h.path.clone(), h.line))
                     .or_default();
                 a.score += rrf(w.lexical, i + 1);
                 a.why.lexical.get_or_insert(i + 1);
             }
         }
-        // Semantic.
+        Ok(())
+    }
+    /// Semantic: files by their best chunk, definitions by the chunks they own.
+    fn semantic_stage(&self, task: &str, c: &mut Candidates) -> Result<(), IndexError> {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let Some(sem) = self.semantic {
-            used.push("semantic");
+            c.used.push("semantic");
             let hits = sem.search(task, SEMANTIC_CHUNKS)?;
             let mut file_rank = 0;
             let mut sym_rank = 0;
@@ -433,7 +466,7 @@ impl<'s> ContextRanker<'s> {
             for h in &hits {
                 if seen_files.insert(h.path.clone()) {
                     file_rank += 1;
-                    let a = files.entry(h.path.clone()).or_default();
+                    let a = c.files.entry(h.path.clone()).or_default();
                     a.score += rrf(w.semantic, file_rank);
                     a.why.semantic = Some(file_rank);
                     a.sig.semantic = h.score;
@@ -443,24 +476,28 @@ impl<'s> ContextRanker<'s> {
                     && seen_syms.insert((h.path.clone(), def))
                 {
                     sym_rank += 1;
-                    let a = symbols.entry(SymbolKey::Def(h.path.clone(), def)).or_default();
+                    let a = c.symbols.entry(SymbolKey::Def(h.path.clone(), def)).or_default();
                     a.score += rrf(w.semantic, sym_rank);
                     a.why.semantic.get_or_insert(sym_rank);
                 }
             }
         }
-        let index = self.graph.map(GraphIndex::new);
-        // Mentions.
+        Ok(())
+    }
+    /// Mentions: files whose paths the task names and the definitions of the identifiers it names.
+    fn mention_stage(&self, task: &str, c: &mut Candidates, index: Option<&GraphIndex>) {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if self.signals.mentions
             && let (Some(g), Some(gi)) = (&self.graph, &index)
         {
-            used.push("mentions");
+            c.used.push("mentions");
             let m = TaskMentions::parse(task);
             let top = rrf(w.mentions, 1);
             for p in &m.paths {
                 for fi in gi.files_matching(&p.path) {
                     let path = g.files[fi].path.to_string();
-                    let a = files.entry(path.clone()).or_default();
+                    let a = c.files.entry(path.clone()).or_default();
                     a.score += top;
                     a.why.mention = Some("path".into());
                     a.sig.mention += top;
@@ -468,7 +505,7 @@ impl<'s> ContextRanker<'s> {
                     if let Some(line) = p.line
                         && let Some(def) = innermost(g, fi, line)
                     {
-                        let a = symbols.entry(SymbolKey::Def(path, def)).or_default();
+                        let a = c.symbols.entry(SymbolKey::Def(path, def)).or_default();
                         a.score += top;
                         a.why.mention = Some("frame".into());
                     }
@@ -492,11 +529,11 @@ impl<'s> ContextRanker<'s> {
                 let mut files_hit = HashSet::new();
                 for s in defs {
                     let path = g.files[s.file.index()].path.to_string();
-                    let a = symbols.entry(SymbolKey::Def(path.clone(), s.def)).or_default();
+                    let a = c.symbols.entry(SymbolKey::Def(path.clone(), s.def)).or_default();
                     a.score += top * strength;
                     a.why.mention.get_or_insert_with(|| label.into());
                     if files_hit.insert(path.clone()) {
-                        let a = files.entry(path).or_default();
+                        let a = c.files.entry(path).or_default();
                         a.score += top * strength * w.mention_files;
                         a.why.mention.get_or_insert_with(|| label.into());
                         a.sig.mention += top * strength * w.mention_files;
@@ -504,31 +541,40 @@ impl<'s> ContextRanker<'s> {
                 }
             }
         }
-        // History: files whose past commit messages read like the task.
+    }
+    /// History: files whose past commit messages read like the task.
+    fn history_stage(&self, task: &str, c: &mut Candidates) {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         let exists = |p: &str| self.snapshot.file_id(p).is_some();
         if let Some(h) = self.history.filter(|_| w.history > 0.0) {
-            used.push("history");
+            c.used.push("history");
             let signal = HistorySignal { history: h };
             let list = signal.messages(task, exists, LEXICAL_FILES);
             let top = list.first().map_or(1.0, |f| f.1).max(f32::MIN_POSITIVE);
             for (i, (path, s)) in list.into_iter().enumerate() {
-                let a = files.entry(path).or_default();
+                let a = c.files.entry(path).or_default();
                 a.score += rrf(w.history, i + 1);
                 a.why.history = Some(i + 1);
                 a.sig.history = s / top;
                 a.sig.history_rank = i + 1;
             }
         }
-        // Graph: personalized PageRank from the strongest files' definitions.
+    }
+    /// Graph: personalized PageRank from the strongest files' definitions.
+    fn graph_stage(&self, c: &mut Candidates, index: Option<&GraphIndex>) {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let (true, Some(g), Some(gi)) = (self.signals.graph && w.graph > 0.0, &self.graph, &index) {
-            used.push("graph");
+            c.used.push("graph");
             let sg = SymbolGraph::new(g);
-            let mut ranked: Vec<(&String, &Acc)> = files.iter().collect();
+            let mut ranked: Vec<(&String, &Acc)> = c.files.iter().collect();
             ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(b.0)));
             let mut seeds: Vec<(Node, f32)> = Vec::new();
             for (path, acc) in ranked.iter().take(GRAPH_SEED_FILES) {
                 let Some(fi) = gi.file(path) else { continue };
-                let own: Vec<(u32, f32)> = symbols
+                let own: Vec<(u32, f32)> = c
+                    .symbols
                     .iter()
                     .filter_map(|(k, a)| match k {
                         SymbolKey::Def(p, d) if p == *path => Some((*d, a.score)),
@@ -549,7 +595,7 @@ impl<'s> ContextRanker<'s> {
                 let mut per_sym: Vec<(SymbolId, f32)> = Vec::new();
                 for (fi, f) in g.files.iter().enumerate() {
                     // The file's own node plus its best definition (a sum would favour big
-                    // files for their size).
+                    // c.files for their size).
                     let own = pr
                         .get(sg.file_node(crate::symbols::FileId(fi as u32)).index())
                         .copied()
@@ -569,7 +615,7 @@ impl<'s> ContextRanker<'s> {
                 }
                 per_file.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 for (i, (fi, _)) in per_file.iter().take(MAX_FILES).enumerate() {
-                    let a = files.entry(g.files[*fi].path.to_string()).or_default();
+                    let a = c.files.entry(g.files[*fi].path.to_string()).or_default();
                     a.score += rrf(w.graph, i + 1);
                     a.why.graph = Some(i + 1);
                     a.sig.graph_rank = i + 1;
@@ -577,16 +623,21 @@ impl<'s> ContextRanker<'s> {
                 per_sym.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 for (i, (id, _)) in per_sym.iter().take(MAX_SYMBOLS).enumerate() {
                     let path = g.files[id.file.index()].path.to_string();
-                    let a = symbols.entry(SymbolKey::Def(path, id.def)).or_default();
+                    let a = c.symbols.entry(SymbolKey::Def(path, id.def)).or_default();
                     a.score += rrf(w.graph, i + 1);
                     a.why.graph.get_or_insert(i + 1);
                 }
             }
         }
-        // Prior: global centrality of the files already in play.
+    }
+    /// Prior: global centrality of the files already in play.
+    fn prior_stage(&self, c: &mut Candidates, index: Option<&GraphIndex>) {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let (true, Some(g), Some(gi)) = (self.signals.prior && w.prior > 0.0, &self.graph, &index) {
-            used.push("prior");
-            let mut central: Vec<(&String, f32)> = files
+            c.used.push("prior");
+            let mut central: Vec<(&String, f32)> = c
+                .files
                 .keys()
                 .filter_map(|p| {
                     gi.file(p)
@@ -600,46 +651,60 @@ impl<'s> ContextRanker<'s> {
                 .map(|(i, (p, _))| ((*p).clone(), i + 1))
                 .collect();
             for (p, r) in bonus {
-                if let Some(a) = files.get_mut(&p) {
+                if let Some(a) = c.files.get_mut(&p) {
                     a.score += rrf(w.prior, r);
                     a.why.centrality = Some(r);
                 }
             }
         }
-
-        // Co-change: neighbours of the strongest files so far.
+    }
+    /// Co-change: neighbours of the strongest files so far.
+    fn cochange_stage(&self, c: &mut Candidates) {
+        let w = self.weights;
+        let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
+        let exists = |p: &str| self.snapshot.file_id(p).is_some();
         if let Some(h) = self.history.filter(|_| w.cochange > 0.0) {
-            let mut ranked: Vec<(String, f32)> = files
+            let mut ranked: Vec<(String, f32)> = c
+                .files
                 .iter()
                 .map(|(p, a)| (p.clone(), a.score * path_prior(p)))
                 .collect();
             ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             let signal = HistorySignal { history: h };
             for (i, (path, s)) in signal.cochange(&ranked, exists).into_iter().enumerate() {
-                let a = files.entry(path).or_default();
+                let a = c.files.entry(path).or_default();
                 a.score += rrf(w.cochange, i + 1);
                 a.why.cochange = Some(i + 1);
                 a.sig.cochange = s;
                 a.sig.cochange_rank = i + 1;
             }
         }
-        // A file's best definition speaks for it.
+    }
+
+    /// Files: the fused scores (plus a share of their best definition's) times the path
+    /// prior, best first, then the learned stage over the head.
+    fn order_files(
+        &self,
+        task: &str,
+        c: &mut Candidates,
+        index: Option<&GraphIndex>,
+    ) -> (Vec<RankedFile>, bool) {
+        let w = self.weights;
         let mut best: HashMap<String, f32> = HashMap::new();
-        for (k, a) in &symbols {
+        for (k, a) in &c.symbols {
             let (SymbolKey::Def(p, _) | SymbolKey::Line(p, _)) = k;
             let b = best.entry(p.clone()).or_default();
             *b = b.max(a.score);
         }
         if w.symbols > 0.0 {
             for (p, b) in &best {
-                if let Some(a) = files.get_mut(p) {
+                if let Some(a) = c.files.get_mut(p) {
                     a.score += w.symbols * b;
                 }
             }
         }
-        // Files: scores times the path prior.
         let mut sigs: HashMap<String, FileSignals> = HashMap::new();
-        let mut ranked_files: Vec<RankedFile> = files
+        let mut ranked_files: Vec<RankedFile> = std::mem::take(&mut c.files)
             .into_iter()
             .map(|(path, a)| {
                 sigs.insert(path.clone(), a.sig);
@@ -652,12 +717,20 @@ impl<'s> ContextRanker<'s> {
             })
             .collect();
         ranked_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        let reranked = self.rerank(task, &mut ranked_files, &sigs, &best, index.as_ref());
+        let reranked = self.rerank(task, &mut ranked_files, &sigs, &best, index);
         ranked_files.truncate(MAX_FILES);
+        (ranked_files, reranked)
+    }
+
+    /// Definitions: their own lists plus their file's score, times the path prior.
+    fn order_symbols(
+        &self,
+        symbols: HashMap<SymbolKey, Acc>,
+        ranked_files: &[RankedFile],
+        index: Option<&GraphIndex>,
+    ) -> Result<Vec<RankedSymbol>, IndexError> {
         let file_score: HashMap<&str, f32> =
             ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();
-
-        // Symbols: own signals plus their file's standing.
         let mut merged: HashMap<(String, u32), (Acc, Option<SymbolId>)> = HashMap::new();
         for (key, acc) in symbols {
             let (path, def, id) = match (&key, &self.graph, &index) {
@@ -688,11 +761,7 @@ impl<'s> ContextRanker<'s> {
         }
         // Names and spans come from the graph's skeletons, or the file's record.
         for (path, defs) in by_file {
-            let described = self.describe(
-                &path,
-                &defs.iter().map(|d| d.0).collect::<Vec<_>>(),
-                index.as_ref(),
-            )?;
+            let described = self.describe(&path, &defs.iter().map(|d| d.0).collect::<Vec<_>>(), index)?;
             for ((_, score, why, id), d) in defs.into_iter().zip(described) {
                 let Some(d) = d else { continue };
                 out_symbols.push(RankedSymbol {
@@ -715,13 +784,7 @@ impl<'s> ContextRanker<'s> {
                 .then(a.start_line.cmp(&b.start_line))
         });
         out_symbols.truncate(MAX_SYMBOLS);
-        Ok(Ranking {
-            files: ranked_files,
-            symbols: out_symbols,
-            signals_used: used,
-            signals_missing: self.missing.clone(),
-            ranker: if reranked { "learned" } else { "fused" },
-        })
+        Ok(out_symbols)
     }
 
     /// The learned stage: each of the fused list's first candidates gets its feature

@@ -577,16 +577,46 @@ impl<'g> ImpactAnalysis<'g> {
             .map(|(i, _)| SymbolId::new(fi as u32, i as u32))
     }
 
-    /// Walks dependents backwards from the changed definitions.
+    /// Walks dependents backwards from the changed definitions, then reads off what the
+    /// walk reached: definitions, files, tests, public API, entry points, and the risk.
     pub fn analyse(
         &self,
         changed_files: Vec<String>,
         changed: Vec<ChangedSymbol>,
         records: &dyn Fn(&str) -> Option<FileSymbols>,
     ) -> Impact {
+        let (best, bounded) = self.walk(&changed);
+        let mut affected = self.affected(&changed, &best);
+        let direct_dependents = affected.iter().filter(|a| a.direct).count();
+        let transitive_dependents = affected.len() - direct_dependents;
+        let affected_files = affected_files(&affected);
+        let (tests, test_commands) = self.tests_to_run(&affected, &changed_files);
+        let public_api = self.public_api(&changed, &affected, records);
+        let entry_points = self.entry_points_reached(&changed, &affected);
+        let risk = risk(&changed, &affected, &tests, &public_api, direct_dependents);
+        affected.truncate(MAX_AFFECTED);
+        Impact {
+            changed_files,
+            changed,
+            affected,
+            affected_files,
+            public_api,
+            entry_points,
+            tests,
+            test_commands,
+            risk,
+            bounded,
+            direct_dependents,
+            transitive_dependents,
+        }
+    }
+
+    /// Best paths first from the changed definitions (and, for less, their files), along
+    /// incoming edges, bounded in depth and nodes; whether a bound cut it.
+    fn walk(&self, changed: &[ChangedSymbol]) -> (HashMap<NodeIndex, Reach>, bool) {
         let mut best: HashMap<NodeIndex, Reach> = HashMap::new();
         let mut heap = BinaryHeap::new();
-        for c in &changed {
+        for c in changed {
             let Some(id) = c.id else { continue };
             let w = c.change.weight();
             // Its file too: modules importing it are reached, for less (a private definition
@@ -648,13 +678,19 @@ impl<'g> ImpactAnalysis<'g> {
             }
             // A symbol referenced at a file's top level reaches the file; importers follow.
         }
+        (best, bounded)
+    }
+
+    /// The reached definitions and files (not the changed ones), best first, each with the
+    /// path that reaches it.
+    fn affected(&self, changed: &[ChangedSymbol], best: &HashMap<NodeIndex, Reach>) -> Vec<Affected> {
         let changed_nodes: HashSet<petgraph::graph::NodeIndex> = changed
             .iter()
             .filter_map(|c| c.id)
             .map(|id| self.sg.symbol_node(id))
             .collect();
         let mut affected: Vec<Affected> = Vec::new();
-        for (&n, &(score, depth, _)) in &best {
+        for (&n, &(score, depth, _)) in best {
             if changed_nodes.contains(&n) || depth == 0 {
                 continue;
             }
@@ -721,22 +757,16 @@ impl<'g> ImpactAnalysis<'g> {
                 .then(a.path.cmp(&b.path))
                 .then(a.line.cmp(&b.line))
         });
-        let direct_dependents = affected.iter().filter(|a| a.direct).count();
-        let transitive_dependents = affected.len() - direct_dependents;
-        // Files.
-        let mut files: HashMap<String, (f32, usize)> = HashMap::new();
-        for a in &affected {
-            let e = files.entry(a.path.clone()).or_default();
-            e.0 = e.0.max(a.score);
-            e.1 += 1;
-        }
-        let mut affected_files: Vec<AffectedFile> = files
-            .into_iter()
-            .map(|(path, (score, symbols))| AffectedFile { path, score, symbols })
-            .collect();
-        affected_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        let (tests, test_commands) = self.tests_to_run(&affected, &changed_files);
-        // Public API and entry points.
+        affected
+    }
+
+    /// Public definitions (outside tests) among the changed and the affected.
+    fn public_api(
+        &self,
+        changed: &[ChangedSymbol],
+        affected: &[Affected],
+        records: &dyn Fn(&str) -> Option<FileSymbols>,
+    ) -> Vec<String> {
         let mut public_api = Vec::new();
         let mut cache: HashMap<String, Option<FileSymbols>> = HashMap::new();
         for c in changed.iter().filter(|c| c.public && !is_test_path(&c.path)) {
@@ -762,12 +792,18 @@ impl<'g> ImpactAnalysis<'g> {
                 public_api.push(a.qualified_name.clone());
             }
         }
+        public_api
+    }
+
+    /// Entry points in a reached file: mains and binaries, and those at or after a reached
+    /// line.
+    fn entry_points_reached(&self, changed: &[ChangedSymbol], affected: &[Affected]) -> Vec<EntryPointHit> {
         let reached: HashSet<&str> = affected
             .iter()
             .map(|a| a.path.as_str())
             .chain(changed.iter().map(|c| c.path.as_str()))
             .collect();
-        let entry_points: Vec<EntryPointHit> = crate::context::entry_points(self.graph)
+        crate::context::entry_points(self.graph)
             .into_iter()
             .filter(|e| reached.contains(e.path.as_str()))
             .filter(|e| {
@@ -791,24 +827,24 @@ impl<'g> ImpactAnalysis<'g> {
                 path: e.path,
                 line: e.line,
             })
-            .collect();
-        let risk = risk(&changed, &affected, &tests, &public_api, direct_dependents);
-        affected.truncate(MAX_AFFECTED);
-        Impact {
-            changed_files,
-            changed,
-            affected,
-            affected_files,
-            public_api,
-            entry_points,
-            tests,
-            test_commands,
-            risk,
-            bounded,
-            direct_dependents,
-            transitive_dependents,
-        }
+            .collect()
     }
+}
+
+/// Affected files by their best definition's score, with how many were reached in each.
+fn affected_files(affected: &[Affected]) -> Vec<AffectedFile> {
+    let mut files: HashMap<String, (f32, usize)> = HashMap::new();
+    for a in affected {
+        let e = files.entry(a.path.clone()).or_default();
+        e.0 = e.0.max(a.score);
+        e.1 += 1;
+    }
+    let mut affected_files: Vec<AffectedFile> = files
+        .into_iter()
+        .map(|(path, (score, symbols))| AffectedFile { path, score, symbols })
+        .collect();
+    affected_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+    affected_files
 }
 
 fn risk(

@@ -373,83 +373,13 @@ impl<'g> ImpactAnalysis<'g> {
             .collect();
         tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
         self.cochanged_tests(changed_files, &mut tests);
-        let stems: Vec<String> = changed_files
-            .iter()
-            .filter(|p| !is_test_path(p))
-            .filter_map(|p| stem(p))
-            .collect();
-        for f in &self.graph.files {
-            let p = f.path.as_str();
-            if !runnable_test_file(p) || tests.iter().any(|t| t.path == p) {
-                continue;
-            }
-            let Some(s) = stem(p) else { continue };
-            let bare = s
-                .trim_start_matches("test_")
-                .trim_end_matches("_test")
-                .trim_end_matches("_tests")
-                .trim_end_matches(".test")
-                .trim_end_matches(".spec")
-                .to_string();
-            if stems.iter().any(|c| *c == bare && bare.len() > 2) {
-                tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "naming",
-                    score: 0.05,
-                });
-            }
-        }
-        // Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
-        // for a folder holding a changed file, or the root), the nearest package first, then largest: where tests of
-        // behaviour go when nothing names them. Rust integration suites exercise the crate
-        // from outside, through its binary when it has one — which no graph edge shows — so
-        // they rank above other packages' suites.
         let changes: Vec<&str> = changed_files
             .iter()
             .map(String::as_str)
             .filter(|p| !is_test_path(p))
             .collect();
-        if !changes.is_empty() {
-            let has_binary = self.graph.files.iter().any(|f| {
-                let p = f.path.as_str();
-                p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
-            });
-            let rust = changes.iter().any(|p| p.ends_with(".rs"));
-            // (path, depth of the package folder, size): in a workspace the changed crate's
-            // own suites come before the root's and other packages'.
-            let mut suites: Vec<(&str, usize, usize)> = self
-                .graph
-                .files
-                .iter()
-                .filter(|f| runnable_test_file(f.path.as_str()))
-                .filter_map(|f| {
-                    let p = f.path.as_str();
-                    let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
-                    let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
-                    // Size by definitions and references: macro-generated tests have no
-                    // definitions of their own.
-                    (in_scope && (dir.is_empty() || dir.ends_with('/'))).then_some((
-                        p,
-                        dir.matches('/').count(),
-                        f.defs.len() + f.refs.len(),
-                    ))
-                })
-                .filter(|(p, _, _)| !tests.iter().any(|t| t.path == *p))
-                .collect();
-            suites.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(b.0)));
-            let base = if rust && has_binary { 0.04 } else { 0.02 };
-            for (i, (p, _, _)) in suites.into_iter().enumerate() {
-                tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "suite",
-                    score: base / (1.0 + i as f32 * 0.1),
-                });
-            }
-        }
+        self.named_tests(&changes, &mut tests);
+        self.package_suites(&changes, &mut tests);
         // Only tests in the changed code's languages, and no test data.
         let families: HashSet<Family> = changed_files
             .iter()
@@ -508,6 +438,83 @@ impl<'g> ImpactAnalysis<'g> {
         }
         let test_commands = runners.commands(&tests);
         (tests, test_commands)
+    }
+
+    /// Runnable test files named after a changed file (`test_x.py`, `x_test.go`,
+    /// `x.spec.ts`, `tests/x.rs`).
+    fn named_tests(&self, changes: &[&str], tests: &mut Vec<TestToRun>) {
+        let stems: Vec<String> = changes.iter().filter_map(|p| stem(p)).collect();
+        for f in &self.graph.files {
+            let p = f.path.as_str();
+            if !runnable_test_file(p) || tests.iter().any(|t| t.path == p) {
+                continue;
+            }
+            let Some(s) = stem(p) else { continue };
+            let bare = s
+                .trim_start_matches("test_")
+                .trim_end_matches("_test")
+                .trim_end_matches("_tests")
+                .trim_end_matches(".test")
+                .trim_end_matches(".spec")
+                .to_string();
+            if stems.iter().any(|c| *c == bare && bare.len() > 2) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "naming",
+                    score: 0.05,
+                });
+            }
+        }
+    }
+
+    /// Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
+    /// for a folder holding a changed file, or the root), the nearest package first, then
+    /// largest: where tests of behaviour go when nothing names them. Rust integration suites
+    /// exercise the crate from outside, through its binary when it has one — which no graph
+    /// edge shows — so they rank above other packages' suites.
+    fn package_suites(&self, changes: &[&str], tests: &mut Vec<TestToRun>) {
+        if changes.is_empty() {
+            return;
+        }
+        let has_binary = self.graph.files.iter().any(|f| {
+            let p = f.path.as_str();
+            p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
+        });
+        let rust = changes.iter().any(|p| p.ends_with(".rs"));
+        // (path, depth of the package folder, size): in a workspace the changed crate's
+        // own suites come before the root's and other packages'.
+        let mut suites: Vec<(&str, usize, usize)> = self
+            .graph
+            .files
+            .iter()
+            .filter(|f| runnable_test_file(f.path.as_str()))
+            .filter_map(|f| {
+                let p = f.path.as_str();
+                let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
+                let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
+                // Size by definitions and references: macro-generated tests have no
+                // definitions of their own.
+                (in_scope && (dir.is_empty() || dir.ends_with('/'))).then_some((
+                    p,
+                    dir.matches('/').count(),
+                    f.defs.len() + f.refs.len(),
+                ))
+            })
+            .filter(|(p, _, _)| !tests.iter().any(|t| t.path == *p))
+            .collect();
+        suites.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(b.0)));
+        let base = if rust && has_binary { 0.04 } else { 0.02 };
+        for (i, (p, _, _)) in suites.into_iter().enumerate() {
+            tests.push(TestToRun {
+                command: None,
+                path: p.to_string(),
+                name: None,
+                found_by: "suite",
+                score: base / (1.0 + i as f32 * 0.1),
+            });
+        }
     }
 
     /// Tests that changed in the same commits as a changed source file (at least twice: one

@@ -121,34 +121,30 @@ impl HistoryPart {
             Err(HistoryError::Git(_, e)) if e.contains("not a git repository") => {
                 return Err(HistoryError::NotGit);
             }
-            Err(e) => {
-                // An empty repository has no HEAD yet: no history, not an error.
-                if git(root, &["rev-parse", "--git-dir"]).is_ok() {
-                    return Ok((
-                        HistoryPart::default(),
-                        HistoryRead {
-                            new_commits: 0,
-                            incremental: false,
-                        },
-                    ));
-                }
-                return Err(match e {
-                    HistoryError::Git(_, m) if m.contains("not a git repository") => HistoryError::NotGit,
-                    other => other,
-                });
+            // An empty repository has no HEAD yet: no history, not an error.
+            Err(_) if git(root, &["rev-parse", "--git-dir"]).is_ok() => {
+                return Ok((
+                    HistoryPart::default(),
+                    HistoryRead {
+                        new_commits: 0,
+                        incremental: false,
+                    },
+                ));
             }
+            Err(e) => return Err(e),
         };
-        if let Some(p) = &previous
-            && p.head == head
-        {
-            return Ok((
-                p.clone(),
-                HistoryRead {
-                    new_commits: 0,
-                    incremental: true,
-                },
-            ));
-        }
+        let previous = match previous {
+            Some(p) if p.head == head => {
+                return Ok((
+                    p,
+                    HistoryRead {
+                        new_commits: 0,
+                        incremental: true,
+                    },
+                ));
+            }
+            other => other,
+        };
         let base = previous.filter(|p| {
             !p.head.is_empty() && git(root, &["merge-base", "--is-ancestor", &p.head, &head]).is_ok()
         });

@@ -68,13 +68,6 @@ impl OpenAiResponses {
     }
 }
 
-#[derive(Default)]
-struct Item {
-    call_id: String,
-    name: String,
-    arguments: String,
-}
-
 impl ToolModel for OpenAiResponses {
     fn id(&self) -> String {
         format!("openai-responses:{}", self.model)
@@ -92,7 +85,8 @@ impl ToolModel for OpenAiResponses {
             headers.push(("Authorization", format!("Bearer {k}")));
         }
         let mut reply = ModelReply::default();
-        let mut items: BTreeMap<u64, Item> = BTreeMap::new();
+        // Function calls as they stream, by output index.
+        let mut items: BTreeMap<u64, ToolCall> = BTreeMap::new();
         let body = self.body(system, messages, tools);
         super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
             let kind = v["type"].as_str().unwrap_or(event);
@@ -106,7 +100,7 @@ impl ToolModel for OpenAiResponses {
                 }
                 "response.output_item.added" if v["item"]["type"] == "function_call" => {
                     let it = items.entry(index).or_default();
-                    it.call_id = v["item"]["call_id"].as_str().unwrap_or_default().to_string();
+                    it.id = v["item"]["call_id"].as_str().unwrap_or_default().to_string();
                     it.name = v["item"]["name"].as_str().unwrap_or_default().to_string();
                     it.arguments = v["item"]["arguments"].as_str().unwrap_or_default().to_string();
                 }
@@ -134,15 +128,7 @@ impl ToolModel for OpenAiResponses {
             }
             Ok(())
         })?;
-        reply.tool_calls = items
-            .into_values()
-            .filter(|i| !i.name.is_empty())
-            .map(|i| ToolCall {
-                id: i.call_id,
-                name: i.name,
-                arguments: i.arguments,
-            })
-            .collect();
+        reply.tool_calls = items.into_values().filter(|i| !i.name.is_empty()).collect();
         Ok(reply)
     }
 }

@@ -77,13 +77,6 @@ impl OpenAiTools {
     }
 }
 
-#[derive(Default)]
-struct Partial {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 impl ToolModel for OpenAiTools {
     fn id(&self) -> String {
         format!("openai:{}", self.model)
@@ -101,7 +94,7 @@ impl ToolModel for OpenAiTools {
             headers.push(("Authorization", format!("Bearer {k}")));
         }
         let mut reply = ModelReply::default();
-        let mut calls: BTreeMap<u64, Partial> = BTreeMap::new();
+        let mut calls: BTreeMap<u64, ToolCall> = BTreeMap::new();
         let body = self.body(system, messages, tools);
         super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
             if let Some(e) = v.get("error") {
@@ -146,14 +139,11 @@ impl ToolModel for OpenAiTools {
         reply.tool_calls = calls
             .into_values()
             .enumerate()
-            .map(|(i, p)| ToolCall {
-                id: if p.id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    p.id
-                },
-                name: p.name,
-                arguments: p.arguments,
+            .map(|(i, mut p)| {
+                if p.id.is_empty() {
+                    p.id = format!("call_{i}");
+                }
+                p
             })
             .collect();
         Ok(reply)
@@ -164,7 +154,7 @@ impl ToolModel for OpenAiTools {
 fn whole(
     v: &Value,
     reply: &mut ModelReply,
-    calls: &mut BTreeMap<u64, Partial>,
+    calls: &mut BTreeMap<u64, ToolCall>,
     on_text: &mut dyn FnMut(&str),
 ) {
     let choice = &v["choices"][0];
@@ -181,7 +171,7 @@ fn whole(
     {
         calls.insert(
             i as u64,
-            Partial {
+            ToolCall {
                 id: tc["id"].as_str().unwrap_or_default().to_string(),
                 name: tc["function"]["name"].as_str().unwrap_or_default().to_string(),
                 arguments: tc["function"]["arguments"]

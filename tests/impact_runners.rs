@@ -170,6 +170,81 @@ def helper_not_a_test():
     return apply_discount(1, 0)
 "#;
 
+const PYTHON_CASES: &str = r#"
+//- pyproject.toml
+[tool.pytest.ini_options]
+pythonpath = ["."]
+//- fmt/__init__.py
+//- fmt/rules.py
+def strip_trailing_comma(text):
+    return text.rstrip().rstrip(",")
+
+
+def keep_blank_lines(text):
+    return text
+//- tests/test_format.py
+import pathlib
+
+import pytest
+
+from fmt.rules import keep_blank_lines, strip_trailing_comma
+
+CASES = pathlib.Path(__file__).parent / "data" / "cases"
+
+
+def all_cases(folder):
+    return sorted(p.stem for p in (pathlib.Path(__file__).parent / "data" / folder).glob("*.py"))
+
+
+@pytest.mark.parametrize("name", all_cases("cases"))
+def test_case(name):
+    source = (CASES / f"{name}.py").read_text()
+    out = keep_blank_lines(strip_trailing_comma(source))
+    assert out == out.strip()
+//- tests/test_other.py
+def test_unrelated():
+    assert "cases" != "other"
+//- tests/data/cases/trailing_comma_strip.py
+x = [1, 2, 3],
+//- tests/data/cases/blank_lines.py
+x = 1
+"#;
+
+#[test]
+fn pytest_runs_data_cases_through_their_driver() {
+    if !have("pytest") {
+        return;
+    }
+    let (r, v) = project(
+        PYTHON_CASES,
+        "fmt/rules.py",
+        "return text.rstrip().rstrip(\",\")",
+        "return text.rstrip().rstrip(\",\").rstrip()",
+    );
+    // The case named after the changed function is listed with the driver that runs it.
+    let case = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "tests/data/cases/trailing_comma_strip.py")
+        .unwrap_or_else(|| panic!("{:#}", v["tests"]));
+    assert_eq!(case["driver"], "tests/test_format.py", "{case:#}");
+    assert_eq!(case["name"], "trailing_comma_strip", "{case:#}");
+    assert_eq!(
+        case["command"], "pytest tests/test_format.py -k trailing_comma_strip",
+        "{case:#}"
+    );
+    // A case is never handed to pytest as a file of its own.
+    let commands = suggested(&v);
+    assert!(
+        !commands.iter().any(|c| c.contains("pytest tests/data/") || c.contains(" tests/data/cases/")),
+        "{commands:?}"
+    );
+    for c in commands {
+        runs_tests(r.path(), &c);
+    }
+}
+
 #[test]
 fn pytest_runs_every_suggested_node_id() {
     if !have("pytest") {
@@ -252,6 +327,17 @@ use crate::cart::total;
 fn sums_then_discounts() {
     assert_eq!(total(&[50, 50], 10), 90);
 }
+//- crates/shop/tests/discounts.rs
+macro_rules! check_discount {
+    ($amount:expr, $percent:expr, $want:expr) => {
+        assert_eq!(shop::pricing::apply_discount($amount, $percent), $want)
+    };
+}
+
+#[test]
+fn through_a_macro() {
+    check_discount!(100, 10, 90);
+}
 //- crates/shop/tests/checkout.rs
 use shop::cart::total;
 
@@ -293,6 +379,13 @@ fn cargo_runs_every_suggested_target_and_filter() {
         commands
             .iter()
             .any(|c| c.contains("-p shop") && c.contains("cart::tests::totals")),
+        "{commands:?}"
+    );
+    // A test that calls the change through a `macro_rules!` macro is reached as a test item.
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.contains("--test discounts") && c.contains("through_a_macro")),
         "{commands:?}"
     );
     assert!(

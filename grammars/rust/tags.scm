@@ -38,11 +38,12 @@
     ])) @reference.call
 (macro_invocation macro: (identifier) @name) @reference.call
 (macro_invocation macro: (scoped_identifier name: (identifier) @name)) @reference.call
-; Macro arguments are token trees, not expressions: `name(` inside them is read as a plain
-; call (`assert_eq!(parse(s), x)`) when it starts an argument; method and path calls inside
-; macros (`a.len()`, `T::f()`) are not read.
+; Macro arguments and `macro_rules!` bodies are token trees, not expressions: `name(` inside
+; them is read as a call when it starts an argument (`assert_eq!(parse(s), x)`) or follows a
+; path or a receiver (`T::f(`, `a.len(`), so a test that calls through a macro reaches what
+; the macro calls.
 (token_tree
-  ["(" "," "[" "{" "=" ";" "&" "!" "*"]
+  ["(" "," "[" "{" "=" ";" "&" "!" "*" "." "::"]
   .
   (identifier) @name @reference.call
   .

@@ -11,7 +11,9 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::FileDiff;
-use super::test_commands::{TestCommands, is_test_name, runnable_test_file, stem};
+use super::data_cases::DataCases;
+use super::test_commands::{TestCommands, stem};
+use super::test_files::TestFiles;
 use crate::context::area_of;
 use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
 use crate::index::HistoryPart;
@@ -98,6 +100,9 @@ pub struct TestToRun {
     pub found_by: &'static str,
     pub score: f32,
     pub command: Option<String>,
+    /// For a test case that is a data file (`tests/functional/x/case.py`), the runnable test
+    /// that runs it (`tests/test_functional.py`); `name` is then the case's id.
+    pub driver: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -152,6 +157,9 @@ const DECAY: f32 = 0.8;
 const IMPORT_CONFIDENCE: f32 = 0.5;
 const MAX_AFFECTED: usize = 200;
 const MAX_TESTS: usize = 50;
+/// More named tests of one file than this and the file is run whole: a long list of one
+/// suite's items would crowd every other test file out of the list.
+const MAX_ITEMS_PER_FILE: usize = 5;
 
 /// Is a definition part of the public API, from its signature and name?
 pub fn is_public(language: &str, d: &Definition) -> bool {
@@ -268,6 +276,7 @@ pub struct ImpactAnalysis<'g> {
     by_path: HashMap<&'g str, usize>,
     root: Option<std::path::PathBuf>,
     history: Option<&'g HistoryPart>,
+    test_files: TestFiles,
 }
 
 type NodeIndex = petgraph::graph::NodeIndex;
@@ -320,6 +329,7 @@ impl<'g> ImpactAnalysis<'g> {
             by_path,
             root: None,
             history: None,
+            test_files: TestFiles::default(),
         }
     }
 
@@ -334,13 +344,19 @@ impl<'g> ImpactAnalysis<'g> {
     /// and the manifests that say how a test is run.
     pub fn with_root(mut self, root: &std::path::Path) -> Self {
         self.root = Some(root.to_path_buf());
+        self.test_files = TestFiles::read(Some(root));
         self
     }
 
     /// The tests to run for a change, best first, with their commands: those the walk reached
     /// (as test items a runner can select), those named after a changed file, and the suites
     /// of the changed package.
-    fn tests_to_run(&self, affected: &[Affected], changed_files: &[String]) -> (Vec<TestToRun>, Vec<String>) {
+    fn tests_to_run(
+        &self,
+        changed: &[ChangedSymbol],
+        affected: &[Affected],
+        changed_files: &[String],
+    ) -> (Vec<TestToRun>, Vec<String>) {
         // Tests: reached through the graph, then named after a changed file.
         let runners = TestCommands::new(self.graph, &self.by_path, self.root.as_deref());
         let mut tests: Vec<TestToRun> = Vec::new();
@@ -348,10 +364,9 @@ impl<'g> ImpactAnalysis<'g> {
         for a in affected.iter().filter(|a| a.is_test) {
             // The test item a reached definition is in (a nested helper's test, a helper
             // method's test class); none for what a runner cannot select by name.
-            let name = match a.symbol {
-                Some(s) if is_test_name(&a.qualified_name) => runners.test_item(s),
-                _ => None,
-            };
+            // (`test_item` decides by each language's rules: a Rust test is any function with
+            // a test attribute, whatever its name.)
+            let name = a.symbol.and_then(|s| runners.test_item(s));
             // A file-level entry adds nothing next to a test of the same file.
             let named_already = name.is_none() && tests.iter().any(|t| t.path == a.path);
             if !named_already && seen.insert((a.path.clone(), name.clone())) {
@@ -361,6 +376,7 @@ impl<'g> ImpactAnalysis<'g> {
                     name,
                     found_by: "graph",
                     score: a.score,
+                    driver: None,
                 });
             }
         }
@@ -373,6 +389,7 @@ impl<'g> ImpactAnalysis<'g> {
             .collect();
         tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
         self.cochanged_tests(changed_files, &mut tests);
+        self.data_cases(changed, changed_files, &mut tests);
         let changes: Vec<&str> = changed_files
             .iter()
             .map(String::as_str)
@@ -431,10 +448,18 @@ impl<'g> ImpactAnalysis<'g> {
                 .then(a.path.cmp(&b.path))
                 .then(a.name.cmp(&b.name))
         });
-        let mut tests: Vec<TestToRun> = keyed.into_iter().map(|(_, t)| t).collect();
+        let tests: Vec<TestToRun> = keyed.into_iter().map(|(_, t)| t).collect();
+        let mut tests = whole_files_past(tests, MAX_ITEMS_PER_FILE);
         tests.truncate(MAX_TESTS);
+        let cases = DataCases::new(self.graph, self.root.as_deref(), &self.test_files);
         for t in &mut tests {
-            t.command = runners.command(&t.path, t.name.as_deref());
+            if cases.is_case(&t.path) {
+                t.driver = cases.driver(&t.path);
+                t.name = stem(&t.path);
+                t.command = t.driver.as_ref().and_then(|d| runners.case_command(d, t.name.as_deref()?));
+            } else {
+                t.command = runners.command(&t.path, t.name.as_deref());
+            }
         }
         let test_commands = runners.commands(&tests);
         (tests, test_commands)
@@ -446,7 +471,7 @@ impl<'g> ImpactAnalysis<'g> {
         let stems: Vec<String> = changes.iter().filter_map(|p| stem(p)).collect();
         for f in &self.graph.files {
             let p = f.path.as_str();
-            if !runnable_test_file(p) || tests.iter().any(|t| t.path == p) {
+            if !self.test_files.runnable(p) || tests.iter().any(|t| t.path == p) {
                 continue;
             }
             let Some(s) = stem(p) else { continue };
@@ -464,6 +489,7 @@ impl<'g> ImpactAnalysis<'g> {
                     name: None,
                     found_by: "naming",
                     score: 0.05,
+                    driver: None,
                 });
             }
         }
@@ -489,7 +515,7 @@ impl<'g> ImpactAnalysis<'g> {
             .graph
             .files
             .iter()
-            .filter(|f| runnable_test_file(f.path.as_str()))
+            .filter(|f| self.test_files.runnable(f.path.as_str()))
             .filter_map(|f| {
                 let p = f.path.as_str();
                 let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
@@ -513,6 +539,7 @@ impl<'g> ImpactAnalysis<'g> {
                 name: None,
                 found_by: "suite",
                 score: base / (1.0 + i as f32 * 0.1),
+                driver: None,
             });
         }
     }
@@ -530,7 +557,7 @@ impl<'g> ImpactAnalysis<'g> {
             for (n, shared) in &f.neighbours {
                 let Some(t) = h.path_of(*n) else { continue };
                 let coupled = *shared >= 2;
-                if coupled && runnable_test_file(t) && self.by_path.contains_key(t) {
+                if coupled && self.test_files.runnable(t) && self.by_path.contains_key(t) {
                     let s = strength.entry(t).or_default();
                     *s = s.max(*shared as f32 / changes as f32);
                 }
@@ -549,8 +576,63 @@ impl<'g> ImpactAnalysis<'g> {
                     name: None,
                     found_by: "history",
                     score: 1.0 + s,
+                    driver: None,
                 });
             }
+        }
+    }
+
+    /// Test cases that are data files run by a driver: those that changed together with a
+    /// changed file at least twice (ranked as history), and those named after a changed
+    /// definition or file (ranked just above test files named after one).
+    fn data_cases(&self, changed: &[ChangedSymbol], changed_files: &[String], tests: &mut Vec<TestToRun>) {
+        let cases = DataCases::new(self.graph, None, &self.test_files);
+        let mut found: Vec<(String, &'static str, f32)> = Vec::new();
+        if let Some(h) = self.history {
+            for p in changed_files.iter().filter(|p| !is_test_path(p)) {
+                let Some(f) = h.file(p) else { continue };
+                let changes = f.changes.max(1) as f32;
+                for (n, shared) in &f.neighbours {
+                    let Some(t) = h.path_of(*n) else { continue };
+                    if *shared >= 2 && cases.is_case(t) && self.by_path.contains_key(t) {
+                        found.push((t.to_string(), "history", 1.0 + *shared as f32 / changes));
+                    }
+                }
+            }
+        }
+        let families: Vec<Family> = changed_files
+            .iter()
+            .filter_map(|p| self.by_path.get(p.as_str()).and_then(|&i| self.graph.files.get(i)))
+            .map(|f| Family::of(&f.language))
+            .collect();
+        let stems: Vec<String> = changed_files
+            .iter()
+            .filter(|p| !is_test_path(p))
+            .filter_map(|p| stem(p))
+            .collect();
+        let names: Vec<&str> = changed
+            .iter()
+            .filter(|c| !is_test_path(&c.path))
+            .map(|c| c.qualified_name.as_str())
+            .chain(stems.iter().map(String::as_str))
+            .collect();
+        for case in cases.named_after(&names, &families) {
+            found.push((case, "naming", 0.06));
+        }
+        // Strongest first, one entry per case.
+        found.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+        for (path, found_by, score) in found {
+            if tests.iter().any(|t| t.path == path) {
+                continue;
+            }
+            tests.push(TestToRun {
+                command: None,
+                name: None,
+                driver: None,
+                path,
+                found_by,
+                score,
+            });
         }
     }
 
@@ -597,7 +679,7 @@ impl<'g> ImpactAnalysis<'g> {
         let direct_dependents = affected.iter().filter(|a| a.direct).count();
         let transitive_dependents = affected.len() - direct_dependents;
         let affected_files = affected_files(&affected);
-        let (tests, test_commands) = self.tests_to_run(&affected, &changed_files);
+        let (tests, test_commands) = self.tests_to_run(&changed, &affected, &changed_files);
         let public_api = self.public_api(&changed, &affected, records);
         let entry_points = self.entry_points_reached(&changed, &affected);
         let risk = risk(&changed, &affected, &tests, &public_api, direct_dependents);
@@ -744,7 +826,7 @@ impl<'g> ImpactAnalysis<'g> {
             }
             via.reverse();
             // Code in a runnable test file, or a Rust unit test (inside a `tests` module).
-            let is_test = runnable_test_file(&path) || name.split("::").any(|p| p == "tests");
+            let is_test = self.test_files.runnable(&path) || name.split("::").any(|p| p == "tests");
             affected.push(Affected {
                 qualified_name: name,
                 kind,
@@ -839,6 +921,28 @@ impl<'g> ImpactAnalysis<'g> {
 }
 
 /// Affected files by their best definition's score, with how many were reached in each.
+/// Tests in order, where a file with more than `max` named tests becomes one file-level
+/// entry at the place of its best test.
+fn whole_files_past(tests: Vec<TestToRun>, max: usize) -> Vec<TestToRun> {
+    let mut named: HashMap<String, usize> = HashMap::new();
+    for t in tests.iter().filter(|t| t.name.is_some() && t.driver.is_none()) {
+        *named.entry(t.path.clone()).or_default() += 1;
+    }
+    let mut out: Vec<TestToRun> = Vec::with_capacity(tests.len());
+    let mut whole: HashSet<String> = HashSet::new();
+    for mut t in tests {
+        let many = t.driver.is_none() && named.get(&t.path).is_some_and(|&n| n > max);
+        if many {
+            if !whole.insert(t.path.clone()) {
+                continue;
+            }
+            t.name = None;
+        }
+        out.push(t);
+    }
+    out
+}
+
 fn affected_files(affected: &[Affected]) -> Vec<AffectedFile> {
     let mut files: HashMap<String, (f32, usize)> = HashMap::new();
     for a in affected {

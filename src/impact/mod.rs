@@ -9,7 +9,9 @@
 //! - Every test listed says how it was found (`found_by`).
 
 mod change_impact;
+mod data_cases;
 mod test_commands;
+mod test_files;
 mod unified_diff;
 
 pub use change_impact::{

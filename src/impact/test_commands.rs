@@ -134,6 +134,16 @@ impl<'g> TestCommands<'g> {
         })
     }
 
+    /// The command that runs one case of a data-driven test: its driver, selected by the
+    /// case's id where the runner selects by name (`pytest tests/test_format.py -k case`).
+    pub fn case_command(&self, driver: &str, case: &str) -> Option<String> {
+        let f = self.graph.files.get(*self.by_path.get(driver)?)?;
+        match Family::of(&f.language) {
+            Family::Python => Some(format!("pytest {driver} -k {case}")),
+            _ => self.command(driver, None),
+        }
+    }
+
     fn cargo(&self, path: &str, module: &str, local: Option<&str>) -> Option<String> {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let (crate_dir, manifest) = self
@@ -198,7 +208,33 @@ impl<'g> TestCommands<'g> {
         let mut jest: Vec<&str> = Vec::new();
         let mut mocha: Vec<&str> = Vec::new();
         let mut other: Vec<String> = Vec::new();
-        for TestToRun { path, command, .. } in tests {
+        // Data cases per driver, selected by id: `pytest DRIVER -k 'a or b'`.
+        let mut cases: Vec<(&str, Vec<&str>)> = Vec::new();
+        for t in tests {
+            if let (Some(d), Some(case)) = (&t.driver, &t.name)
+                && self.family_of(d) == Some(Family::Python)
+            {
+                match cases.iter_mut().find(|(x, _)| x == d) {
+                    Some((_, v)) => v.push(case),
+                    None => cases.push((d, vec![case])),
+                }
+            }
+        }
+        for TestToRun { path, command, driver, .. } in tests {
+            // A data case runs through its driver, never by itself; one without a known
+            // driver has no command.
+            if command.is_none() {
+                continue;
+            }
+            if driver.is_some() {
+                if let Some(c) = command
+                    && self.family_of(path) != Some(Family::Python)
+                    && !other.contains(c)
+                {
+                    other.push(c.clone());
+                }
+                continue;
+            }
             let Some(f) = self
                 .by_path
                 .get(path.as_str())
@@ -229,8 +265,16 @@ impl<'g> TestCommands<'g> {
                 out.push(format!("{runner} {}", files.join(" ")));
             }
         }
+        for (driver, ids) in cases {
+            out.push(format!("pytest {driver} -k '{}'", ids.join(" or ")));
+        }
         out.extend(other.into_iter().take(10));
         out
+    }
+
+    fn family_of(&self, path: &str) -> Option<Family> {
+        let f = self.graph.files.get(*self.by_path.get(path)?)?;
+        Some(Family::of(&f.language))
     }
 }
 
@@ -283,14 +327,6 @@ fn strip_dir<'a>(path: &'a str, dir: &str) -> &'a str {
     path.strip_prefix(dir)
         .and_then(|r| r.strip_prefix('/'))
         .unwrap_or(path)
-}
-
-/// `test_x`, `TestX`, `x_test`, or inside a `tests`/`Test*` container.
-pub fn is_test_name(qualified: &str) -> bool {
-    qualified
-        .split(['.', ':'])
-        .filter(|p| !p.is_empty())
-        .any(|p| p.starts_with("test_") || p.starts_with("Test") || p == "tests" || p.ends_with("_test"))
 }
 
 /// A file a test runner runs: `test_x.py`/`x_test.py`, `x_test.go`, `x.test.ts`/`x.spec.js`
@@ -356,12 +392,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn test_names_and_stems() {
-        assert!(is_test_name("tests.test_api.test_get"));
-        assert!(is_test_name("grep::tests::finds_matches"));
-        assert!(is_test_name("pkg.TestParse"));
-        assert!(!is_test_name("requests.api.get"));
-        assert!(!is_test_name("pkg.attest"));
+    fn runnable_test_files_and_stems() {
         assert!(runnable_test_file("tests/test_basic.py"));
         assert!(runnable_test_file("tests/regression.rs"));
         assert!(runnable_test_file("src/x.test.ts"));

@@ -304,7 +304,7 @@ fn build_bindings(raw: Vec<RawBinding>, defs: &[Definition], source: &[u8]) -> V
 /// The callee as written: from the start of the reference node to the end of the name
 /// (`self.session.send` in `self.session.send(req)`), without a leading `new`.
 fn callee_text(r: &RawRef, source: &[u8]) -> String {
-    let start = r.node.start_byte().min(r.name.start_byte());
+    let start = token_path_start(r.node).min(r.name.start_byte());
     let raw = if r.kind == ReferenceKind::Implementation {
         String::from_utf8_lossy(&source[r.name.byte_range()]).into_owned()
     } else {
@@ -319,6 +319,23 @@ fn callee_text(r: &RawRef, source: &[u8]) -> String {
         s = s[cut..].to_string();
     }
     s
+}
+
+/// Where the path or receiver before a name in a macro's token tree starts: tokens there are
+/// siblings, not an expression (`shop::pricing::apply_discount(` and `$x.len(`).
+fn token_path_start(node: Node) -> usize {
+    let mut start = node;
+    if node.parent().is_some_and(|p| p.kind() == "token_tree") {
+        while let Some(sep) = start.prev_sibling().filter(|p| matches!(p.kind(), "::" | ".")) {
+            match sep.prev_sibling() {
+                Some(part) if matches!(part.kind(), "identifier" | "self" | "crate" | "super" | "metavariable") => {
+                    start = part;
+                }
+                _ => break,
+            }
+        }
+    }
+    start.start_byte()
 }
 
 /// The receiver or path before the name: `self.session` for `self.session.send`.

@@ -237,7 +237,9 @@ fn pytest_runs_data_cases_through_their_driver() {
     // A case is never handed to pytest as a file of its own.
     let commands = suggested(&v);
     assert!(
-        !commands.iter().any(|c| c.contains("pytest tests/data/") || c.contains(" tests/data/cases/")),
+        !commands
+            .iter()
+            .any(|c| c.contains("pytest tests/data/") || c.contains(" tests/data/cases/")),
         "{commands:?}"
     );
     for c in commands {

@@ -456,7 +456,10 @@ impl<'g> ImpactAnalysis<'g> {
             if cases.is_case(&t.path) {
                 t.driver = cases.driver(&t.path);
                 t.name = stem(&t.path);
-                t.command = t.driver.as_ref().and_then(|d| runners.case_command(d, t.name.as_deref()?));
+                t.command = t
+                    .driver
+                    .as_ref()
+                    .and_then(|d| runners.case_command(d, t.name.as_deref()?));
             } else {
                 t.command = runners.command(&t.path, t.name.as_deref());
             }
@@ -602,7 +605,11 @@ impl<'g> ImpactAnalysis<'g> {
         }
         let families: Vec<Family> = changed_files
             .iter()
-            .filter_map(|p| self.by_path.get(p.as_str()).and_then(|&i| self.graph.files.get(i)))
+            .filter_map(|p| {
+                self.by_path
+                    .get(p.as_str())
+                    .and_then(|&i| self.graph.files.get(i))
+            })
             .map(|f| Family::of(&f.language))
             .collect();
         let stems: Vec<String> = changed_files

@@ -232,7 +232,9 @@ mod tests {
         let conventions = TestFiles::default();
         let cases = DataCases::new(&g, None, &conventions);
         assert_eq!(
-            cases.driver("tests/functional/n/nan_comparison_check.py").as_deref(),
+            cases
+                .driver("tests/functional/n/nan_comparison_check.py")
+                .as_deref(),
             Some("tests/test_functional.py")
         );
     }
@@ -263,7 +265,10 @@ mod tests {
             Some("tests/test_format.py")
         );
         // Without the tree to read, no guess.
-        assert_eq!(DataCases::new(&g, None, &conventions).driver("tests/data/cases/type_params.py"), None);
+        assert_eq!(
+            DataCases::new(&g, None, &conventions).driver("tests/data/cases/type_params.py"),
+            None
+        );
     }
 
     #[test]

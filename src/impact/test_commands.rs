@@ -220,7 +220,13 @@ impl<'g> TestCommands<'g> {
                 }
             }
         }
-        for TestToRun { path, command, driver, .. } in tests {
+        for TestToRun {
+            path,
+            command,
+            driver,
+            ..
+        } in tests
+        {
             // A data case runs through its driver, never by itself; one without a known
             // driver has no command.
             if command.is_none() {

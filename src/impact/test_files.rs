@@ -86,7 +86,11 @@ fn ini_value(text: &str, section: &str, key: &str) -> Option<Vec<String>> {
 /// `python_files` under `[tool.pytest.ini_options]`: a list or one space-separated string.
 fn pyproject_value(text: &str) -> Option<Vec<String>> {
     let v = text.parse::<toml::Table>().ok()?;
-    let p = v.get("tool")?.get("pytest")?.get("ini_options")?.get("python_files")?;
+    let p = v
+        .get("tool")?
+        .get("pytest")?
+        .get("ini_options")?
+        .get("python_files")?;
     let out: Vec<String> = match p {
         toml::Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
         toml::Value::Array(a) => a.iter().filter_map(|x| x.as_str()).map(str::to_string).collect(),
@@ -109,13 +113,22 @@ mod tests {
     #[test]
     fn python_files_from_each_configuration_file() {
         for (name, text) in [
-            ("pytest.ini", "[pytest]\npython_files = *test_*.py\n    check_*.py\n"),
+            (
+                "pytest.ini",
+                "[pytest]\npython_files = *test_*.py\n    check_*.py\n",
+            ),
             (
                 "pyproject.toml",
                 "[tool.pytest.ini_options]\npython_files = [\"*test_*.py\", \"check_*.py\"]\n",
             ),
-            ("tox.ini", "[tox]\nenvlist = py3\n[pytest]\npython_files = *test_*.py check_*.py\n"),
-            ("setup.cfg", "[metadata]\nname = x\n[tool:pytest]\npython_files =\n  *test_*.py\n  check_*.py\naddopts = -q\n"),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py3\n[pytest]\npython_files = *test_*.py check_*.py\n",
+            ),
+            (
+                "setup.cfg",
+                "[metadata]\nname = x\n[tool:pytest]\npython_files =\n  *test_*.py\n  check_*.py\naddopts = -q\n",
+            ),
         ] {
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(dir.path().join(name), text).unwrap();

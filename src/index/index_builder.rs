@@ -533,7 +533,9 @@ impl<'a> IndexBuilder<'a> {
         let skeletons: Vec<FileSkeleton> = skeletons.into_iter().flatten().collect();
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
-        drop(prev_graph);
+        // Freeing a whole graph one allocation at a time takes as long as a fifth of an
+        // incremental build: it goes on beside the rest of the build.
+        free_beside(prev_graph);
         let t1 = Instant::now();
         let bytes = postcard::to_stdvec(&graph).map_err(|e| IndexError::Corrupt {
             path: gen_dir.join(GRAPH_FILE),
@@ -550,13 +552,15 @@ impl<'a> IndexBuilder<'a> {
                 None => unresolved += 1,
             }
         }
+        let symbols = graph.symbol_count();
+        free_beside(graph);
         Ok(serde_json::json!({
             "version": GRAPH_VERSION,
             "file": GRAPH_FILE,
             "blake3": blake3,
             "aliases": aliases_digest(&assembled.js_aliases),
             "bytes": bytes.len(),
-            "symbols": graph.symbol_count(),
+            "symbols": symbols,
             "update": update,
             "references": { "total": rules + named + external + unresolved, "rules": rules,
                 "name_matched": named, "external": external, "unresolved": unresolved },
@@ -928,6 +932,17 @@ fn aliases_digest(aliases: &[(String, String)]) -> String {
         h.update(&[1]);
     }
     h.finalize().to_hex().to_string()
+}
+
+/// Drops `value` on a thread of its own (or here, when no thread can be started): large
+/// structures are freed while the build goes on, and the process exit does not wait for it.
+fn free_beside<T: Send + 'static>(value: T) {
+    let keep = std::thread::Builder::new()
+        .name("ken-free".into())
+        .spawn(move || drop(value));
+    if let Err(e) = keep {
+        tracing::debug!("freeing on this thread: {e}");
+    }
 }
 
 #[cfg(test)]

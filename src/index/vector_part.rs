@@ -73,18 +73,18 @@ impl VectorStore {
             .unwrap_or(&[])
     }
 
-    /// (file index, chunk index) of each live id.
-    pub fn locate(&self) -> HashMap<u32, (u32, u32)> {
-        self.files
-            .iter()
-            .enumerate()
-            .flat_map(|(fi, f)| {
-                f.chunks
-                    .iter()
-                    .enumerate()
-                    .map(move |(ci, c)| (c.id, (fi as u32, ci as u32)))
-            })
-            .collect()
+    /// (file index, chunk index) of each live id, indexed by id (ids are dense: one per
+    /// point); `None` for a dead point.
+    pub fn locate(&self) -> Vec<Option<(u32, u32)>> {
+        let mut at = vec![None; self.points()];
+        for (fi, f) in self.files.iter().enumerate() {
+            for (ci, c) in f.chunks.iter().enumerate() {
+                if let Some(slot) = at.get_mut(c.id as usize) {
+                    *slot = Some((fi as u32, ci as u32));
+                }
+            }
+        }
+        at
     }
 }
 
@@ -551,7 +551,9 @@ enum Backend {
 
 pub struct SemanticIndex {
     store: VectorStore,
-    ids: HashMap<u32, (u32, u32)>,
+    /// (file, chunk) by point id.
+    ids: Vec<Option<(u32, u32)>>,
+    live: usize,
     index: Backend,
     /// What embeds queries: the model that embedded the chunks.
     model: std::sync::Arc<dyn Embedder>,
@@ -588,6 +590,9 @@ impl SemanticIndex {
                 std::sync::Arc::new(model.with_weights(store.idf.clone()))
             }
         };
+        // Located while the store still holds the vectors (their count is the id range).
+        let ids = store.locate();
+        let live = ids.iter().flatten().count();
         // The backend owns the vectors from here; queries read only the chunk table.
         let vectors = std::mem::take(&mut store.vectors);
         let dead: Vec<usize> = {
@@ -620,10 +625,10 @@ impl SemanticIndex {
                 Backend::Graph(index)
             }
         };
-        let ids = store.locate();
         Ok(SemanticIndex {
             store,
             ids,
+            live,
             index,
             model,
         })
@@ -635,7 +640,7 @@ impl SemanticIndex {
     }
 
     pub fn chunks(&self) -> usize {
-        self.ids.len()
+        self.live
     }
 
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<SemanticHit>, IndexError> {
@@ -648,7 +653,7 @@ impl SemanticIndex {
         Ok(found
             .into_iter()
             .filter_map(|(id, score)| {
-                let &(fi, ci) = self.ids.get(&(id as u32))?;
+                let (fi, ci) = (*self.ids.get(id)?)?;
                 let f = self.store.files.get(fi as usize)?;
                 let c = f.chunks.get(ci as usize)?;
                 Some(SemanticHit {

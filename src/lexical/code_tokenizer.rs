@@ -105,12 +105,26 @@ fn is_stop_word_ci(word: &str) -> bool {
     if word.len() < 2 || word.len() > MAX_STOP_LEN || !STOP_FIRST_BYTES.contains(&first) || !word.is_ascii() {
         return false;
     }
-    let mut buf = [0u8; MAX_STOP_LEN];
-    let lower = &mut buf[..word.len()];
-    lower.copy_from_slice(word.as_bytes());
-    lower.make_ascii_lowercase();
-    std::str::from_utf8(lower).is_ok_and(|w| STOP.binary_search(&w).is_ok())
+    // Words of at most 9 ASCII bytes compare as integers.
+    STOP_PACKED.binary_search(&pack_lower(word.as_bytes())).is_ok()
 }
+
+/// A short ASCII word, lowercased, as one integer: bytes in order, then the length, so
+/// distinct words never collide.
+fn pack_lower(word: &[u8]) -> u128 {
+    let mut v: u128 = 0;
+    for b in word {
+        v = (v << 8) | u128::from(b.to_ascii_lowercase());
+    }
+    (v << 8) | word.len() as u128
+}
+
+/// `STOP` packed and sorted.
+static STOP_PACKED: std::sync::LazyLock<Vec<u128>> = std::sync::LazyLock::new(|| {
+    let mut v: Vec<u128> = STOP.iter().map(|w| pack_lower(w.as_bytes())).collect();
+    v.sort_unstable();
+    v
+});
 
 #[derive(Clone, Default)]
 pub struct CodeTokenizer {
@@ -119,6 +133,7 @@ pub struct CodeTokenizer {
 }
 
 pub struct CodeTokenStream<'a> {
+    /// The live tokens: the tokenizer's buffer may hold more, from a longer earlier text.
     tokens: &'a mut [Token],
     /// Index of the current token plus one; 0 before the first `advance`.
     next: usize,
@@ -130,10 +145,11 @@ impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
-        self.tokens.clear();
-        tokenize(text, &mut self.tokens);
+        // Tokens are overwritten in place: their strings keep their capacity from one text to
+        // the next, instead of one allocation per token of every indexed file.
+        let len = tokenize_reusing(text, &mut self.tokens);
         CodeTokenStream {
-            tokens: &mut self.tokens,
+            tokens: &mut self.tokens[..len],
             next: 0,
             empty: Token::default(),
         }
@@ -405,5 +421,45 @@ mod tests {
             assert!(STOP_FIRST_BYTES.contains(&w.as_bytes()[0]), "{w}");
             assert!(is_stop_word_ci(&w.to_uppercase()));
         }
+        // Near misses are not stop words: prefixes, extensions, one letter off.
+        for w in [
+            "an",
+            "asy",
+            "asyncs",
+            "returns",
+            "retur",
+            "selff",
+            "zelf",
+            "pubb",
+            "continu",
+            "continues",
+        ] {
+            assert!(!is_stop_word_ci(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn a_reused_stream_holds_only_the_latest_text() {
+        let mut tok = CodeTokenizer::default();
+        let texts = |tok: &mut CodeTokenizer, text: &str| {
+            let mut stream = tok.token_stream(text);
+            let mut out = Vec::new();
+            while stream.advance() {
+                out.push(stream.token().text.clone());
+            }
+            out
+        };
+        let long = texts(
+            &mut tok,
+            "parseInput HTTPServer register_hook many more words here",
+        );
+        assert!(long.len() > 8, "{long:?}");
+        assert_eq!(texts(&mut tok, "getValue"), ["getvalue", "get", "value"]);
+        let mut fresh = Vec::new();
+        tokenize("getValue", &mut fresh);
+        assert_eq!(
+            fresh.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(),
+            ["getvalue", "get", "value"]
+        );
     }
 }

@@ -328,7 +328,12 @@ fn token_path_start(node: Node) -> usize {
     if node.parent().is_some_and(|p| p.kind() == "token_tree") {
         while let Some(sep) = start.prev_sibling().filter(|p| matches!(p.kind(), "::" | ".")) {
             match sep.prev_sibling() {
-                Some(part) if matches!(part.kind(), "identifier" | "self" | "crate" | "super" | "metavariable") => {
+                Some(part)
+                    if matches!(
+                        part.kind(),
+                        "identifier" | "self" | "crate" | "super" | "metavariable"
+                    ) =>
+                {
                     start = part;
                 }
                 _ => break,

@@ -66,7 +66,9 @@ impl StaticEmbedder {
         };
         let tokenizer = match bert_wordpiece(tokenizer_bytes) {
             Some(t) => t,
-            None => Tokenizer::from_bytes(tokenizer_bytes).map_err(|e| err(format!("tokenizer.json: {e}")))?,
+            None => {
+                Tokenizer::from_bytes(tokenizer_bytes).map_err(|e| err(format!("tokenizer.json: {e}")))?
+            }
         };
         let st = SafeTensors::deserialize(model).map_err(|e| err(e.to_string()))?;
         let emb = st.tensor("embeddings").map_err(|e| err(e.to_string()))?;

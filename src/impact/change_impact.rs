@@ -398,15 +398,7 @@ impl<'g> ImpactAnalysis<'g> {
         self.named_tests(&changes, &mut tests);
         self.package_suites(&changes, &mut tests);
         // Only tests in the changed code's languages, and no test data.
-        let families: HashSet<Family> = changed_files
-            .iter()
-            .filter_map(|p| {
-                self.by_path
-                    .get(p.as_str())
-                    .and_then(|&i| self.graph.files.get(i))
-            })
-            .map(|f| Family::of(&f.language))
-            .collect();
+        let families = self.families_of(changed_files);
         tests.retain(|t| {
             let data = [
                 "fixtures/",
@@ -603,15 +595,7 @@ impl<'g> ImpactAnalysis<'g> {
                 }
             }
         }
-        let families: Vec<Family> = changed_files
-            .iter()
-            .filter_map(|p| {
-                self.by_path
-                    .get(p.as_str())
-                    .and_then(|&i| self.graph.files.get(i))
-            })
-            .map(|f| Family::of(&f.language))
-            .collect();
+        let families: Vec<Family> = self.families_of(changed_files).into_iter().collect();
         let stems: Vec<String> = changed_files
             .iter()
             .filter(|p| !is_test_path(p))
@@ -641,6 +625,19 @@ impl<'g> ImpactAnalysis<'g> {
                 score,
             });
         }
+    }
+
+    /// The language families of the indexed files among `paths`.
+    fn families_of(&self, paths: &[String]) -> HashSet<Family> {
+        paths
+            .iter()
+            .filter_map(|p| {
+                self.by_path
+                    .get(p.as_str())
+                    .and_then(|&i| self.graph.files.get(i))
+            })
+            .map(|f| Family::of(&f.language))
+            .collect()
     }
 
     fn name_of(&self, node: Node) -> String {

@@ -7,6 +7,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use kenning::cli::{self, Cli};
 
+/// mimalloc: the index build allocates and frees millions of small strings and vectors from
+/// every thread (tokens, skeletons, postings), where glibc's per-thread arenas neither reuse
+/// another thread's free memory nor give it back.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // The sandbox helper must run before anything starts a thread: entering a user namespace
     // needs a single-threaded process.

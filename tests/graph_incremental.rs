@@ -36,6 +36,8 @@ const FILES: &[(&str, &[&str])] = &[
         &[
             "class Base:\n    def prep(self):\n        pass\n    def send(self):\n        pass\n",
             "class Base:\n    pass\n",
+            // The first body moved down and its methods' bodies changed: same interface.
+            "\n\nclass Base:\n    def prep(self):\n        return 1\n    def send(self):\n        return self.prep()\n",
         ],
     ),
     (
@@ -50,6 +52,7 @@ const FILES: &[(&str, &[&str])] = &[
         &[
             "from pkg import Request\ndef main():\n    r = Request()\n    r.send()\n    r.prep()\n    helper()\n",
             "import pkg.models as m\ndef main():\n    m.Request().send()\n    m.helper()\n",
+            "\n\nfrom pkg import Request\ndef main():\n    r = Request()\n    r.send()\n    r.prep()\n    helper()\n",
         ],
     ),
     ("Cargo.toml", &["[package]\nname = \"demo\"\n"]),
@@ -175,6 +178,15 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     std::fs::write(
         repo.path().join("pkg/m7.py"),
         "from .core import shared\ndef f7():\n    shared()\n    shared()\n    return g7()\ndef g7():\n    pass\n",
+    )
+    .unwrap();
+    let r = build(repo.path(), &config);
+    assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts["graph"]);
+
+    // Moving code in what 40 files import, without changing what it defines: only that file.
+    std::fs::write(
+        repo.path().join("pkg/core.py"),
+        "# moved down\n\n\ndef shared():\n    x = 1\n    return x\n",
     )
     .unwrap();
     let r = build(repo.path(), &config);

@@ -223,6 +223,11 @@ fn plan(files: &[FileSkeleton], prev: &CodeGraph) -> Plan {
                 old_to_new[o as usize] = Some(i as u32);
                 unchanged[i] = Some(o);
             }
+            // Code moved (lines, offsets, references) without changing what other files can
+            // see of it: only this file is resolved again, its dependents keep theirs.
+            Some(&o) if same_interface(&prev.files[o as usize], f) => {
+                old_to_new[o as usize] = Some(i as u32);
+            }
             Some(&o) => {
                 let moved = prev.files[o as usize].module != f.module
                     || prev.files[o as usize].language != f.language;
@@ -253,6 +258,31 @@ fn plan(files: &[FileSkeleton], prev: &CodeGraph) -> Plan {
         })
         .collect();
     Plan { reuse, old_to_new }
+}
+
+/// What resolving another file can read of this one — module, language, definitions (their
+/// order too: targets are definition indices), imports and typed bindings — without their
+/// positions, which no other file's resolution reads.
+fn same_interface(a: &FileSkeleton, b: &FileSkeleton) -> bool {
+    let defs = a.defs.len() == b.defs.len()
+        && a.defs.iter().zip(&b.defs).all(|(x, y)| {
+            x.name == y.name
+                && x.kind == y.kind
+                && x.container == y.container
+                && x.parent == y.parent
+                && x.params == y.params
+                && x.returns == y.returns
+        });
+    let imports = a.imports.len() == b.imports.len()
+        && a.imports
+            .iter()
+            .zip(&b.imports)
+            .all(|(x, y)| x.path == y.path && x.name == y.name && x.alias == y.alias && x.glob == y.glob);
+    let bindings = a.bindings.len() == b.bindings.len()
+        && a.bindings.iter().zip(&b.bindings).all(|(x, y)| {
+            x.name == y.name && x.value == y.value && x.type_name == y.type_name && x.enclosing == y.enclosing
+        });
+    a.module == b.module && a.language == b.language && defs && imports && bindings
 }
 
 /// A previous resolution with file ids moved to the new generation; `None` if something it

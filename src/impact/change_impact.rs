@@ -389,7 +389,8 @@ impl<'g> ImpactAnalysis<'g> {
             .collect();
         tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
         self.cochanged_tests(changed_files, &mut tests);
-        self.data_cases(changed, changed_files, &mut tests);
+        let cases = DataCases::new(self.graph, self.root.as_deref(), &self.test_files);
+        self.data_cases(&cases, changed, changed_files, &mut tests);
         let changes: Vec<&str> = changed_files
             .iter()
             .map(String::as_str)
@@ -443,7 +444,6 @@ impl<'g> ImpactAnalysis<'g> {
         let tests: Vec<TestToRun> = keyed.into_iter().map(|(_, t)| t).collect();
         let mut tests = whole_files_past(tests, MAX_ITEMS_PER_FILE);
         tests.truncate(MAX_TESTS);
-        let cases = DataCases::new(self.graph, self.root.as_deref(), &self.test_files);
         for t in &mut tests {
             if cases.is_case(&t.path) {
                 t.driver = cases.driver(&t.path);
@@ -539,25 +539,31 @@ impl<'g> ImpactAnalysis<'g> {
         }
     }
 
-    /// Tests that changed in the same commits as a changed source file (at least twice: one
-    /// shared commit, the one that added both, is chance): scored above every other kind of evidence, in
-    /// proportion to how often they changed together; a test the graph reached already is
-    /// lifted instead of listed twice.
-    fn cochanged_tests(&self, changed_files: &[String], tests: &mut Vec<TestToRun>) {
-        let Some(h) = self.history else { return };
-        let mut strength: HashMap<&str, f32> = HashMap::new();
+    /// Files that changed in the same commits as a changed source file at least twice (one
+    /// shared commit, the one that added both, is chance) and that `keep` accepts, each with
+    /// its strongest coupling: shared commits over the source file's changes.
+    fn cochanged(&self, changed_files: &[String], keep: impl Fn(&str) -> bool) -> HashMap<&'g str, f32> {
+        let mut strength: HashMap<&'g str, f32> = HashMap::new();
+        let Some(h) = self.history else { return strength };
         for p in changed_files.iter().filter(|p| !is_test_path(p)) {
             let Some(f) = h.file(p) else { continue };
             let changes = f.changes.max(1);
             for (n, shared) in &f.neighbours {
                 let Some(t) = h.path_of(*n) else { continue };
-                let coupled = *shared >= 2;
-                if coupled && self.test_files.runnable(t) && self.by_path.contains_key(t) {
+                if *shared >= 2 && self.by_path.contains_key(t) && keep(t) {
                     let s = strength.entry(t).or_default();
                     *s = s.max(*shared as f32 / changes as f32);
                 }
             }
         }
+        strength
+    }
+
+    /// Runnable tests that changed together with a changed source file (`cochanged`): scored
+    /// above every other kind of evidence, in proportion to how often they changed together;
+    /// a test the graph reached already is lifted instead of listed twice.
+    fn cochanged_tests(&self, changed_files: &[String], tests: &mut Vec<TestToRun>) {
+        let strength = self.cochanged(changed_files, |t| self.test_files.runnable(t));
         for (path, s) in strength {
             let mut lifted = false;
             for t in tests.iter_mut().filter(|t| t.path == path) {
@@ -580,21 +586,18 @@ impl<'g> ImpactAnalysis<'g> {
     /// Test cases that are data files run by a driver: those that changed together with a
     /// changed file at least twice (ranked as history), and those named after a changed
     /// definition or file (ranked just above test files named after one).
-    fn data_cases(&self, changed: &[ChangedSymbol], changed_files: &[String], tests: &mut Vec<TestToRun>) {
-        let cases = DataCases::new(self.graph, None, &self.test_files);
-        let mut found: Vec<(String, &'static str, f32)> = Vec::new();
-        if let Some(h) = self.history {
-            for p in changed_files.iter().filter(|p| !is_test_path(p)) {
-                let Some(f) = h.file(p) else { continue };
-                let changes = f.changes.max(1) as f32;
-                for (n, shared) in &f.neighbours {
-                    let Some(t) = h.path_of(*n) else { continue };
-                    if *shared >= 2 && cases.is_case(t) && self.by_path.contains_key(t) {
-                        found.push((t.to_string(), "history", 1.0 + *shared as f32 / changes));
-                    }
-                }
-            }
-        }
+    fn data_cases(
+        &self,
+        cases: &DataCases<'_>,
+        changed: &[ChangedSymbol],
+        changed_files: &[String],
+        tests: &mut Vec<TestToRun>,
+    ) {
+        let mut found: Vec<(String, &'static str, f32)> = self
+            .cochanged(changed_files, |t| cases.is_case(t))
+            .into_iter()
+            .map(|(t, s)| (t.to_string(), "history", 1.0 + s))
+            .collect();
         let families: Vec<Family> = self.families_of(changed_files).into_iter().collect();
         let stems: Vec<String> = changed_files
             .iter()
@@ -924,7 +927,6 @@ impl<'g> ImpactAnalysis<'g> {
     }
 }
 
-/// Affected files by their best definition's score, with how many were reached in each.
 /// Tests in order, where a file with more than `max` named tests becomes one file-level
 /// entry at the place of its best test.
 fn whole_files_past(tests: Vec<TestToRun>, max: usize) -> Vec<TestToRun> {
@@ -947,6 +949,7 @@ fn whole_files_past(tests: Vec<TestToRun>, max: usize) -> Vec<TestToRun> {
     out
 }
 
+/// Affected files by their best definition's score, with how many were reached in each.
 fn affected_files(affected: &[Affected]) -> Vec<AffectedFile> {
     let mut files: HashMap<String, (f32, usize)> = HashMap::new();
     for a in affected {

@@ -137,8 +137,7 @@ impl<'g> TestCommands<'g> {
     /// The command that runs one case of a data-driven test: its driver, selected by the
     /// case's id where the runner selects by name (`pytest tests/test_format.py -k case`).
     pub fn case_command(&self, driver: &str, case: &str) -> Option<String> {
-        let f = self.graph.files.get(*self.by_path.get(driver)?)?;
-        match Family::of(&f.language) {
+        match self.family_of(driver)? {
             Family::Python => Some(format!("pytest {driver} -k {case}")),
             _ => self.command(driver, None),
         }

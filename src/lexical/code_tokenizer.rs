@@ -95,7 +95,7 @@ const MAX_STOP_LEN: usize = 9;
 
 /// Whether `token` (already lowercase) is a stop word.
 pub fn is_stop_word(token: &str) -> bool {
-    token.len() <= MAX_STOP_LEN && STOP.binary_search(&token).is_ok()
+    token.len() <= MAX_STOP_LEN && STOP_PACKED.binary_search(&pack_lower(token.as_bytes())).is_ok()
 }
 
 /// Whether `word` is a stop word in any case, without allocating.

@@ -41,8 +41,8 @@ struct BertTokenizerFile {
 }
 
 /// A BERT WordPiece tokenizer built from its parts: `Tokenizer::from_bytes` goes through
-/// serde's buffered untagged and flattened paths, which cost 12 ms of a 55 ms cold query on
-/// a 30k vocabulary. `None` for any other shape (the caller then loads it whole). Added
+/// serde's buffered untagged and flattened paths, about 12 ms (22% of the samples) of a
+/// 55 ms cold query on a 30k vocabulary. `None` for any other shape (the caller then loads it whole). Added
 /// tokens are left out: words are tokenized one at a time (`token_ids`), where a special
 /// token written literally is plain text anyway.
 fn bert_wordpiece(bytes: &[u8]) -> Option<Tokenizer> {

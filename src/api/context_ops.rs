@@ -142,8 +142,10 @@ impl Analysis {
             Ok(spec) => Weights::default().with_overrides(&spec),
             Err(_) => Weights::default(),
         };
-        // The two big loads side by side: the semantic part and the code graph.
+        // The two big loads side by side: the semantic part and the code graph; the token
+        // counter the packing needs loads beside them.
         std::thread::scope(|s| {
+            s.spawn(crate::context::warm_token_counter);
             if signals.semantic && self.has_semantic() {
                 s.spawn(|| {
                     let _ = self.semantic();

@@ -1023,7 +1023,7 @@ impl<'g> GraphIndex<'g> {
                     return false;
                 };
                 let mut path: Vec<&str> = f.module.split(['.', ':']).filter(|p| !p.is_empty()).collect();
-                path.extend(d.container.iter().map(String::as_str));
+                path.extend(d.container.iter().map(crate::graph::Name::as_str));
                 path.ends_with(qual) || qual.last().is_some_and(|q| path.last() == Some(q))
             })
             .collect();

@@ -19,7 +19,7 @@ mod rank_features;
 mod task_mentions;
 
 pub use citations::{Citation, find_citations, mark_unverified};
-pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pack};
+pub use context_pack::{ContextPack, LeftOut, Neighbour, Shown, count_tokens, pack, warm_token_counter};
 pub use context_ranker::{
     ContextRanker, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, Signals, Weights, Why,
 };

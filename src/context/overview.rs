@@ -274,7 +274,7 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
             defs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             Some(CentralModule {
                 path: f.path.to_string(),
-                module: f.module.clone(),
+                module: f.module.to_string(),
                 rank,
                 // An impl and its type share a name: each name once.
                 key_symbols: {
@@ -308,7 +308,7 @@ pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
                 kind: "package-main",
                 path: path.into(),
                 line: 1,
-                name: f.module.clone(),
+                name: f.module.to_string(),
             });
         }
         if path.ends_with("src/main.rs") || path.contains("/bin/") && path.ends_with(".rs") {
@@ -316,7 +316,7 @@ pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
                 kind: "binary",
                 path: path.into(),
                 line: 1,
-                name: f.module.clone(),
+                name: f.module.to_string(),
             });
         }
         for d in &f.defs {
@@ -344,7 +344,7 @@ pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
                     kind: "cli",
                     path: path.into(),
                     line: r.line,
-                    name: r.name.clone(),
+                    name: r.name.to_string(),
                 });
                 cli = true;
             }

@@ -299,7 +299,7 @@ fn remap(r: &FileResolution, old_to_new: &[Option<u32>]) -> Option<FileResolutio
                 .map(|t| map(t.file).map(|file| SymbolId { file, def: t.def }))
                 .collect::<Option<Vec<_>>>()?;
             let mut res = res.clone();
-            res.targets = targets;
+            res.targets = targets.into();
             Some(res)
         })
         .collect::<Option<Vec<_>>>()?;

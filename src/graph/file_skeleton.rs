@@ -47,11 +47,17 @@ impl Family {
     }
 }
 
+/// A name in a skeleton: most identifiers fit in its 24 bytes inline, so a graph of millions
+/// of references decodes without an allocation for each name (decoding was bound by them).
+pub type Name = compact_str::CompactString;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DefNode {
-    pub name: String,
+    #[schemars(with = "String")]
+    pub name: Name,
     pub kind: SymbolKind,
-    pub container: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub container: Vec<Name>,
     /// The innermost enclosing definition in the same file.
     pub parent: Option<u32>,
     pub line: u32,
@@ -60,19 +66,24 @@ pub struct DefNode {
     pub name_byte: u32,
     /// Parameters with a written type (`request: Request` -> `("request", "Request")`), the
     /// type reduced to its path (`&mut Option<a::B>` -> `a::B`).
-    pub params: Vec<(String, String)>,
+    #[schemars(with = "Vec<(String, String)>")]
+    pub params: Vec<(Name, Name)>,
     /// The written return type's path (`-> Response`, `): Promise<User>` -> `User`); for a
     /// field or variable, its declared type (`session: Session`, `private Repo repo;`).
-    pub returns: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub returns: Option<Name>,
 }
 
 /// A local variable with a visible type: `value` is a callee (`Session`, `Cache::new`) whose
 /// result it holds, or `type_name` its written type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BindingNode {
-    pub name: String,
-    pub value: Option<String>,
-    pub type_name: Option<String>,
+    #[schemars(with = "String")]
+    pub name: Name,
+    #[schemars(with = "Option<String>")]
+    pub value: Option<Name>,
+    #[schemars(with = "Option<String>")]
+    pub type_name: Option<Name>,
     pub line: u32,
     pub enclosing: Option<u32>,
 }
@@ -80,8 +91,10 @@ pub struct BindingNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RefNode {
     pub kind: ReferenceKind,
-    pub name: String,
-    pub receiver: Option<String>,
+    #[schemars(with = "String")]
+    pub name: Name,
+    #[schemars(with = "Option<String>")]
+    pub receiver: Option<Name>,
     /// A macro invocation (`format!(..)`): only macros can be its target.
     pub macro_call: bool,
     pub line: u32,
@@ -93,8 +106,10 @@ pub struct RefNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileSkeleton {
     pub path: RepoPath,
-    pub language: String,
-    pub module: String,
+    #[schemars(with = "String")]
+    pub language: Name,
+    #[schemars(with = "String")]
+    pub module: Name,
     pub defs: Vec<DefNode>,
     pub refs: Vec<RefNode>,
     pub imports: Vec<Import>,
@@ -110,9 +125,9 @@ impl FileSkeleton {
             .iter()
             .zip(parents)
             .map(|(d, parent)| DefNode {
-                name: d.name.clone(),
+                name: Name::from(d.name.as_str()),
                 kind: d.kind,
-                container: d.container.clone(),
+                container: d.container.iter().map(|c| Name::from(c.as_str())).collect(),
                 parent,
                 line: d.span.start_line,
                 end_line: d.span.end_line,
@@ -123,7 +138,9 @@ impl FileSkeleton {
                         if family == Family::Js {
                             jsdoc_params(d.doc.as_deref(), &mut p);
                         }
-                        p
+                        p.into_iter()
+                            .map(|(a, b)| (Name::from(a), Name::from(b)))
+                            .collect()
                     }
                     _ => Vec::new(),
                 },
@@ -140,7 +157,8 @@ impl FileSkeleton {
                         declared_type(family, &d.signature)
                     }
                     _ => None,
-                },
+                }
+                .map(Name::from),
             })
             .collect();
         let refs = symbols
@@ -148,8 +166,8 @@ impl FileSkeleton {
             .iter()
             .map(|r| RefNode {
                 kind: r.kind,
-                name: r.name.clone(),
-                receiver: r.receiver.clone(),
+                name: Name::from(r.name.as_str()),
+                receiver: r.receiver.as_deref().map(Name::from),
                 macro_call: r.callee.ends_with('!'),
                 line: r.name_span.start_line,
                 name_byte: r.name_span.start_byte,
@@ -158,8 +176,8 @@ impl FileSkeleton {
             .collect();
         FileSkeleton {
             path,
-            language: language.to_string(),
-            module: module.to_string(),
+            language: Name::from(language),
+            module: Name::from(module),
             defs,
             refs,
             imports: symbols.imports.clone(),
@@ -167,9 +185,9 @@ impl FileSkeleton {
                 .bindings
                 .iter()
                 .map(|b| BindingNode {
-                    name: b.name.clone(),
-                    value: b.value.clone(),
-                    type_name: b.type_name.as_deref().and_then(type_path),
+                    name: Name::from(b.name.as_str()),
+                    value: b.value.as_deref().map(Name::from),
+                    type_name: b.type_name.as_deref().and_then(type_path).map(Name::from),
                     line: b.line,
                     enclosing: b.enclosing,
                 })
@@ -196,7 +214,7 @@ impl FileSkeleton {
             return String::new();
         };
         let mut parts: Vec<&str> = Vec::with_capacity(d.container.len() + 1);
-        parts.extend(d.container.iter().map(String::as_str));
+        parts.extend(d.container.iter().map(Name::as_str));
         parts.push(&d.name);
         parts.join(self.family().separator())
     }

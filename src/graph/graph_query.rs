@@ -183,7 +183,7 @@ impl<'g> GraphQuery<'g> {
         let f = &self.graph.files[s.file.index()];
         match f.defs.get(s.def as usize) {
             Some(d) => SymbolInfo {
-                name: d.name.clone(),
+                name: d.name.to_string(),
                 qualified: f.qualified(s.def),
                 kind: d.kind.as_str().to_string(),
                 path: f.path.to_string(),
@@ -202,7 +202,7 @@ impl<'g> GraphQuery<'g> {
             qualified: if f.module.is_empty() {
                 f.path.to_string()
             } else {
-                f.module.clone()
+                f.module.to_string()
             },
             kind: "module".to_string(),
             path: f.path.to_string(),
@@ -363,7 +363,7 @@ impl<'g> GraphQuery<'g> {
         }
         FileDeps {
             path: f.path.to_string(),
-            module: f.module.clone(),
+            module: f.module.to_string(),
             imports,
             imported_by: by.into_iter().collect(),
         }
@@ -383,7 +383,10 @@ impl<'g> GraphQuery<'g> {
             }
         }
         for (f, r) in self.graph.files.iter().zip(&self.graph.resolved) {
-            let l = s.references_by_language.entry(f.language.clone()).or_default();
+            let l = s
+                .references_by_language
+                .entry(f.language.to_string())
+                .or_default();
             for res in &r.refs {
                 l.references += 1;
                 match res.provenance {

@@ -21,13 +21,13 @@ mod symbol_table;
 
 pub use code_graph::{CodeGraph, FileResolution, GRAPH_VERSION, GraphUpdate};
 pub use deps::{DepSet, Deps};
-pub use file_skeleton::{BindingNode, DefNode, Family, FileSkeleton, RefNode};
+pub use file_skeleton::{BindingNode, DefNode, Family, FileSkeleton, Name, RefNode};
 pub use graph_query::{
     FileDeps, GraphQuery, GraphStats, ImportInfo, LanguageRefs, Lookup, MAX_DEPTH, Reached, Site, SymbolInfo,
     Traversal,
 };
 pub use provenance::Provenance;
-pub use resolver::{Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, segments};
+pub use resolver::{Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, segments};
 pub use symbol_graph::{Edge, EdgeKind, Node, SymbolGraph};
 pub use symbol_id::SymbolId;
 pub use symbol_table::{SymbolTable, is_type_like};

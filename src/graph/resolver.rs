@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::symbol_table::is_type_like;
-use super::{DepSet, Deps, Family, FileSkeleton, Provenance, RefNode, SymbolId, SymbolTable};
+use super::{DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, SymbolId, SymbolTable};
 use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
 use crate::util::{join_relative, strip_js_ext};
 
@@ -28,11 +28,15 @@ const MAX_BASE_TYPES: usize = 64;
 /// Class bases per type, resolved in a first pass.
 pub type Bases = HashMap<SymbolId, Vec<SymbolId>>;
 
+/// The targets of one resolution.
+pub type Targets = smallvec::SmallVec<[SymbolId; 2]>;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Resolution {
     /// `None`: unresolved.
     pub provenance: Option<Provenance>,
-    pub targets: Vec<SymbolId>,
+    /// Inline up to two: most resolutions have one target, and a graph holds millions.
+    pub targets: Targets,
     /// All candidates (more than `targets` when truncated).
     pub candidates: u32,
     /// Unresolved because the name is bound outside the repository (or is a builtin).
@@ -43,7 +47,7 @@ impl Resolution {
     fn unresolved(external: bool) -> Resolution {
         Resolution {
             provenance: None,
-            targets: Vec::new(),
+            targets: Targets::new(),
             candidates: 0,
             external,
         }
@@ -56,7 +60,7 @@ impl Resolution {
         targets.truncate(MAX_TARGETS);
         Resolution {
             provenance: Some(provenance),
-            targets,
+            targets: targets.into(),
             candidates,
             external: false,
         }
@@ -155,7 +159,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 .defs
                 .iter()
                 .filter(|d| d.kind == SymbolKind::Method && d.parent.is_none())
-                .filter_map(|d| d.container.first().map(String::as_str))
+                .filter_map(|d| d.container.first().map(Name::as_str))
                 .filter(|h| local.contains_key(&(None, *h)))
                 .collect(),
             _ => HashSet::new(),
@@ -652,7 +656,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         for _ in 0..64 {
             let d = self.sk.defs.get(at? as usize)?;
             if let Some((_, ty)) = d.params.iter().find(|(n, _)| n == h) {
-                return Some(ty.clone());
+                return Some(ty.to_string());
             }
             at = d.parent;
         }

@@ -208,7 +208,7 @@ impl<'a> IndexBuilder<'a> {
                         .get("blake3")
                         .and_then(|b| b.as_str());
                     let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
-                    let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
+                    let s = VectorStore::from_bytes(bytes).ok()?;
                     Some((
                         Some(s),
                         Some(store.generation_dir(p.generation).join(VECTORS_DIR)),
@@ -457,7 +457,7 @@ impl<'a> IndexBuilder<'a> {
         for (r, sk) in records.iter_mut().zip(skeletons.iter_mut()) {
             r.module = modules.module_of(&r.path, &r.language, r.package.as_deref());
             if let Some(sk) = sk {
-                sk.module = r.module.clone();
+                sk.module = r.module.as_str().into();
             }
         }
         let removed_paths: Vec<String> = previous
@@ -512,7 +512,7 @@ impl<'a> IndexBuilder<'a> {
             {
                 if let Ok(i) = g.files.binary_search_by(|f| f.path.cmp(&r.path)) {
                     let mut s = g.files[i].clone();
-                    s.module = r.module.clone();
+                    s.module = r.module.as_str().into();
                     *sk = Some(s);
                 }
             }

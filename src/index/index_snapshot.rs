@@ -213,7 +213,7 @@ impl IndexSnapshot {
         let dir = part.get("dir").and_then(|f| f.as_str()).unwrap_or(VECTORS_DIR);
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
         let bytes = self.store.read_part(self.generation, file, blake3)?;
-        let store: VectorStore = postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
+        let store = VectorStore::from_bytes(bytes).map_err(|e| IndexError::Corrupt {
             path: self.generation_dir().join(file),
             detail: e.to_string(),
         })?;

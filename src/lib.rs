@@ -20,6 +20,7 @@ pub mod lang;
 pub mod lexical;
 pub mod parse;
 pub mod providers;
+pub mod remote;
 pub mod server;
 pub mod symbols;
 pub mod util;

@@ -1,5 +1,5 @@
 //! Module layering: imports point one way, `util < symbols < lang < parse < {graph, lexical,
-//! vector} < index < context < impact < providers < api < exec < agent < server < cli`. Reads `src/` and fails
+//! vector} < index < context < impact < {providers, remote} < api < exec < agent < server < cli`. Reads `src/` and fails
 //! on an import that points the wrong way, and on printing below `cli`.
 
 use std::path::Path;
@@ -16,7 +16,8 @@ fn rank(module: &str) -> Option<usize> {
         "index" => 5,
         "context" => 6,
         "impact" => 7,
-        "providers" => 8,
+        // Both reach the network: model APIs, and object storage for shared snapshots.
+        "providers" | "remote" => 8,
         "api" => 9,
         "exec" => 10,
         "agent" => 11,

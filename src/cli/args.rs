@@ -385,6 +385,57 @@ pub enum IndexCommand {
     /// Check the whole index against its checksums (segments, file table, lexical part,
     /// graph, vectors) and list what is damaged; `ken index build` repairs it.
     Verify(VerifyArgs),
+    /// Publish the committed generation to object storage, keyed by repository and commit
+    /// (and tree hash for uncommitted changes); objects already there are not sent again.
+    Push(PushArgs),
+    /// Install the nearest published snapshot for this checkout's commit (HEAD, else its
+    /// nearest first-parent ancestor that has one), verify every object, then bring it up to
+    /// date with the working tree incrementally.
+    Pull(PullArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RemoteArgs {
+    /// Object storage: `s3://bucket/prefix` (credentials, region and endpoint from the AWS_*
+    /// variables; AWS_ENDPOINT and AWS_ALLOW_HTTP=true for an S3-compatible server) or
+    /// `file:///path`.
+    #[arg(long, value_name = "URL", env = "KEN_REMOTE")]
+    pub remote: String,
+    /// The repository's key (default: from its origin URL, `github.com/owner/name`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Repository root.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Repository root.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub location: IndexLocation,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// How many first-parent ancestors of HEAD to look through for a snapshot.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub depth: usize,
+    /// Install the snapshot only; do not bring it up to date with the working tree.
+    #[arg(long)]
+    pub no_update: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -17,7 +17,7 @@ use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
 use super::{
     agent_commands, audit_commands, context_commands, exec_commands, graph_commands, impact_commands,
-    serve_commands,
+    remote_commands, serve_commands,
 };
 use crate::api::Workspace;
 use crate::api::{
@@ -33,6 +33,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(IndexCommand::Build(a)) => build(a, quiet),
         Command::Index(IndexCommand::Status(a)) => status(a),
         Command::Index(IndexCommand::Verify(a)) => verify(a),
+        Command::Index(IndexCommand::Push(a)) => remote_commands::push(a),
+        Command::Index(IndexCommand::Pull(a)) => remote_commands::pull(a, quiet),
         Command::Audit(AuditCommand::Verify(a)) => audit_commands::verify(a),
         Command::Audit(AuditCommand::Show(a)) => audit_commands::show(a),
         Command::Exec(a) => exec_commands::exec(a),

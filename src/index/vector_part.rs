@@ -185,7 +185,7 @@ mod int8_bytes {
             let chunk = |id: u32| super::super::ChunkMeta {
                 start_line: id,
                 end_line: id + 3,
-                symbol: (id % 2 == 0).then_some(id),
+                symbol: id.is_multiple_of(2).then_some(id),
                 hash: [id as u8; 16],
                 id,
             };

@@ -1,0 +1,135 @@
+//! `ken index push` and `ken index pull`: index snapshots shared through object storage.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::args::{PullArgs, PushArgs};
+use super::progress::ProgressBars;
+use super::render;
+use super::shared::print_json;
+use crate::api::stored_embedder;
+use crate::index::{BuildReport, IndexBuilder, IndexConfig, IndexSnapshot};
+use crate::remote::{PullReport, RepoIdentity, SnapshotRemote};
+
+fn root_of(path: &std::path::Path) -> Result<PathBuf> {
+    std::fs::canonicalize(path).with_context(|| format!("no repository at {}", path.display()))
+}
+
+pub fn push(a: PushArgs) -> Result<ExitCode> {
+    let root = root_of(&a.path)?;
+    let index_dir = a
+        .location
+        .index_dir
+        .clone()
+        .unwrap_or_else(|| root.join(".kenning"));
+    let id = RepoIdentity::of(&root, a.remote.name.as_deref())?;
+    let remote = SnapshotRemote::open(&a.remote.remote)?;
+    let report = remote
+        .push(&index_dir, &id.repo, &id.commit, id.dirty)
+        .with_context(|| format!("cannot publish {} to {}", index_dir.display(), remote.url()))?;
+    if a.json {
+        print_json(&report)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "published generation {} of {} at {}{} as {}",
+            report.generation,
+            report.repo,
+            report.commit,
+            match &report.tree {
+                Some(t) => format!(" with uncommitted changes (tree {})", &t[..12.min(t.len())]),
+                None => String::new(),
+            },
+            report.key
+        )?;
+        writeln!(
+            out,
+            "{} files ({:.1} MiB) as {} objects: {} sent ({:.1} MiB), {} already there, in {:.2}s",
+            report.objects,
+            mib(report.bytes),
+            report.distinct,
+            report.uploaded,
+            mib(report.uploaded_bytes),
+            report.distinct - report.uploaded,
+            report.ms as f64 / 1000.0
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct PullOutput {
+    pull: PullReport,
+    /// The incremental build that brought the snapshot up to date (absent with --no-update).
+    update: Option<BuildReport>,
+}
+
+pub fn pull(a: PullArgs, quiet: bool) -> Result<ExitCode> {
+    let root = root_of(&a.path)?;
+    let index_dir = a
+        .location
+        .index_dir
+        .clone()
+        .unwrap_or_else(|| root.join(".kenning"));
+    let id = RepoIdentity::of(&root, a.remote.name.as_deref())?;
+    let commits = RepoIdentity::ancestors(&root, a.depth.max(1))?;
+    let remote = SnapshotRemote::open(&a.remote.remote)?;
+    let (snapshot, key, behind) = remote.find(&id.repo, &commits)?;
+    let report = remote
+        .install(&index_dir, &snapshot, &key, behind)
+        .with_context(|| format!("cannot install {key} into {}", index_dir.display()))?;
+    let update = match a.no_update {
+        true => None,
+        false => {
+            let config = IndexConfig {
+                index_dir: a.location.index_dir.clone(),
+                ..IndexConfig::default()
+            };
+            let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
+            let builder = IndexBuilder::new(&root, &config, &progress)
+                .with_context(|| format!("cannot index {}", root.display()))?;
+            let embedder = match IndexSnapshot::open(&index_dir) {
+                Ok(s) => stored_embedder(&s)?,
+                Err(_) => None,
+            };
+            let builder = builder.with_embedder(embedder);
+            Some(
+                builder
+                    .build()
+                    .with_context(|| format!("bringing {} up to date failed", root.display()))?,
+            )
+        }
+    };
+    if a.json {
+        print_json(&PullOutput { pull: report, update })?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "installed {} at {}{} as generation {}: {} objects ({:.1} MiB) verified in {:.2}s",
+            report.repo,
+            report.commit,
+            match report.behind {
+                0 => String::new(),
+                n => format!(" ({n} commit(s) behind HEAD)"),
+            },
+            report.generation,
+            report.objects,
+            mib(report.bytes),
+            report.ms as f64 / 1000.0
+        )?;
+        if let Some(u) = &update {
+            render::build_report(&mut out, u)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

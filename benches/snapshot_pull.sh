@@ -23,7 +23,7 @@ trap 'rm -rf "$WORK"' EXIT
 export KEN REPO NAME MOTO WORK
 unshare --user --map-root-user --net bash ${KEN_BENCH_TRACE:+-x} <<'INNER'
 set -euo pipefail
-ip link set lo up
+PATH="$PATH:/usr/sbin:/sbin" ip link set lo up
 "$MOTO" -H 127.0.0.1 -p 45124 > "$WORK/moto.log" 2>&1 &
 trap 'kill %1 2>/dev/null || true' EXIT
 for i in $(seq 300); do curl -s -o /dev/null http://127.0.0.1:45124/ && break; sleep 0.1; done

@@ -410,7 +410,7 @@ fn snapshots_move_through_a_real_s3_server_in_a_loopback_only_namespace() {
     // server binds 127.0.0.1 there and nothing can leave the machine.
     let script = format!(
         r#"set -eu
-ip link set lo up
+PATH="$PATH:/usr/sbin:/sbin" ip link set lo up
 "{moto}" -H 127.0.0.1 -p 45123 > "{out}/moto.log" 2>&1 &
 M=$!
 trap 'kill $M 2>/dev/null || true' EXIT

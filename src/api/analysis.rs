@@ -20,6 +20,8 @@ pub struct Analysis {
     staleness: Staleness,
     lexical: OnceLock<Result<LexicalIndex, String>>,
     graph: OnceLock<Result<CodeGraph, String>>,
+    /// The graph's heads only, for readers of names, spans and rank (`context`).
+    graph_heads: OnceLock<Result<CodeGraph, String>>,
     symbol_graph: OnceLock<SymbolGraph>,
     semantic: OnceLock<Result<SemanticIndex, String>>,
     history: OnceLock<Result<HistoryPart, String>>,
@@ -33,6 +35,7 @@ impl Analysis {
             staleness,
             lexical: OnceLock::new(),
             graph: OnceLock::new(),
+            graph_heads: OnceLock::new(),
             symbol_graph: OnceLock::new(),
             semantic: OnceLock::new(),
             history: OnceLock::new(),
@@ -77,6 +80,19 @@ impl Analysis {
     pub fn graph(&self) -> Result<&CodeGraph, ApiError> {
         self.graph
             .get_or_init(|| self.snapshot.graph().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+    }
+
+    /// The graph for a reader of every file's names, spans and rank that needs the
+    /// references of only a few files ([`CodeGraph::file_body`]): the whole graph when it is
+    /// loaded already, else its heads (a third of the decoding on 2.8M lines).
+    pub fn graph_heads(&self) -> Result<&CodeGraph, ApiError> {
+        if let Some(Ok(g)) = self.graph.get() {
+            return Ok(g);
+        }
+        self.graph_heads
+            .get_or_init(|| self.snapshot.graph_heads().map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
     }

@@ -142,6 +142,12 @@ impl Analysis {
             Ok(spec) => Weights::default().with_overrides(&spec),
             Err(_) => Weights::default(),
         };
+        // Only the graph walk reads every reference; the rest of the ranking and the packing
+        // read names, spans and rank, and the references of the files shown.
+        let graph = || match signals.graph && weights.graph > 0.0 {
+            true => self.graph(),
+            false => self.graph_heads(),
+        };
         // The two big loads side by side: the semantic part and the code graph; the token
         // counter the packing needs loads beside them.
         std::thread::scope(|s| {
@@ -151,14 +157,14 @@ impl Analysis {
                     let _ = self.semantic();
                 });
             }
-            let _ = self.graph();
+            let _ = graph();
         });
         let parts = RankerParts {
             lexical: self.lexical().cloned().map_err(|e| e.to_string()),
             semantic: signals
                 .semantic
                 .then(|| self.semantic().map_err(|e| e.to_string())),
-            graph: self.graph().map_err(|e| e.to_string()),
+            graph: graph().map_err(|e| e.to_string()),
             history: signals.history.then(|| self.history().map_err(|e| e.to_string())),
         };
         let mut ranker =

@@ -288,8 +288,8 @@ pub fn pack(
                 }
             }
             // Resolved callees.
-            if let Some(res) = g.resolved.get(id.file.index()) {
-                for (r, rn) in res.refs.iter().zip(&file.refs) {
+            if let Some((refs, res)) = g.file_body(id.file.index()) {
+                for (r, rn) in res.refs.iter().zip(refs.iter()) {
                     if rn.enclosing != Some(id.def) || r.targets.len() != 1 {
                         continue;
                     }

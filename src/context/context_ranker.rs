@@ -565,7 +565,10 @@ impl<'s> ContextRanker<'s> {
     fn graph_stage(&self, c: &mut Candidates, index: Option<&GraphIndex>) {
         let w = self.weights;
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
-        if let (true, Some(g), Some(gi)) = (self.signals.graph && w.graph > 0.0, &self.graph, &index) {
+        // The walk reads every reference: a graph decoded heads-only has none to walk.
+        let whole = self.graph.is_some_and(|g| !g.heads_only());
+        if let (true, Some(g), Some(gi)) = (self.signals.graph && w.graph > 0.0 && whole, &self.graph, &index)
+        {
             c.used.push("graph");
             let sg = SymbolGraph::new(g);
             let mut ranked: Vec<(&String, &Acc)> = c.files.iter().collect();

@@ -19,7 +19,7 @@ use crate::symbols::FileId;
 
 /// Bumped when resolution rules or the stored layout change: the previous graph is then not
 /// reused.
-pub const GRAPH_VERSION: u32 = 2;
+pub const GRAPH_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileResolution {
@@ -40,6 +40,11 @@ pub struct CodeGraph {
     pub rank: Vec<Vec<f32>>,
     /// The bare JavaScript imports that name repository code it was resolved with.
     pub js_aliases: Vec<(String, String)>,
+    /// Set when only the heads were decoded ([`CodeGraph::decode_heads`]): the bodies, as
+    /// bytes; `files[i].refs`, `imports`, `bindings` and `resolved` are then empty.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub bodies: Option<std::sync::Arc<super::GraphBodies>>,
 }
 
 /// What one build of the graph did.
@@ -64,7 +69,10 @@ impl CodeGraph {
         let t0 = std::time::Instant::now();
         // Other aliases can change what any import means: nothing is reused then.
         let previous = previous.filter(|p| {
-            p.version == GRAPH_VERSION && p.resolved.len() == p.files.len() && p.js_aliases == js_aliases
+            p.version == GRAPH_VERSION
+                && !p.heads_only()
+                && p.resolved.len() == p.files.len()
+                && p.js_aliases == js_aliases
         });
         let table = SymbolTable::new(&files, &js_aliases);
         let (bases, base_deps) = resolve_bases(&table);
@@ -114,6 +122,7 @@ impl CodeGraph {
             resolved,
             rank: Vec::new(),
             js_aliases,
+            bodies: None,
         };
         graph.rank = SymbolGraph::new(&graph).global_rank();
         update.rank_ms = t1.elapsed().as_millis() as u64;

@@ -537,7 +537,7 @@ impl<'a> IndexBuilder<'a> {
         // incremental build: it goes on beside the rest of the build.
         free_beside(prev_graph);
         let t1 = Instant::now();
-        let bytes = postcard::to_stdvec(&graph).map_err(|e| IndexError::Corrupt {
+        let bytes = graph.encode().map_err(|e| IndexError::Corrupt {
             path: gen_dir.join(GRAPH_FILE),
             detail: e.to_string(),
         })?;
@@ -830,7 +830,7 @@ pub(crate) fn load_graph(
     let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
     let blake3 = part.get("blake3").and_then(|b| b.as_str()).filter(|_| check);
     let bytes = store.read_part(generation, file, blake3).ok()?;
-    postcard::from_bytes::<CodeGraph>(&bytes)
+    CodeGraph::decode(&bytes)
         .ok()
         .filter(|g| g.version == GRAPH_VERSION)
 }

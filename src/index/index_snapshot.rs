@@ -133,6 +133,24 @@ impl IndexSnapshot {
 
     /// Loads the code graph part of this generation.
     pub fn graph(&self) -> Result<CodeGraph, IndexError> {
+        let (path, bytes) = self.graph_bytes()?;
+        CodeGraph::decode(&bytes).map_err(|e| IndexError::Corrupt {
+            path,
+            detail: e.to_string(),
+        })
+    }
+
+    /// Loads the code graph's heads only: every file's names, spans and rank; a file's
+    /// references and resolutions are decoded when asked for ([`CodeGraph::file_body`]).
+    pub fn graph_heads(&self) -> Result<CodeGraph, IndexError> {
+        let (path, bytes) = self.graph_bytes()?;
+        CodeGraph::decode_heads(bytes).map_err(|e| IndexError::Corrupt {
+            path,
+            detail: e.to_string(),
+        })
+    }
+
+    fn graph_bytes(&self) -> Result<(std::path::PathBuf, Vec<u8>), IndexError> {
         let Some(part) = self.manifest.parts.get("graph") else {
             return Err(IndexError::MissingPart {
                 dir: self.index_dir().to_path_buf(),
@@ -152,10 +170,7 @@ impl IndexSnapshot {
         }
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
         let bytes = self.store.read_part(self.generation, file, blake3)?;
-        postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
-            path,
-            detail: e.to_string(),
-        })
+        Ok((path, bytes))
     }
 
     /// How the semantic part's model is made again (`None`: the built-in model, or no part).

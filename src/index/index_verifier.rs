@@ -124,8 +124,18 @@ impl IndexVerifier {
             },
             || {
                 rayon::join(
-                    || Self::part::<CodeGraph>(store, generation, manifest, "graph", GRAPH_FILE, deep),
-                    || Self::part::<VectorStore>(store, generation, manifest, "vectors", VECTORS_FILE, deep),
+                    || {
+                        let decode = |b: &[u8]| CodeGraph::decode(b).map(|_| ()).map_err(|e| e.to_string());
+                        Self::part(store, generation, manifest, "graph", GRAPH_FILE, deep, decode)
+                    },
+                    || {
+                        let decode = |b: &[u8]| {
+                            postcard::from_bytes::<VectorStore>(b)
+                                .map(|_| ())
+                                .map_err(|e| e.to_string())
+                        };
+                        Self::part(store, generation, manifest, "vectors", VECTORS_FILE, deep, decode)
+                    },
                 )
             },
         );
@@ -139,13 +149,19 @@ impl IndexVerifier {
             .get("history")
             .is_some_and(|p| p.get("file").is_some())
         {
-            out.extend(Self::part::<HistoryPart>(
+            let decode = |b: &[u8]| {
+                postcard::from_bytes::<HistoryPart>(b)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            };
+            out.extend(Self::part(
                 store,
                 generation,
                 manifest,
                 "history",
                 HISTORY_FILE,
                 deep,
+                decode,
             ));
         }
         out
@@ -202,13 +218,14 @@ impl IndexVerifier {
     }
 
     /// A part file against its recorded blake3 (and, `deep` or without one, decoded).
-    fn part<T: serde::de::DeserializeOwned>(
+    fn part(
         store: &IndexStore,
         generation: u64,
         manifest: &Manifest,
         name: &'static str,
         default_file: &str,
         deep: bool,
+        decode: impl Fn(&[u8]) -> Result<(), String>,
     ) -> Vec<Damage> {
         let Some(part) = manifest.parts.get(name) else {
             return Vec::new();
@@ -218,7 +235,7 @@ impl IndexVerifier {
         let hash = part.get("blake3").and_then(|b| b.as_str());
         match store.read_part(generation, file, hash) {
             Err(e) => vec![Damage::new(&path, name, e.brief())],
-            Ok(bytes) if deep || hash.is_none() => match postcard::from_bytes::<T>(&bytes) {
+            Ok(bytes) if deep || hash.is_none() => match decode(&bytes) {
                 Err(e) => vec![Damage::new(&path, name, e)],
                 Ok(_) => Vec::new(),
             },

@@ -11,20 +11,7 @@ use serde_json::Value;
 use support::{git, ken, stdout, write_tree};
 
 fn commit(dir: &Path, message: &str) {
-    git(dir, &["add", "-A"]);
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            message,
-        ],
-    );
+    support::commit_all(dir, message);
 }
 
 /// A shop whose history ties `billing/ledger.py` to `tests/test_invoices.py` and whose

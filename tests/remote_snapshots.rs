@@ -11,26 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use support::{git, ken, stderr, stdout, write_tree};
+use support::{commit_all, git, ken, stderr, stdout, write_tree};
 
 const NAME: &str = "team/shop";
-
-fn commit(dir: &Path, message: &str) {
-    git(dir, &["add", "-A"]);
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            message,
-        ],
-    );
-}
 
 /// A small shop in Python and Rust, committed.
 fn repo() -> tempfile::TempDir {
@@ -74,7 +57,7 @@ pub fn parse_inventory_line(line: &str) -> Option<(String, u32)> {
 }
 "#,
     );
-    commit(d, "a shop");
+    commit_all(d, "a shop");
     dir
 }
 
@@ -186,7 +169,7 @@ fn a_pulled_snapshot_answers_like_its_source_and_an_ancestor_serves_a_newer_chec
         c.path(),
         "//- shop/shipping.py\ndef shipping_cost_for_weight(kilos):\n    return 4.5 + 1.2 * kilos\n",
     );
-    commit(c.path(), "shipping");
+    commit_all(c.path(), "shipping");
     let got = json(&pull(c.path(), &url), "pull ahead");
     assert_eq!(got["pull"]["commit"], head.as_str());
     assert_eq!(got["pull"]["behind"], 1);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::args::{PullArgs, PushArgs};
+use super::args::{IndexLocation, PullArgs, PushArgs, RemoteArgs};
 use super::progress::ProgressBars;
 use super::render;
 use super::shared::print_json;
@@ -15,19 +15,24 @@ use crate::api::stored_embedder;
 use crate::index::{BuildReport, IndexBuilder, IndexConfig, IndexSnapshot};
 use crate::remote::{PullReport, RepoIdentity, SnapshotRemote};
 
-fn root_of(path: &std::path::Path) -> Result<PathBuf> {
-    std::fs::canonicalize(path).with_context(|| format!("no repository at {}", path.display()))
-}
-
-pub fn push(a: PushArgs) -> Result<ExitCode> {
-    let root = root_of(&a.path)?;
-    let index_dir = a
-        .location
+/// The checkout, its index folder, its identity and the remote a command names.
+fn target(
+    path: &std::path::Path,
+    location: &IndexLocation,
+    remote: &RemoteArgs,
+) -> Result<(PathBuf, PathBuf, RepoIdentity, SnapshotRemote)> {
+    let root = std::fs::canonicalize(path).with_context(|| format!("no repository at {}", path.display()))?;
+    let index_dir = location
         .index_dir
         .clone()
         .unwrap_or_else(|| root.join(".kenning"));
-    let id = RepoIdentity::of(&root, a.remote.name.as_deref())?;
-    let remote = SnapshotRemote::open(&a.remote.remote)?;
+    let id = RepoIdentity::of(&root, remote.name.as_deref())?;
+    let remote = SnapshotRemote::open(&remote.remote)?;
+    Ok((root, index_dir, id, remote))
+}
+
+pub fn push(a: PushArgs) -> Result<ExitCode> {
+    let (_, index_dir, id, remote) = target(&a.path, &a.location, &a.remote)?;
     let report = remote
         .push(&index_dir, &id.repo, &id.commit, id.dirty)
         .with_context(|| format!("cannot publish {} to {}", index_dir.display(), remote.url()))?;
@@ -70,15 +75,8 @@ struct PullOutput {
 }
 
 pub fn pull(a: PullArgs, quiet: bool) -> Result<ExitCode> {
-    let root = root_of(&a.path)?;
-    let index_dir = a
-        .location
-        .index_dir
-        .clone()
-        .unwrap_or_else(|| root.join(".kenning"));
-    let id = RepoIdentity::of(&root, a.remote.name.as_deref())?;
+    let (root, index_dir, id, remote) = target(&a.path, &a.location, &a.remote)?;
     let commits = RepoIdentity::ancestors(&root, a.depth.max(1))?;
-    let remote = SnapshotRemote::open(&a.remote.remote)?;
     let (snapshot, key, behind) = remote.find(&id.repo, &commits)?;
     let report = remote
         .install(&index_dir, &snapshot, &key, behind)

@@ -673,3 +673,71 @@ fn serve_without_an_index_builds_one_first() {
     let v = post(server.addr, "symbol", &json!({"name": "hello"})).json();
     assert_eq!(v["hits"][0]["path"], "a.py", "{v}");
 }
+
+/// The value of one sample line of a Prometheus text exposition.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+#[test]
+fn metrics_count_and_time_every_operation_by_outcome() {
+    let repo = shop_repo();
+    let server = start(repo.path(), &["--no-watch"], &[]);
+    let a = server.addr;
+    for _ in 0..2 {
+        assert_eq!(post(a, "search", &json!({"query": "discount"})).status, 200);
+    }
+    assert_eq!(
+        post(a, "search", &json!({"query": "discount", "limit": -3})).status,
+        400
+    );
+    assert_eq!(request(a, "GET", "/v1/status", &[], b"").status, 200);
+    let r = request(a, "GET", "/metrics", &[], b"");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.headers
+            .to_ascii_lowercase()
+            .contains("content-type: application/openmetrics-text"),
+        "{}",
+        r.headers
+    );
+    let m = &r.body;
+    assert!(m.trim_end().ends_with("# EOF"), "{m}");
+    assert_eq!(
+        sample(m, r#"ken_requests_total{operation="search",outcome="ok"}"#),
+        Some(2.0),
+        "{m}"
+    );
+    assert_eq!(
+        sample(
+            m,
+            r#"ken_requests_total{operation="search",outcome="invalid_argument"}"#
+        ),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(
+        sample(m, r#"ken_requests_total{operation="index_status",outcome="ok"}"#),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(
+        sample(m, r#"ken_request_duration_seconds_count{operation="search"}"#),
+        Some(3.0),
+        "{m}"
+    );
+    let spent = sample(m, r#"ken_request_duration_seconds_sum{operation="search"}"#).unwrap_or(-1.0);
+    assert!(spent > 0.0 && spent < 60.0, "{m}");
+    assert!(m.contains("# TYPE ken_request_duration_seconds histogram"), "{m}");
+    assert_eq!(sample(m, "ken_requests_in_flight"), Some(0.0), "{m}");
+    assert_eq!(sample(m, "ken_index_generation"), Some(1.0), "{m}");
+    assert!(sample(m, "ken_index_files").unwrap_or(0.0) >= 3.0, "{m}");
+    // Counts only grow: a second scrape sees the first scrape's request nowhere and the
+    // same operations again.
+    let again = request(a, "GET", "/metrics", &[], b"").body;
+    assert_eq!(
+        sample(&again, r#"ken_requests_total{operation="search",outcome="ok"}"#),
+        Some(2.0)
+    );
+}

@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::mcp_server::KenMcp;
-use super::{ServeConfig, ServerError, request_runner};
+use super::{ServeConfig, ServerError, ServerMetrics, request_runner};
 use crate::api::{ApiError, ErrorBody, Operation, Workspace};
 
 #[derive(Clone)]
@@ -70,6 +70,7 @@ impl HttpServer {
         let mut router = Router::new()
             .route("/healthz", get(healthz))
             .route("/v1/status", get(status))
+            .route("/metrics", get(metrics))
             .route("/v1/{operation}", post(operation))
             .layer(DefaultBodyLimit::max(config.max_body));
         if config.mcp {
@@ -243,12 +244,26 @@ async fn status(State(state): State<AppState>) -> Response {
     }
 }
 
+async fn metrics(State(state): State<AppState>) -> Response {
+    let body = ServerMetrics::get().render(&state.ws);
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
+}
+
 async fn not_found() -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         ErrorBody {
             code: "not_found",
-            message: "no such endpoint: POST /v1/<operation>, GET /v1/status, GET /healthz, /mcp".into(),
+            message:
+                "no such endpoint: POST /v1/<operation>, GET /v1/status, GET /healthz, GET /metrics, /mcp"
+                    .into(),
         },
     )
 }

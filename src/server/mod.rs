@@ -5,16 +5,20 @@
 //! - Loopback by default; another address needs `--allow-remote` and a bearer token.
 //! - Every request is independent: it runs on its own blocking thread with a deadline, and a
 //!   panic inside it becomes an error answer while the server goes on.
+//! - Every operation, on either transport, is counted and timed in `ServerMetrics`
+//!   (`GET /metrics`, OpenMetrics text, behind the same guard as the API).
 //! - Nothing here prints (stdout is the MCP stdio transport); logs go through `tracing`.
 
 mod http_server;
 mod mcp_server;
 mod request_runner;
 mod serve_config;
+mod server_metrics;
 
 pub use http_server::HttpServer;
 pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
 pub use serve_config::{ServeConfig, parse_addr};
+pub use server_metrics::ServerMetrics;
 
 use std::sync::Arc;
 

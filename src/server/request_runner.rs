@@ -5,6 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::ServerMetrics;
 use crate::api::{ApiError, Operation, Workspace};
 
 /// `f` on a blocking thread; its panic or a missed deadline becomes an error. A request that
@@ -44,7 +45,16 @@ pub async fn call(
     deadline: Duration,
 ) -> Result<serde_json::Value, ApiError> {
     let ws = ws.clone();
-    guarded(op.name(), deadline, move || ws.call(op, args)).await
+    let metrics = ServerMetrics::get();
+    metrics.started();
+    let t0 = std::time::Instant::now();
+    let r = guarded(op.name(), deadline, move || ws.call(op, args)).await;
+    let outcome = match &r {
+        Ok(_) => "ok",
+        Err(e) => e.code(),
+    };
+    metrics.finished(op.name(), outcome, t0.elapsed());
+    r
 }
 
 #[cfg(test)]

@@ -224,3 +224,45 @@ fn readers_refuse_damage_in_what_they_read() {
             .success()
     );
 }
+
+/// A graph part written by an older `ken` is not called damage: readers say which part is
+/// old and what rebuilds it, and the next build resolves the graph again while reusing the
+/// parsed records.
+#[test]
+fn a_graph_part_of_an_older_layout_is_named_as_such_and_rebuilt() {
+    let repo = materialize(REPO);
+    let dir = index_dir(repo.path(), &kenning::IndexConfig::default());
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let callers = |repo: &Path| -> serde_json::Value {
+        let out = ken(&["callers", "apply_discount", "--json"], repo);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["reached"].clone()
+    };
+    let before = callers(repo.path());
+    let manifest_path = current_gen(&dir).join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    let reads = manifest["parts"]["graph"]["version"].as_u64().unwrap();
+    manifest["parts"]["graph"]["version"] = serde_json::json!(reads - 1);
+    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let out = ken(&["callers", "apply_discount", "--json"], repo.path());
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("graph part of the index at {}", dir.display()))
+            && err.contains(&format!("layout version {}, this ken reads {reads}", reads - 1))
+            && err.contains("ken index build")
+            && !err.contains("damaged"),
+        "{err}"
+    );
+    let b = ken(&["index", "build", ".", "--json"], repo.path());
+    assert!(b.status.success(), "{}", stderr(&b));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&b)).unwrap();
+    assert_eq!(report["manifest"]["stats"]["parsed"], 0, "{report}");
+    assert_eq!(
+        report["manifest"]["parts"]["graph"]["update"]["full"], true,
+        "{report}"
+    );
+    assert_eq!(callers(repo.path()), before);
+}

@@ -40,6 +40,16 @@ pub enum IndexError {
     #[error("the index at {dir} has no {part} part; run `ken index build` to add it")]
     MissingPart { dir: PathBuf, part: &'static str },
     #[error(
+        "the {part} part of the index at {dir} has layout version {found}, this ken reads {reads}; \
+         run `ken index build` to rebuild that part (the rest is reused)"
+    )]
+    OldPart {
+        dir: PathBuf,
+        part: &'static str,
+        found: u64,
+        reads: u32,
+    },
+    #[error(
         "the index at {0} has no semantic part (it was built with --no-semantic); run `ken index build` without it"
     )]
     NoSemantic(PathBuf),

@@ -160,13 +160,22 @@ impl IndexSnapshot {
         let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
         let path = self.generation_dir().join(file);
         let version = part.get("version").and_then(serde_json::Value::as_u64);
-        if version != Some(u64::from(GRAPH_VERSION)) {
-            return Err(IndexError::Corrupt {
-                path,
-                detail: format!(
-                    "graph version {version:?}, this ken reads {GRAPH_VERSION}; run `ken index build`"
-                ),
-            });
+        match version {
+            Some(v) if v == u64::from(GRAPH_VERSION) => {}
+            Some(v) if v < u64::from(GRAPH_VERSION) => {
+                return Err(IndexError::OldPart {
+                    dir: self.index_dir().to_path_buf(),
+                    part: "graph",
+                    found: v,
+                    reads: GRAPH_VERSION,
+                });
+            }
+            _ => {
+                return Err(IndexError::Corrupt {
+                    path,
+                    detail: format!("graph version {version:?}, this ken reads {GRAPH_VERSION}"),
+                });
+            }
         }
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
         let bytes = self.store.read_part(self.generation, file, blake3)?;

@@ -1,6 +1,6 @@
 //! `ken index push` and `ken index pull`: index snapshots shared through object storage.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -8,11 +8,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::args::{IndexLocation, PullArgs, PushArgs, RemoteArgs};
-use super::progress::ProgressBars;
 use super::render;
-use super::shared::print_json;
-use crate::api::stored_embedder;
-use crate::index::{BuildReport, IndexBuilder, IndexConfig, IndexSnapshot};
+use super::shared::{build_default, print_json};
+use crate::index::BuildReport;
 use crate::remote::{PullReport, RepoIdentity, SnapshotRemote};
 
 /// The checkout, its index folder, its identity and the remote a command names.
@@ -83,25 +81,7 @@ pub fn pull(a: PullArgs, quiet: bool) -> Result<ExitCode> {
         .with_context(|| format!("cannot install {key} into {}", index_dir.display()))?;
     let update = match a.no_update {
         true => None,
-        false => {
-            let config = IndexConfig {
-                index_dir: a.location.index_dir.clone(),
-                ..IndexConfig::default()
-            };
-            let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
-            let builder = IndexBuilder::new(&root, &config, &progress)
-                .with_context(|| format!("cannot index {}", root.display()))?;
-            let embedder = match IndexSnapshot::open(&index_dir) {
-                Ok(s) => stored_embedder(&s)?,
-                Err(_) => None,
-            };
-            let builder = builder.with_embedder(embedder);
-            Some(
-                builder
-                    .build()
-                    .with_context(|| format!("bringing {} up to date failed", root.display()))?,
-            )
-        }
+        false => Some(build_default(&root, a.location.index_dir.clone(), quiet)?.1),
     };
     if a.json {
         print_json(&PullOutput { pull: report, update })?;

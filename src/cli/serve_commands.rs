@@ -1,7 +1,6 @@
 //! `ken serve`: opens (or first builds) the index, starts the watcher, and runs the chosen
 //! transports until stopped.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::args::ServeArgs;
-use super::progress::ProgressBars;
+use super::shared::build_default;
 use crate::api::{ApiError, RepoWatcher, Staleness, WatchState, Workspace};
-use crate::index::{IndexBuilder, IndexConfig};
 use crate::server::{HttpServer, ServeConfig, parse_addr, serve_stdio};
 
 pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
@@ -98,15 +96,6 @@ fn first_build(a: &ServeArgs, quiet: bool) -> Result<(std::path::PathBuf, std::p
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
     eprintln!("no index for {}: building one first", root.display());
-    let config = IndexConfig {
-        index_dir: a.location.index_dir.clone(),
-        ..IndexConfig::default()
-    };
-    let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
-    let builder = IndexBuilder::new(&root, &config, &progress)
-        .with_context(|| format!("cannot index {}", root.display()))?;
-    let report = builder
-        .build()
-        .with_context(|| format!("indexing {} failed", builder.root().display()))?;
-    Ok((builder.root().to_path_buf(), report.index_dir))
+    let (root, report) = build_default(&root, a.location.index_dir.clone(), quiet)?;
+    Ok((root, report.index_dir))
 }

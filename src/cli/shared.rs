@@ -73,3 +73,30 @@ pub(super) fn exit_found(found: bool) -> ExitCode {
         false => ExitCode::from(1),
     }
 }
+
+/// An incremental build of `root` with the default settings (returned with the root as
+/// found), embedding with the model the
+/// index was built with (the built-in one when there is no index yet).
+pub(super) fn build_default(
+    root: &Path,
+    index_dir: Option<std::path::PathBuf>,
+    quiet: bool,
+) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
+    use std::io::IsTerminal;
+    let config = crate::index::IndexConfig {
+        index_dir,
+        ..crate::index::IndexConfig::default()
+    };
+    let progress = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
+    let builder = crate::index::IndexBuilder::new(root, &config, &progress)
+        .with_context(|| format!("cannot index {}", root.display()))?;
+    let embedder = match crate::index::IndexSnapshot::open(&config.index_dir_for(builder.root())) {
+        Ok(s) => crate::api::stored_embedder(&s)?,
+        Err(_) => None,
+    };
+    let builder = builder.with_embedder(embedder);
+    let report = builder
+        .build()
+        .with_context(|| format!("indexing {} failed", builder.root().display()))?;
+    Ok((builder.root().to_path_buf(), report))
+}

@@ -263,8 +263,9 @@ impl SnapshotRemote {
         let store = IndexStore::new(index_dir);
         store.prepare()?;
         let _lock = store.lock()?;
+        // Past every generation folder there is, the current one among them.
         let (gen_high, seg_high) = store.highest_ids();
-        let generation = gen_high.max(store.current()?.unwrap_or(0)) + 1;
+        let generation = gen_high + 1;
         let tmp = store.begin(generation)?;
         let result = self.download_into(&store, &tmp, snapshot, generation, seg_high);
         if result.is_err() {
@@ -296,15 +297,24 @@ impl SnapshotRemote {
         generation: u64,
         seg_high: u32,
     ) -> Result<(Manifest, FileTable), RemoteError> {
-        let fetched: Vec<(&SnapshotObject, bytes::Bytes)> = self.runtime.block_on(async {
-            stream::iter(snapshot.objects.iter().map(|o| async move {
+        // Files with equal bytes are one object: fetched once.
+        let mut unique: BTreeMap<&str, &SnapshotObject> = BTreeMap::new();
+        for o in &snapshot.objects {
+            unique.entry(o.blake3.as_str()).or_insert(o);
+        }
+        let by_hash: BTreeMap<&str, bytes::Bytes> = self.runtime.block_on(async {
+            stream::iter(unique.values().map(|o| async move {
                 let bytes = self.fetch_verified(o).await?;
-                Ok::<_, RemoteError>((o, bytes))
+                Ok::<_, RemoteError>((o.blake3.as_str(), bytes))
             }))
             .buffer_unordered(CONCURRENCY)
             .try_collect()
             .await
         })?;
+        let fetched = snapshot
+            .objects
+            .iter()
+            .filter_map(|o| Some((o, by_hash.get(o.blake3.as_str())?.clone())));
         let corrupt = |path: &str, detail: String| RemoteError::Snapshot {
             key: path.to_string(),
             detail,

@@ -13,6 +13,7 @@ pub mod api;
 pub mod cli;
 pub mod context;
 pub mod exec;
+pub mod fleet;
 pub mod graph;
 pub mod impact;
 pub mod index;

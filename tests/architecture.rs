@@ -22,7 +22,7 @@ fn rank(module: &str) -> Option<usize> {
         "exec" => 10,
         "agent" => 11,
         // `ken serve` starts the server: the CLI sits on top of it.
-        "server" => 12,
+        "server" | "fleet" => 12,
         "cli" => 13,
         _ => return None,
     })

@@ -157,3 +157,23 @@ pub fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedd
         }),
     }
 }
+
+/// A build of `root` with the default settings, embedding with the model the index's current
+/// generation was built with (the built-in one for a new index): what `ken index build` with
+/// no options, `ken serve`'s first build, `ken index pull`'s update and a fleet worker do.
+pub fn build_with_stored_embedder(
+    root: &std::path::Path,
+    index_dir: Option<std::path::PathBuf>,
+    observer: &dyn crate::index::BuildObserver,
+) -> Result<crate::index::BuildReport, IndexError> {
+    let config = crate::index::IndexConfig {
+        index_dir,
+        ..crate::index::IndexConfig::default()
+    };
+    let builder = crate::index::IndexBuilder::new(root, &config, observer)?;
+    let embedder = match IndexSnapshot::open(&config.index_dir_for(builder.root())) {
+        Ok(s) => stored_embedder(&s)?,
+        Err(_) => None,
+    };
+    builder.with_embedder(embedder).build()
+}

@@ -26,7 +26,7 @@ mod search;
 mod watch_state;
 mod workspace;
 
-pub use analysis::{Analysis, stored_embedder};
+pub use analysis::{Analysis, build_with_stored_embedder, stored_embedder};
 pub use api_error::{ApiError, ErrorBody};
 pub use context_ops::{
     AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse, SignalsUsed,

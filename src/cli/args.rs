@@ -99,6 +99,135 @@ pub enum Command {
     /// streamable HTTP at /mcp (`--mcp --http ADDR`), and the JSON API (`--http ADDR`). The
     /// index stays open and is rebuilt in the background when files change.
     Serve(ServeArgs),
+    /// An indexing worker: takes "index repository R at commit C" from the NATS JetStream
+    /// work queue, builds it incrementally from the last published snapshot, publishes it to
+    /// object storage, and moves the repository's current pointer. Prints one line per item.
+    Worker(WorkerArgs),
+    /// Drive and watch the fleet: queue repositories for the workers, see the queue, the
+    /// workers and every repository's current snapshot, and query the shard servers.
+    #[command(subcommand)]
+    Fleet(FleetCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct NatsArgs {
+    /// The NATS server (with JetStream enabled): `nats://host:4222`.
+    #[arg(long, value_name = "URL", env = "KEN_NATS")]
+    pub nats: String,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// Object storage the snapshots are published to (as for `ken index push`).
+    #[arg(long, value_name = "URL", env = "KEN_REMOTE")]
+    pub remote: String,
+    /// Checkouts and indexes kept between items (default: ~/.cache/kenning/worker).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// This worker's name (default: host name and process id).
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Seconds an item stays with a worker that sends no progress (a dead worker's items
+    /// go to another after this long).
+    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    pub ack_wait: f64,
+    /// Attempts before an item goes to the dead-letter subject `ken.dead.<repo>`.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub max_attempts: i64,
+    /// Seconds before a failed item is offered again (times the attempt number).
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    pub retry_delay: f64,
+    /// Serve GET /metrics (Prometheus) on this loopback address (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Exit once the queue has been empty this many seconds (default: run until stopped).
+    #[arg(long, value_name = "SECS")]
+    pub exit_when_idle: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    /// Queue repositories (their HEAD, or --commit) for the workers. A repository already
+    /// queued is replaced by the newer request; the same commit twice is merged.
+    Enqueue(EnqueueArgs),
+    /// The work queue, the live workers, dead letters, and every repository's pointer.
+    Status(FleetStatusArgs),
+    /// Search every repository of the fleet: each shard group answers for its repositories,
+    /// the rankings are fused; groups that miss the deadline are named.
+    Search(FleetSearchArgs),
+    /// Any read-only operation of the query API over every repository (`symbol`, `context`,
+    /// ...), with its JSON arguments.
+    Call(FleetCallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EnqueueArgs {
+    /// Repository checkouts (their key from the origin URL, as `ken index push` names them).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// The repository's key (one path only).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The commit to index (one path only; default HEAD).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// Where workers fetch it (a git URL; default: the checkout's absolute path).
+    #[arg(long)]
+    pub source: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetStatusArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShardGroupsArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// Every shard group of the fleet, comma-separated.
+    #[arg(long, value_name = "LIST", env = "KEN_FLEET_GROUPS")]
+    pub groups: String,
+    /// Milliseconds to wait for the groups' answers; later ones are reported missing.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    pub deadline_ms: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetSearchArgs {
+    pub query: String,
+    #[command(flatten)]
+    pub shards: ShardGroupsArgs,
+    /// lexical, files, symbols, semantic, hybrid (literal and regex need the source, which
+    /// shard servers do not hold).
+    #[arg(long)]
+    pub mode: Option<String>,
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetCallArgs {
+    /// The operation (`symbol`, `context`, `refs`, ...).
+    pub operation: String,
+    /// Its arguments as JSON (as for `POST /v1/<operation>`).
+    #[arg(default_value = "{}")]
+    pub args: String,
+    #[command(flatten)]
+    pub shards: ShardGroupsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +268,30 @@ pub struct ServeArgs {
     pub repo: Option<PathBuf>,
     #[command(flatten)]
     pub location: IndexLocation,
+    /// Serve a shard group of the fleet instead of one repository: hold the repositories
+    /// that rendezvous hashing assigns to --group among --groups, loaded from their
+    /// published snapshots and followed as their pointers move, and answer the group's
+    /// queries over NATS. With --http, GET /metrics and POST /v1/fleet/<operation> (this
+    /// server as the root of a fleet-wide query).
+    #[arg(long, requires_all = ["nats", "group", "groups"])]
+    pub fleet: bool,
+    #[arg(long, value_name = "URL", env = "KEN_NATS")]
+    pub nats: Option<String>,
+    /// Object storage the snapshots are read from.
+    #[arg(long, value_name = "URL", env = "KEN_REMOTE")]
+    pub remote: Option<String>,
+    /// This server's shard group.
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Every shard group, comma-separated.
+    #[arg(long, value_name = "LIST", env = "KEN_FLEET_GROUPS")]
+    pub groups: Option<String>,
+    /// Local snapshot cache (default: ~/.cache/kenning/shard-<group>).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// This replica's name in answers (default: host name and process id).
+    #[arg(long)]
+    pub replica: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

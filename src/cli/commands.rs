@@ -9,14 +9,14 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use super::args::{
-    AuditCommand, BuildArgs, Cli, Command, EmbedderKind, GraphCommand, IndexCommand, ReadSpanArgs,
+    AuditCommand, BuildArgs, Cli, Command, EmbedderKind, FleetCommand, GraphCommand, IndexCommand, ReadSpanArgs,
     SearchArgs, StatusArgs, SymbolArgs, VerifyArgs,
 };
 use super::progress::ProgressBars;
 use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
 use super::{
-    agent_commands, audit_commands, context_commands, exec_commands, graph_commands, impact_commands,
+    agent_commands, audit_commands, context_commands, exec_commands, fleet_commands, graph_commands, impact_commands,
     remote_commands, serve_commands,
 };
 use crate::api::Workspace;
@@ -52,6 +52,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Graph(GraphCommand::Stats(a)) => graph_commands::stats(a),
         Command::ReadSpan(a) => read_span(a),
         Command::Serve(a) => serve_commands::serve(a, quiet),
+        Command::Worker(a) => fleet_commands::worker(a),
+        Command::Fleet(FleetCommand::Enqueue(a)) => fleet_commands::enqueue(a),
+        Command::Fleet(FleetCommand::Status(a)) => fleet_commands::status(a),
+        Command::Fleet(FleetCommand::Search(a)) => fleet_commands::search(a),
+        Command::Fleet(FleetCommand::Call(a)) => fleet_commands::call(a),
     }
 }
 

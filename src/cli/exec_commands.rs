@@ -541,6 +541,10 @@ pub(super) fn config_dir() -> Option<PathBuf> {
     home_dir("XDG_CONFIG_HOME", ".config")
 }
 
+pub(super) fn cache_dir() -> Option<PathBuf> {
+    home_dir("XDG_CACHE_HOME", ".cache")
+}
+
 /// A session name as a file name.
 pub(super) fn safe_name(s: &str) -> String {
     s.chars()

@@ -7,6 +7,7 @@ mod audit_commands;
 mod commands;
 mod context_commands;
 mod exec_commands;
+mod fleet_commands;
 mod graph_commands;
 mod impact_commands;
 mod progress;

@@ -13,6 +13,9 @@ use crate::api::{ApiError, RepoWatcher, Staleness, WatchState, Workspace};
 use crate::server::{HttpServer, ServeConfig, parse_addr, serve_stdio};
 
 pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
+    if a.fleet {
+        return super::fleet_commands::serve_fleet(a);
+    }
     if !a.mcp && a.http.is_none() {
         bail!(
             "give --mcp (MCP on stdio), --mcp --http ADDR (MCP over HTTP at /mcp) or --http ADDR (the JSON API)"

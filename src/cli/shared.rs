@@ -83,20 +83,11 @@ pub(super) fn build_default(
     quiet: bool,
 ) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
     use std::io::IsTerminal;
-    let config = crate::index::IndexConfig {
-        index_dir,
-        ..crate::index::IndexConfig::default()
-    };
     let progress = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
-    let builder = crate::index::IndexBuilder::new(root, &config, &progress)
+    let root = root
+        .canonicalize()
         .with_context(|| format!("cannot index {}", root.display()))?;
-    let embedder = match crate::index::IndexSnapshot::open(&config.index_dir_for(builder.root())) {
-        Ok(s) => crate::api::stored_embedder(&s)?,
-        Err(_) => None,
-    };
-    let builder = builder.with_embedder(embedder);
-    let report = builder
-        .build()
-        .with_context(|| format!("indexing {} failed", builder.root().display()))?;
-    Ok((builder.root().to_path_buf(), report))
+    let report = crate::api::build_with_stored_embedder(&root, index_dir, &progress)
+        .with_context(|| format!("indexing {} failed", root.display()))?;
+    Ok((root, report))
 }

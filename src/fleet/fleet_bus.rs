@@ -454,6 +454,7 @@ impl FleetBus {
         let reader = stream
             .create_consumer(consumer::pull::Config {
                 deliver_policy: consumer::DeliverPolicy::LastPerSubject,
+                filter_subject: "ken.dead.*".to_string(),
                 ack_policy: consumer::AckPolicy::None,
                 inactive_threshold: Duration::from_secs(30),
                 ..Default::default()

@@ -139,9 +139,13 @@ pub struct WorkerArgs {
     /// Seconds before a failed item is offered again (times the attempt number).
     #[arg(long, default_value_t = 2.0, value_name = "SECS")]
     pub retry_delay: f64,
-    /// Serve GET /metrics (Prometheus) on this loopback address (port 0 picks one).
+    /// Serve GET /metrics (Prometheus) on this address (port 0 picks one); loopback unless
+    /// --allow-remote.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// Allow a non-loopback --metrics address (a pod's, for Prometheus to scrape).
+    #[arg(long)]
+    pub allow_remote: bool,
     /// Exit once the queue has been empty this many seconds (default: run until stopped).
     #[arg(long, value_name = "SECS")]
     pub exit_when_idle: Option<f64>,

@@ -38,11 +38,12 @@ fn process_name() -> String {
     format!("{host}-{}", std::process::id())
 }
 
-/// A loopback listening address for /metrics.
-fn metrics_addr(given: &str) -> Result<std::net::SocketAddr> {
+/// A listening address: loopback, or any with `allow_remote` (what is served there is
+/// counters, or, for a shard server, query answers).
+fn listen_addr(flag: &str, given: &str, allow_remote: bool) -> Result<std::net::SocketAddr> {
     let addr = crate::server::parse_addr(given)?;
-    if !addr.ip().is_loopback() {
-        bail!("--metrics {given}: only a loopback address is served (put a proxy in front for more)");
+    if !addr.ip().is_loopback() && !allow_remote {
+        bail!("{flag} {given}: not a loopback address; pass --allow-remote to listen there");
     }
     Ok(addr)
 }
@@ -68,7 +69,11 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
         bail!("--max-attempts must be between 1 and 100, not {}", a.max_attempts);
     }
     crate::remote::SnapshotRemote::open(&a.remote)?;
-    let metrics_at = a.metrics.as_deref().map(metrics_addr).transpose()?;
+    let metrics_at = a
+        .metrics
+        .as_deref()
+        .map(|m| listen_addr("--metrics", m, a.allow_remote))
+        .transpose()?;
     let json = a.json;
     runtime()?.block_on(async move {
         let bus = FleetBus::connect(&a.nats.nats, &format!("ken worker {id}")).await?;
@@ -351,7 +356,11 @@ pub fn serve_fleet(a: ServeArgs) -> Result<ExitCode> {
             .context("no cache folder: set XDG_CACHE_HOME or HOME, or pass --cache")?
             .join(format!("shard-{group}")),
     };
-    let http = a.http.as_deref().map(metrics_addr).transpose()?;
+    let http = a
+        .http
+        .as_deref()
+        .map(|h| listen_addr("--http", h, a.allow_remote))
+        .transpose()?;
     let config = ShardConfig {
         group: group.clone(),
         groups,

@@ -35,7 +35,10 @@ fn server(var: &str, name: &str, require: &str) -> Option<String> {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     });
     if found.is_none() {
-        assert!(std::env::var(require).is_err(), "{require} is set but no {name} was found");
+        assert!(
+            std::env::var(require).is_err(),
+            "{require} is set but no {name} was found"
+        );
         eprintln!("skipped: no {name} (set {var})");
     }
     found
@@ -74,7 +77,10 @@ impl Drop for Proc {
 fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !f() {
-        assert!(t0.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
+        assert!(
+            t0.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -118,7 +124,17 @@ fn status() -> Value {
 
 /// Repository `i`: a fixture language's sample plus a module of its own, committed.
 fn small_repo(root: &Path, i: usize) -> PathBuf {
-    let langs = ["python", "rust", "go", "java", "javascript", "typescript", "tsx", "c", "cpp"];
+    let langs = [
+        "python",
+        "rust",
+        "go",
+        "java",
+        "javascript",
+        "typescript",
+        "tsx",
+        "c",
+        "cpp",
+    ];
     let dir = root.join(format!("repo{i:02}"));
     fs::create_dir_all(&dir).unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
@@ -190,7 +206,16 @@ fn head(dir: &Path) -> String {
 fn worker(id: &str, out: &Path, remote: &str) -> Proc {
     Proc::start(
         aws(&mut Command::new(ken_bin()))
-            .args(["worker", "--json", "--ack-wait", "3", "--max-attempts", "3", "--retry-delay", "2"])
+            .args([
+                "worker",
+                "--json",
+                "--ack-wait",
+                "3",
+                "--max-attempts",
+                "3",
+                "--retry-delay",
+                "2",
+            ])
             .args(["--id", id, "--metrics", "127.0.0.1:0"])
             .args(["--remote", remote])
             .arg("--workdir")
@@ -202,7 +227,16 @@ fn worker(id: &str, out: &Path, remote: &str) -> Proc {
 fn shard(name: &str, group: &str, groups: &str, out: &Path, remote: &str) -> Proc {
     let p = Proc::start(
         aws(&mut Command::new(ken_bin()))
-            .args(["serve", "--fleet", "--group", group, "--groups", groups, "--replica", name])
+            .args([
+                "serve",
+                "--fleet",
+                "--group",
+                group,
+                "--groups",
+                groups,
+                "--replica",
+                name,
+            ])
             .args(["--remote", remote, "--http", "127.0.0.1:0"])
             .arg("--cache")
             .arg(out.join(format!("cache-{name}"))),
@@ -247,7 +281,16 @@ fn nats(bin: &str, out: &Path) -> Proc {
 
 fn search(groups: &str, query: &str) -> Value {
     ken_json(&[
-        "fleet", "search", query, "--groups", groups, "--json", "--limit", "15", "--deadline-ms", "8000",
+        "fleet",
+        "search",
+        query,
+        "--groups",
+        groups,
+        "--json",
+        "--limit",
+        "15",
+        "--deadline-ms",
+        "8000",
     ])
 }
 
@@ -320,7 +363,12 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     );
     wait_for("moto", Duration::from_secs(60), || port_open(S3_PORT));
     let bucket = Command::new("curl")
-        .args(["-sf", "-X", "PUT", &format!("http://127.0.0.1:{S3_PORT}/snapshots")])
+        .args([
+            "-sf",
+            "-X",
+            "PUT",
+            &format!("http://127.0.0.1:{S3_PORT}/snapshots"),
+        ])
         .status()
         .unwrap();
     assert!(bucket.success());
@@ -334,7 +382,14 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     let late_built = small_repo(&out.join("staging"), 11);
     let late = src.join("late");
     let enqueue = |path: &Path, name: &str, extra: &[&str]| -> Value {
-        let mut args = vec!["fleet", "enqueue", path.to_str().unwrap(), "--name", name, "--json"];
+        let mut args = vec![
+            "fleet",
+            "enqueue",
+            path.to_str().unwrap(),
+            "--name",
+            name,
+            "--json",
+        ];
         args.extend_from_slice(extra);
         ken_json(&args)[0].clone()
     };
@@ -359,7 +414,9 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     let mut workers = vec![worker("w1", out, remote), worker("w2", out, remote)];
     // Kill whichever worker takes the big repository while it builds.
     wait_for("a worker building fleet/big", Duration::from_secs(60), || {
-        workers.iter().any(|w| count(&events(&[w]), "building", "fleet/big") > 0)
+        workers
+            .iter()
+            .any(|w| count(&events(&[w]), "building", "fleet/big") > 0)
     });
     let taker = workers
         .iter()
@@ -376,17 +433,26 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     );
     let w3 = worker("w3", out, remote);
     // The first attempt at `late` fails: its source is not there yet. Then it appears.
-    wait_for("the first attempt at fleet/late", Duration::from_secs(120), || {
-        count(&events(&[&survivor, &w3]), "failed", "fleet/late") > 0
-    });
+    wait_for(
+        "the first attempt at fleet/late",
+        Duration::from_secs(120),
+        || count(&events(&[&survivor, &w3]), "failed", "fleet/late") > 0,
+    );
     fs::rename(&late_built, &late).unwrap();
 
     // NATS restarted while items are still queued: the queue is on disk and survives.
     wait_for("a few items done", Duration::from_secs(120), || {
-        events(&[&survivor, &w3]).iter().filter(|e| e["event"] == "done").count() >= 3
+        events(&[&survivor, &w3])
+            .iter()
+            .filter(|e| e["event"] == "done")
+            .count()
+            >= 3
     });
     let before = status();
-    assert!(before["queue"]["items"].as_u64().unwrap() > 0, "not mid-queue: {before}");
+    assert!(
+        before["queue"]["items"].as_u64().unwrap() > 0,
+        "not mid-queue: {before}"
+    );
     nats.kill();
     std::thread::sleep(Duration::from_millis(500));
     nats = nats_restart(&nats_bin, out);
@@ -402,11 +468,17 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
         .chain(std::iter::once("fleet/late".to_string()))
         .collect();
     let mut last = Value::Null;
-    wait_for("every repository built and the dead letter", Duration::from_secs(300), || {
-        last = status();
-        let built = last["pointers"].as_array().map_or(0, |p| p.len());
-        built == repos.len() && last["dead"].as_array().is_some_and(|d| d.len() == 1) && last["queue"]["items"] == 0
-    });
+    wait_for(
+        "every repository built and the dead letter",
+        Duration::from_secs(300),
+        || {
+            last = status();
+            let built = last["pointers"].as_array().map_or(0, |p| p.len());
+            built == repos.len()
+                && last["dead"].as_array().is_some_and(|d| d.len() == 1)
+                && last["queue"]["items"] == 0
+        },
+    );
     let pointers = last["pointers"].as_array().unwrap();
     for p in pointers {
         let name = p["repo"].as_str().unwrap();
@@ -420,7 +492,10 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     assert_eq!(last["dead"][0]["item"]["repo"], "fleet/never", "{last}");
     assert_eq!(last["dead"][0]["attempts"], 3, "{last}");
     let all = events(&[&survivor, &w3]);
-    assert!(count(&all, "done", "fleet/big") >= 1, "another worker finished the killed item");
+    assert!(
+        count(&all, "done", "fleet/big") >= 1,
+        "another worker finished the killed item"
+    );
     assert!(count(&all, "done", "fleet/late") == 1 && count(&all, "failed", "fleet/late") >= 1);
     let late_done = all
         .iter()
@@ -434,13 +509,26 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
         log[at..].lines().next().unwrap().to_string()
     };
     let scraped = curl(&metrics_url(&w3)) + &curl(&metrics_url(&survivor));
-    assert!(scraped.contains("ken_fleet_tasks_total{outcome=\"done\"}"), "{scraped}");
+    assert!(
+        scraped.contains("ken_fleet_tasks_total{outcome=\"done\"}"),
+        "{scraped}"
+    );
     assert!(scraped.contains("ken_fleet_retries_total"), "{scraped}");
 
     // A repeated upload sends nothing: the generation a worker published, pushed again.
     let (dir, name) = worker_checkout(out, "fleet/repo05");
     let push = aws(&mut Command::new(ken_bin()))
-        .args(["index", "push", dir.to_str().unwrap(), "--remote", remote, "--name", &name, "--json", "-q"])
+        .args([
+            "index",
+            "push",
+            dir.to_str().unwrap(),
+            "--remote",
+            remote,
+            "--name",
+            &name,
+            "--json",
+            "-q",
+        ])
         .output()
         .unwrap();
     assert!(push.status.success(), "{}", String::from_utf8_lossy(&push.stderr));
@@ -452,13 +540,20 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     let mut s0b = shard("s0b", "g0", "g0,g1", out, remote);
     let _s1 = shard("s1", "g1", "g0,g1", out, remote);
     let _one = shard("one", "all", "all", out, remote);
-    let queries = ["reconcile ledger entries", "step helper value", "Ledger post entry"];
+    let queries = [
+        "reconcile ledger entries",
+        "step helper value",
+        "Ledger post entry",
+    ];
     for q in queries {
         let sharded = search("g0,g1", q);
         let single = search("all", q);
         assert_eq!(sharded["partial"], false, "{sharded}");
         assert_eq!(sharded["repos_answered"], repos.len(), "{sharded}");
-        assert!(!sharded["merged"].as_array().unwrap().is_empty(), "{q}: {sharded}");
+        assert!(
+            !sharded["merged"].as_array().unwrap().is_empty(),
+            "{q}: {sharded}"
+        );
         same(&comparable(&sharded), &comparable(&single), q);
     }
     let reference: Vec<Value> = queries.iter().map(|q| comparable(&search("all", q))).collect();
@@ -475,9 +570,15 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     let a = search("g0,g1", queries[0]);
     assert_eq!(a["partial"], true);
     assert_eq!(a["missing_groups"], serde_json::json!(["g0"]), "{a}");
-    assert!(a["ms"].as_u64().unwrap() < a["deadline_ms"].as_u64().unwrap(), "{a}");
+    assert!(
+        a["ms"].as_u64().unwrap() < a["deadline_ms"].as_u64().unwrap(),
+        "{a}"
+    );
     let g1_repos = a["repos"].as_array().unwrap();
-    assert!(!g1_repos.is_empty() && g1_repos.iter().all(|r| r["group"] == "g1"), "{a}");
+    assert!(
+        !g1_repos.is_empty() && g1_repos.iter().all(|r| r["group"] == "g1"),
+        "{a}"
+    );
 
     // A stale compare-and-swap of a pointer is rejected.
     stale_swap_is_rejected();
@@ -487,9 +588,11 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
 fn nats_restart(bin: &str, out: &Path) -> Proc {
     let p = nats(bin, out);
     // The workers reconnect on their own; give JetStream a moment to recover its streams.
-    wait_for("the work queue after the restart", Duration::from_secs(30), || {
-        ken(&["fleet", "status", "--json"]).status.success()
-    });
+    wait_for(
+        "the work queue after the restart",
+        Duration::from_secs(30),
+        || ken(&["fleet", "status", "--json"]).status.success(),
+    );
     p
 }
 
@@ -512,7 +615,10 @@ fn worker_checkout(out: &Path, repo: &str) -> (PathBuf, String) {
 
 fn stale_swap_is_rejected() {
     use kenning::fleet::{FleetBus, PointerMove, RepoPointer};
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let bus = FleetBus::connect(&nats_url(), "test").await.unwrap();
         let p = RepoPointer {
@@ -542,7 +648,10 @@ fn stale_swap_is_rejected() {
         assert!(err.contains("rejected"), "{err}");
         assert_eq!(bus.pointer(&p.repo).await.unwrap().unwrap().commit, newer.commit);
         // A move to an ancestor of the current commit leaves the pointer where it is.
-        let back = bus.move_pointer(&p, |a, b| a == p.commit && b == newer.commit).await.unwrap();
+        let back = bus
+            .move_pointer(&p, |a, b| a == p.commit && b == newer.commit)
+            .await
+            .unwrap();
         assert!(matches!(back, PointerMove::Superseded { .. }), "{back:?}");
     });
 }

@@ -9,15 +9,15 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use super::args::{
-    AuditCommand, BuildArgs, Cli, Command, EmbedderKind, FleetCommand, GraphCommand, IndexCommand, ReadSpanArgs,
-    SearchArgs, StatusArgs, SymbolArgs, VerifyArgs,
+    AuditCommand, BuildArgs, Cli, Command, EmbedderKind, FleetCommand, GraphCommand, IndexCommand,
+    ReadSpanArgs, SearchArgs, StatusArgs, SymbolArgs, VerifyArgs,
 };
 use super::progress::ProgressBars;
 use super::render;
 use super::shared::{cli_error, exit_found, open, print_json, read_task};
 use super::{
-    agent_commands, audit_commands, context_commands, exec_commands, fleet_commands, graph_commands, impact_commands,
-    remote_commands, serve_commands,
+    agent_commands, audit_commands, context_commands, exec_commands, fleet_commands, graph_commands,
+    impact_commands, remote_commands, serve_commands,
 };
 use crate::api::Workspace;
 use crate::api::{

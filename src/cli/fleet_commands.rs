@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::args::{EnqueueArgs, FleetCallArgs, FleetSearchArgs, FleetStatusArgs, ServeArgs, ShardGroupsArgs, WorkerArgs};
+use super::args::{
+    EnqueueArgs, FleetCallArgs, FleetSearchArgs, FleetStatusArgs, ServeArgs, ShardGroupsArgs, WorkerArgs,
+};
 use super::exec_commands::cache_dir;
 use super::shared::print_json;
 use crate::fleet::{
@@ -63,7 +65,10 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
         ack_wait: seconds("--ack-wait", a.ack_wait)?,
         max_attempts: a.max_attempts,
         retry_delay: seconds("--retry-delay", a.retry_delay)?,
-        exit_when_idle: a.exit_when_idle.map(|s| seconds("--exit-when-idle", s)).transpose()?,
+        exit_when_idle: a
+            .exit_when_idle
+            .map(|s| seconds("--exit-when-idle", s))
+            .transpose()?,
     };
     if a.max_attempts < 1 || a.max_attempts > 100 {
         bail!("--max-attempts must be between 1 and 100, not {}", a.max_attempts);
@@ -82,7 +87,10 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
-            eprintln!("worker {id}: metrics at http://{}/metrics", listener.local_addr()?);
+            eprintln!(
+                "worker {id}: metrics at http://{}/metrics",
+                listener.local_addr()?
+            );
             let router = metrics.router();
             tokio::spawn(async move { axum::serve(listener, router).await });
         }
@@ -127,7 +135,12 @@ fn git_commit(path: &Path, rev: &str) -> Result<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(path)
-        .args(["rev-parse", "--verify", "--end-of-options", &format!("{rev}^{{commit}}")])
+        .args([
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ])
         .output()
         .context("cannot run git")?;
     if !out.status.success() {
@@ -154,7 +167,10 @@ pub fn enqueue(a: EnqueueArgs) -> Result<ExitCode> {
         };
         items.push(WorkItem {
             repo: id.repo,
-            source: a.source.clone().unwrap_or_else(|| root.to_string_lossy().to_string()),
+            source: a
+                .source
+                .clone()
+                .unwrap_or_else(|| root.to_string_lossy().to_string()),
             commit,
             enqueued_unix_ms: crate::fleet::now_ms(),
         });
@@ -175,7 +191,13 @@ pub fn enqueue(a: EnqueueArgs) -> Result<ExitCode> {
                     (false, true) => " (replaces the request queued before)",
                     _ => "",
                 };
-                writeln!(out, "queued {} at {} on {}{how}", r.repo, &r.commit[..12.min(r.commit.len())], r.subject)?;
+                writeln!(
+                    out,
+                    "queued {} at {} on {}{how}",
+                    r.repo,
+                    &r.commit[..12.min(r.commit.len())],
+                    r.subject
+                )?;
             }
         }
         Ok(ExitCode::SUCCESS)
@@ -230,7 +252,11 @@ fn render_status(s: &FleetStatus) -> Result<()> {
     if !s.dead.is_empty() {
         writeln!(out, "dead letters: {}", s.dead.len())?;
         for d in &s.dead {
-            writeln!(out, "  {} at {} after {} attempt(s): {}", d.item.repo, d.item.commit, d.attempts, d.error)?;
+            writeln!(
+                out,
+                "  {} at {} after {} attempt(s): {}",
+                d.item.repo, d.item.commit, d.attempts, d.error
+            )?;
         }
     }
     Ok(())
@@ -239,7 +265,10 @@ fn render_status(s: &FleetStatus) -> Result<()> {
 fn fleet_query(shards: &ShardGroupsArgs, request: ShardRequest) -> Result<FleetAnswer> {
     let groups = parse_groups(&shards.groups)?;
     if shards.deadline_ms == 0 || shards.deadline_ms > 600_000 {
-        bail!("--deadline-ms must be between 1 and 600000, not {}", shards.deadline_ms);
+        bail!(
+            "--deadline-ms must be between 1 and 600000, not {}",
+            shards.deadline_ms
+        );
     }
     runtime()?.block_on(async {
         let client = async_nats::ConnectOptions::new()
@@ -248,7 +277,13 @@ fn fleet_query(shards: &ShardGroupsArgs, request: ShardRequest) -> Result<FleetA
             .connect(&shards.nats.nats)
             .await
             .with_context(|| format!("cannot reach nats at {}", shards.nats.nats))?;
-        let answer = scatter(&client, &groups, &request, Duration::from_millis(shards.deadline_ms)).await?;
+        let answer = scatter(
+            &client,
+            &groups,
+            &request,
+            Duration::from_millis(shards.deadline_ms),
+        )
+        .await?;
         Ok(answer)
     })
 }

@@ -312,11 +312,17 @@ impl FleetBus {
                             current: c.commit.clone(),
                         });
                     }
-                    store.update(&key, body.clone(), e.revision).await.map_err(|e| e.to_string())
+                    store
+                        .update(&key, body.clone(), e.revision)
+                        .await
+                        .map_err(|e| e.to_string())
                 }
                 // Absent, deleted, or unreadable: an entry at revision 0 cannot exist, so
                 // `create` is the swap (it fails if another writer got there first).
-                (Some(e), None) => store.update(&key, body.clone(), e.revision).await.map_err(|e| e.to_string()),
+                (Some(e), None) => store
+                    .update(&key, body.clone(), e.revision)
+                    .await
+                    .map_err(|e| e.to_string()),
                 (None, _) => store.create(&key, body.clone()).await.map_err(|e| e.to_string()),
             };
             match result {
@@ -405,7 +411,9 @@ impl FleetBus {
             waiting: items,
             ..QueueState::default()
         };
-        if let Ok(mut c) = stream.get_consumer::<consumer::pull::Config>(WORKERS_CONSUMER).await
+        if let Ok(mut c) = stream
+            .get_consumer::<consumer::pull::Config>(WORKERS_CONSUMER)
+            .await
             && let Ok(info) = c.info().await
         {
             queue.waiting = info.num_pending;

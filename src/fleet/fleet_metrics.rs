@@ -69,13 +69,21 @@ impl FleetMetrics {
             "Work items finished, by outcome (done, superseded, failed, dead)",
             m.tasks.clone(),
         );
-        r.register("retries", "Work items delivered again after a failure or a dead worker", m.retries.clone());
+        r.register(
+            "retries",
+            "Work items delivered again after a failure or a dead worker",
+            m.retries.clone(),
+        );
         r.register(
             "build_duration_seconds",
             "Wall time of a work item: checkout, build, publish, pointer move",
             m.build_seconds.clone(),
         );
-        r.register("uploaded_bytes", "Snapshot bytes sent to object storage", m.uploaded_bytes.clone());
+        r.register(
+            "uploaded_bytes",
+            "Snapshot bytes sent to object storage",
+            m.uploaded_bytes.clone(),
+        );
         r.register(
             "queue_waiting",
             "Work items not yet delivered to a worker (the consumer's lag)",

@@ -94,7 +94,8 @@ pub async fn scatter(
     deadline: Duration,
 ) -> Result<FleetAnswer, FleetError> {
     let t0 = Instant::now();
-    let body = bytes::Bytes::from(serde_json::to_vec(request).map_err(|e| FleetError::Invalid(e.to_string()))?);
+    let body =
+        bytes::Bytes::from(serde_json::to_vec(request).map_err(|e| FleetError::Invalid(e.to_string()))?);
     let asks = groups.iter().map(|g| {
         let body = body.clone();
         async move {
@@ -102,7 +103,10 @@ pub async fn scatter(
             let reply = tokio::time::timeout(deadline, client.request(format!("ken.query.{g}"), body)).await;
             let ms = t.elapsed().as_millis() as u64;
             let parsed = match reply {
-                Err(_) => Err(format!("no answer within the {} ms deadline", deadline.as_millis())),
+                Err(_) => Err(format!(
+                    "no answer within the {} ms deadline",
+                    deadline.as_millis()
+                )),
                 Ok(Err(e)) => Err(match e.kind() {
                     async_nats::RequestErrorKind::NoResponders => "no live replica".to_string(),
                     _ => e.to_string(),
@@ -220,7 +224,10 @@ mod tests {
     use super::*;
 
     fn answer(repo: &str, paths: &[&str]) -> RepoAnswer {
-        let files: Vec<Value> = paths.iter().map(|p| serde_json::json!({"path": p, "symbol": null})).collect();
+        let files: Vec<Value> = paths
+            .iter()
+            .map(|p| serde_json::json!({"path": p, "symbol": null}))
+            .collect();
         RepoAnswer {
             repo: repo.to_string(),
             commit: "c".into(),

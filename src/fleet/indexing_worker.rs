@@ -13,7 +13,10 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::fleet_bus::now_ms;
-use super::{DeadLetter, FleetBus, FleetError, FleetMetrics, PointerMove, RepoPointer, WorkItem, WorkerBeat, subject_token};
+use super::{
+    DeadLetter, FleetBus, FleetError, FleetMetrics, PointerMove, RepoPointer, WorkItem, WorkerBeat,
+    subject_token,
+};
 use crate::index::{IndexStore, NoProgress};
 use crate::remote::{RemoteError, RepoIdentity, SnapshotRemote};
 
@@ -91,7 +94,9 @@ impl IndexingWorker {
     /// Works the queue until killed (or idle for `exit_when_idle`), reporting each event.
     pub async fn run(&self, on_event: impl Fn(&WorkerEvent)) -> Result<(), FleetError> {
         if self.config.max_attempts < 1 {
-            return Err(FleetError::Invalid("--max-attempts must be at least 1".to_string()));
+            return Err(FleetError::Invalid(
+                "--max-attempts must be at least 1".to_string(),
+            ));
         }
         std::fs::create_dir_all(&self.config.workdir).map_err(FleetError::io(&self.config.workdir))?;
         // One delivery more than the attempts: an item whose every attempt died without an
@@ -191,7 +196,8 @@ impl IndexingWorker {
                     commit: String::new(),
                     enqueued_unix_ms: 0,
                 };
-                self.give_up(&msg, item, attempt, e.to_string(), t0, on_event).await;
+                self.give_up(&msg, item, attempt, e.to_string(), t0, on_event)
+                    .await;
                 return;
             }
         };
@@ -281,7 +287,8 @@ impl IndexingWorker {
                 self.set_beat(|b| b.done += 1);
             }
             Err(e) if attempt >= self.config.max_attempts => {
-                self.give_up(&msg, item, attempt, e.to_string(), t0, on_event).await;
+                self.give_up(&msg, item, attempt, e.to_string(), t0, on_event)
+                    .await;
                 self.set_beat(|b| b.state = "idle".to_string());
                 return;
             }
@@ -327,7 +334,9 @@ impl IndexingWorker {
                     tracing::warn!(error = %e, "term not sent");
                 }
             }
-            Err(e) => tracing::warn!(error = %e, repo = %item.repo, "dead letter not stored; the item stays queued"),
+            Err(e) => {
+                tracing::warn!(error = %e, repo = %item.repo, "dead letter not stored; the item stays queued")
+            }
         }
         self.metrics.task("dead", t0.elapsed(), 0);
         self.set_beat(|b| b.dead += 1);
@@ -363,8 +372,8 @@ fn build_and_publish(config: &WorkerConfig, item: &WorkItem) -> Result<Published
             Err(e) => return Err(e.into()),
         }
     }
-    let report = crate::api::build_with_stored_embedder(&dir, None, &NoProgress)
-        .map_err(|e| FleetError::Source {
+    let report =
+        crate::api::build_with_stored_embedder(&dir, None, &NoProgress).map_err(|e| FleetError::Source {
             repo: item.repo.clone(),
             detail: format!("indexing failed: {e}"),
         })?;
@@ -416,7 +425,10 @@ fn checkout(item: &WorkItem, dir: &Path) -> Result<(), FleetError> {
             std::fs::create_dir_all(parent).map_err(FleetError::io(parent))?;
         }
         let path = dir.to_string_lossy().to_string();
-        if let Err(e) = git(None, &["clone", "--quiet", "--no-checkout", "--", &item.source, &path]) {
+        if let Err(e) = git(
+            None,
+            &["clone", "--quiet", "--no-checkout", "--", &item.source, &path],
+        ) {
             let _ = std::fs::remove_dir_all(dir);
             return Err(fail(format!("cannot clone {}: {e}", item.source)));
         }
@@ -441,7 +453,15 @@ fn checkout(item: &WorkItem, dir: &Path) -> Result<(), FleetError> {
     }
     git(
         Some(dir),
-        &["-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", &item.commit],
+        &[
+            "-c",
+            "advice.detachedHead=false",
+            "checkout",
+            "--quiet",
+            "--force",
+            "--detach",
+            &item.commit,
+        ],
     )
     .map_err(fail)?;
     git(Some(dir), &["clean", "-fdqx", "-e", ".kenning"]).map_err(fail)?;

@@ -38,7 +38,7 @@ mod repo_pointer;
 mod shard_server;
 mod work_item;
 
-pub use fleet_bus::{now_ms, DeadLetter, QueueState, EnqueueReport, FleetBus, FleetStatus, WorkerBeat};
+pub use fleet_bus::{DeadLetter, EnqueueReport, FleetBus, FleetStatus, QueueState, WorkerBeat, now_ms};
 pub use fleet_error::FleetError;
 pub use fleet_metrics::FleetMetrics;
 pub use fleet_query::{FleetAnswer, GroupAnswer, MergedHit, RepoAnswer, ShardReply, ShardRequest, scatter};

@@ -25,7 +25,11 @@ pub fn owner<'a>(repo: &str, groups: &'a [String]) -> Option<&'a str> {
 pub fn parse_groups(list: &str) -> Result<Vec<String>, FleetError> {
     let mut groups: Vec<String> = Vec::new();
     for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
-        if !g.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') || g.len() > 64 {
+        if !g
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+            || g.len() > 64
+        {
             return Err(FleetError::Invalid(format!(
                 "shard group {g:?}: letters, digits, '-' and '_' only"
             )));
@@ -36,7 +40,9 @@ pub fn parse_groups(list: &str) -> Result<Vec<String>, FleetError> {
         groups.push(g.to_string());
     }
     if groups.is_empty() {
-        return Err(FleetError::Invalid("no shard groups given (--groups g0,g1)".to_string()));
+        return Err(FleetError::Invalid(
+            "no shard groups given (--groups g0,g1)".to_string(),
+        ));
     }
     Ok(groups)
 }

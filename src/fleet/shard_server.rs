@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use rayon::prelude::*;
 
-use super::{FleetBus, FleetError, FleetMetrics, RepoAnswer, RepoPointer, ShardReply, ShardRequest, owner, scatter, subject_token};
+use super::{
+    FleetBus, FleetError, FleetMetrics, RepoAnswer, RepoPointer, ShardReply, ShardRequest, owner, scatter,
+    subject_token,
+};
 use crate::api::{Operation, Staleness, WatchState, Workspace};
 use crate::index::IndexStore;
 use crate::remote::SnapshotRemote;
@@ -45,7 +48,11 @@ pub struct ShardServer {
 }
 
 impl ShardServer {
-    pub fn new(bus: FleetBus, config: ShardConfig, metrics: Arc<FleetMetrics>) -> Result<Arc<ShardServer>, FleetError> {
+    pub fn new(
+        bus: FleetBus,
+        config: ShardConfig,
+        metrics: Arc<FleetMetrics>,
+    ) -> Result<Arc<ShardServer>, FleetError> {
         if !config.groups.contains(&config.group) {
             return Err(FleetError::Invalid(format!(
                 "--group {} is not one of --groups {}",
@@ -217,7 +224,11 @@ impl ShardServer {
             std::fs::rename(&tmp, &marker).map_err(FleetError::io(&marker))?;
         }
         // A snapshot is a fixed commit: nothing under it changes, so nothing is stale.
-        let ws = Workspace::open_at(dir, index_dir, Staleness::Watched(Arc::new(WatchState::default())))?;
+        let ws = Workspace::open_at(
+            dir,
+            index_dir,
+            Staleness::Watched(Arc::new(WatchState::default())),
+        )?;
         ws.analysis().warm(false);
         Ok(ws)
     }
@@ -229,7 +240,11 @@ impl ShardServer {
             group: self.config.group.clone(),
             replica: self.config.replica.clone(),
             repos: Vec::new(),
-            loading: self.loading.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default(),
+            loading: self
+                .loading
+                .lock()
+                .map(|l| l.iter().cloned().collect())
+                .unwrap_or_default(),
             ms: 0,
             error: None,
         };
@@ -243,7 +258,10 @@ impl ShardServer {
         let op = match Operation::from_name(&request.operation) {
             Some(op) if op.read_only() => op,
             Some(_) => {
-                reply.error = Some(format!("{} changes an index: not served by the fleet", request.operation));
+                reply.error = Some(format!(
+                    "{} changes an index: not served by the fleet",
+                    request.operation
+                ));
                 return reply;
             }
             None => {
@@ -254,7 +272,10 @@ impl ShardServer {
         let me = self.clone();
         let repos = tokio::task::spawn_blocking(move || {
             let held: Vec<(String, RepoPointer, Arc<Workspace>)> = match me.held.read() {
-                Ok(h) => h.iter().map(|(r, x)| (r.clone(), x.pointer.clone(), x.ws.clone())).collect(),
+                Ok(h) => h
+                    .iter()
+                    .map(|(r, x)| (r.clone(), x.pointer.clone(), x.ws.clone()))
+                    .collect(),
                 Err(_) => Vec::new(),
             };
             held.par_iter()
@@ -294,7 +315,10 @@ impl ShardServer {
                 async move {
                     let request = ShardRequest { operation, args };
                     match scatter(me.bus.client(), &me.config.groups, &request, me.config.deadline).await {
-                        Ok(a) => (axum::http::StatusCode::OK, axum::Json(serde_json::to_value(a).unwrap_or_default())),
+                        Ok(a) => (
+                            axum::http::StatusCode::OK,
+                            axum::Json(serde_json::to_value(a).unwrap_or_default()),
+                        ),
                         Err(e) => (
                             axum::http::StatusCode::BAD_REQUEST,
                             axum::Json(serde_json::json!({"error": e.to_string()})),

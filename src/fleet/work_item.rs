@@ -21,7 +21,10 @@ impl WorkItem {
             return Err(FleetError::Item(format!("bad repository key {:?}", self.repo)));
         }
         if self.source.is_empty() || self.source.starts_with('-') {
-            return Err(FleetError::Item(format!("bad source {:?} for {}", self.source, self.repo)));
+            return Err(FleetError::Item(format!(
+                "bad source {:?} for {}",
+                self.source, self.repo
+            )));
         }
         let hex = self.commit.len() >= 7 && self.commit.len() <= 64;
         if !hex || !self.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -64,7 +67,11 @@ mod tests {
         let b = subject_token("github.com/pallets_flask");
         assert_ne!(a, b);
         for t in [&a, &b] {
-            assert!(t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'), "{t}");
+            assert!(
+                t.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'),
+                "{t}"
+            );
         }
         assert!(a.starts_with("github_com_pallets_flask-"));
     }
@@ -78,9 +85,15 @@ mod tests {
             enqueued_unix_ms: 0,
         };
         assert!(ok.check().is_ok());
-        let bad_commit = WorkItem { commit: "HEAD; rm -rf /".into(), ..ok.clone() };
+        let bad_commit = WorkItem {
+            commit: "HEAD; rm -rf /".into(),
+            ..ok.clone()
+        };
         assert!(bad_commit.check().is_err());
-        let bad_source = WorkItem { source: "--upload-pack=evil".into(), ..ok };
+        let bad_source = WorkItem {
+            source: "--upload-pack=evil".into(),
+            ..ok
+        };
         assert!(bad_source.check().is_err());
     }
 }

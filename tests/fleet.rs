@@ -23,27 +23,6 @@ use support::{commit_all, git, ken_bin};
 const NATS_PORT: u16 = 4222;
 const S3_PORT: u16 = 45125;
 
-/// An executable from an environment variable, else PATH; with `require` set (CI) its absence
-/// fails instead of skipping.
-fn server(var: &str, name: &str, require: &str) -> Option<String> {
-    let found = std::env::var(var).ok().or_else(|| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {name}")])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var(require).is_err(),
-            "{require} is set but no {name} was found"
-        );
-        eprintln!("skipped: no {name} (set {var})");
-    }
-    found
-}
-
 /// A process this test started: killed when dropped.
 struct Proc {
     child: Child,
@@ -322,10 +301,10 @@ fn same(a: &Value, b: &Value, query: &str) {
 
 #[test]
 fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() {
-    let Some(nats_bin) = server("KEN_NATS_SERVER", "nats-server", "KEN_FLEET_E2E") else {
+    let Some(nats_bin) = support::server_bin("KEN_NATS_SERVER", "nats-server", "KEN_FLEET_E2E") else {
         return;
     };
-    let Some(moto) = server("KEN_S3_SERVER", "moto_server", "KEN_FLEET_E2E") else {
+    let Some(moto) = support::server_bin("KEN_S3_SERVER", "moto_server", "KEN_FLEET_E2E") else {
         return;
     };
     if std::env::var("KEN_FLEET_NETNS").is_err() {

@@ -348,22 +348,7 @@ fn a_tree_with_uncommitted_changes_is_published_under_its_tree_hash() {
 /// The moto S3 server: `KEN_S3_SERVER`, else `moto_server` on PATH. `KEN_S3_E2E=1` (CI) makes
 /// its absence a failure instead of a skip.
 fn moto_server() -> Option<String> {
-    let found = std::env::var("KEN_S3_SERVER").ok().or_else(|| {
-        Command::new("sh")
-            .args(["-c", "command -v moto_server"])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var("KEN_S3_E2E").is_err(),
-            "KEN_S3_E2E is set but no moto_server was found"
-        );
-        eprintln!("skipped: no moto_server (pip install 'moto[server]', or set KEN_S3_SERVER)");
-    }
-    found
+    support::server_bin("KEN_S3_SERVER", "moto_server", "KEN_S3_E2E")
 }
 
 /// The Python that runs the server (its boto3 tampers with an object).

@@ -226,42 +226,13 @@ impl IndexingWorker {
             b.repo = Some(item.repo.clone());
             b.commit = Some(item.commit.clone());
         });
-        // Progress acks keep the item while the build runs; a dead worker sends none.
-        let keeper = {
-            let msg = msg.clone();
-            let every = (self.config.ack_wait / 3).max(Duration::from_millis(200));
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(every).await;
-                    if let Err(e) = msg.ack_with(AckKind::Progress).await {
-                        tracing::debug!(error = %e, "progress ack not sent");
-                    }
-                }
-            })
-        };
+        let keeper = self.keep_alive(&msg);
         let (config, job) = (self.config.clone(), item.clone());
         let built = tokio::task::spawn_blocking(move || build_and_publish(&config, &job))
             .await
             .unwrap_or_else(|e| Err(FleetError::Item(format!("the build task failed: {e}"))));
         let result = match built {
-            Ok(p) => {
-                let checkout = self.config.workdir.join(subject_token(&item.repo));
-                let pointer = RepoPointer {
-                    repo: item.repo.clone(),
-                    commit: item.commit.clone(),
-                    snapshot: p.snapshot.clone(),
-                    files: p.files,
-                    lines: p.lines,
-                    worker: self.config.id.clone(),
-                    unix_ms: now_ms(),
-                    revision: None,
-                };
-                let moved = self
-                    .bus
-                    .move_pointer(&pointer, |a, b| is_ancestor(&checkout, a, b))
-                    .await;
-                moved.map(|m| (p, m))
-            }
+            Ok(p) => self.move_pointer(&item, p).await,
             Err(e) => Err(e),
         };
         keeper.abort();
@@ -309,6 +280,44 @@ impl IndexingWorker {
             b.commit = None;
         });
         on_event(&event);
+    }
+
+    /// Progress acks that keep the item while the build runs; a dead worker sends none.
+    fn keep_alive(&self, msg: &async_nats::jetstream::Message) -> tokio::task::JoinHandle<()> {
+        let msg = msg.clone();
+        let every = (self.config.ack_wait / 3).max(Duration::from_millis(200));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                if let Err(e) = msg.ack_with(AckKind::Progress).await {
+                    tracing::debug!(error = %e, "progress ack not sent");
+                }
+            }
+        })
+    }
+
+    /// Points the repository at what was just published (unless it names a descendant).
+    async fn move_pointer(
+        &self,
+        item: &WorkItem,
+        p: Published,
+    ) -> Result<(Published, PointerMove), FleetError> {
+        let checkout = self.config.workdir.join(subject_token(&item.repo));
+        let pointer = RepoPointer {
+            repo: item.repo.clone(),
+            commit: item.commit.clone(),
+            snapshot: p.snapshot.clone(),
+            files: p.files,
+            lines: p.lines,
+            worker: self.config.id.clone(),
+            unix_ms: now_ms(),
+            revision: None,
+        };
+        let moved = self
+            .bus
+            .move_pointer(&pointer, |a, b| is_ancestor(&checkout, a, b))
+            .await?;
+        Ok((p, moved))
     }
 
     async fn give_up(

@@ -205,3 +205,24 @@ pub fn commit_all(dir: &Path, message: &str) {
         ],
     );
 }
+
+/// An external server's executable: from `var`, else `name` on PATH. With `require` set in the
+/// environment (CI), its absence fails the test instead of skipping it.
+pub fn server_bin(var: &str, name: &str, require: &str) -> Option<String> {
+    let found = std::env::var(var).ok().or_else(|| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var(require).is_err(),
+            "{require} is set but no {name} was found"
+        );
+        eprintln!("skipped: no {name} (set {var})");
+    }
+    found
+}

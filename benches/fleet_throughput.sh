@@ -26,8 +26,8 @@ for d in "$SRC"/*/; do
   git -C "$r" init -q -b main && git -C "$r" add -A && git -C "$r" -c user.name=b -c user.email=b@b commit -qm v >/dev/null
   i=$((i+1))
 done
-lines=$(cat "$WORK"/repos/*/**/*.rs "$WORK"/repos/*/*.rs 2>/dev/null | wc -l || true)
-echo "repositories: $i ($lines lines of .rs at depth <= 2)"
+lines=$(find "$WORK/repos" -name '*.rs' -print0 | xargs -0 cat | wc -l)
+echo "repositories: $i ($lines lines of Rust)"
 run() { # WORKERS
   local w=$1 d="$WORK/run$1"
   mkdir -p "$d"
@@ -44,9 +44,11 @@ run() { # WORKERS
   local secs; secs=$(echo "$t1 - $t0 - 2" | bc)
   echo "workers=$w items_done=$done_ seconds=$secs items_per_s=$(echo "scale=2; $done_ / $secs" | bc)"
   if [[ $w -eq 2 ]]; then
-    "$KEN" serve --fleet --group g0 --groups g0,g1 --remote "file://$d/remote" --cache "$d/c0" > "$d/s0.log" 2>&1 &
-    "$KEN" serve --fleet --group g1 --groups g0,g1 --remote "file://$d/remote" --cache "$d/c1" > "$d/s1.log" 2>&1 &
+    local ts; ts=$(date +%s.%N)
+    "$KEN" serve --fleet --group g0 --groups g0,g1 --remote "file://$d/remote" --cache "$d/c0" > "$d/s0.log" 2>&1 & local s0=$!
+    "$KEN" serve --fleet --group g1 --groups g0,g1 --remote "file://$d/remote" --cache "$d/c1" > "$d/s1.log" 2>&1 & local s1=$!
     for _ in $(seq 600); do grep -q "serving shard" "$d/s0.log" && grep -q "serving shard" "$d/s1.log" && break; sleep 0.2; done
+    echo "shard servers loaded their snapshots in $(echo "$(date +%s.%N) - $ts" | bc) s; cache on disk: $(du -sh "$d/c0" | cut -f1) + $(du -sh "$d/c1" | cut -f1)"
     : > "$d/ms"
     for q in $(seq 200); do
       terms=(parse error buffer iterator serialize format thread config string token)
@@ -60,6 +62,7 @@ ms=sorted(int(r[0]) for r in rows)
 p=lambda q: ms[min(len(ms)-1, int(q*len(ms)))]
 print(f"scatter-gather over 2 groups: queries={len(ms)} repos_answered={rows[0][1]} partial={set(r[2] for r in rows)} p50={p(0.5)} ms p99={p(0.99)} ms")
 PY
+    for p in $s0 $s1; do echo "shard server $p: $(grep -E 'VmRSS|VmHWM' /proc/$p/status | tr -s ' \n' ' ')"; done
   fi
   kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true
 }

@@ -683,7 +683,24 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 #[test]
 fn metrics_count_and_time_every_operation_by_outcome() {
     let repo = shop_repo();
-    let server = start(repo.path(), &["--no-watch"], &[]);
+    // Two finished agent sessions (one completed, after 4 model calls; one failed, after 2)
+    // and one still running, in the state folder the server reports on.
+    let state = tempfile::tempdir().unwrap();
+    for (name, end) in [
+        ("s1", Some(("completed", 4))),
+        ("s2", Some(("failed", 2))),
+        ("s3", None),
+    ] {
+        let d = state.path().join("kenning/agent").join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut log = json!({"seq": 0, "event": {"kind": "started"}}).to_string() + "\n";
+        if let Some((st, steps)) = end {
+            log += &json!({"seq": 1, "event": {"kind": "finished", "state": st, "steps": steps}}).to_string();
+        }
+        std::fs::write(d.join("audit.jsonl"), log).unwrap();
+    }
+    let state_home = state.path().to_str().unwrap();
+    let server = start(repo.path(), &["--no-watch"], &[("XDG_STATE_HOME", state_home)]);
     let a = server.addr;
     for _ in 0..2 {
         assert_eq!(post(a, "search", &json!({"query": "discount"})).status, 200);
@@ -733,6 +750,10 @@ fn metrics_count_and_time_every_operation_by_outcome() {
     assert_eq!(sample(m, "ken_requests_in_flight"), Some(0.0), "{m}");
     assert_eq!(sample(m, "ken_index_generation"), Some(1.0), "{m}");
     assert!(sample(m, "ken_index_files").unwrap_or(0.0) >= 3.0, "{m}");
+    // Task success rate and average iterations, from the agent's audit logs.
+    assert_eq!(sample(m, "ken_agent_sessions"), Some(2.0), "{m}");
+    assert_eq!(sample(m, "ken_agent_success_ratio"), Some(0.5), "{m}");
+    assert_eq!(sample(m, "ken_agent_average_iterations"), Some(3.0), "{m}");
     // Counts only grow: a second scrape sees the first scrape's request nowhere and the
     // same operations again.
     let again = request(a, "GET", "/metrics", &[], b"").body;

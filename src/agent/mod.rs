@@ -12,6 +12,7 @@
 mod agent_limits;
 mod agent_loop;
 mod agent_state;
+mod agent_stats;
 mod checkpoint_store;
 mod environment_facts;
 mod model_chain;
@@ -24,6 +25,7 @@ mod tool_box;
 pub use agent_limits::AgentLimits;
 pub use agent_loop::{Agent, AgentConfig, AgentOutcome};
 pub use agent_state::{AgentEvent, AgentState};
+pub use agent_stats::{AgentLogCollector, AgentStats};
 pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore};
 pub use environment_facts::EnvironmentFacts;
 pub use model_chain::{Latency, ModelChain};

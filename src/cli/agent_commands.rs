@@ -12,11 +12,13 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::args::{AgentArgs, AgentCommand, AgentRunArgs};
-use super::exec_commands::{approval_policy, config_dir, safe_name, sandbox_mode, state_dir};
+use super::exec_commands::{
+    agent_sessions_dir, approval_policy, config_dir, safe_name, sandbox_mode, state_dir,
+};
 use super::progress::ProgressBars;
 use crate::agent::{
-    Agent, AgentConfig, AgentEvent, AgentLimits, AgentOutcome, AgentState, Approver, CheckpointStore,
-    ModelRouter, ToolBox,
+    Agent, AgentConfig, AgentEvent, AgentLimits, AgentOutcome, AgentState, AgentStats, Approver,
+    CheckpointStore, ModelRouter, ToolBox,
 };
 use crate::api::{ReindexRequest, Workspace};
 use crate::exec::{AuditLog, ExecRules, Sandbox, verify_audit_log};
@@ -506,56 +508,13 @@ fn replay(log: &Path) -> Result<Vec<Message>> {
     Ok(out)
 }
 
-#[derive(Serialize, Default)]
-struct Stats {
-    sessions: usize,
-    completed: usize,
-    failed: usize,
-    success_rate: f64,
-    average_model_calls: f64,
-    input_tokens: u64,
-    output_tokens: u64,
-    cost_usd: f64,
-}
-
 fn stats(logs: &[PathBuf], json: bool) -> Result<ExitCode> {
     let logs: Vec<PathBuf> = if logs.is_empty() {
-        let base = state_dir().context("no state folder")?.join("agent");
-        std::fs::read_dir(&base)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path().join("audit.jsonl"))
-            .filter(|p| p.exists())
-            .collect()
+        AgentStats::session_logs(&agent_sessions_dir().context("no state folder")?)
     } else {
         logs.to_vec()
     };
-    let mut s = Stats::default();
-    let mut calls = 0u64;
-    for log in &logs {
-        let text = std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
-        let finished = text
-            .lines()
-            .rev()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|v| v["event"]["kind"] == "finished");
-        let Some(f) = finished else { continue };
-        let e = &f["event"];
-        s.sessions += 1;
-        match e["state"].as_str() {
-            Some("completed") => s.completed += 1,
-            _ => s.failed += 1,
-        }
-        calls += e["steps"].as_u64().unwrap_or(0);
-        s.input_tokens += e["input_tokens"].as_u64().unwrap_or(0);
-        s.output_tokens += e["output_tokens"].as_u64().unwrap_or(0);
-        s.cost_usd += e["cost_usd"].as_f64().unwrap_or(0.0);
-    }
-    if s.sessions > 0 {
-        s.success_rate = s.completed as f64 / s.sessions as f64;
-        s.average_model_calls = calls as f64 / s.sessions as f64;
-    }
+    let s = AgentStats::from_logs(&logs)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {

@@ -537,6 +537,11 @@ pub(super) fn state_dir() -> Option<PathBuf> {
     home_dir("XDG_STATE_HOME", ".local/state")
 }
 
+/// Where the agent keeps its sessions: `<state dir>/agent/<session>/audit.jsonl`.
+pub(super) fn agent_sessions_dir() -> Option<PathBuf> {
+    state_dir().map(|d| d.join("agent"))
+}
+
 pub(super) fn config_dir() -> Option<PathBuf> {
     home_dir("XDG_CONFIG_HOME", ".config")
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use super::args::{
     EnqueueArgs, FleetCallArgs, FleetSearchArgs, FleetStatusArgs, ServeArgs, ShardGroupsArgs, WorkerArgs,
 };
-use super::exec_commands::cache_dir;
+use super::exec_commands::{agent_sessions_dir, cache_dir};
 use super::shared::print_json;
 use crate::fleet::{
     FleetAnswer, FleetBus, FleetMetrics, FleetStatus, IndexingWorker, ShardConfig, ShardRequest, ShardServer,
@@ -83,6 +83,9 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
     runtime()?.block_on(async move {
         let bus = FleetBus::connect(&a.nats.nats, &format!("ken worker {id}")).await?;
         let metrics = FleetMetrics::new();
+        if let Some(dir) = agent_sessions_dir() {
+            metrics.collect_agent_logs(dir);
+        }
         if let Some(addr) = metrics_at {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -406,7 +409,11 @@ pub fn serve_fleet(a: ServeArgs) -> Result<ExitCode> {
     };
     runtime()?.block_on(async move {
         let bus = FleetBus::connect(&nats, &format!("ken serve --fleet {group}")).await?;
-        let server = ShardServer::new(bus, config, FleetMetrics::new())?;
+        let metrics = FleetMetrics::new();
+        if let Some(dir) = agent_sessions_dir() {
+            metrics.collect_agent_logs(dir);
+        }
+        let server = ShardServer::new(bus, config, metrics)?;
         server
             .run(http, |repos, bound| {
                 let at = bound.map(|b| format!(", http://{b}/metrics")).unwrap_or_default();

@@ -39,6 +39,9 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         max_body: a.max_body,
     };
     config.check()?;
+    if let Some(dir) = super::exec_commands::agent_sessions_dir() {
+        crate::server::ServerMetrics::get().collect_agent_logs(dir);
+    }
     let (root, index_dir) = match Workspace::locate(a.repo.as_deref(), a.location.index_dir.clone()) {
         Ok(found) => found,
         Err(ApiError::NotFound(_)) => first_build(&a, quiet)?,

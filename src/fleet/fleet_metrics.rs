@@ -3,6 +3,7 @@
 //! shard queries by operation and outcome with their latency, snapshot cache hits, and the
 //! repositories held.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,6 +13,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+use crate::agent::AgentLogCollector;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Outcome {
@@ -165,6 +168,14 @@ impl FleetMetrics {
 
     pub(crate) fn set_repos(&self, n: usize) {
         self.repos.set(n as i64);
+    }
+
+    /// Also report the agent sessions whose audit logs are under `dir` (`ken_fleet_agent_*`,
+    /// read at each scrape).
+    pub fn collect_agent_logs(&self, dir: PathBuf) {
+        if let Ok(mut registry) = self.registry.lock() {
+            registry.register_collector(Box::new(AgentLogCollector::new(dir)));
+        }
     }
 
     /// The OpenMetrics text exposition.

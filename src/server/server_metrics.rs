@@ -3,6 +3,7 @@
 //! flight, and the generation being served. One per process: the MCP and HTTP transports
 //! count into the same families.
 
+use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::agent::AgentLogCollector;
 use crate::api::Workspace;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -108,6 +110,16 @@ impl ServerMetrics {
                 operation: operation.to_string(),
             })
             .observe(took.as_secs_f64());
+    }
+
+    /// Also report the agent sessions whose audit logs are under `dir` (`ken_agent_*`,
+    /// read at each scrape).
+    pub fn collect_agent_logs(&self, dir: PathBuf) {
+        let mut registry = match self.registry.lock() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        registry.register_collector(Box::new(AgentLogCollector::new(dir)));
     }
 
     /// The text exposition, with the served generation read now.

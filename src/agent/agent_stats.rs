@@ -1,0 +1,258 @@
+//! `AgentStats`: what the agent's audit logs say about its sessions: how many finished, how
+//! many completed (the task success rate), how many model calls (iterations) a session took
+//! on average, and what they cost. Read by `ken agent stats`, and on every scrape by the
+//! `/metrics` of `ken serve`, `ken worker` and the fleet's shard servers (`AgentLogCollector`).
+//!
+//! A session counts once its log holds a `finished` event (the last one wins); a session
+//! still running, or killed before it finished, is not a task outcome yet and is left out.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::gauge::ConstGauge;
+use serde::Serialize;
+
+/// The outcome a session's `finished` event records.
+#[derive(Debug, Clone, PartialEq)]
+struct SessionEnd {
+    completed: bool,
+    model_calls: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    cost_usd: f64,
+}
+
+impl SessionEnd {
+    /// The last `finished` event of an audit log's text, if it has one.
+    fn of_log(text: &str) -> Option<SessionEnd> {
+        let finished = text
+            .lines()
+            .rev()
+            .filter(|l| l.contains("\"finished\""))
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["event"]["kind"] == "finished")?;
+        let e = &finished["event"];
+        Some(SessionEnd {
+            completed: e["state"] == "completed",
+            model_calls: e["steps"].as_u64().unwrap_or(0),
+            input_tokens: e["input_tokens"].as_u64().unwrap_or(0),
+            output_tokens: e["output_tokens"].as_u64().unwrap_or(0),
+            cost_usd: e["cost_usd"].as_f64().unwrap_or(0.0),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct AgentStats {
+    /// Sessions whose log records how they finished.
+    pub sessions: usize,
+    pub completed: usize,
+    /// Finished in any other state (failed, cancelled).
+    pub failed: usize,
+    /// completed / sessions (0 without sessions).
+    pub success_rate: f64,
+    /// Model calls per finished session: the loop's iterations.
+    pub average_model_calls: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl AgentStats {
+    /// The statistics of these audit logs; a log that cannot be read is an error naming it.
+    pub fn from_logs(logs: &[PathBuf]) -> Result<AgentStats, std::io::Error> {
+        let mut ends = Vec::new();
+        for log in logs {
+            let text = std::fs::read_to_string(log)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", log.display())))?;
+            ends.extend(SessionEnd::of_log(&text));
+        }
+        Ok(AgentStats::of_ends(&ends))
+    }
+
+    /// The audit logs of a sessions folder: `<dir>/<session>/audit.jsonl`.
+    pub fn session_logs(dir: &Path) -> Vec<PathBuf> {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("audit.jsonl"))
+            .filter(|p| p.is_file())
+            .collect();
+        logs.sort();
+        logs
+    }
+
+    fn of_ends(ends: &[SessionEnd]) -> AgentStats {
+        let mut s = AgentStats::default();
+        let mut calls = 0u64;
+        for e in ends {
+            s.sessions += 1;
+            if e.completed {
+                s.completed += 1;
+            } else {
+                s.failed += 1;
+            }
+            calls += e.model_calls;
+            s.input_tokens += e.input_tokens;
+            s.output_tokens += e.output_tokens;
+            s.cost_usd += e.cost_usd;
+        }
+        if s.sessions > 0 {
+            s.success_rate = s.completed as f64 / s.sessions as f64;
+            s.average_model_calls = calls as f64 / s.sessions as f64;
+        }
+        s
+    }
+}
+
+/// A Prometheus collector over a sessions folder, read at each scrape. A log is parsed again
+/// only when its length or modification time changed, so a scrape costs a `stat` per session.
+#[derive(Debug)]
+pub struct AgentLogCollector {
+    dir: PathBuf,
+    seen: Mutex<HashMap<PathBuf, (u64, Option<SystemTime>, Option<SessionEnd>)>>,
+}
+
+impl AgentLogCollector {
+    pub fn new(dir: PathBuf) -> AgentLogCollector {
+        AgentLogCollector {
+            dir,
+            seen: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The statistics of the folder now.
+    pub fn stats(&self) -> AgentStats {
+        let mut seen = match self.seen.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let logs = AgentStats::session_logs(&self.dir);
+        seen.retain(|p, _| logs.contains(p));
+        let mut ends = Vec::new();
+        for log in logs {
+            let Ok(meta) = std::fs::metadata(&log) else {
+                continue;
+            };
+            let key = (meta.len(), meta.modified().ok());
+            let end = match seen.get(&log) {
+                Some((len, mtime, end)) if (*len, *mtime) == key => end.clone(),
+                _ => {
+                    let end = std::fs::read_to_string(&log)
+                        .ok()
+                        .and_then(|t| SessionEnd::of_log(&t));
+                    seen.insert(log, (key.0, key.1, end.clone()));
+                    end
+                }
+            };
+            ends.extend(end);
+        }
+        AgentStats::of_ends(&ends)
+    }
+}
+
+fn gauge<N>(encoder: &mut DescriptorEncoder, name: &str, help: &str, value: N) -> Result<(), std::fmt::Error>
+where
+    ConstGauge<N>: EncodeMetric,
+{
+    let g = ConstGauge::new(value);
+    let m = encoder.encode_descriptor(name, help, None, g.metric_type())?;
+    g.encode(m)
+}
+
+impl Collector for AgentLogCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let s = self.stats();
+        gauge(
+            &mut encoder,
+            "agent_sessions",
+            "Agent sessions whose audit log records how they finished",
+            s.sessions as i64,
+        )?;
+        gauge(
+            &mut encoder,
+            "agent_sessions_completed",
+            "Finished agent sessions that completed their task",
+            s.completed as i64,
+        )?;
+        gauge(
+            &mut encoder,
+            "agent_success_ratio",
+            "Completed over finished agent sessions (0 without sessions)",
+            s.success_rate,
+        )?;
+        gauge(
+            &mut encoder,
+            "agent_average_iterations",
+            "Model calls per finished agent session",
+            s.average_model_calls,
+        )?;
+        gauge(
+            &mut encoder,
+            "agent_cost_usd",
+            "Model cost of the finished agent sessions, in US dollars",
+            s.cost_usd,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(state: &str, steps: u64) -> String {
+        serde_json::json!({"seq": 9, "event": {"kind": "finished", "state": state, "steps": steps,
+            "input_tokens": 100, "output_tokens": 10, "cost_usd": 0.5}})
+        .to_string()
+    }
+
+    fn session(dir: &Path, name: &str, lines: &[String]) {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("audit.jsonl"), lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn rate_and_iterations_count_finished_sessions_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let start = serde_json::json!({"seq": 0, "event": {"kind": "started"}}).to_string();
+        session(tmp.path(), "a", &[start.clone(), finished("completed", 4)]);
+        session(tmp.path(), "b", &[start.clone(), finished("failed", 8)]);
+        session(tmp.path(), "c", &[start.clone(), finished("completed", 3)]);
+        session(tmp.path(), "running", std::slice::from_ref(&start));
+        let c = AgentLogCollector::new(tmp.path().to_path_buf());
+        let s = c.stats();
+        assert_eq!((s.sessions, s.completed, s.failed), (3, 2, 1));
+        assert!((s.success_rate - 2.0 / 3.0).abs() < 1e-9);
+        assert!((s.average_model_calls - 5.0).abs() < 1e-9);
+        assert_eq!(
+            s,
+            AgentStats::from_logs(&AgentStats::session_logs(tmp.path())).unwrap()
+        );
+
+        // The running session finishes: the next scrape sees it.
+        session(tmp.path(), "running", &[start, finished("cancelled", 1)]);
+        let s = c.stats();
+        assert_eq!((s.sessions, s.completed, s.failed), (4, 2, 2));
+        assert!((s.average_model_calls - 4.0).abs() < 1e-9);
+
+        let mut reg = prometheus_client::registry::Registry::with_prefix("ken");
+        reg.register_collector(Box::new(c));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &reg).unwrap();
+        assert!(text.contains("ken_agent_success_ratio 0.5"), "{text}");
+        assert!(text.contains("ken_agent_average_iterations 4.0"), "{text}");
+        assert!(text.contains("ken_agent_sessions 4"), "{text}");
+    }
+
+    #[test]
+    fn an_unreadable_log_is_named() {
+        let e = AgentStats::from_logs(&[PathBuf::from("/nonexistent/audit.jsonl")]).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/audit.jsonl"), "{e}");
+    }
+}

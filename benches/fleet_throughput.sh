@@ -5,7 +5,9 @@
 # (default 200) become git repositories. For 1 and then 2 workers (each run on a fresh NATS
 # and a fresh file:// remote): enqueue all N, time until the queue is empty and every pointer
 # is set. Then two shard groups serve the repositories and 200 `ken fleet search` queries
-# give p50/p99 of the scatter-gather (wall time of the fleet answer, `ms`).
+# give p50/p99 of the scatter-gather (wall time of the fleet answer, `ms`). With PIN_CORES=1
+# each worker runs on a core of its own (taskset) with one build thread, so that 2 workers
+# against 1 shows how the fleet scales when workers do not share cores.
 # Needs: a release `ken` (KEN, default target/release/ken), nats-server (KEN_NATS_SERVER).
 set -euo pipefail
 if [[ -z "${KEN_FLEET_NETNS:-}" ]]; then
@@ -36,7 +38,11 @@ run() { # WORKERS
   for r in "$WORK"/repos/*; do "$KEN" fleet enqueue "$r" --name "bench/$(basename "$r")" --json > /dev/null; done
   local t0; t0=$(date +%s.%N)
   for k in $(seq "$w"); do
-    "$KEN" worker --remote "file://$d/remote" --workdir "$d/w$k" --id "w$k" --exit-when-idle 2 > "$d/w$k.log" 2>&1 &
+    if [[ -n "${PIN_CORES:-}" ]]; then # each worker on a core of its own, one build thread
+      RAYON_NUM_THREADS=1 taskset -c $((k - 1)) "$KEN" worker --remote "file://$d/remote" --workdir "$d/w$k" --id "w$k" --exit-when-idle 2 > "$d/w$k.log" 2>&1 &
+    else
+      "$KEN" worker --remote "file://$d/remote" --workdir "$d/w$k" --id "w$k" --exit-when-idle 2 > "$d/w$k.log" 2>&1 &
+    fi
   done
   wait $(jobs -p | grep -v "^$np$") 2>/dev/null || true
   local t1; t1=$(date +%s.%N)

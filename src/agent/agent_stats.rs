@@ -110,12 +110,15 @@ impl AgentStats {
     }
 }
 
+/// What a scrape knew of a log: its length and modification time, and how it finished.
+type SeenLog = (u64, Option<SystemTime>, Option<SessionEnd>);
+
 /// A Prometheus collector over a sessions folder, read at each scrape. A log is parsed again
 /// only when its length or modification time changed, so a scrape costs a `stat` per session.
 #[derive(Debug)]
 pub struct AgentLogCollector {
     dir: PathBuf,
-    seen: Mutex<HashMap<PathBuf, (u64, Option<SystemTime>, Option<SessionEnd>)>>,
+    seen: Mutex<HashMap<PathBuf, SeenLog>>,
 }
 
 impl AgentLogCollector {

@@ -299,6 +299,107 @@ fn same(a: &Value, b: &Value, query: &str) {
     }
 }
 
+/// Whether the calling test runs inside its own network namespace whose only interface is
+/// loopback (every server binds 127.0.0.1 there and nothing leaves the machine). Outside one,
+/// it runs the test `name` again inside a new one, asserts that it passed there, and says no.
+fn in_loopback_namespace(name: &str) -> bool {
+    if std::env::var("KEN_FLEET_NETNS").is_err() {
+        let exe = std::env::current_exe().unwrap();
+        let run = Command::new("unshare")
+            .args(["--user", "--map-root-user", "--net"])
+            .arg(exe)
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env("KEN_FLEET_NETNS", "1")
+            .status()
+            .unwrap();
+        assert!(run.success(), "{name} failed inside its namespace");
+        return false;
+    }
+    let lo = Command::new("sh")
+        .args(["-c", "PATH=\"$PATH:/usr/sbin:/sbin\" ip link set lo up"])
+        .status()
+        .unwrap();
+    assert!(lo.success());
+    true
+}
+
+#[test]
+fn nats_credentials_are_used_and_never_printed() {
+    let Some(nats_bin) = support::server_bin("KEN_NATS_SERVER", "nats-server", "KEN_FLEET_E2E") else {
+        return;
+    };
+    if !in_loopback_namespace("nats_credentials_are_used_and_never_printed") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let _nats = Proc::start(
+        Command::new(&nats_bin)
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                "4223",
+                "-js",
+                "--user",
+                "ken",
+                "--pass",
+                "s3cret-pw",
+            ])
+            .arg("-sd")
+            .arg(tmp.path().join("js")),
+        tmp.path().join("nats.log"),
+    );
+    wait_for("nats", Duration::from_secs(30), || port_open(4223));
+    let status_with = |extra: &[&str]| {
+        let o = Command::new(ken_bin())
+            .args(["fleet", "status", "--json"])
+            .args(extra)
+            .env_remove("KEN_NATS")
+            .env_remove("KEN_NATS_CREDS")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            text,
+        )
+    };
+
+    // The password in the URL opens the server, and no output holds it.
+    let (ok, stdout, text) = status_with(&["--nats", "nats://ken:s3cret-pw@127.0.0.1:4223"]);
+    assert!(ok, "{text}");
+    assert!(!text.contains("s3cret-pw"), "{text}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["nats"], "nats://***@127.0.0.1:4223", "{v}");
+
+    // A wrong password and none are refused, clearly and without the secret.
+    for url in ["nats://ken:wrong-pw@127.0.0.1:4223", "nats://127.0.0.1:4223"] {
+        let (ok, _, text) = status_with(&["--nats", url]);
+        assert!(!ok, "{url}: {text}");
+        assert!(text.contains("127.0.0.1:4223"), "{text}");
+        assert!(text.to_lowercase().contains("auth"), "{text}");
+        assert!(!text.contains("wrong-pw"), "{text}");
+    }
+
+    // Several servers: a dead one first, the client moves on to the live one.
+    let (ok, _, text) = status_with(&["--nats", "nats://127.0.0.1:1,nats://ken:s3cret-pw@127.0.0.1:4223"]);
+    assert!(ok, "{text}");
+
+    // A credentials file that is not there is named.
+    let (ok, _, text) = status_with(&[
+        "--nats",
+        "nats://127.0.0.1:4223",
+        "--nats-creds",
+        "/nonexistent/ken.creds",
+    ]);
+    assert!(!ok && text.contains("/nonexistent/ken.creds"), "{text}");
+}
+
 #[test]
 fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() {
     let Some(nats_bin) = support::server_bin("KEN_NATS_SERVER", "nats-server", "KEN_FLEET_E2E") else {
@@ -307,30 +408,9 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     let Some(moto) = support::server_bin("KEN_S3_SERVER", "moto_server", "KEN_FLEET_E2E") else {
         return;
     };
-    if std::env::var("KEN_FLEET_NETNS").is_err() {
-        // Run this test again inside a new network namespace whose only interface is
-        // loopback: every server binds 127.0.0.1 there and nothing leaves the machine.
-        let exe = std::env::current_exe().unwrap();
-        let run = Command::new("unshare")
-            .args(["--user", "--map-root-user", "--net"])
-            .arg(exe)
-            .args([
-                "--exact",
-                "a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("KEN_FLEET_NETNS", "1")
-            .status()
-            .unwrap();
-        assert!(run.success(), "the fleet test failed inside its namespace");
+    if !in_loopback_namespace("a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults") {
         return;
     }
-    let lo = Command::new("sh")
-        .args(["-c", "PATH=\"$PATH:/usr/sbin:/sbin\" ip link set lo up"])
-        .status()
-        .unwrap();
-    assert!(lo.success());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path();
     let src = out.join("src");
@@ -599,7 +679,9 @@ fn stale_swap_is_rejected() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let bus = FleetBus::connect(&nats_url(), "test").await.unwrap();
+        let bus = FleetBus::connect(&kenning::fleet::NatsTarget::new(&nats_url(), None), "test")
+            .await
+            .unwrap();
         let p = RepoPointer {
             repo: "fleet/cas-probe".into(),
             commit: "1111111111111111111111111111111111111111".into(),

@@ -111,9 +111,20 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct NatsArgs {
-    /// The NATS server (with JetStream enabled): `nats://host:4222`.
+    /// The NATS server (with JetStream enabled): `nats://host:4222`; several comma-separated;
+    /// a user and password or a token in the URL (`nats://user:pass@host:4222`) are used and
+    /// never printed.
     #[arg(long, value_name = "URL", env = "KEN_NATS")]
     pub nats: String,
+    /// A NATS credentials file (`.creds`: a user JWT and its nkey seed).
+    #[arg(long, value_name = "FILE", env = "KEN_NATS_CREDS")]
+    pub nats_creds: Option<PathBuf>,
+}
+
+impl NatsArgs {
+    pub fn target(&self) -> crate::fleet::NatsTarget {
+        crate::fleet::NatsTarget::new(&self.nats, self.nats_creds.clone())
+    }
 }
 
 #[derive(Debug, Args)]
@@ -281,6 +292,9 @@ pub struct ServeArgs {
     pub fleet: bool,
     #[arg(long, value_name = "URL", env = "KEN_NATS")]
     pub nats: Option<String>,
+    /// A NATS credentials file (`.creds`), as for `ken worker`.
+    #[arg(long, value_name = "FILE", env = "KEN_NATS_CREDS")]
+    pub nats_creds: Option<PathBuf>,
     /// Object storage the snapshots are read from.
     #[arg(long, value_name = "URL", env = "KEN_REMOTE")]
     pub remote: Option<String>,

@@ -14,8 +14,8 @@ use super::args::{
 use super::exec_commands::{agent_sessions_dir, cache_dir};
 use super::shared::print_json;
 use crate::fleet::{
-    FleetAnswer, FleetBus, FleetMetrics, FleetStatus, IndexingWorker, ShardConfig, ShardRequest, ShardServer,
-    WorkItem, WorkerConfig, parse_groups, scatter,
+    FleetAnswer, FleetBus, FleetMetrics, FleetStatus, IndexingWorker, NatsTarget, ShardConfig, ShardRequest,
+    ShardServer, WorkItem, WorkerConfig, parse_groups, scatter,
 };
 use crate::remote::RepoIdentity;
 
@@ -81,7 +81,7 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
         .transpose()?;
     let json = a.json;
     runtime()?.block_on(async move {
-        let bus = FleetBus::connect(&a.nats.nats, &format!("ken worker {id}")).await?;
+        let bus = FleetBus::connect(&a.nats.target(), &format!("ken worker {id}")).await?;
         let metrics = FleetMetrics::new();
         if let Some(dir) = agent_sessions_dir() {
             metrics.collect_agent_logs(dir);
@@ -179,7 +179,7 @@ pub fn enqueue(a: EnqueueArgs) -> Result<ExitCode> {
         });
     }
     runtime()?.block_on(async {
-        let bus = FleetBus::connect(&a.nats.nats, "ken fleet enqueue").await?;
+        let bus = FleetBus::connect(&a.nats.target(), "ken fleet enqueue").await?;
         let mut reports = Vec::new();
         for item in &items {
             reports.push(bus.enqueue(item).await?);
@@ -209,7 +209,7 @@ pub fn enqueue(a: EnqueueArgs) -> Result<ExitCode> {
 
 pub fn status(a: FleetStatusArgs) -> Result<ExitCode> {
     runtime()?.block_on(async {
-        let bus = FleetBus::connect(&a.nats.nats, "ken fleet status").await?;
+        let bus = FleetBus::connect(&a.nats.target(), "ken fleet status").await?;
         let s = bus.status().await?;
         match a.json {
             true => print_json(&s)?,
@@ -274,12 +274,7 @@ fn fleet_query(shards: &ShardGroupsArgs, request: ShardRequest) -> Result<FleetA
         );
     }
     runtime()?.block_on(async {
-        let client = async_nats::ConnectOptions::new()
-            .name("ken fleet query")
-            .connection_timeout(Duration::from_secs(5))
-            .connect(&shards.nats.nats)
-            .await
-            .with_context(|| format!("cannot reach nats at {}", shards.nats.nats))?;
+        let client = shards.nats.target().connect("ken fleet query").await?;
         let answer = scatter(
             &client,
             &groups,
@@ -408,7 +403,11 @@ pub fn serve_fleet(a: ServeArgs) -> Result<ExitCode> {
         deadline: seconds("--deadline", a.deadline)?,
     };
     runtime()?.block_on(async move {
-        let bus = FleetBus::connect(&nats, &format!("ken serve --fleet {group}")).await?;
+        let bus = FleetBus::connect(
+            &NatsTarget::new(&nats, a.nats_creds.clone()),
+            &format!("ken serve --fleet {group}"),
+        )
+        .await?;
         let metrics = FleetMetrics::new();
         if let Some(dir) = agent_sessions_dir() {
             metrics.collect_agent_logs(dir);

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::{FleetError, PointerMove, RepoPointer, WorkItem, subject_token};
+use super::{FleetError, NatsTarget, PointerMove, RepoPointer, WorkItem, subject_token};
 
 pub(crate) const WORK_STREAM: &str = "KEN_WORK";
 pub(crate) const DEAD_STREAM: &str = "KEN_DEAD";
@@ -102,22 +102,11 @@ fn text<E: std::fmt::Display>(e: E) -> String {
 impl FleetBus {
     /// Connects (reconnecting forever after a drop: a restarted server is picked up again)
     /// and makes sure the streams and buckets exist.
-    pub async fn connect(url: &str, name: &str) -> Result<FleetBus, FleetError> {
-        let client = async_nats::ConnectOptions::new()
-            .name(name)
-            .max_reconnects(None)
-            .connection_timeout(Duration::from_secs(5))
-            .request_timeout(Some(Duration::from_secs(10)))
-            .reconnect_delay_callback(|attempt| Duration::from_millis((100 * attempt as u64).min(2000)))
-            .connect(url)
-            .await
-            .map_err(|e| FleetError::Connect {
-                url: url.to_string(),
-                detail: e.to_string(),
-            })?;
+    pub async fn connect(target: &NatsTarget, name: &str) -> Result<FleetBus, FleetError> {
+        let client = target.connect(name).await?;
         let js = jetstream::new(client.clone());
         let bus = FleetBus {
-            url: url.to_string(),
+            url: target.shown(),
             client,
             js,
         };
@@ -125,6 +114,7 @@ impl FleetBus {
         Ok(bus)
     }
 
+    /// The server URL(s), with any user, password or token replaced by `***`.
     pub fn url(&self) -> &str {
         &self.url
     }

@@ -324,11 +324,11 @@ fn in_loopback_namespace(name: &str) -> bool {
 }
 
 #[test]
-fn nats_credentials_are_used_and_never_printed() {
+fn credentials_guard_nats_and_the_fleet_http_endpoints() {
     let Some(nats_bin) = support::server_bin("KEN_NATS_SERVER", "nats-server", "KEN_FLEET_E2E") else {
         return;
     };
-    if !in_loopback_namespace("nats_credentials_are_used_and_never_printed") {
+    if !in_loopback_namespace("credentials_guard_nats_and_the_fleet_http_endpoints") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -398,6 +398,73 @@ fn nats_credentials_are_used_and_never_printed() {
         "/nonexistent/ken.creds",
     ]);
     assert!(!ok && text.contains("/nonexistent/ken.creds"), "{text}");
+
+    // A shard server's HTTP endpoints sit behind the same guard as `ken serve`'s.
+    let remote = format!("file://{}", tmp.path().join("remote").display());
+    let shard_cmd = |http: &str, extra: &[&str], token: Option<&str>| {
+        let mut c = Command::new(ken_bin());
+        c.args(["serve", "--fleet", "--group", "g0", "--groups", "g0"])
+            .args([
+                "--nats",
+                "nats://ken:s3cret-pw@127.0.0.1:4223",
+                "--remote",
+                &remote,
+            ])
+            .args(["--http", http])
+            .args(extra)
+            .arg("--cache")
+            .arg(tmp.path().join("cache"))
+            .env_remove("KEN_NATS_CREDS")
+            .env_remove("KEN_SERVE_TOKEN");
+        if let Some(t) = token {
+            c.env("KEN_SERVE_TOKEN", t);
+        }
+        c
+    };
+    // Beyond loopback without a token: refused before it listens.
+    let o = shard_cmd("0.0.0.0:0", &["--allow-remote"], None)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("KEN_SERVE_TOKEN"), "{err}");
+    let token = "fleet-token-0123456789";
+    let shard = Proc::start(
+        &mut shard_cmd("127.0.0.1:0", &[], Some(token)),
+        tmp.path().join("shard.log"),
+    );
+    wait_for("the shard server", Duration::from_secs(60), || {
+        shard.log().contains("serving shard group")
+    });
+    let log = shard.log();
+    let at = log.find("http://").unwrap() + "http://".len();
+    let addr = log[at..].split('/').next().unwrap().to_string();
+    let call = |path: &str, headers: &[&str]| -> String {
+        let mut c = Command::new("curl");
+        c.args(["-s", "-o", "/dev/null", "-w", "%{http_code}"]);
+        for h in headers {
+            c.args(["-H", h]);
+        }
+        if path.starts_with("/v1/") {
+            c.args(["-H", "content-type: application/json", "-d", r#"{"query": "x"}"#]);
+        }
+        let o = c.arg(format!("http://{addr}{path}")).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let bearer = format!("Authorization: Bearer {token}");
+    assert_eq!(call("/v1/fleet/search", &[]), "401");
+    assert_eq!(
+        call(
+            "/v1/fleet/search",
+            &["Authorization: Bearer wrong-token-0123456789"]
+        ),
+        "401"
+    );
+    assert_eq!(call("/metrics", &[]), "401");
+    assert_eq!(call("/healthz", &[]), "200");
+    assert_eq!(call("/v1/fleet/search", &[&bearer]), "200");
+    assert_eq!(call("/metrics", &[&bearer]), "200");
+    // A page on another name (DNS rebinding) is refused even with the token.
+    assert_eq!(call("/v1/fleet/search", &[&bearer, "Host: evil.example"]), "403");
 }
 
 #[test]

@@ -18,6 +18,7 @@ use crate::fleet::{
     ShardServer, WorkItem, WorkerConfig, parse_groups, scatter,
 };
 use crate::remote::RepoIdentity;
+use crate::server::HttpGuard;
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
@@ -42,6 +43,25 @@ fn process_name() -> String {
 
 /// A listening address: loopback, or any with `allow_remote` (what is served there is
 /// counters, or, for a shard server, query answers).
+/// The guard in front of a fleet process's HTTP endpoints: loopback names only unless
+/// --allow-remote, and the bearer token of `KEN_SERVE_TOKEN` when it is set. A server that
+/// answers queries (`token_required`) and listens beyond loopback must have one.
+fn http_guard(
+    flag: &str,
+    addr: std::net::SocketAddr,
+    allow_remote: bool,
+    token_required: bool,
+) -> Result<HttpGuard> {
+    let token = std::env::var("KEN_SERVE_TOKEN").ok().filter(|t| !t.is_empty());
+    if token.as_ref().is_some_and(|t| t.len() < 16) {
+        bail!("KEN_SERVE_TOKEN must be at least 16 characters");
+    }
+    if token_required && token.is_none() && !addr.ip().is_loopback() {
+        bail!("{flag} {addr} with --allow-remote needs a bearer token: set KEN_SERVE_TOKEN");
+    }
+    Ok(HttpGuard { allow_remote, token })
+}
+
 fn listen_addr(flag: &str, given: &str, allow_remote: bool) -> Result<std::net::SocketAddr> {
     let addr = crate::server::parse_addr(given)?;
     if !addr.ip().is_loopback() && !allow_remote {
@@ -77,7 +97,10 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
     let metrics_at = a
         .metrics
         .as_deref()
-        .map(|m| listen_addr("--metrics", m, a.allow_remote))
+        .map(|m| -> Result<_> {
+            let addr = listen_addr("--metrics", m, a.allow_remote)?;
+            Ok((addr, http_guard("--metrics", addr, a.allow_remote, false)?))
+        })
         .transpose()?;
     let json = a.json;
     runtime()?.block_on(async move {
@@ -86,7 +109,7 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
         if let Some(dir) = agent_sessions_dir() {
             metrics.collect_agent_logs(dir);
         }
-        if let Some(addr) = metrics_at {
+        if let Some((addr, guard)) = metrics_at {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
@@ -94,7 +117,7 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
                 "worker {id}: metrics at http://{}/metrics",
                 listener.local_addr()?
             );
-            let router = metrics.router();
+            let router = guard.protect(metrics.router());
             tokio::spawn(async move { axum::serve(listener, router).await });
         }
         eprintln!("worker {id}: taking work from {}", bus.url());
@@ -394,6 +417,10 @@ pub fn serve_fleet(a: ServeArgs) -> Result<ExitCode> {
         .as_deref()
         .map(|h| listen_addr("--http", h, a.allow_remote))
         .transpose()?;
+    let guard = match http {
+        Some(addr) => http_guard("--http", addr, a.allow_remote, true)?,
+        None => HttpGuard::default(),
+    };
     let config = ShardConfig {
         group: group.clone(),
         groups,
@@ -414,10 +441,14 @@ pub fn serve_fleet(a: ServeArgs) -> Result<ExitCode> {
         }
         let server = ShardServer::new(bus, config, metrics)?;
         server
-            .run(http, |repos, bound| {
-                let at = bound.map(|b| format!(", http://{b}/metrics")).unwrap_or_default();
-                eprintln!("serving shard group {group}: {repos} repositories{at}");
-            })
+            .run(
+                http,
+                |router| guard.protect(router),
+                |repos, bound| {
+                    let at = bound.map(|b| format!(", http://{b}/metrics")).unwrap_or_default();
+                    eprintln!("serving shard group {group}: {repos} repositories{at}");
+                },
+            )
             .await?;
         Ok(ExitCode::SUCCESS)
     })

@@ -75,11 +75,13 @@ impl ShardServer {
     }
 
     /// Loads the owned repositories, then answers queries (and, with `http`, serves
-    /// `/metrics` and the root's `POST /v1/fleet/<operation>`) until the process stops.
-    /// `ready` is called once the group's queries are being answered.
+    /// `/metrics` and the root's `POST /v1/fleet/<operation>`, behind whatever `protect`
+    /// puts in front of them: the CLI's `HttpGuard`) until the process stops. `ready` is
+    /// called once the group's queries are being answered.
     pub async fn run(
         self: Arc<Self>,
         http: Option<SocketAddr>,
+        protect: impl FnOnce(axum::Router) -> axum::Router,
         ready: impl FnOnce(usize, Option<SocketAddr>),
     ) -> Result<(), FleetError> {
         let pointers = self.bus.all_pointers().await?;
@@ -113,7 +115,7 @@ impl ShardServer {
                     .await
                     .map_err(|e| FleetError::Invalid(format!("cannot listen on {addr}: {e}")))?;
                 let local = listener.local_addr().ok();
-                let router = self.clone().router();
+                let router = protect(self.clone().router());
                 tokio::spawn(async move {
                     if let Err(e) = axum::serve(listener, router).await {
                         tracing::warn!(error = %e, "metrics listener stopped");

@@ -1,15 +1,14 @@
 //! `HttpServer`: the JSON API (`POST /v1/<operation>`, `GET /v1/status`, `GET /healthz`) and,
-//! with MCP on, the streamable HTTP transport at `/mcp`, behind one guard: the `Host` and
-//! `Origin` checks against DNS rebinding, the bearer token, and the body size limit.
+//! with MCP on, the streamable HTTP transport at `/mcp`, behind one `HttpGuard` (the `Host`
+//! and `Origin` checks against DNS rebinding, the bearer token) and the body size limit.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -17,7 +16,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::mcp_server::KenMcp;
-use super::{ServeConfig, ServerError, ServerMetrics, request_runner};
+use super::{HttpGuard, ServeConfig, ServerError, ServerMetrics, request_runner};
 use crate::api::{ApiError, ErrorBody, Operation, Workspace};
 
 #[derive(Clone)]
@@ -44,7 +43,7 @@ fn status_of(e: &ApiError) -> StatusCode {
     }
 }
 
-fn error_response(status: StatusCode, body: ErrorBody) -> Response {
+pub(super) fn error_response(status: StatusCode, body: ErrorBody) -> Response {
     (status, axum::Json(serde_json::json!({ "error": body }))).into_response()
 }
 
@@ -88,10 +87,11 @@ impl HttpServer {
             );
             router = router.nest_service("/mcp", service);
         }
-        let router = router
-            .fallback(not_found)
-            .layer(middleware::from_fn_with_state(state.clone(), guard))
-            .with_state(state);
+        let guard = HttpGuard {
+            allow_remote: config.allow_remote,
+            token: config.token.clone(),
+        };
+        let router = guard.protect(router.fallback(not_found)).with_state(state);
         Ok(HttpServer {
             listener,
             router,
@@ -136,93 +136,6 @@ pub(super) async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
-}
-
-/// Host names a loopback server answers to (DNS rebinding makes any other name suspect).
-fn loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host
-            .rsplit_once(':')
-            .map_or(host, |(h, p)| match p.chars().all(|c| c.is_ascii_digit()) {
-                true => h,
-                false => host,
-            }),
-    };
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "localhost" | "127.0.0.1" | "::1"
-    ) || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-fn loopback_origin(origin: &str) -> bool {
-    let Some(rest) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
-        return false;
-    };
-    loopback_host(rest.trim_end_matches('/'))
-}
-
-/// Compares without an early exit, so the token cannot be guessed byte by byte from timing.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let headers: &HeaderMap = request.headers();
-    let text = |name: header::HeaderName| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
-    let forbidden = |message: String| {
-        error_response(
-            StatusCode::FORBIDDEN,
-            ErrorBody {
-                code: "forbidden",
-                message,
-            },
-        )
-    };
-    if !state.config.allow_remote {
-        let host = text(header::HOST).unwrap_or_default();
-        if !loopback_host(&host) {
-            return forbidden(format!(
-                "Host {host:?} is not a loopback name; this server answers only to localhost (DNS rebinding guard)"
-            ));
-        }
-        if let Some(origin) = text(header::ORIGIN)
-            && !loopback_origin(&origin)
-        {
-            return forbidden(format!("Origin {origin:?} may not call this server"));
-        }
-    }
-    if let Some(token) = &state.config.token
-        && request.uri().path() != "/healthz"
-    {
-        let given = text(header::AUTHORIZATION).unwrap_or_default();
-        let ok = given
-            .strip_prefix("Bearer ")
-            .is_some_and(|t| same_secret(t.trim().as_bytes(), token.as_bytes()));
-        if !ok {
-            let mut r = error_response(
-                StatusCode::UNAUTHORIZED,
-                ErrorBody {
-                    code: "unauthorized",
-                    message: "missing or wrong bearer token (Authorization: Bearer $KEN_SERVE_TOKEN)".into(),
-                },
-            );
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            return r;
-        }
-    }
-    next.run(request).await
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
@@ -295,42 +208,5 @@ async fn operation(State(state): State<AppState>, Path(name): Path<String>, body
     match request_runner::call(&state.ws, op, args, state.config.deadline).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => api_error(&e),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_loopback_hosts_and_origins_pass() {
-        for ok in [
-            "localhost",
-            "localhost:8080",
-            "127.0.0.1:9",
-            "[::1]:80",
-            "LOCALHOST",
-        ] {
-            assert!(loopback_host(ok), "{ok}");
-        }
-        for bad in [
-            "evil.example",
-            "evil.example:80",
-            "10.0.0.1:80",
-            "localhost.evil.example",
-            "",
-        ] {
-            assert!(!loopback_host(bad), "{bad}");
-        }
-        assert!(loopback_origin("http://localhost:3000"));
-        assert!(!loopback_origin("http://evil.example"));
-        assert!(!loopback_origin("null"));
-    }
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abc", b"abd"));
-        assert!(!same_secret(b"abc", b"abcd"));
     }
 }

@@ -9,12 +9,14 @@
 //!   (`GET /metrics`, OpenMetrics text, behind the same guard as the API).
 //! - Nothing here prints (stdout is the MCP stdio transport); logs go through `tracing`.
 
+mod http_guard;
 mod http_server;
 mod mcp_server;
 mod request_runner;
 mod serve_config;
 mod server_metrics;
 
+pub use http_guard::HttpGuard;
 pub use http_server::HttpServer;
 pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
 pub use serve_config::{ServeConfig, parse_addr};

@@ -641,7 +641,8 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     );
     assert!(scraped.contains("ken_fleet_retries_total"), "{scraped}");
 
-    // A repeated upload sends nothing: the generation a worker published, pushed again.
+    // A repeated upload sends nothing: the generation a worker published, pushed again
+    // (with its sources, as the worker pushed it).
     let (dir, name) = worker_checkout(out, "fleet/repo05");
     let push = aws(&mut Command::new(ken_bin()))
         .args([
@@ -652,6 +653,7 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
             remote,
             "--name",
             &name,
+            "--with-source",
             "--json",
             "-q",
         ])
@@ -660,6 +662,7 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
     assert!(push.status.success(), "{}", String::from_utf8_lossy(&push.stderr));
     let push: Value = serde_json::from_slice(&push.stdout).unwrap();
     assert_eq!(push["uploaded"], 0, "{push}");
+    assert!(push["sources"].as_u64().unwrap() > 1, "{push}");
 
     // Three servers in two groups answer as one server over every repository.
     let s0a = shard("s0a", "g0", "g0,g1", out, remote);
@@ -682,6 +685,42 @@ fn a_fleet_builds_and_serves_through_real_nats_and_s3_and_survives_its_faults() 
         );
         same(&comparable(&sharded), &comparable(&single), q);
     }
+    // Shard servers have no checkout: code comes from the sources published with each
+    // snapshot. Every repository reads its own ledger module's lines back exactly.
+    let spans = ken_json(&[
+        "fleet",
+        "call",
+        "read_span",
+        r#"{"span": "ledger_5.py:4-6"}"#,
+        "--groups",
+        "g0,g1",
+        "--json",
+    ]);
+    let repo05 = spans["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["repo"] == "fleet/repo05")
+        .unwrap_or_else(|| panic!("{spans}"));
+    let text = repo05["answer"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{repo05}"));
+    let file = fs::read_to_string(dir.join("ledger_5.py")).unwrap();
+    let lines: Vec<&str> = file.lines().collect();
+    assert_eq!(text.trim_end(), lines[3..6].join("\n"), "{repo05}");
+    // A literal search reads the sources too.
+    let literal = ken_json(&[
+        "fleet",
+        "search",
+        "reconcile_ledger_5(",
+        "--mode",
+        "literal",
+        "--groups",
+        "g0,g1",
+        "--json",
+    ]);
+    let hits = literal["merged"].as_array().unwrap();
+    assert!(hits.iter().any(|h| h["repo"] == "fleet/repo05"), "{literal}");
     let reference: Vec<Value> = queries.iter().map(|q| comparable(&search("all", q))).collect();
     // One replica of g0 gone: the other answers for the group.
     let mut s0a = s0a;

@@ -586,6 +586,11 @@ pub struct PushArgs {
     pub location: IndexLocation,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// Publish the indexed files' contents too (content-addressed, so unchanged files are
+    /// stored once across commits): readers without a checkout, such as the fleet's shard
+    /// servers, can then show code. The fleet's workers always do.
+    #[arg(long)]
+    pub with_source: bool,
     #[arg(long)]
     pub json: bool,
 }

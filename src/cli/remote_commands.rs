@@ -30,9 +30,15 @@ fn target(
 }
 
 pub fn push(a: PushArgs) -> Result<ExitCode> {
-    let (_, index_dir, id, remote) = target(&a.path, &a.location, &a.remote)?;
+    let (root, index_dir, id, remote) = target(&a.path, &a.location, &a.remote)?;
     let report = remote
-        .push(&index_dir, &id.repo, &id.commit, id.dirty)
+        .push(
+            &index_dir,
+            &id.repo,
+            &id.commit,
+            id.dirty,
+            a.with_source.then_some(root.as_path()),
+        )
         .with_context(|| format!("cannot publish {} to {}", index_dir.display(), remote.url()))?;
     if a.json {
         print_json(&report)?;
@@ -52,9 +58,13 @@ pub fn push(a: PushArgs) -> Result<ExitCode> {
         )?;
         writeln!(
             out,
-            "{} files ({:.1} MiB) as {} objects: {} sent ({:.1} MiB), {} already there, in {:.2}s",
+            "{} files ({:.1} MiB){} as {} objects: {} sent ({:.1} MiB), {} already there, in {:.2}s",
             report.objects,
             mib(report.bytes),
+            match report.sources {
+                0 => String::new(),
+                n => format!(" and {n} source files ({:.1} MiB)", mib(report.source_bytes)),
+            },
             report.distinct,
             report.uploaded,
             mib(report.uploaded_bytes),

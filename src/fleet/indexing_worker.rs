@@ -386,7 +386,8 @@ fn build_and_publish(config: &WorkerConfig, item: &WorkItem) -> Result<Published
             repo: item.repo.clone(),
             detail: format!("indexing failed: {e}"),
         })?;
-    let push = remote.push(&index_dir, &item.repo, &item.commit, false)?;
+    // With the sources: shard servers have no checkout, and show code from them.
+    let push = remote.push(&index_dir, &item.repo, &item.commit, false, Some(&dir))?;
     Ok(Published {
         snapshot: push.key,
         files: report.manifest.summary.files,

@@ -208,6 +208,10 @@ impl ShardServer {
         }
     }
 
+    /// The snapshot's index in `cache/<token>/index`, and its sources (when it was published
+    /// with them) in `cache/<token>/tree-<key hash>`, the workspace's root: read spans,
+    /// context packs and literal search show code from there. Without sources the root is
+    /// the cache folder and those answers say the file is not there.
     fn try_load(&self, pointer: &RepoPointer) -> Result<Workspace, FleetError> {
         let dir = self.config.cache.join(subject_token(&pointer.repo));
         let index_dir = dir.join("index");
@@ -216,18 +220,45 @@ impl ShardServer {
         let committed = IndexStore::new(&index_dir).current().ok().flatten().is_some();
         let hit = committed && cached.as_deref() == Some(pointer.snapshot.as_str());
         self.metrics.cache(hit);
+        let tree_name = format!(
+            "tree-{}",
+            &blake3::hash(pointer.snapshot.as_bytes()).to_hex()[..16]
+        );
+        let tree = dir.join(&tree_name);
+        let no_sources = dir.join(format!("{tree_name}.none"));
+        let mut remote = None;
+        let mut snapshot = None;
         if !hit {
             std::fs::create_dir_all(&dir).map_err(FleetError::io(&dir))?;
-            let remote = SnapshotRemote::open(&self.config.remote)?;
-            let (snapshot, key, _) = remote.find(&pointer.repo, std::slice::from_ref(&pointer.commit))?;
-            remote.install(&index_dir, &snapshot, &key, 0)?;
+            let r = SnapshotRemote::open(&self.config.remote)?;
+            let (found, key, _) = r.find(&pointer.repo, std::slice::from_ref(&pointer.commit))?;
+            r.install(&index_dir, &found, &key, 0)?;
             let tmp = dir.join("SNAPSHOT.tmp");
             std::fs::write(&tmp, key.as_bytes()).map_err(FleetError::io(&tmp))?;
             std::fs::rename(&tmp, &marker).map_err(FleetError::io(&marker))?;
+            snapshot = Some(found);
+            remote = Some(r);
         }
+        if !tree.is_dir() && !no_sources.exists() {
+            let r = match remote {
+                Some(r) => r,
+                None => SnapshotRemote::open(&self.config.remote)?,
+            };
+            let found = match snapshot {
+                Some(s) => s,
+                None => r.find(&pointer.repo, std::slice::from_ref(&pointer.commit))?.0,
+            };
+            if found.sources.is_empty() {
+                std::fs::write(&no_sources, b"").map_err(FleetError::io(&no_sources))?;
+            } else {
+                r.install_sources(&found, &tree)?;
+            }
+        }
+        prune_trees(&dir, &tree_name);
+        let root = if tree.is_dir() { tree } else { dir };
         // A snapshot is a fixed commit: nothing under it changes, so nothing is stale.
         let ws = Workspace::open_at(
-            dir,
+            root,
             index_dir,
             Staleness::Watched(Arc::new(WatchState::default())),
         )?;
@@ -330,5 +361,27 @@ impl ShardServer {
             },
         );
         self.metrics.router().route("/v1/fleet/{operation}", root)
+    }
+}
+
+/// Removes the source trees of older snapshots in a repository's cache folder, keeping
+/// `current` and the newest other one (a query may still be reading the one it replaces).
+fn prune_trees(dir: &std::path::Path, current: &str) {
+    let mut others: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.starts_with("tree-") && !name.starts_with(current)
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    others.sort_by_key(|o| std::cmp::Reverse(o.0));
+    for (_, p) in others.into_iter().skip(1) {
+        let _ = match p.is_dir() {
+            true => std::fs::remove_dir_all(&p),
+            false => std::fs::remove_file(&p),
+        };
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::symbols::RepoPath;
+
 pub const SNAPSHOT_FORMAT: &str = "kenning-snapshot";
 /// Bumped when the manifest's layout changes.
 pub const SNAPSHOT_VERSION: u32 = 1;
@@ -35,6 +37,11 @@ pub struct SnapshotManifest {
     pub files: u64,
     pub lines: u64,
     pub objects: Vec<SnapshotObject>,
+    /// The indexed files' contents, for readers without a checkout (the fleet's shard
+    /// servers): each file's repository path, the blake3 of its bytes (its object is
+    /// `objects/<blake3>`, like the index's) and its size. Empty when pushed without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SnapshotObject>,
 }
 
 impl SnapshotManifest {
@@ -53,6 +60,10 @@ impl SnapshotManifest {
 
     pub fn total_bytes(&self) -> u64 {
         self.objects.iter().map(|o| o.bytes).sum()
+    }
+
+    pub fn source_bytes(&self) -> u64 {
+        self.sources.iter().map(|o| o.bytes).sum()
     }
 
     /// Checks what a reader relies on before downloading anything: the format, and paths
@@ -75,6 +86,18 @@ impl SnapshotManifest {
             }
             if o.blake3.len() != 64 || !o.blake3.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(format!("object {:?} has no blake3 digest", o.path));
+            }
+        }
+        for o in &self.sources {
+            let exact = RepoPath::parse(&o.path).is_ok_and(|p| p.as_str() == o.path);
+            if !exact || o.path.split('/').any(|c| c.is_empty() || c == ".." || c == ".") {
+                return Err(format!(
+                    "source path {:?} is not a path inside a repository",
+                    o.path
+                ));
+            }
+            if o.blake3.len() != 64 || !o.blake3.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("source {:?} has no blake3 digest", o.path));
             }
         }
         if !self.objects.iter().any(|o| o.path == "gen/manifest.json") {
@@ -109,6 +132,32 @@ mod tests {
                     bytes: 1,
                 })
                 .collect(),
+            sources: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn source_paths_must_stay_inside_the_repository() {
+        let source = |p: &str| SnapshotObject {
+            path: p.to_string(),
+            blake3: "cd".repeat(32),
+            bytes: 1,
+        };
+        let mut m = manifest(&["gen/manifest.json"]);
+        m.sources = vec![source("src/lib.rs"), source("README.md")];
+        assert!(m.validate().is_ok());
+        for bad in [
+            "../etc/passwd",
+            "/etc/passwd",
+            "a//b",
+            "./a",
+            "a/./b",
+            "a/../../b",
+            "",
+        ] {
+            m.sources = vec![source(bad)];
+            let err = m.validate().unwrap_err();
+            assert!(err.contains("inside a repository"), "{bad}: {err}");
         }
     }
 

@@ -40,7 +40,10 @@ pub struct PushReport {
     /// Files of the generation and its segments.
     pub objects: usize,
     pub bytes: u64,
-    /// Distinct contents among them: what the remote stores.
+    /// Source files published with it (0 without `--with-source`).
+    pub sources: usize,
+    pub source_bytes: u64,
+    /// Distinct contents among them all: what the remote stores.
     pub distinct: usize,
     /// Distinct objects sent this time; the others were already there (same content, same
     /// key), or are files with the same bytes as one sent.
@@ -112,12 +115,16 @@ impl SnapshotRemote {
 
     /// Publishes the index's committed generation as `repo` at `commit` (`tree` for a tree
     /// with uncommitted changes): objects first, the snapshot manifest last.
+    /// With `sources` (the repository's root), the indexed files' contents go too, each
+    /// checked against the hash the index recorded (a file changed since the build refuses
+    /// the push): what a reader without a checkout needs to show code.
     pub fn push(
         &self,
         index_dir: &Path,
         repo: &str,
         commit: &str,
         dirty: bool,
+        sources: Option<&Path>,
     ) -> Result<PushReport, RemoteError> {
         let t0 = Instant::now();
         let store = IndexStore::new(index_dir);
@@ -156,9 +163,24 @@ impl SnapshotRemote {
                 Ok((object, file))
             })
             .collect::<Result<_, RemoteError>>()?;
+        let source_objects: Vec<(SnapshotObject, PathBuf)> = match sources {
+            None => Vec::new(),
+            Some(root) => table
+                .files
+                .iter()
+                .map(|r| {
+                    let o = SnapshotObject {
+                        path: r.path.as_str().to_string(),
+                        blake3: r.hash_hex(),
+                        bytes: r.size,
+                    };
+                    (o, root.join(r.path.as_str()))
+                })
+                .collect(),
+        };
         // Files with equal bytes are one object.
         let mut unique: BTreeMap<&str, (&SnapshotObject, &PathBuf)> = BTreeMap::new();
-        for (o, file) in &objects {
+        for (o, file) in objects.iter().chain(&source_objects) {
             unique.entry(o.blake3.as_str()).or_insert((o, file));
         }
         let sent: Vec<Option<u64>> = self.runtime.block_on(async {
@@ -183,6 +205,7 @@ impl SnapshotRemote {
             files: manifest.summary.files,
             lines: manifest.summary.lines,
             objects: objects.iter().map(|(o, _)| o.clone()).collect(),
+            sources: source_objects.iter().map(|(o, _)| o.clone()).collect(),
         };
         let body = serde_json::to_vec_pretty(&snapshot).map_err(|e| RemoteError::Snapshot {
             key: key.clone(),
@@ -198,6 +221,8 @@ impl SnapshotRemote {
             generation,
             objects: objects.len(),
             bytes: snapshot.total_bytes(),
+            sources: snapshot.sources.len(),
+            source_bytes: snapshot.source_bytes(),
             distinct: sent.len(),
             uploaded: sent.iter().flatten().count(),
             uploaded_bytes: sent.iter().flatten().sum(),
@@ -284,6 +309,44 @@ impl SnapshotRemote {
             bytes: snapshot.total_bytes(),
             ms: t0.elapsed().as_millis() as u64,
         })
+    }
+
+    /// Downloads the snapshot's source files into the folder `dest`, which must not exist:
+    /// every file verified against its blake3, written under a sibling `.part` folder and
+    /// renamed to `dest` only when all are there. Returns the number of files.
+    pub fn install_sources(&self, snapshot: &SnapshotManifest, dest: &Path) -> Result<usize, RemoteError> {
+        if snapshot.sources.is_empty() {
+            return Err(RemoteError::Snapshot {
+                key: SnapshotManifest::key(&snapshot.repo, &snapshot.commit, snapshot.tree.as_deref()),
+                detail: "it was published without its sources (`ken index push --with-source`)".to_string(),
+            });
+        }
+        let part = dest.with_extension("part");
+        if part.exists() {
+            std::fs::remove_dir_all(&part).map_err(RemoteError::io(&part))?;
+        }
+        let result = self.runtime.block_on(async {
+            stream::iter(snapshot.sources.iter().map(|o| {
+                let part = &part;
+                async move {
+                    let bytes = self.fetch_verified(o).await?;
+                    let file = part.join(&o.path);
+                    if let Some(parent) = file.parent() {
+                        std::fs::create_dir_all(parent).map_err(RemoteError::io(parent))?;
+                    }
+                    std::fs::write(&file, &bytes).map_err(RemoteError::io(&file))
+                }
+            }))
+            .buffer_unordered(CONCURRENCY)
+            .try_collect::<Vec<()>>()
+            .await
+        });
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(&part);
+            return Err(e);
+        }
+        std::fs::rename(&part, dest).map_err(RemoteError::io(dest))?;
+        Ok(snapshot.sources.len())
     }
 
     /// Fetches and verifies every object; generation files go into `tmp`, segments in place

@@ -68,6 +68,9 @@ pub struct CodeSearch<'s> {
     snapshot: &'s IndexSnapshot,
     root: PathBuf,
     lexical: LexicalIndex,
+    /// Files read for snippets and phrase checks, once per file for this engine's life (it
+    /// is made per request; several hits of one file read it once).
+    files: std::sync::Mutex<std::collections::HashMap<String, Option<std::sync::Arc<String>>>>,
 }
 
 /// What to return.
@@ -86,6 +89,7 @@ impl<'s> CodeSearch<'s> {
             snapshot,
             root: root.to_path_buf(),
             lexical: snapshot.lexical()?,
+            files: Default::default(),
         })
     }
 
@@ -95,6 +99,7 @@ impl<'s> CodeSearch<'s> {
             snapshot,
             root: root.to_path_buf(),
             lexical,
+            files: Default::default(),
         }
     }
 
@@ -229,10 +234,9 @@ impl<'s> CodeSearch<'s> {
         }
         let mut out = Vec::new();
         for h in &outcome.hits {
-            let Ok(bytes) = std::fs::read(self.root.join(&h.path)) else {
+            let Some(text) = self.file_text(&h.path) else {
                 continue;
             };
-            let text = String::from_utf8_lossy(&bytes);
             let first = h.line.max(1) as usize;
             let count = (h.end_line as usize).max(first) - first + 1;
             let span = text
@@ -246,6 +250,22 @@ impl<'s> CodeSearch<'s> {
             }
         }
         Ok(out)
+    }
+
+    /// A file's text under the root (lossy UTF-8), read once per engine.
+    fn file_text(&self, path: &str) -> Option<std::sync::Arc<String>> {
+        let mut files = match self.files.lock() {
+            Ok(f) => f,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        files
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                std::fs::read(self.root.join(path))
+                    .ok()
+                    .map(|b| std::sync::Arc::new(String::from_utf8_lossy(&b).into_owned()))
+            })
+            .clone()
     }
 
     fn enrich(&self, h: &LexicalHit, terms: &[String], with_snippet: bool) -> SearchHit {
@@ -266,18 +286,8 @@ impl<'s> CodeSearch<'s> {
                 format!("{module}{sep}{local}")
             }
         });
-        let file = with_snippet
-            .then(|| std::fs::read(self.root.join(&h.path)).ok())
-            .flatten();
-        let snippet = file.and_then(|bytes| {
-            Snippet::build(
-                &String::from_utf8_lossy(&bytes),
-                h.line,
-                h.end_line,
-                terms,
-                SNIPPET_LINES,
-            )
-        });
+        let file = with_snippet.then(|| self.file_text(&h.path)).flatten();
+        let snippet = file.and_then(|text| Snippet::build(&text, h.line, h.end_line, terms, SNIPPET_LINES));
         SearchHit {
             grain: h.grain,
             path: h.path.clone(),

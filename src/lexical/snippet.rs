@@ -20,15 +20,31 @@ impl Snippet {
     /// Picks, within lines `start..=end` of `text`, the lines with the most query terms (the
     /// first line when none match), keeps up to `max_lines` of them in order, and marks terms.
     pub fn build(text: &str, start: u32, end: u32, terms: &[String], max_lines: usize) -> Option<Snippet> {
+        let from = start.max(1);
         let lines: Vec<(u32, &str)> = text
             .lines()
             .enumerate()
+            .skip(from as usize - 1)
+            .take((end.max(start).saturating_sub(from) + 1) as usize)
             .map(|(i, l)| (i as u32 + 1, l))
-            .filter(|(n, _)| *n >= start && *n <= end.max(start))
             .collect();
         let first = *lines.first()?;
+        // A term is a lowercased token of the text, so a line whose lowercased text holds no
+        // term as a substring has no match: only the others are tokenized (a file-grain hit
+        // spans the whole file).
+        let mut lower = String::new();
         let mut scored: Vec<(usize, u32, &str)> = lines
             .iter()
+            .filter(|&&(_, l)| {
+                lower.clear();
+                if l.is_ascii() {
+                    lower.push_str(l);
+                    lower.make_ascii_lowercase();
+                } else {
+                    lower.extend(l.chars().flat_map(char::to_lowercase));
+                }
+                terms.iter().any(|t| lower.contains(t.as_str()))
+            })
             .map(|&(n, l)| (matched_ranges(l, terms).len(), n, l))
             .filter(|(hits, _, _)| *hits > 0)
             .collect();

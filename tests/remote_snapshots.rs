@@ -434,3 +434,95 @@ if ken index pull "{c}" --remote s3://snapshots/team --name {NAME} -q 2> "{out}/
         "a refused pull committed a generation"
     );
 }
+
+#[test]
+fn sources_published_with_a_snapshot_unpack_verified_and_a_tampered_one_is_refused() {
+    use kenning::remote::SnapshotRemote;
+    let a = repo();
+    let remote = tempfile::tempdir().unwrap();
+    let url = file_url(remote.path());
+    ok(
+        &ken(&["-q", "index", "build", a.path().to_str().unwrap()], a.path()),
+        "build",
+    );
+    let r = a.path().to_str().unwrap();
+    let pushed = json(
+        &ken(
+            &[
+                "index",
+                "push",
+                r,
+                "--remote",
+                &url,
+                "--name",
+                NAME,
+                "--with-source",
+                "--json",
+                "-q",
+            ],
+            a.path(),
+        ),
+        "push --with-source",
+    );
+    assert!(pushed["sources"].as_u64().unwrap() >= 3, "{pushed}");
+    let head = git(a.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    let store = SnapshotRemote::open(&url).unwrap();
+    let (snapshot, _, _) = store.find(NAME, std::slice::from_ref(&head)).unwrap();
+    assert_eq!(snapshot.sources.len() as u64, pushed["sources"].as_u64().unwrap());
+
+    // Every source lands as it is in the repository.
+    let out = tempfile::tempdir().unwrap();
+    let tree = out.path().join("tree");
+    assert_eq!(
+        store.install_sources(&snapshot, &tree).unwrap(),
+        snapshot.sources.len()
+    );
+    for s in &snapshot.sources {
+        assert_eq!(
+            std::fs::read(tree.join(&s.path)).unwrap(),
+            std::fs::read(a.path().join(&s.path)).unwrap(),
+            "{}",
+            s.path
+        );
+    }
+
+    // A source object changed in the store: refused by name, nothing lands.
+    let cart = snapshot
+        .sources
+        .iter()
+        .find(|s| s.path == "shop/cart.py")
+        .unwrap();
+    std::fs::write(
+        remote.path().join("objects").join(&cart.blake3),
+        b"class Cart: pass  # swapped\n",
+    )
+    .unwrap();
+    let again = out.path().join("tree2");
+    let err = store.install_sources(&snapshot, &again).unwrap_err().to_string();
+    assert!(
+        err.contains(&cart.blake3) && err.contains("shop/cart.py"),
+        "{err}"
+    );
+    assert!(!again.exists() && !again.with_extension("part").exists());
+
+    // A file edited after the build is not published under the hash the index recorded.
+    std::fs::write(a.path().join("shop/cart.py"), "class Cart:\n    edited = True\n").unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let fresh_url = file_url(fresh.path());
+    let o = ken(
+        &[
+            "index",
+            "push",
+            r,
+            "--remote",
+            &fresh_url,
+            "--name",
+            NAME,
+            "--with-source",
+            "-q",
+        ],
+        a.path(),
+    );
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("shop/cart.py"), "{}", stderr(&o));
+}

@@ -101,16 +101,17 @@ fn answers(repo: &Path) -> Vec<Value> {
 }
 
 fn push(repo: &Path, remote: &str) -> Value {
+    push_with(repo, remote, &[])
+}
+
+/// `ken index push` of `repo` to `remote` with `extra` flags, its JSON report.
+fn push_with(repo: &Path, remote: &str, extra: &[&str]) -> Value {
     let r = repo.to_str().unwrap();
-    json(
-        &ken(
-            &[
-                "index", "push", r, "--remote", remote, "--name", NAME, "--json", "-q",
-            ],
-            repo,
-        ),
-        "push",
-    )
+    let mut args = vec![
+        "index", "push", r, "--remote", remote, "--name", NAME, "--json", "-q",
+    ];
+    args.extend_from_slice(extra);
+    json(&ken(&args, repo), "push")
 }
 
 fn pull(repo: &Path, remote: &str) -> std::process::Output {
@@ -446,24 +447,7 @@ fn sources_published_with_a_snapshot_unpack_verified_and_a_tampered_one_is_refus
         "build",
     );
     let r = a.path().to_str().unwrap();
-    let pushed = json(
-        &ken(
-            &[
-                "index",
-                "push",
-                r,
-                "--remote",
-                &url,
-                "--name",
-                NAME,
-                "--with-source",
-                "--json",
-                "-q",
-            ],
-            a.path(),
-        ),
-        "push --with-source",
-    );
+    let pushed = push_with(a.path(), &url, &["--with-source"]);
     assert!(pushed["sources"].as_u64().unwrap() >= 3, "{pushed}");
     let head = git(a.path(), &["rev-parse", "HEAD"]).trim().to_string();
     let store = SnapshotRemote::open(&url).unwrap();

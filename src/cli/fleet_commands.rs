@@ -41,33 +41,23 @@ fn process_name() -> String {
     format!("{host}-{}", std::process::id())
 }
 
-/// A listening address: loopback, or any with `allow_remote` (what is served there is
-/// counters, or, for a shard server, query answers).
-/// The guard in front of a fleet process's HTTP endpoints: loopback names only unless
-/// --allow-remote, and the bearer token of `KEN_SERVE_TOKEN` when it is set. A server that
-/// answers queries (`token_required`) and listens beyond loopback must have one.
-fn http_guard(
+/// A fleet process's listening address and the guard in front of its HTTP endpoints:
+/// loopback names only unless --allow-remote, and the bearer token of `KEN_SERVE_TOKEN` when
+/// it is set. A server that answers queries (`token_required`: a shard server; a worker
+/// serves only counters) and listens beyond loopback must have one.
+fn listen_guarded(
     flag: &str,
-    addr: std::net::SocketAddr,
+    given: &str,
     allow_remote: bool,
     token_required: bool,
-) -> Result<HttpGuard> {
-    let token = std::env::var("KEN_SERVE_TOKEN").ok().filter(|t| !t.is_empty());
-    if token.as_ref().is_some_and(|t| t.len() < 16) {
-        bail!("KEN_SERVE_TOKEN must be at least 16 characters");
-    }
-    if token_required && token.is_none() && !addr.ip().is_loopback() {
-        bail!("{flag} {addr} with --allow-remote needs a bearer token: set KEN_SERVE_TOKEN");
-    }
-    Ok(HttpGuard { allow_remote, token })
-}
-
-fn listen_addr(flag: &str, given: &str, allow_remote: bool) -> Result<std::net::SocketAddr> {
+) -> Result<(std::net::SocketAddr, HttpGuard)> {
     let addr = crate::server::parse_addr(given)?;
-    if !addr.ip().is_loopback() && !allow_remote {
-        bail!("{flag} {given}: not a loopback address; pass --allow-remote to listen there");
-    }
-    Ok(addr)
+    let guard = HttpGuard {
+        allow_remote,
+        token: std::env::var("KEN_SERVE_TOKEN").ok().filter(|t| !t.is_empty()),
+    };
+    guard.check(flag, Some(addr), token_required)?;
+    Ok((addr, guard))
 }
 
 pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
@@ -97,10 +87,7 @@ pub fn worker(a: WorkerArgs) -> Result<ExitCode> {
     let metrics_at = a
         .metrics
         .as_deref()
-        .map(|m| -> Result<_> {
-            let addr = listen_addr("--metrics", m, a.allow_remote)?;
-            Ok((addr, http_guard("--metrics", addr, a.allow_remote, false)?))
-        })
+        .map(|m| listen_guarded("--metrics", m, a.allow_remote, false))
         .transpose()?;
     let json = a.json;
     runtime()?.block_on(async move {
@@ -412,14 +399,12 @@ pub fn serve_fleet(a: ServeArgs) -> Result<ExitCode> {
             .context("no cache folder: set XDG_CACHE_HOME or HOME, or pass --cache")?
             .join(format!("shard-{group}")),
     };
-    let http = a
-        .http
-        .as_deref()
-        .map(|h| listen_addr("--http", h, a.allow_remote))
-        .transpose()?;
-    let guard = match http {
-        Some(addr) => http_guard("--http", addr, a.allow_remote, true)?,
-        None => HttpGuard::default(),
+    let (http, guard) = match a.http.as_deref() {
+        Some(h) => {
+            let (addr, guard) = listen_guarded("--http", h, a.allow_remote, true)?;
+            (Some(addr), guard)
+        }
+        None => (None, HttpGuard::default()),
     };
     let config = ShardConfig {
         group: group.clone(),

@@ -3,6 +3,7 @@
 //! `Origin`s (a DNS-rebinding page cannot reach it); with a token, `Authorization: Bearer`
 //! on every request but `/healthz`, compared in constant time.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -11,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 
+use super::ServerError;
 use super::http_server::error_response;
 use crate::api::ErrorBody;
 
@@ -23,6 +25,39 @@ pub struct HttpGuard {
 }
 
 impl HttpGuard {
+    /// Refuses a guard that would expose a server listening at `addr` (given as `flag`): a
+    /// token under 16 characters; beyond loopback, no --allow-remote, or (`token_required`,
+    /// a server that answers queries) no token.
+    pub fn check(
+        &self,
+        flag: &str,
+        addr: Option<SocketAddr>,
+        token_required: bool,
+    ) -> Result<(), ServerError> {
+        if self.token.as_ref().is_some_and(|t| t.len() < 16) {
+            return Err(ServerError::Config(
+                "KEN_SERVE_TOKEN must be at least 16 characters".into(),
+            ));
+        }
+        let Some(addr) = addr else { return Ok(()) };
+        if addr.ip().is_loopback() {
+            return Ok(());
+        }
+        match (self.allow_remote, token_required, &self.token) {
+            (false, true, _) => Err(ServerError::Config(format!(
+                "{flag} {addr} is not a loopback address; serving the repository beyond this machine needs \
+                 --allow-remote and a bearer token in KEN_SERVE_TOKEN"
+            ))),
+            (false, false, _) => Err(ServerError::Config(format!(
+                "{flag} {addr}: not a loopback address; pass --allow-remote to listen there"
+            ))),
+            (true, true, None) => Err(ServerError::Config(format!(
+                "{flag} {addr} with --allow-remote needs a bearer token: set KEN_SERVE_TOKEN"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// `router` with the guard in front of every route.
     pub fn protect<S: Clone + Send + Sync + 'static>(&self, router: Router<S>) -> Router<S> {
         router.layer(middleware::from_fn_with_state(Arc::new(self.clone()), guard))

@@ -16,7 +16,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::mcp_server::KenMcp;
-use super::{HttpGuard, ServeConfig, ServerError, ServerMetrics, request_runner};
+use super::{ServeConfig, ServerError, ServerMetrics, request_runner};
 use crate::api::{ApiError, ErrorBody, Operation, Workspace};
 
 #[derive(Clone)]
@@ -87,11 +87,10 @@ impl HttpServer {
             );
             router = router.nest_service("/mcp", service);
         }
-        let guard = HttpGuard {
-            allow_remote: config.allow_remote,
-            token: config.token.clone(),
-        };
-        let router = guard.protect(router.fallback(not_found)).with_state(state);
+        let router = config
+            .guard()
+            .protect(router.fallback(not_found))
+            .with_state(state);
         Ok(HttpServer {
             listener,
             router,

@@ -4,7 +4,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use super::ServerError;
+use super::{HttpGuard, ServerError};
 
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -49,26 +49,14 @@ pub fn parse_addr(given: &str) -> Result<SocketAddr, ServerError> {
 impl ServeConfig {
     /// Refuses a configuration that would expose the repository.
     pub fn check(&self) -> Result<(), ServerError> {
-        if let Some(t) = &self.token
-            && t.len() < 16
-        {
-            return Err(ServerError::Config(
-                "KEN_SERVE_TOKEN must be at least 16 characters".into(),
-            ));
-        }
-        let Some(addr) = self.http else { return Ok(()) };
-        if addr.ip().is_loopback() {
-            return Ok(());
-        }
-        match (self.allow_remote, &self.token) {
-            (true, Some(_)) => Ok(()),
-            (false, _) => Err(ServerError::Config(format!(
-                "--http {addr} is not a loopback address; serving the repository beyond this machine needs \
-                 --allow-remote and a bearer token in KEN_SERVE_TOKEN"
-            ))),
-            (true, None) => Err(ServerError::Config(format!(
-                "--http {addr} with --allow-remote needs a bearer token: set KEN_SERVE_TOKEN"
-            ))),
+        self.guard().check("--http", self.http, true)
+    }
+
+    /// What every HTTP request passes: the loopback checks unless `allow_remote`, the token.
+    pub fn guard(&self) -> HttpGuard {
+        HttpGuard {
+            allow_remote: self.allow_remote,
+            token: self.token.clone(),
         }
     }
 }

@@ -25,6 +25,9 @@ fn main() -> ExitCode {
             kenning::exec::SETUP_FAILED
         }));
     }
+    // Panics that a boundary contains (a dependency failing on a damaged index file) become
+    // errors naming the file; only the others are printed.
+    kenning::util::install_quiet_panic_hook();
     let args = Cli::parse_from(cli::normalize_args(std::env::args_os()));
     init_tracing(args.verbosity());
     match cli::run(args) {

@@ -245,6 +245,9 @@ fn a_graph_part_of_an_older_layout_is_named_as_such_and_rebuilt() {
         serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
     let reads = manifest["parts"]["graph"]["version"].as_u64().unwrap();
     manifest["parts"]["graph"]["version"] = serde_json::json!(reads - 1);
+    // As an older ken wrote it: without the manifest's own digest (an edit with the digest
+    // kept is damage, tested in tests/index_damage.rs).
+    manifest.as_object_mut().unwrap().remove("digest");
     std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
     let out = ken(&["callers", "apply_discount", "--json"], repo.path());
     assert!(!out.status.success());

@@ -19,6 +19,9 @@ pub struct Analysis {
     snapshot: IndexSnapshot,
     staleness: Staleness,
     lexical: OnceLock<Result<LexicalIndex, String>>,
+    /// Every lexical file's checksum, checked once by a resident process ([`Analysis::warm`]);
+    /// a one-shot query relies on the check at open (small indexes) and the panic boundary.
+    lexical_checked: OnceLock<Result<(), String>>,
     graph: OnceLock<Result<CodeGraph, String>>,
     /// The graph's heads only, for readers of names, spans and rank (`context`).
     graph_heads: OnceLock<Result<CodeGraph, String>>,
@@ -34,6 +37,7 @@ impl Analysis {
             snapshot,
             staleness,
             lexical: OnceLock::new(),
+            lexical_checked: OnceLock::new(),
             graph: OnceLock::new(),
             graph_heads: OnceLock::new(),
             symbol_graph: OnceLock::new(),
@@ -57,7 +61,7 @@ impl Analysis {
     /// What an answer from this generation covers, with the working tree's staleness: from
     /// the watcher when one runs, else a quick metadata check of the indexed files.
     pub fn coverage(&self) -> Coverage {
-        match &self.staleness {
+        let mut c = match &self.staleness {
             Staleness::Scan => {
                 let diff = WorkingTreeDiff::quick(&self.root, &self.snapshot);
                 Coverage::of(&self.snapshot, Some(&diff))
@@ -67,21 +71,52 @@ impl Analysis {
                 c.stale = Some(w.pending());
                 c
             }
+        };
+        c.damaged = self.damaged_parts();
+        c
+    }
+
+    /// The parts that were opened and found damaged (not those merely absent, like a history
+    /// part on a plain tree), each as the error that names the file.
+    pub fn damaged_parts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut note = |part: &str, r: Option<Result<(), &String>>| {
+            if let Some(Err(e)) = r
+                && let Some(why) = e.strip_prefix(DAMAGED)
+            {
+                out.push(format!("{part}: {why}"));
+            }
+        };
+        note("lexical", self.lexical.get().map(|r| r.as_ref().map(|_| ())));
+        note(
+            "lexical",
+            self.lexical_checked.get().map(|r| r.as_ref().map(|_| ())),
+        );
+        note("graph", self.graph.get().map(|r| r.as_ref().map(|_| ())));
+        if self.graph.get().is_none() {
+            note("graph", self.graph_heads.get().map(|r| r.as_ref().map(|_| ())));
         }
+        note("semantic", self.semantic.get().map(|r| r.as_ref().map(|_| ())));
+        note("history", self.history.get().map(|r| r.as_ref().map(|_| ())));
+        out.dedup();
+        out
     }
 
     pub fn lexical(&self) -> Result<&LexicalIndex, ApiError> {
+        if let Some(Err(e)) = self.lexical_checked.get() {
+            return Err(ApiError::Unavailable(format!("the lexical part: {}", shown(e))));
+        }
         self.lexical
-            .get_or_init(|| self.snapshot.lexical().map_err(|e| e.to_string()))
+            .get_or_init(|| self.snapshot.lexical().map_err(part_error))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the lexical part: {e}")))
+            .map_err(|e| ApiError::Unavailable(format!("the lexical part: {}", shown(e))))
     }
 
     pub fn graph(&self) -> Result<&CodeGraph, ApiError> {
         self.graph
-            .get_or_init(|| self.snapshot.graph().map_err(|e| e.to_string()))
+            .get_or_init(|| self.snapshot.graph().map_err(part_error))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+            .map_err(|e| ApiError::Unavailable(format!("the code graph: {}", shown(e))))
     }
 
     /// The graph for a reader of every file's names, spans and rank that needs the
@@ -92,17 +127,17 @@ impl Analysis {
             return Ok(g);
         }
         self.graph_heads
-            .get_or_init(|| self.snapshot.graph_heads().map_err(|e| e.to_string()))
+            .get_or_init(|| self.snapshot.graph_heads().map_err(part_error))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+            .map_err(|e| ApiError::Unavailable(format!("the code graph: {}", shown(e))))
     }
 
     /// The history part (missing on a plain tree, with the reason).
     pub fn history(&self) -> Result<&HistoryPart, ApiError> {
         self.history
-            .get_or_init(|| self.snapshot.history().map_err(|e| e.to_string()))
+            .get_or_init(|| self.snapshot.history().map_err(part_error))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the history part: {e}")))
+            .map_err(|e| ApiError::Unavailable(format!("the history part: {}", shown(e))))
     }
 
     /// The code graph as petgraph, built once per generation.
@@ -121,10 +156,10 @@ impl Analysis {
         self.semantic
             .get_or_init(|| {
                 let embedder = stored_embedder(&self.snapshot).map_err(|e| e.to_string())?;
-                self.snapshot.semantic_with(embedder).map_err(|e| e.to_string())
+                self.snapshot.semantic_with(embedder).map_err(part_error)
             })
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the semantic part: {e}")))
+            .map_err(|e| ApiError::Unavailable(format!("the semantic part: {}", shown(e))))
     }
 
     pub fn has_semantic(&self) -> bool {
@@ -141,9 +176,33 @@ impl Analysis {
                 });
             }
             let _ = self.symbol_graph();
-            let _ = self.lexical();
+            if let Ok(lexical) = self.lexical() {
+                let _ = self
+                    .lexical_checked
+                    .set(lexical.verify().map_err(|e| part_error(e.into())));
+            }
         });
     }
+}
+
+/// Marks a stored part error as damage (a file of the index is not what was written), as
+/// against a part that is absent or made with another model.
+const DAMAGED: &str = "damaged: ";
+
+fn part_error(e: IndexError) -> String {
+    let damage = matches!(
+        e,
+        IndexError::Corrupt { .. } | IndexError::Lexical(_) | IndexError::Io { .. }
+    );
+    match damage {
+        true => format!("{DAMAGED}{e}"),
+        false => e.to_string(),
+    }
+}
+
+/// A stored part error as the user reads it.
+fn shown(e: &str) -> &str {
+    e.strip_prefix(DAMAGED).unwrap_or(e)
 }
 
 /// The model the index's semantic part was built with (`None`: the built-in one).

@@ -70,10 +70,11 @@ impl Analysis {
         let working_tree = WorkingTreeDiff::compute(self.root(), s)?;
         let max_tokens = super::page::check_tokens(r.max_tokens)?;
         let keep = if r.details { usize::MAX } else { BRIEF };
-        let coverage = match watch {
+        let mut coverage = match watch {
             Some(_) => self.coverage(),
             None => Coverage::of(s, Some(&working_tree)),
         };
+        coverage.damaged = self.damaged_parts();
         let mut out = IndexStatusResponse {
             root: self.root().display().to_string(),
             index_dir: s.index_dir().display().to_string(),

@@ -227,7 +227,7 @@ impl Analysis {
                 out.chunks_searched = Some(sem.chunks());
                 let total = hits.len();
                 let (page, info) = paging.apply(hits, total);
-                out.chunks = self.chunk_hits(&page);
+                out.chunks = self.chunk_hits(&page)?;
                 out.page = info;
             }
             SearchMode::Hybrid => {
@@ -247,7 +247,7 @@ impl Analysis {
                     .into_iter()
                     .map(SearchFile::fused)
                     .collect();
-                self.name_fused(&mut fused, &best, &hits);
+                self.name_fused(&mut fused, &best, &hits)?;
                 self.exact_definitions_first(&mut fused, &filters, &query)?;
                 fused.truncate(need);
                 out.chunks_searched = Some(sem.chunks());
@@ -310,7 +310,7 @@ impl Analysis {
         let wide = sem.search(&text, (k * 8).max(400))?;
         let kinds = !(filters.query.kinds.is_empty() && filters.query.not_kinds.is_empty());
         let owners = match kinds {
-            true => self.owners(&wide),
+            true => self.owners(&wide)?,
             false => vec![None; wide.len()],
         };
         Ok(wide
@@ -334,7 +334,7 @@ impl Analysis {
         fused: &mut [SearchFile],
         best: &std::collections::HashMap<String, SearchHit>,
         hits: &[SemanticHit],
-    ) {
+    ) -> Result<(), ApiError> {
         let mut first_chunk: Vec<SemanticHit> = Vec::new();
         for f in fused.iter() {
             if !best.contains_key(&f.path)
@@ -343,7 +343,7 @@ impl Analysis {
                 first_chunk.push(h.clone());
             }
         }
-        let names = self.chunk_hits(&first_chunk);
+        let names = self.chunk_hits(&first_chunk)?;
         for f in fused.iter_mut() {
             match best.get(&f.path) {
                 Some(b) => {
@@ -358,6 +358,7 @@ impl Analysis {
                 }
             }
         }
+        Ok(())
     }
 
     /// A query that is one identifier puts the files defining exactly that name first (a
@@ -410,13 +411,14 @@ impl Analysis {
     }
 
     /// The definition owning each hit's chunk: its qualified name and kind (decoding each
-    /// hit file's records once).
-    fn owners(&self, hits: &[SemanticHit]) -> Vec<Option<(String, &'static str)>> {
+    /// hit file's records once; a damaged record is an error naming its segment, not a hit
+    /// without a name).
+    fn owners(&self, hits: &[SemanticHit]) -> Result<Vec<Option<(String, &'static str)>>, ApiError> {
         let snapshot = self.snapshot();
         let mut uniq: Vec<_> = hits.iter().filter_map(|h| snapshot.file_id(&h.path)).collect();
         uniq.sort();
         uniq.dedup();
-        let loaded = snapshot.load_symbols_of(&uniq).unwrap_or_default();
+        let loaded = snapshot.load_symbols_of(&uniq)?;
         let owner = |h: &SemanticHit| -> Option<(String, &'static str)> {
             let id = snapshot.file_id(&h.path)?;
             let pos = uniq.binary_search(&id).ok()?;
@@ -425,13 +427,14 @@ impl Analysis {
             let sep = crate::graph::Family::of(&record.language).separator();
             Some((d.qualified_name(&record.module, sep), d.kind.as_str()))
         };
-        hits.iter().map(owner).collect()
+        Ok(hits.iter().map(owner).collect())
     }
 
     /// The hits with the qualified names of the definitions owning their chunks.
-    fn chunk_hits(&self, hits: &[SemanticHit]) -> Vec<ChunkHit> {
-        hits.iter()
-            .zip(self.owners(hits))
+    fn chunk_hits(&self, hits: &[SemanticHit]) -> Result<Vec<ChunkHit>, ApiError> {
+        Ok(hits
+            .iter()
+            .zip(self.owners(hits)?)
             .map(|(h, owner)| ChunkHit {
                 path: h.path.clone(),
                 start_line: h.start_line,
@@ -439,7 +442,7 @@ impl Analysis {
                 symbol: owner.map(|o| o.0),
                 score: h.score,
             })
-            .collect()
+            .collect())
     }
 }
 

@@ -16,6 +16,10 @@ pub struct Coverage {
     pub stale: Option<u64>,
     pub generation: u64,
     pub index_age_secs: u64,
+    /// Parts of the index that could not be read (damaged or missing files), each with why and
+    /// the command that repairs it; the answer was made without them (or is an error).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<String>,
 }
 
 impl Coverage {
@@ -32,6 +36,7 @@ impl Coverage {
             stale: diff.map(|d| (d.changed.len() + d.added.len() + d.removed.len()) as u64),
             generation: snapshot.generation(),
             index_age_secs: now_ms.saturating_sub(snapshot.manifest.created_unix_ms) / 1000,
+            damaged: Vec::new(),
         }
     }
 }

@@ -267,6 +267,8 @@ impl<'a> IndexBuilder<'a> {
                 write_ms: 0,
                 total_ms: 0,
             },
+            files_blake3: None,
+            digest: None,
         };
         manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
         manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
@@ -778,7 +780,7 @@ fn load_previous(
         tracing::info!("extractor or format changed; rebuilding from scratch");
         return none(Vec::new());
     }
-    let table = match store.read_file_table(generation) {
+    let table = match store.read_file_table(generation, &manifest) {
         Ok(t) => t,
         Err(e) => return none(vec![Damage::new(&gen_dir.join("files.bin"), "files", e.brief())]),
     };

@@ -49,7 +49,7 @@ impl IndexSnapshot {
 
     fn open_generation(store: &IndexStore, generation: u64) -> Result<IndexSnapshot, IndexError> {
         let manifest = store.read_manifest(generation)?;
-        let table = store.read_file_table(generation)?;
+        let table = store.read_file_table(generation, &manifest)?;
         Ok(IndexSnapshot {
             store: store.clone(),
             generation,

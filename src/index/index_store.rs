@@ -113,16 +113,24 @@ impl IndexStore {
             Err(e) => return Err(IndexError::io(self.format_path())(e)),
         };
         let mut words = text.split_whitespace();
-        let (Some(FORMAT_NAME), Some(v)) = (words.next(), words.next()) else {
-            return Err(IndexError::Foreign {
+        // A damaged FORMAT in a folder that holds our generations is damage, which a build
+        // repairs; anything else is a folder that is not ours.
+        let refuse = |detail: String| match self.has_generations() {
+            true => IndexError::Corrupt {
+                path: self.format_path(),
+                detail,
+            },
+            false => IndexError::Foreign {
                 dir: self.dir.clone(),
-                detail: format!("FORMAT says {:?}", text.trim()),
-            });
+                detail,
+            },
         };
-        let found: u32 = v.parse().map_err(|_| IndexError::Foreign {
-            dir: self.dir.clone(),
-            detail: format!("FORMAT version {v:?} is not a number"),
-        })?;
+        let (Some(FORMAT_NAME), Some(v)) = (words.next(), words.next()) else {
+            return Err(refuse(format!("FORMAT says {:?}", text.trim())));
+        };
+        let found: u32 = v
+            .parse()
+            .map_err(|_| refuse(format!("FORMAT version {v:?} is not a number")))?;
         if found > FORMAT_VERSION {
             return Err(IndexError::NewerFormat {
                 dir: self.dir.clone(),
@@ -133,9 +141,30 @@ impl IndexStore {
         Ok(found == FORMAT_VERSION)
     }
 
-    /// Creates the folder, `FORMAT` and `.gitignore` if missing. Refuses foreign folders.
+    /// Whether the folder holds a committed generation folder and the segments folder: an
+    /// index of ours, whatever its `FORMAT` or `CURRENT` say.
+    fn has_generations(&self) -> bool {
+        self.dir.join("segments").is_dir() && self.generations_on_disk().is_some()
+    }
+
+    /// The lowest and highest committed generation folders on disk.
+    fn generations_on_disk(&self) -> Option<(u64, u64)> {
+        let gens: Vec<u64> = fs::read_dir(&self.dir)
+            .ok()?
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| parse_gen_name(&e.file_name().to_string_lossy()))
+            .collect();
+        Some((*gens.iter().min()?, *gens.iter().max()?))
+    }
+
+    /// Creates the folder, `FORMAT` and `.gitignore` if missing. Refuses foreign folders; a
+    /// damaged `FORMAT` in a folder of ours is written again.
     pub fn prepare(&self) -> Result<(), IndexError> {
-        self.check_format()?;
+        match self.check_format() {
+            Ok(_) | Err(IndexError::Corrupt { .. }) => {}
+            Err(e) => return Err(e),
+        }
         fs::create_dir_all(self.dir.join("segments")).map_err(IndexError::io(&self.dir))?;
         let gi = self.dir.join(".gitignore");
         if !gi.exists() {
@@ -191,7 +220,18 @@ impl IndexStore {
                     path,
                     detail: format!("expected gen-<n>, found {:?}", t.trim()),
                 }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match self.generations_on_disk() {
+                // Committed generations but no commit point: not "no index" but damage.
+                Some((low, high)) => Err(IndexError::Corrupt {
+                    path,
+                    detail: format!(
+                        "missing, though generations {} to {} are on disk, so none is known to be complete",
+                        gen_name(low),
+                        gen_name(high)
+                    ),
+                }),
+                None => Ok(None),
+            },
             Err(e) => Err(IndexError::io(path)(e)),
         }
     }
@@ -207,6 +247,12 @@ impl IndexStore {
             path: path.clone(),
             detail: e.to_string(),
         })?;
+        if let Some(digest) = value.get("digest").and_then(|d| d.as_str()) {
+            Manifest::check_digest(&bytes, digest).map_err(|detail| IndexError::Corrupt {
+                path: path.clone(),
+                detail,
+            })?;
+        }
         let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
         if value.get("format").and_then(|v| v.as_str()) != Some(FORMAT_NAME) {
             return Err(IndexError::Foreign {
@@ -227,9 +273,18 @@ impl IndexStore {
         })
     }
 
-    pub fn read_file_table(&self, generation: u64) -> Result<FileTable, IndexError> {
+    /// Reads the generation's file table, checked against the hash `manifest` records for it.
+    pub fn read_file_table(&self, generation: u64, manifest: &Manifest) -> Result<FileTable, IndexError> {
         let path = self.generation_dir(generation).join("files.bin");
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        if let Some(want) = &manifest.files_blake3
+            && blake3::hash(&bytes).to_hex().as_str() != want
+        {
+            return Err(IndexError::Corrupt {
+                path,
+                detail: "checksum mismatch".to_string(),
+            });
+        }
         postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
             path,
             detail: e.to_string(),
@@ -475,8 +530,10 @@ impl IndexStore {
             detail: e.to_string(),
         })?;
         write_synced(&files, &table_bytes)?;
+        let mut manifest = manifest.clone();
+        manifest.files_blake3 = Some(blake3::hash(&table_bytes).to_hex().to_string());
         let mpath = tmp.join("manifest.json");
-        let mbytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexError::Corrupt {
+        let mbytes = manifest.to_bytes_with_digest().map_err(|e| IndexError::Corrupt {
             path: mpath.clone(),
             detail: e.to_string(),
         })?;

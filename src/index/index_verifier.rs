@@ -84,7 +84,7 @@ impl IndexVerifier {
                 return Ok(report);
             }
         };
-        let table = match store.read_file_table(generation) {
+        let table = match store.read_file_table(generation, &manifest) {
             Ok(t) => Some(t),
             Err(e) => {
                 report

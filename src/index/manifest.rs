@@ -31,6 +31,51 @@ pub struct Manifest {
     pub parts: BTreeMap<String, serde_json::Value>,
     pub stats: BuildStats,
     pub summary: Summary,
+    /// blake3 of `files.bin`, checked when the file table is read (absent in older indexes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_blake3: Option<String>,
+    /// blake3 of this file's bytes with this value written as 64 zeros: a flipped byte
+    /// anywhere in the manifest is found before any of it is trusted (absent in older indexes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// The placeholder the manifest's digest is computed over.
+const DIGEST_ZEROS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+impl Manifest {
+    /// The manifest's bytes as written: pretty JSON carrying its own digest.
+    pub(crate) fn to_bytes_with_digest(&self) -> serde_json::Result<Vec<u8>> {
+        let mut m = self.clone();
+        m.digest = Some(DIGEST_ZEROS.to_string());
+        let mut bytes = serde_json::to_vec_pretty(&m)?;
+        let hex = blake3::hash(&bytes).to_hex();
+        if let Some(at) = find(&bytes, DIGEST_ZEROS.as_bytes()) {
+            bytes[at..at + DIGEST_ZEROS.len()].copy_from_slice(hex.as_bytes());
+        }
+        Ok(bytes)
+    }
+
+    /// Checks the digest a manifest's bytes carry (`digest`, the value parsed from them);
+    /// `Err` says what is wrong.
+    pub(crate) fn check_digest(bytes: &[u8], digest: &str) -> Result<(), String> {
+        if digest.len() != DIGEST_ZEROS.len() {
+            return Err(format!("its digest {digest:?} is not a blake3 hash"));
+        }
+        let Some(at) = find(bytes, digest.as_bytes()) else {
+            return Err("its digest is not where it was written".to_string());
+        };
+        let mut zeroed = bytes.to_vec();
+        zeroed[at..at + DIGEST_ZEROS.len()].copy_from_slice(DIGEST_ZEROS.as_bytes());
+        match blake3::hash(&zeroed).to_hex().as_str() == digest {
+            true => Ok(()),
+            false => Err("its digest does not match its bytes".to_string()),
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

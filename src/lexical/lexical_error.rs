@@ -10,6 +10,8 @@ pub enum LexicalError {
         #[source]
         source: tantivy::TantivyError,
     },
+    #[error("lexical index {path} is damaged ({detail}); `ken index build` repairs it")]
+    Damaged { path: PathBuf, detail: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

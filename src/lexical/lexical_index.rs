@@ -17,6 +17,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use super::search_query::PathFilter;
 use super::{LexicalError, LexicalSchema, SearchQuery, is_stop_word, tokenize};
+use crate::util::contain;
 
 /// Frequent English words in issue texts that say nothing about code.
 const ENGLISH_STOP: &[&str] = &[
@@ -87,6 +88,42 @@ pub struct LexicalIndex {
     reader: IndexReader,
 }
 
+/// Indexes up to this size have every file's checksum checked when opened.
+pub const VERIFY_WHOLE_BELOW: u64 = 32 << 20;
+
+/// The sorted names of `index`'s files whose checksum fails (a panic while checking is damage
+/// of the folder).
+fn damaged_in(index: &Index, dir: &Path) -> Result<Vec<String>, LexicalError> {
+    let bad = contain(|| index.validate_checksum())
+        .map_err(|panic| LexicalError::Damaged {
+            path: dir.to_path_buf(),
+            detail: format!("checking its checksums failed: {panic}"),
+        })?
+        .map_err(LexicalError::tantivy(dir))?;
+    let mut names: Vec<String> = bad.iter().map(|p| p.display().to_string()).collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The files of the index at `dir` whose checksums fail, when that can be told at all.
+fn damaged_in_dir(dir: &Path) -> Vec<String> {
+    LexicalIndex::damaged_files(dir).unwrap_or_default()
+}
+
+/// The bytes of the files directly in `dir` (what a tantivy index holds).
+fn total_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(u64::MAX)
+}
+
 /// Field boosts: names first, then qualified names, signatures and paths, docs, bodies.
 fn boosts(s: &LexicalSchema) -> [(Field, f32); 7] {
     [
@@ -104,14 +141,39 @@ impl LexicalIndex {
     /// Files of the index at `dir` whose footer checksum does not match their bytes (tantivy
     /// keeps one per file); an index that cannot be opened at all is an error.
     pub fn damaged_files(dir: &Path) -> Result<Vec<String>, LexicalError> {
-        let index = Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?;
-        let bad = index.validate_checksum().map_err(LexicalError::tantivy(dir))?;
-        let mut names: Vec<String> = bad.iter().map(|p| p.display().to_string()).collect();
-        names.sort();
-        Ok(names)
+        let index = contain(|| Index::open_in_dir(dir))
+            .map_err(|panic| LexicalError::Damaged {
+                path: dir.to_path_buf(),
+                detail: format!("opening it failed: {panic}"),
+            })?
+            .map_err(LexicalError::tantivy(dir))?;
+        damaged_in(&index, dir)
     }
 
+    /// Opens the index at `dir`. An index of at most [`VERIFY_WHOLE_BELOW`] bytes has every
+    /// file's checksum checked first (a few milliseconds), so damage is refused by name before
+    /// a query reads it; a larger one is checked by [`LexicalIndex::verify`] (a server does it
+    /// once per generation) and, for one-shot queries, by the panic boundary every method has.
     pub fn open(dir: &Path) -> Result<LexicalIndex, LexicalError> {
+        let opened = Self::open_unverified(dir)?;
+        if total_size(dir) <= VERIFY_WHOLE_BELOW {
+            opened.verify()?;
+        }
+        Ok(opened)
+    }
+
+    /// Opens the index at `dir` without checking its checksums first: damage then shows as an
+    /// error (never a panic) from the method that meets it, or not at all where tantivy reads
+    /// damaged bytes without noticing ([`LexicalIndex::verify`] finds those).
+    pub fn open_unverified(dir: &Path) -> Result<LexicalIndex, LexicalError> {
+        match contain(|| Self::open_unchecked(dir)) {
+            Err(panic) => Err(Self::damage(dir, &panic)),
+            Ok(Err(e)) => Err(Self::damage(dir, &e.to_string())),
+            Ok(Ok(opened)) => Ok(opened),
+        }
+    }
+
+    fn open_unchecked(dir: &Path) -> Result<LexicalIndex, LexicalError> {
         let index = Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?;
         LexicalSchema::register_tokenizer(&index);
         let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;
@@ -127,12 +189,77 @@ impl LexicalIndex {
         })
     }
 
+    /// Checks every file's checksum (tantivy keeps one per file): the first damaged file is
+    /// an error naming it.
+    pub fn verify(&self) -> Result<(), LexicalError> {
+        let names = damaged_in(self.reader.searcher().index(), &self.dir)?;
+        match names.first() {
+            None => Ok(()),
+            Some(first) => Err(LexicalError::Damaged {
+                path: self.dir.join(first),
+                detail: "its checksum does not match its bytes".to_string(),
+            }),
+        }
+    }
+
+    /// The error for a failure inside tantivy (a panic or an error while reading the index):
+    /// the damage is named by the files whose checksums fail, else by the file tantivy's
+    /// message names, else the folder.
+    fn damage(dir: &Path, what: &str) -> LexicalError {
+        let mut what: String = what.chars().take(240).collect();
+        if what.len() == 240 {
+            what.push('…');
+        }
+        let bad = damaged_in_dir(dir);
+        let named = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .map(|es| {
+                    es.flatten()
+                        .map(|e| e.file_name().to_string_lossy().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            names.into_iter().find(|n| what.contains(n.as_str()))
+        };
+        match (bad.first(), named()) {
+            (Some(first), _) => LexicalError::Damaged {
+                path: dir.join(first),
+                detail: format!("its checksum does not match its bytes; reading it failed: {what}"),
+            },
+            (None, Some(name)) => LexicalError::Damaged {
+                path: dir.join(name),
+                detail: format!("reading it failed: {what}"),
+            },
+            (None, None) => LexicalError::Damaged {
+                path: dir.to_path_buf(),
+                detail: format!("reading it failed: {what}"),
+            },
+        }
+    }
+
+    /// Runs a read of the index behind the panic boundary; tantivy failing to read what it
+    /// wrote is damage too.
+    fn guarded<T>(&self, f: impl FnOnce() -> Result<T, LexicalError>) -> Result<T, LexicalError> {
+        match contain(f) {
+            Err(panic) => Err(Self::damage(&self.dir, &panic)),
+            Ok(Err(LexicalError::Tantivy { source, .. })) => {
+                Err(Self::damage(&self.dir, &source.to_string()))
+            }
+            Ok(r) => r,
+        }
+    }
+
     pub fn num_docs(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        contain(|| self.reader.searcher().num_docs()).unwrap_or(0)
     }
 
     /// Ranked hits for `q`, best first.
     pub fn search(&self, q: &SearchQuery, opts: &SearchOptions) -> Result<SearchOutcome, LexicalError> {
+        self.guarded(|| self.search_unguarded(q, opts))
+    }
+
+    fn search_unguarded(&self, q: &SearchQuery, opts: &SearchOptions) -> Result<SearchOutcome, LexicalError> {
         let searcher = self.reader.searcher();
         let terms = self.select_terms(&searcher, &q.text, opts.max_terms);
         let long = terms.len() > 10;
@@ -228,6 +355,10 @@ impl LexicalIndex {
 
     /// The sorted, distinct paths of every document matching `query`.
     fn matching_paths(&self, query: &dyn Query) -> Result<Vec<String>, LexicalError> {
+        self.guarded(|| self.matching_paths_unguarded(query))
+    }
+
+    fn matching_paths_unguarded(&self, query: &dyn Query) -> Result<Vec<String>, LexicalError> {
         let searcher = self.reader.searcher();
         let docs = searcher
             .search(query, &tantivy::collector::DocSetCollector)

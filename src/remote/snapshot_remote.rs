@@ -133,7 +133,7 @@ impl SnapshotRemote {
             detail: "the index has no committed generation: run `ken index build` first".to_string(),
         })?;
         let manifest = store.read_manifest(generation)?;
-        let table = store.read_file_table(generation)?;
+        let table = store.read_file_table(generation, &manifest)?;
         let tree = dirty.then(|| tree_hash(&table));
         let mut files: Vec<(String, PathBuf)> = Vec::new();
         let gen_dir = store.generation_dir(generation);

@@ -316,3 +316,80 @@ fn unverified_lexical_reads_turn_damage_into_errors_not_panics() {
     eprintln!("unverified lexical reads: {errors} errors in {runs} runs, no panic escaped");
     assert!(runs > 100 && errors > runs / 4, "{errors} errors in {runs} runs");
 }
+
+/// `ken serve` against one flipped byte in each index file: it listens and keeps answering
+/// (status and a search, each 200 or an error answer naming the file), or refuses to start
+/// with an exit code and a message naming the file; never a crash.
+#[test]
+fn a_server_on_each_damaged_file_answers_or_refuses_by_name() {
+    use std::io::{BufRead, BufReader};
+    let repo = shop_repo();
+    let r = repo.path();
+    let index = r.join(".kenning");
+    let mut failures = Vec::new();
+    for rel in index_files(&index) {
+        let path = index.join(&rel);
+        let pristine = std::fs::read(&path).unwrap();
+        let mut bytes = pristine.clone();
+        let off = 14.min(bytes.len() - 1);
+        bytes[off] ^= 0x5A;
+        std::fs::write(&path, &bytes).unwrap();
+        let mut child = Command::new(ken_bin())
+            .args(["serve", "--no-watch", "--http", "127.0.0.1:0", "--repo"])
+            .arg(r)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .env_remove("KEN_SERVE_TOKEN")
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = String::new();
+        let addr = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                    if let Some(a) = line.strip_prefix("listening on http://") {
+                        break Some(a.trim().parse::<std::net::SocketAddr>().unwrap());
+                    }
+                }
+                _ => break None,
+            }
+        };
+        let what = format!("{} byte {off}", rel.display());
+        match addr {
+            Some(addr) => {
+                std::thread::spawn(move || for _ in lines {});
+                for (op, body) in [
+                    ("index_status", serde_json::json!({})),
+                    ("search", serde_json::json!({"query": "discount", "mode": "lexical"})),
+                    ("callers", serde_json::json!({"symbol": "shop.cart.Cart.add"})),
+                ] {
+                    let reply = post(addr, op, &body);
+                    let named = names_damage(&reply.body, &rel);
+                    if reply.status >= 500 && !named {
+                        failures.push(format!("{what}: {op} {} names no damage: {}", reply.status, reply.body));
+                    }
+                    if reply.body.contains("panicked") {
+                        failures.push(format!("{what}: {op} panicked: {}", reply.body));
+                    }
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    failures.push(format!("{what}: the server died: {status}"));
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            None => {
+                let status = child.wait().unwrap();
+                let code = status.code().unwrap_or(-1);
+                if !(1..=100).contains(&code) || seen.contains("panicked") || !names_damage(&seen, &rel) {
+                    failures.push(format!("{what}: serve exited {code} without naming the file:\n{seen}"));
+                }
+            }
+        }
+        std::fs::write(&path, &pristine).unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

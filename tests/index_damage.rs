@@ -363,13 +363,19 @@ fn a_server_on_each_damaged_file_answers_or_refuses_by_name() {
                 std::thread::spawn(move || for _ in lines {});
                 for (op, body) in [
                     ("index_status", serde_json::json!({})),
-                    ("search", serde_json::json!({"query": "discount", "mode": "lexical"})),
+                    (
+                        "search",
+                        serde_json::json!({"query": "discount", "mode": "lexical"}),
+                    ),
                     ("callers", serde_json::json!({"symbol": "shop.cart.Cart.add"})),
                 ] {
                     let reply = post(addr, op, &body);
                     let named = names_damage(&reply.body, &rel);
                     if reply.status >= 500 && !named {
-                        failures.push(format!("{what}: {op} {} names no damage: {}", reply.status, reply.body));
+                        failures.push(format!(
+                            "{what}: {op} {} names no damage: {}",
+                            reply.status, reply.body
+                        ));
                     }
                     if reply.body.contains("panicked") {
                         failures.push(format!("{what}: {op} panicked: {}", reply.body));
@@ -385,11 +391,68 @@ fn a_server_on_each_damaged_file_answers_or_refuses_by_name() {
                 let status = child.wait().unwrap();
                 let code = status.code().unwrap_or(-1);
                 if !(1..=100).contains(&code) || seen.contains("panicked") || !names_damage(&seen, &rel) {
-                    failures.push(format!("{what}: serve exited {code} without naming the file:\n{seen}"));
+                    failures.push(format!(
+                        "{what}: serve exited {code} without naming the file:\n{seen}"
+                    ));
                 }
             }
         }
         std::fs::write(&path, &pristine).unwrap();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Inputs the user controls are read through a bound: an endless query file is cut (and the
+/// process stays small), a file past a parse bound is skipped with the bound named, and the
+/// thread count is refused past its bound.
+#[test]
+fn endless_inputs_and_parse_bounds_are_bounded_and_named() {
+    let repo = shop_repo();
+    let r = repo.path();
+    for endless in ["/dev/zero", "/dev/urandom"] {
+        let out = ken_bounded(r, &["search", "--query-file", endless, "--lexical"]);
+        let code = out.status.code().unwrap_or(-1);
+        assert!(
+            (0..=2).contains(&code),
+            "{endless}: exit {code}: {}",
+            stderr(&out)
+        );
+    }
+    let out = ken_bounded(r, &["index", "build", ".", "-j", "99999999999999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not in 0..=1024"), "{}", stderr(&out));
+    // A large generated file: over the node bound it is skipped, the rest indexed.
+    let mut big = String::new();
+    for i in 0..5000 {
+        big.push_str(&format!("def generated_{i}(a, b):\n    return a + b * {i}\n"));
+    }
+    std::fs::write(r.join("generated.py"), big).unwrap();
+    let out = ken_bounded(r, &["index", "build", ".", "--max-tree-nodes", "20000", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        report["manifest"]["summary"]["skipped_by_reason"]["parse-limit"], 1,
+        "{report}"
+    );
+    let status = ken_bounded(r, &["index", "status", "--json"]);
+    let s = stdout(&status);
+    assert!(
+        s.contains("generated.py") && s.contains("over the 20000 bound (--max-tree-nodes)"),
+        "{s}"
+    );
+    let out = ken_bounded(r, &["symbol", "Cart"]);
+    assert!(
+        out.status.success() && stdout(&out).contains("shop/cart.py"),
+        "{}",
+        stderr(&out)
+    );
+    // Within the bound it is indexed.
+    let out = ken_bounded(r, &["index", "build", "."]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ken_bounded(r, &["symbol", "generated_4999"]);
+    assert!(
+        out.status.success() && stdout(&out).contains("generated.py"),
+        "{}",
+        stdout(&out)
+    );
 }

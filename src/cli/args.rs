@@ -647,12 +647,21 @@ pub struct BuildArgs {
     pub path: PathBuf,
     #[command(flatten)]
     pub location: IndexLocation,
-    /// Worker threads (default: one per core).
-    #[arg(short = 'j', long, default_value_t = 0)]
+    /// Worker threads, at most 1024 (default 0: one per core).
+    #[arg(short = 'j', long, default_value_t = 0,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub threads: usize,
-    /// Skip files larger than this many bytes.
-    #[arg(long, value_name = "BYTES")]
+    /// Skip files larger than this many bytes (default 1 MiB; at most 256 MiB: a file is read
+    /// whole into memory).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=256 << 20))]
     pub max_file_size: Option<u64>,
+    /// Skip a file whose parse runs past this many milliseconds (default 10000).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub max_parse_ms: Option<u64>,
+    /// Skip a file whose syntax tree has more nodes than this (default 10,000,000; a tree
+    /// costs memory per node).
+    #[arg(long, value_name = "NODES", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub max_tree_nodes: Option<u64>,
     /// Follow symbolic links (loops are detected and reported).
     #[arg(long)]
     pub follow_symlinks: bool,

@@ -65,6 +65,12 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
     if let Some(n) = a.max_file_size {
         walk.max_file_size = n;
     }
+    if let Some(ms) = a.max_parse_ms {
+        walk.max_parse_ms = ms;
+    }
+    if let Some(n) = a.max_tree_nodes {
+        walk.max_tree_nodes = n;
+    }
     walk.follow_symlinks = a.follow_symlinks;
     let config = IndexConfig {
         walk,

@@ -19,16 +19,34 @@ struct WithApproval<'a> {
     approval: &'a crate::exec::EditVerdict,
 }
 
+/// The most of a patch `ken impact` reads: a diff past it is refused, never read whole.
+const MAX_PATCH_BYTES: u64 = 64 << 20;
+
+/// The patch at `p` (`-`: stdin), read through [`MAX_PATCH_BYTES`].
+fn read_patch(p: &std::path::Path) -> Result<String> {
+    let (bytes, more) = if p.as_os_str() == "-" {
+        super::shared::read_bounded(std::io::stdin().lock(), MAX_PATCH_BYTES)
+            .context("reading the patch from stdin")?
+    } else {
+        let file = std::fs::File::open(p).with_context(|| format!("cannot read --patch {}", p.display()))?;
+        super::shared::read_bounded(file, MAX_PATCH_BYTES)
+            .with_context(|| format!("cannot read --patch {}", p.display()))?
+    };
+    if more {
+        anyhow::bail!(
+            "--patch {}: larger than the {} MiB bound on a patch",
+            p.display(),
+            MAX_PATCH_BYTES >> 20
+        );
+    }
+    String::from_utf8(bytes).with_context(|| format!("--patch {}: not UTF-8 text", p.display()))
+}
+
 pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
     let patch = match &a.patch {
         None => None,
-        Some(p) if p.as_os_str() == "-" => {
-            Some(std::io::read_to_string(std::io::stdin()).context("reading the patch from stdin")?)
-        }
-        Some(p) => {
-            Some(std::fs::read_to_string(p).with_context(|| format!("cannot read --patch {}", p.display()))?)
-        }
+        Some(p) => Some(read_patch(p)?),
     };
     let r = ws
         .analysis()

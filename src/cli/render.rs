@@ -21,11 +21,20 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
             true => "the tree is empty or everything in it is ignored".to_string(),
             false => format!("skipped: {}", unsupported.join(", ")),
         };
-        writeln!(
-            out,
-            "no supported source files: nothing was indexed ({why}); Kenning reads Rust, Python, \
-             TypeScript/TSX, JavaScript, Go, Java, C and C++"
-        )?;
+        // Only unsupported files (or none) is a tree Kenning cannot read; files skipped for
+        // other reasons (too large, a parse bound) are said as such.
+        let only_unsupported = s.skipped_by_reason.keys().all(|k| k == "unsupported-language");
+        match only_unsupported {
+            true => writeln!(
+                out,
+                "no supported source files: nothing was indexed ({why}); Kenning reads Rust, Python, \
+                 TypeScript/TSX, JavaScript, Go, Java, C and C++"
+            )?,
+            false => writeln!(
+                out,
+                "nothing was indexed ({why}); `ken index status` lists each skipped file with its reason"
+            )?,
+        }
     }
     writeln!(
         out,

@@ -47,24 +47,39 @@ pub(super) fn cli_error(e: ApiError) -> anyhow::Error {
     }
 }
 
-/// Words from the command line, then a file's text (`-`: stdin).
+/// Words from the command line, then a file's text (`-`: stdin). Only the first
+/// [`crate::api::MAX_QUERY_BYTES`] are used (and one byte more is read, so the query layer can
+/// say the rest was cut): `/dev/zero` or an endless pipe cannot grow the process.
 pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String> {
     let mut q = words.join(" ");
     if let Some(f) = file {
-        let text = if f.as_os_str() == "-" {
-            std::io::read_to_string(std::io::stdin()).context("reading the query from stdin")?
+        let limit = crate::api::MAX_QUERY_BYTES as u64 + 1;
+        let (bytes, _) = if f.as_os_str() == "-" {
+            read_bounded(std::io::stdin().lock(), limit).context("reading the query from stdin")?
         } else {
-            std::fs::read_to_string(f).with_context(|| format!("cannot read query file {}", f.display()))?
+            let file =
+                std::fs::File::open(f).with_context(|| format!("cannot read query file {}", f.display()))?;
+            read_bounded(file, limit).with_context(|| format!("cannot read query file {}", f.display()))?
         };
         if !q.is_empty() {
             q.push(' ');
         }
-        q.push_str(&text);
+        q.push_str(&String::from_utf8_lossy(&bytes));
     }
     if q.trim().is_empty() {
         anyhow::bail!("empty query: give QUERY words or --query-file FILE");
     }
     Ok(q)
+}
+
+/// At most `limit` bytes of `reader`, and whether there was more.
+pub(super) fn read_bounded(reader: impl std::io::Read, limit: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    let more = bytes.len() as u64 > limit;
+    bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok((bytes, more))
 }
 
 pub(super) fn exit_found(found: bool) -> ExitCode {

@@ -33,6 +33,8 @@ pub use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 const MAX_SEGMENTS: usize = 16;
 /// Bytes inspected for NUL to call a file binary (git's heuristic).
 const BINARY_PROBE: usize = 8000;
+/// Worker threads a build starts at most, whatever it is asked for.
+pub const MAX_THREADS: usize = 1024;
 
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct BuildReport {
@@ -365,7 +367,8 @@ impl<'a> IndexBuilder<'a> {
     ) -> Result<(Vec<Outcome>, usize), IndexError> {
         let _span = tracing::info_span!("index.parse", files = candidates.len()).entered();
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.config.threads)
+            // The CLI refuses more; a library caller asking for more gets the bound.
+            .num_threads(self.config.threads.min(MAX_THREADS))
             .build()
             .map_err(|e| IndexError::ThreadPool(e.to_string()))?;
         self.observer.phase("parse", candidates.len() as u64);
@@ -671,7 +674,10 @@ impl<'a> IndexBuilder<'a> {
                 None,
             );
         };
-        let symbols = parser.parse(spec, &bytes);
+        let symbols = match parser.parse_within(spec, &bytes, Some(&self.config.walk.parse_limits())) {
+            Ok(s) => s,
+            Err(hit) => return (skip(c, SkipReason::ParseLimit, hit.to_string()), None),
+        };
         let record = FileRecord {
             path: c.path.clone(),
             language: spec.name.clone(),

@@ -17,6 +17,33 @@ pub struct WalkConfig {
     pub follow_symlinks: bool,
     /// Folder names skipped anywhere in the tree (vendored code, caches, build output).
     pub skip_dirs: Vec<String>,
+    /// A file whose parse (tree-sitter and the query pass) runs past this many milliseconds
+    /// is skipped (`parse-limit`). A time bound: on an overloaded machine a file near it may
+    /// be skipped in one build and not the next.
+    #[serde(default = "default_max_parse_ms")]
+    pub max_parse_ms: u64,
+    /// A file whose syntax tree has more nodes than this is skipped (`parse-limit`): a tree
+    /// costs memory per node, so this bounds a worker's memory for one file.
+    #[serde(default = "default_max_tree_nodes")]
+    pub max_tree_nodes: u64,
+}
+
+fn default_max_parse_ms() -> u64 {
+    10_000
+}
+
+fn default_max_tree_nodes() -> u64 {
+    10_000_000
+}
+
+impl WalkConfig {
+    /// The parse bounds as the parser takes them.
+    pub fn parse_limits(&self) -> crate::parse::ParseLimits {
+        crate::parse::ParseLimits {
+            max_time: std::time::Duration::from_millis(self.max_parse_ms),
+            max_nodes: self.max_tree_nodes,
+        }
+    }
 }
 
 impl Default for WalkConfig {
@@ -42,6 +69,8 @@ impl Default for WalkConfig {
             ]
             .map(String::from)
             .to_vec(),
+            max_parse_ms: default_max_parse_ms(),
+            max_tree_nodes: default_max_tree_nodes(),
         }
     }
 }

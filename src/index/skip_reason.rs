@@ -24,6 +24,8 @@ pub enum SkipReason {
     Unreadable,
     /// No grammar for this file's extension.
     UnsupportedLanguage,
+    /// Its parse ran past a bound (`max_parse_ms`, `max_tree_nodes`); the detail names it.
+    ParseLimit,
 }
 
 impl SkipReason {
@@ -37,6 +39,7 @@ impl SkipReason {
             SkipReason::SymlinkLoop => "symlink-loop",
             SkipReason::Unreadable => "unreadable",
             SkipReason::UnsupportedLanguage => "unsupported-language",
+            SkipReason::ParseLimit => "parse-limit",
         }
     }
 }

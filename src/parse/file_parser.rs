@@ -1,7 +1,12 @@
 //! `FileParser`: one reusable tree-sitter parser (one per worker thread).
 
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor, Tree};
+use tree_sitter::{
+    Node, ParseOptions, ParseState, Parser, QueryCursor, QueryCursorOptions, QueryCursorState, Tree,
+};
 
 use super::imports::ImportCollector;
 use super::tags::TagCollector;
@@ -16,6 +21,23 @@ pub struct FileParser {
     parser: Parser,
 }
 
+/// Bounds on one file's parse: its wall-clock time (tree-sitter and the query pass) and the
+/// nodes of its tree (the tree's memory grows with them). A file past either is not indexed.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseLimits {
+    pub max_time: Duration,
+    pub max_nodes: u64,
+}
+
+/// The bound a file's parse ran past, as a skip's detail names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseLimitHit {
+    #[error("parsing ran past the {limit_ms} ms bound (--max-parse-ms)")]
+    Time { limit_ms: u64 },
+    #[error("its syntax tree has {nodes} nodes, over the {limit} bound (--max-tree-nodes)")]
+    Nodes { nodes: u64, limit: u64 },
+}
+
 impl FileParser {
     pub fn new() -> Self {
         Self::default()
@@ -24,6 +46,19 @@ impl FileParser {
     /// Parses `source` as `spec`'s language and extracts its symbols. Never fails: problems
     /// become diagnostics in the result.
     pub fn parse(&mut self, spec: &LanguageSpec, source: &[u8]) -> FileSymbols {
+        // Without limits there is no bound to hit.
+        self.parse_within(spec, source, None).unwrap_or_default()
+    }
+
+    /// [`FileParser::parse`] under `limits`: a file past one is refused with the bound it hit
+    /// (and the parser is reset for the next file); otherwise the same result.
+    pub fn parse_within(
+        &mut self,
+        spec: &LanguageSpec,
+        source: &[u8],
+        limits: Option<&ParseLimits>,
+    ) -> Result<FileSymbols, ParseLimitHit> {
+        let started = Instant::now();
         let cleaned;
         let source = match spec.name.as_str() {
             "cpp" | "c" => {
@@ -41,18 +76,34 @@ impl FileParser {
                 message: format!("invalid UTF-8 at byte {}; names decoded lossily", e.valid_up_to()),
             });
         }
-        let Some(tree) = self.tree(spec, source) else {
+        let over_time = |l: &ParseLimits| started.elapsed() > l.max_time;
+        let time_hit = |l: &ParseLimits| ParseLimitHit::Time {
+            limit_ms: l.max_time.as_millis() as u64,
+        };
+        let Some(tree) = self.tree(spec, source, started, limits) else {
+            if let Some(l) = limits.filter(|l| over_time(l)) {
+                return Err(time_hit(l));
+            }
             diagnostics.push(Diagnostic {
                 kind: DiagnosticKind::ParseFailed,
                 line: 0,
                 message: format!("tree-sitter could not parse the file as {}", spec.name),
             });
-            return FileSymbols {
+            return Ok(FileSymbols {
                 diagnostics,
                 ..FileSymbols::default()
-            };
+            });
         };
         let root = tree.root_node();
+        if let Some(l) = limits {
+            let nodes = root.descendant_count() as u64;
+            if nodes > l.max_nodes {
+                return Err(ParseLimitHit::Nodes {
+                    nodes,
+                    limit: l.max_nodes,
+                });
+            }
+        }
         if root.has_error() {
             diagnostics.push(syntax_diagnostic(root));
         }
@@ -64,36 +115,65 @@ impl FileParser {
                     line: 0,
                     message: e.to_string(),
                 });
-                return FileSymbols {
+                return Ok(FileSymbols {
                     diagnostics,
                     ..FileSymbols::default()
-                };
+                });
             }
         };
         let mut tags = TagCollector::default();
         let mut imports = ImportCollector::new(spec.import_style);
         let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(&queries.query, root, source);
+        let mut in_time = |_: &QueryCursorState| match limits.is_some_and(over_time) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        };
+        let options = QueryCursorOptions::new().progress_callback(&mut in_time);
+        let mut matches = cursor.matches_with_options(&queries.query, root, source, options);
         while let Some(m) = matches.next() {
             if !imports.accept(m, &queries.captures, source) {
                 tags.accept(m, &queries.captures);
             }
         }
+        if let Some(l) = limits.filter(|l| over_time(l)) {
+            return Err(time_hit(l));
+        }
         let (definitions, references, bindings) = tags.finish(&spec.separator, source);
         let (imports, package) = imports.finish();
-        FileSymbols {
+        Ok(FileSymbols {
             definitions,
             references,
             imports,
             bindings,
             package,
             diagnostics,
-        }
+        })
     }
 
-    fn tree(&mut self, spec: &LanguageSpec, source: &[u8]) -> Option<Tree> {
+    /// The syntax tree, or `None` when tree-sitter gives up or the time bound cancels it (the
+    /// parser is then reset: a cancelled parse would otherwise resume on the next call).
+    fn tree(
+        &mut self,
+        spec: &LanguageSpec,
+        source: &[u8],
+        started: Instant,
+        limits: Option<&ParseLimits>,
+    ) -> Option<Tree> {
         self.parser.set_language(&spec.grammar).ok()?;
-        self.parser.parse(source, None)
+        let Some(l) = limits else {
+            return self.parser.parse(source, None);
+        };
+        let mut in_time = |_: &ParseState| match started.elapsed() > l.max_time {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        };
+        let options = ParseOptions::new().progress_callback(&mut in_time);
+        let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or(&[]);
+        let tree = self.parser.parse_with_options(&mut read, None, Some(options));
+        if tree.is_none() {
+            self.parser.reset();
+        }
+        tree
     }
 }
 

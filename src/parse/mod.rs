@@ -12,5 +12,5 @@ mod imports;
 mod module_paths;
 mod tags;
 
-pub use file_parser::FileParser;
+pub use file_parser::{FileParser, ParseLimitHit, ParseLimits};
 pub use module_paths::{LayoutFile, ModulePaths};

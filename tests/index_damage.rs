@@ -456,3 +456,30 @@ fn endless_inputs_and_parse_bounds_are_bounded_and_named() {
         stdout(&out)
     );
 }
+
+/// Readers need no write access: on a read-only mount of the checkout (index included) every
+/// query answers as it does on the writable one.
+#[test]
+fn a_read_only_checkout_answers_every_query() {
+    let repo = shop_repo();
+    let r = repo.path();
+    let root = r.to_str().unwrap();
+    for q in QUERIES {
+        let writable = ken_bounded(r, q);
+        assert!(writable.status.success(), "{}", stderr(&writable));
+        let args: Vec<String> = q.iter().map(|a| format!("'{a}'")).collect();
+        let script = format!(
+            "mount --bind {root} {root} && mount -o remount,ro,bind {root} {root} && cd {root} \
+             && ! touch probe 2>/dev/null && exec {} {}",
+            ken_bin(),
+            args.join(" ")
+        );
+        let out = Command::new("unshare")
+            .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "read-only ken {q:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), stdout(&writable), "read-only ken {q:?}");
+    }
+}

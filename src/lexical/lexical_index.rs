@@ -15,6 +15,7 @@ use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, Te
 use tantivy::schema::{Field, IndexRecordOption, TantivyDocument, Value};
 use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
+use super::ReadOnlyDirectory;
 use super::search_query::PathFilter;
 use super::{LexicalError, LexicalSchema, SearchQuery, is_stop_word, tokenize};
 use crate::util::contain;
@@ -105,6 +106,12 @@ fn damaged_in(index: &Index, dir: &Path) -> Result<Vec<String>, LexicalError> {
     Ok(names)
 }
 
+/// The tantivy index at `dir`, opened to read only: no lock taken, nothing written.
+fn open_read_only(dir: &Path) -> tantivy::Result<Index> {
+    let directory = ReadOnlyDirectory::open(dir).map_err(|e| tantivy::TantivyError::from(e))?;
+    Index::open(directory)
+}
+
 /// The files of the index at `dir` whose checksums fail, when that can be told at all.
 fn damaged_in_dir(dir: &Path) -> Vec<String> {
     LexicalIndex::damaged_files(dir).unwrap_or_default()
@@ -141,7 +148,7 @@ impl LexicalIndex {
     /// Files of the index at `dir` whose footer checksum does not match their bytes (tantivy
     /// keeps one per file); an index that cannot be opened at all is an error.
     pub fn damaged_files(dir: &Path) -> Result<Vec<String>, LexicalError> {
-        let index = contain(|| Index::open_in_dir(dir))
+        let index = contain(|| open_read_only(dir))
             .map_err(|panic| LexicalError::Damaged {
                 path: dir.to_path_buf(),
                 detail: format!("opening it failed: {panic}"),
@@ -174,7 +181,7 @@ impl LexicalIndex {
     }
 
     fn open_unchecked(dir: &Path) -> Result<LexicalIndex, LexicalError> {
-        let index = Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?;
+        let index = open_read_only(dir).map_err(LexicalError::tantivy(dir))?;
         LexicalSchema::register_tokenizer(&index);
         let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;
         let reader = index

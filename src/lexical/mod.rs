@@ -11,6 +11,7 @@ mod lexical_index;
 mod lexical_schema;
 mod lexical_writer;
 mod line_search;
+mod read_only_directory;
 mod search_query;
 mod snippet;
 
@@ -22,5 +23,6 @@ pub use lexical_index::{
 pub use lexical_schema::{LEXICAL_VERSION, LexicalSchema};
 pub use lexical_writer::{FileDoc, LexicalWriter};
 pub use line_search::{LineMatch, LineSearch, LineSearchMode};
+pub use read_only_directory::ReadOnlyDirectory;
 pub use search_query::{PathFilter, SearchQuery};
 pub use snippet::Snippet;

@@ -25,7 +25,7 @@ fn case(args: &[&str], code: i32, says: &'static str) -> Case {
 }
 
 #[test]
-fn forty_bad_inputs_get_clear_errors_and_exit_codes() {
+fn eighty_bad_inputs_get_clear_errors_and_exit_codes() {
     let repo = shop_repo();
     let r = repo.path();
     std::fs::write(r.join("garbage.diff"), "this is not a diff\n").unwrap();
@@ -36,6 +36,7 @@ fn forty_bad_inputs_get_clear_errors_and_exit_codes() {
     .unwrap();
     std::fs::write(r.join("big_query.txt"), "discount ".repeat(150_000)).unwrap();
     let empty = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
     let no_index = empty.path().to_str().unwrap().to_string();
     let cases = vec![
         case(
@@ -237,8 +238,218 @@ fn forty_bad_inputs_get_clear_errors_and_exit_codes() {
             "only its first 65536 bytes were used",
         ),
         case(&["nonsense-command"], 2, "unrecognized subcommand"),
+        // Unbounded inputs are read through a bound, and the bound is named.
+        case(
+            &["search", "--query-file", "/dev/zero", "--lexical"],
+            1,
+            "the query: contains a NUL byte",
+        ),
+        case(
+            &["context", "--query-file", "/dev/zero"],
+            1,
+            "the query: contains a NUL byte",
+        ),
+        case(&["ask", "--query-file", "/dev/urandom"], 1, "the query"),
+        case(
+            &["impact", "--patch", "/dev/zero"],
+            1,
+            "larger than the 64 MiB bound on a patch",
+        ),
+        case(
+            &["index", "build", ".", "-j", "99999999999999"],
+            2,
+            "is not in 0..=1024",
+        ),
+        case(
+            &["index", "build", ".", "--max-file-size", "0"],
+            2,
+            "0 is not in 1..=268435456",
+        ),
+        case(
+            &["index", "build", ".", "--max-file-size", "999999999999"],
+            2,
+            "999999999999 is not in 1..=268435456",
+        ),
+        case(
+            &["index", "build", ".", "--max-parse-ms", "0"],
+            2,
+            "0 is not in 1..=3600000",
+        ),
+        case(
+            &["index", "build", ".", "--max-tree-nodes", "0"],
+            2,
+            "0 is not in 1..=1000000000",
+        ),
+        case(
+            &["index", "build", ".", "--embedder", "openai"],
+            1,
+            "--embedder openai needs --embed-model NAME",
+        ),
+        case(
+            &["index", "build", ".", "--embedder", "word2vec"],
+            2,
+            "invalid value 'word2vec'",
+        ),
+        case(&["index", "verify", &no_index], 1, "no index found at"),
+        // Queries.
+        case(
+            &["search", "x", "--regex", "a{99999999}"],
+            1,
+            "compiled regex exceeds size limit",
+        ),
+        case(&["search", "x", "--limit", "-1"], 2, "unexpected argument '-1'"),
+        case(
+            &["search", "x", "--files", "--limit", "99999"],
+            1,
+            "--limit: must be between 1 and 1000",
+        ),
+        case(
+            &["overview", "--budget", "99999999999"],
+            1,
+            "--budget: 99999999999 is above the maximum",
+        ),
+        case(&["overview", "--budget", "abc"], 2, "invalid value 'abc'"),
+        case(&["refs", ""], 1, "the symbol: is empty"),
+        case(&["deps", ""], 1, "the file: is empty"),
+        case(&["ask", ""], 1, "empty query"),
+        case(
+            &["callers", "shop.cart.Cart.add", "--min-confidence", "nan"],
+            1,
+            "--min-confidence: must be between 0 and 1, not NaN",
+        ),
+        case(&["read-span", ""], 1, "the span: is empty"),
+        case(
+            &["read-span", "shop/cart.py:1-99999999999999999999"],
+            1,
+            "expected path:START-END",
+        ),
+        case(
+            &["impact", "--range", "HEAD..HEAD~1"],
+            1,
+            "unknown revision or path not in the working tree",
+        ),
+        // Shared snapshots.
+        case(&["index", "pull"], 2, "--remote <URL>"),
+        case(
+            &["index", "push", "--remote", "nonsense://x", "--name", "shop"],
+            1,
+            "unsupported scheme \"nonsense\": use s3:// or file://",
+        ),
+        case(
+            &["index", "push", "--remote", "file:///tmp/x"],
+            1,
+            "has no origin remote to name it by: pass --name",
+        ),
+        case(
+            &["index", "pull", "--remote", "s3://", "--name", "shop"],
+            1,
+            "remote s3://",
+        ),
+        // The fleet: a dead server or a bad URL is named, never waited on.
+        case(&["fleet", "status"], 2, "--nats <URL>"),
+        case(
+            &["fleet", "status", "--nats", "nats://127.0.0.1:1"],
+            1,
+            "nats nats://127.0.0.1:1",
+        ),
+        case(
+            &["fleet", "search", "--nats", "nats://127.0.0.1:1", "x"],
+            2,
+            "--groups <LIST>",
+        ),
+        case(&["worker"], 2, "--nats <URL>"),
+        case(
+            &["worker", "--nats", "not a url", "--remote", "file:///tmp/x"],
+            1,
+            "NATS server URL is invalid",
+        ),
+        case(
+            &[
+                "worker",
+                "--nats",
+                "nats://127.0.0.1:1",
+                "--remote",
+                "nonsense://x",
+            ],
+            1,
+            "unsupported scheme \"nonsense\"",
+        ),
+        case(&["serve", "--fleet"], 2, "--nats <URL>"),
+        case(
+            &[
+                "serve",
+                "--fleet",
+                "--nats",
+                "nats://127.0.0.1:1",
+                "--group",
+                "g",
+                "--groups",
+                "0",
+            ],
+            1,
+            "--fleet needs --remote",
+        ),
+        // The server's own settings.
+        case(
+            &["serve", "--mcp", "--max-body", "10"],
+            1,
+            "--max-body must be at least 1024 bytes, not 10",
+        ),
+        case(
+            &["serve", "--http", "127.0.0.1:99999"],
+            1,
+            "--http 127.0.0.1:99999: not HOST:PORT",
+        ),
+        case(
+            &["serve", "--mcp", "--deadline", "nan"],
+            1,
+            "--deadline must be between 0 and 3600 seconds, not NaN",
+        ),
+        case(
+            &["serve", "--mcp", "--debounce-ms", "abc"],
+            2,
+            "invalid value 'abc' for '--debounce-ms <MS>'",
+        ),
+        // The execution layer and the agent.
+        case(&["exec"], 1, "no command given; put it after `--`"),
+        case(
+            &["exec", "--approval", "sometimes", "--", "ls"],
+            2,
+            "invalid value 'sometimes'",
+        ),
+        case(
+            &["exec", "--timeout", "0", "--", "ls"],
+            1,
+            "--timeout: 0 is not a positive number of seconds",
+        ),
+        case(&["agent"], 1, "give the task"),
+        case(
+            &["agent", "fix it", "--model", "nonsense:x"],
+            1,
+            "unknown provider `nonsense`",
+        ),
+        case(
+            &["agent", "resume", "no-such-session"],
+            1,
+            "no session `no-such-session`",
+        ),
+        case(
+            &["agent", "rollback", "no-such-session"],
+            1,
+            "no session `no-such-session`",
+        ),
+        case(
+            &["audit", "verify", "/nonexistent.jsonl"],
+            1,
+            "/nonexistent.jsonl: No such file or directory",
+        ),
+        case(
+            &["audit", "show", "/nonexistent.jsonl"],
+            1,
+            "/nonexistent.jsonl: No such file or directory",
+        ),
     ];
-    assert!(cases.len() >= 40);
+    assert!(cases.len() >= 80, "{} cases", cases.len());
     let mut failures = Vec::new();
     for c in &cases {
         let out = Command::new(ken_bin())
@@ -247,6 +458,9 @@ fn forty_bad_inputs_get_clear_errors_and_exit_codes() {
             .env_remove("KEN_SERVE_TOKEN")
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OLLAMA_HOST")
+            .env("XDG_STATE_HOME", state.path())
             .output()
             .unwrap();
         let err = stderr(&out);

@@ -11,6 +11,7 @@
 
 mod action_policy;
 mod audit_log;
+mod checkpoint_store;
 mod cgroup_limits;
 mod confinement;
 mod edit_policy;
@@ -26,6 +27,7 @@ mod sandbox_helper;
 mod sandbox_spec;
 mod secret_redactor;
 mod session_approvals;
+mod workspace_paths;
 mod workspace_snapshot;
 
 pub use action_policy::{
@@ -33,6 +35,7 @@ pub use action_policy::{
     SandboxMode,
 };
 pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify as verify_audit_log};
+pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore};
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
 pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};
@@ -45,4 +48,5 @@ pub use sandbox_helper::helper_main;
 pub use sandbox_spec::{Limits, SandboxSpec};
 pub use secret_redactor::{REDACTED, SecretRedactor};
 pub use session_approvals::SessionApprovals;
+pub use workspace_paths::{Touch, WorkspacePaths};
 pub use workspace_snapshot::WorkspaceSnapshot;

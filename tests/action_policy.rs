@@ -290,7 +290,15 @@ impl Home {
         for args in [
             &["init", "-q", "-b", "work"][..],
             &["add", "-A"],
-            &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base"],
+            &[
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-qm",
+                "base",
+            ],
         ] {
             let ok = Command::new("git")
                 .arg("-C")
@@ -340,7 +348,9 @@ impl Home {
     /// The work `WORK` holds that is missing or changed.
     fn lost(&self) -> Vec<String> {
         WORK.iter()
-            .filter(|(path, text)| std::fs::read_to_string(self.repo().join(path)).ok().as_deref() != Some(*text))
+            .filter(|(path, text)| {
+                std::fs::read_to_string(self.repo().join(path)).ok().as_deref() != Some(*text)
+            })
             .map(|(path, _)| path.to_string())
             .collect()
     }
@@ -396,20 +406,37 @@ fn an_approved_destructive_command_is_checkpointed_and_undone() {
     )
     .unwrap();
     let abs = format!("{}/src", repo.display());
-    let run = home.ken(&["exec", "--approval", "on-request", "--", "rm", "-rf", &abs, "notes.txt"]);
+    let run = home.ken(&[
+        "exec",
+        "--approval",
+        "on-request",
+        "--",
+        "rm",
+        "-rf",
+        &abs,
+        "notes.txt",
+    ]);
     assert!(run.status.success(), "{}", stderr(&run));
     assert!(
-        stderr(&run).contains("saved before this destructive command") && stderr(&run).contains("ken exec --undo"),
+        stderr(&run).contains("saved before this destructive command")
+            && stderr(&run).contains("ken exec --undo"),
         "{}",
         stderr(&run)
     );
-    assert!(!repo.join("src").exists() && !repo.join("notes.txt").exists(), "the approved rm ran");
+    assert!(
+        !repo.join("src").exists() && !repo.join("notes.txt").exists(),
+        "the approved rm ran"
+    );
     let undo = home.ken(&["exec", "--undo"]);
     assert!(undo.status.success(), "{}", stderr(&undo));
     assert!(home.lost().is_empty(), "not restored: {:?}", home.lost());
     // Nothing to undo in another session.
     let other = home.ken(&["exec", "--session", "other", "--undo"]);
-    assert!(!other.status.success() && stderr(&other).contains("nothing to undo"), "{}", stderr(&other));
+    assert!(
+        !other.status.success() && stderr(&other).contains("nothing to undo"),
+        "{}",
+        stderr(&other)
+    );
 }
 
 #[test]

@@ -843,7 +843,15 @@ fn a_body_fix_with_a_wide_blast_radius_runs_without_a_terminal_and_a_public_sign
     git(r.path(), &["add", "-A"]);
     git(
         r.path(),
-        &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "callers"],
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "callers",
+        ],
     );
     let signature = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-def add(a, b):\n+def add(a, b, c):\n*** End Patch\n";
     let script = vec![
@@ -857,7 +865,10 @@ fn a_body_fix_with_a_wide_blast_radius_runs_without_a_terminal_and_a_public_sign
     assert_eq!(patches.len(), 2, "{}", String::from_utf8_lossy(&run.out.stderr));
     assert_eq!(patches[0]["ok"], true, "{}", patches[0]);
     assert!(
-        patches[0]["result"].as_str().unwrap().contains("blast radius of 30"),
+        patches[0]["result"]
+            .as_str()
+            .unwrap()
+            .contains("blast radius of 30"),
         "the body fix records its blast radius: {}",
         patches[0]
     );

@@ -21,11 +21,11 @@ mod stuck_detector;
 mod syntax_check;
 mod tool_box;
 
+pub use crate::exec::{Checkpoint, CheckpointError, CheckpointStore};
 pub use agent_limits::AgentLimits;
 pub use agent_loop::{Agent, AgentConfig, AgentOutcome};
 pub use agent_state::{AgentEvent, AgentState};
 pub use agent_stats::{AgentLogCollector, AgentStats};
-pub use crate::exec::{Checkpoint, CheckpointError, CheckpointStore};
 pub use environment_facts::EnvironmentFacts;
 pub use model_chain::{Latency, ModelChain};
 pub use model_router::{ModelRouter, RouteError, RoutedModel};

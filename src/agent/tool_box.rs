@@ -21,8 +21,7 @@ use super::syntax_check::SyntaxCheck;
 use crate::api::{ImpactRequest, Operation, ReindexRequest, Workspace};
 use crate::exec::{
     ActionPolicy, ApprovalPolicy, CheckpointStore, Decision, EditPolicy, ExecRules, Limits, OutputCapture,
-    PolicyContext,
-    RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspacePaths, WorkspaceSnapshot,
+    PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspacePaths, WorkspaceSnapshot,
 };
 use crate::index::NoProgress;
 use crate::providers::ToolSpec;
@@ -313,7 +312,9 @@ impl ToolBox {
         result.checkpoint = Some(before.clone());
         let (judged, notes) = self.judge_edit();
         if !notes.is_empty() {
-            result.content.push_str(&format!(" (noted: {})", notes.join("; ")));
+            result
+                .content
+                .push_str(&format!(" (noted: {})", notes.join("; ")));
         }
         if let Some((decision, by)) = judged {
             if let Decision::Deny { reason } = &decision {

@@ -14,9 +14,9 @@ use serde::Serialize;
 use super::args::{ApprovalArg, ExecArgs, SandboxArg};
 use super::shared::print_json;
 use crate::exec::{
-    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CheckpointStore, CommandVerdict, Decision, ExecRules, Limits,
-    Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, SessionApprovals,
-    WorkspacePaths, WorkspaceSnapshot, default_workspace,
+    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CheckpointStore, CommandVerdict, Decision,
+    ExecRules, Limits, Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode,
+    SandboxSpec, SessionApprovals, WorkspacePaths, WorkspaceSnapshot, default_workspace,
 };
 
 /// Exit code of a command the policy or a person refused.

@@ -465,11 +465,17 @@ fn overwrite(targets: &[&str], scope: &Scope, verb: &str) -> (ActionClass, Strin
         if let Touch::Workspace { rel, tracked: true } = scope.touch(t) {
             return (
                 ActionClass::Destructive,
-                format!("{verb} tracked work (`{}`)", if rel.is_empty() { "." } else { &rel }),
+                format!(
+                    "{verb} tracked work (`{}`)",
+                    if rel.is_empty() { "." } else { &rel }
+                ),
             );
         }
     }
-    (ActionClass::WorkspaceWrite, format!("{verb} files that hold no tracked work"))
+    (
+        ActionClass::WorkspaceWrite,
+        format!("{verb} files that hold no tracked work"),
+    )
 }
 
 /// Paths a command deletes: destructive anywhere but a temporary folder outside the
@@ -479,7 +485,8 @@ fn removal(targets: &[&str], scope: &Scope, prog: &str) -> (ActionClass, String)
         return (ActionClass::Protected, why);
     }
     let touches: Vec<Touch> = targets.iter().map(|t| scope.touch(t)).collect();
-    if let Some(Touch::Workspace { rel, .. }) = touches.iter().find(|t| matches!(t, Touch::Workspace { .. })) {
+    if let Some(Touch::Workspace { rel, .. }) = touches.iter().find(|t| matches!(t, Touch::Workspace { .. }))
+    {
         return (
             ActionClass::Destructive,
             format!(
@@ -489,7 +496,10 @@ fn removal(targets: &[&str], scope: &Scope, prog: &str) -> (ActionClass, String)
         );
     }
     match !touches.is_empty() && touches.iter().all(|t| *t == Touch::Temp) {
-        true => (ActionClass::WorkspaceWrite, "deletes files in a temporary folder".into()),
+        true => (
+            ActionClass::WorkspaceWrite,
+            "deletes files in a temporary folder".into(),
+        ),
         false => (ActionClass::Destructive, format!("`{prog}` deletes files")),
     }
 }
@@ -577,7 +587,18 @@ const WRAPPER_VALUE_FLAGS: &[(&str, &[&str])] = &[
     ("stdbuf", &["-i", "-o", "-e"]),
     (
         "xargs",
-        &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--arg-file", "--delimiter"],
+        &[
+            "-I",
+            "-n",
+            "-P",
+            "-d",
+            "-L",
+            "-s",
+            "-a",
+            "-E",
+            "--arg-file",
+            "--delimiter",
+        ],
     ),
 ];
 
@@ -728,7 +749,10 @@ fn find_action(args: &[String], scope: &Scope, depth: u8) -> Option<(ActionClass
                 .map(|a| a.replace("{}", &format!("{}/*", roots[0])))
                 .collect();
             let (class, why) = classify_words(&cmd, scope, depth + 1);
-            keep((class, format!("`find {}` runs `{}`: {why}", args[i], cmd.join(" "))));
+            keep((
+                class,
+                format!("`find {}` runs `{}`: {why}", args[i], cmd.join(" ")),
+            ));
             i += cmd.len() + 1;
         }
         i += 1;
@@ -771,7 +795,11 @@ fn copy_like(prog: &str, args: &[String], scope: &Scope) -> (ActionClass, String
             None => return (ActionClass::WorkspaceWrite, format!("`{prog}` writes files")),
         },
     };
-    if prog == "rsync" && args.iter().any(|a| a.starts_with("--delete") || a == "--remove-source-files") {
+    if prog == "rsync"
+        && args
+            .iter()
+            .any(|a| a.starts_with("--delete") || a == "--remove-source-files")
+    {
         return removal(&[dest.as_str()], scope, "rsync --delete");
     }
     let into_dir = target_dir.is_some() || ops.len() > 1 || scope.is_dir(&dest);
@@ -864,7 +892,10 @@ fn classify_program(prog: &str, args: &[String], scope: &Scope) -> (ActionClass,
             return overwrite(&of, scope, "`dd` overwrites");
         }
         "cp" | "mv" | "install" => return copy_like(prog, args, scope),
-        "ln" if args.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('f')) => {
+        "ln" if args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('f')) =>
+        {
             return copy_like(prog, args, scope);
         }
         "git" => return classify_git(args, scope),
@@ -901,21 +932,31 @@ fn classify_program(prog: &str, args: &[String], scope: &Scope) -> (ActionClass,
 }
 
 /// Git's options before the subcommand that take a value.
-const GIT_VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"];
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+];
 
 fn classify_git(args: &[String], scope: &Scope) -> (ActionClass, String) {
     use ActionClass::*;
     let mut i = 0;
     while i < args.len() && args[i].starts_with('-') {
-        i += if GIT_VALUE_OPTIONS.contains(&args[i].as_str()) { 2 } else { 1 };
+        i += if GIT_VALUE_OPTIONS.contains(&args[i].as_str()) {
+            2
+        } else {
+            1
+        };
     }
     let sub = args.get(i).map(String::as_str).unwrap_or("");
     let rest: &[String] = args.get(i + 1..).unwrap_or(&[]);
     let has = |flag: &str| rest.iter().any(|a| a == flag);
     let flag_has = |short: char, long: &str| {
-        rest.iter().any(|a| {
-            a == long || (a.starts_with('-') && !a.starts_with("--") && a.contains(short))
-        })
+        rest.iter()
+            .any(|a| a == long || (a.starts_with('-') && !a.starts_with("--") && a.contains(short)))
     };
     match sub {
         "status" | "diff" | "log" | "show" | "blame" | "grep" | "ls-files" | "rev-parse" | "describe"

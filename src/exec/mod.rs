@@ -2,7 +2,7 @@
 //! without the agent. So far: the tamper-evident audit log, secret redaction, the scrubbed
 //! environment, the action policy (classes and approval decisions for shell commands), and
 //! the Linux sandbox (namespaces, read-only mounts, Landlock, seccomp, rlimits, cgroups, a
-//! wall clock) that `ken exec` runs commands in.
+//! wall clock) that `ken exec` runs commands in, and the checkpoints that undo a run.
 //!
 //! Invariants:
 //! - Nothing secret is written to the audit log: every event passes [`SecretRedactor`] first.
@@ -11,8 +11,8 @@
 
 mod action_policy;
 mod audit_log;
-mod checkpoint_store;
 mod cgroup_limits;
+mod checkpoint_store;
 mod confinement;
 mod edit_policy;
 mod env_scrubber;

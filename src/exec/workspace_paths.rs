@@ -113,10 +113,7 @@ impl WorkspacePaths {
     /// `word` names a folder (it ends in `/` or one exists there): a copy lands inside it.
     pub fn is_dir(&self, word: &str) -> bool {
         let text: String = word.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect();
-        text.ends_with('/')
-            || self
-                .expand(&text)
-                .is_some_and(|e| self.cwd.join(e).is_dir())
+        text.ends_with('/') || self.expand(&text).is_some_and(|e| self.cwd.join(e).is_dir())
     }
 
     fn in_workspace(&self, rel: String, tracked: bool) -> Touch {
@@ -161,7 +158,11 @@ impl WorkspacePaths {
             return !tracked.is_empty();
         }
         let dir = format!("{rel}/");
-        tracked.contains(rel) || tracked.range(dir.clone()..).next().is_some_and(|t| t.starts_with(&dir))
+        tracked.contains(rel)
+            || tracked
+                .range(dir.clone()..)
+                .next()
+                .is_some_and(|t| t.starts_with(&dir))
     }
 
     /// Some tracked path ends with `rel` (where a relative path lands is not known).
@@ -268,6 +269,9 @@ mod tests {
                 tracked: false
             }
         );
-        assert!(matches!(p.touch("lib.rs", true), Touch::Workspace { tracked: true, .. }));
+        assert!(matches!(
+            p.touch("lib.rs", true),
+            Touch::Workspace { tracked: true, .. }
+        ));
     }
 }

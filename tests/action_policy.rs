@@ -430,6 +430,11 @@ fn an_approved_destructive_command_is_checkpointed_and_undone() {
     let undo = home.ken(&["exec", "--undo"]);
     assert!(undo.status.success(), "{}", stderr(&undo));
     assert!(home.lost().is_empty(), "not restored: {:?}", home.lost());
+    let log = std::fs::read_to_string(home.dir.path().join("state/kenning/audit/exec.jsonl")).unwrap();
+    assert!(
+        log.contains("\"checkpoint\":\"") && log.contains("\"kind\":\"undo\""),
+        "the run's checkpoint and the undo are in the audit log:\n{log}"
+    );
     // Nothing to undo in another session.
     let other = home.ken(&["exec", "--session", "other", "--undo"]);
     assert!(

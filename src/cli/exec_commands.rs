@@ -41,7 +41,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         bail!("--workspace {}: not a folder", workspace.display());
     }
     if let Some(which) = &a.undo {
-        return undo(&a.session, &workspace, which);
+        return undo(&a, &workspace, which);
     }
     let rules = ExecRules::load(&workspace, config_dir().as_deref())?;
     let mode = sandbox_mode(a.sandbox);
@@ -180,7 +180,8 @@ fn checkpoint_dir(session: &str, workspace: &Path) -> Result<PathBuf> {
 
 /// `ken exec --undo [ID]`: the tree put back as the checkpoint saved it (by default the one
 /// before the last destructive command); the tree it replaces is saved too.
-fn undo(session: &str, workspace: &Path, which: &str) -> Result<ExitCode> {
+fn undo(a: &ExecArgs, workspace: &Path, which: &str) -> Result<ExitCode> {
+    let session = a.session.as_str();
     let dir = checkpoint_dir(session, workspace)?;
     if !dir.join("HEAD").exists() {
         bail!(
@@ -204,6 +205,15 @@ fn undo(session: &str, workspace: &Path, which: &str) -> Result<ExitCode> {
         );
     };
     let replaced = store.restore(&target.commit)?;
+    // Recorded like the commands it undoes, in the session's audit log.
+    AuditLog::open(&audit_path(a)?)?.append(&serde_json::json!({
+        "kind": "undo",
+        "session": session,
+        "workspace": workspace,
+        "restored": target.commit,
+        "label": target.label,
+        "replaced": replaced,
+    }))?;
     println!(
         "restored {} to checkpoint {} (`{}`); the tree it replaced is checkpoint {}",
         workspace.display(),

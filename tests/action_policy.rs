@@ -1,8 +1,14 @@
 //! Real shell commands, compound ones included, with the class `ken` gives them and the
 //! decision under each approval policy (sandbox `workspace-write`, no network, on a feature
 //! branch unless the row says `@main`). A = allow, Q = ask, D = deny.
+//!
+//! Then the spellings of "remove or overwrite tracked work" run for real through `ken exec`
+//! without a terminal: every one is refused, and the tracked files are still there after.
+//! An approved destructive command is checkpointed, and `ken exec --undo` puts it back.
 
-use kenning::exec::{ActionPolicy, ApprovalPolicy, Decision, PolicyContext, SandboxMode};
+use std::process::{Command, Output};
+
+use kenning::exec::{ActionPolicy, ApprovalPolicy, Decision, PolicyContext, SandboxMode, WorkspacePaths};
 
 const TABLE: &str = r#"
 ls -la src                                                  | read            | A A A
@@ -77,6 +83,32 @@ echo "unterminated                                          | protected       | 
 ls && (rm -rf                                               | protected       | Q Q D
 "#;
 
+/// The workspace the table's commands run in: a git repository with tracked sources.
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in [
+        ("src/lib.rs", "pub fn f() {}\n"),
+        ("README.md", "# r\n"),
+        ("package.json", "{}\n"),
+    ] {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    dir
+}
+
 fn letter(d: &Decision) -> char {
     match d {
         Decision::Allow => 'A',
@@ -87,6 +119,7 @@ fn letter(d: &Decision) -> char {
 
 #[test]
 fn real_commands_get_their_class_and_decision_under_every_policy() {
+    let ws = fixture();
     let mut rows = 0;
     let mut wrong = Vec::new();
     for line in TABLE.lines().filter(|l| !l.trim().is_empty()) {
@@ -101,6 +134,7 @@ fn real_commands_get_their_class_and_decision_under_every_policy() {
         let cx = PolicyContext {
             branch,
             network: false,
+            paths: Some(WorkspacePaths::load(ws.path(), ws.path())),
         };
         let v = ActionPolicy::classify(command, &cx);
         let got: String = [
@@ -173,4 +207,264 @@ fn reasons_name_the_part_that_decided_and_the_sandbox_mode_counts() {
         panic!()
     };
     assert!(reason.contains("could not be parsed"), "{reason}");
+}
+
+/// Every way of removing or overwriting tracked work that a model or a person might write.
+/// `@W` stands for the workspace's absolute path; the workspace is `$HOME/repo`. A spelling
+/// with shell syntax in it runs as `sh -c SPELLING`, the rest as the argument vector.
+const SPELLINGS: &[&str] = &[
+    "rm -rf @W/src",
+    "rm -rf @W",
+    "rm -rf ./src",
+    "rm -rf \"$PWD/src\"",
+    "rm -rf ${PWD}/src",
+    "rm -rf ~/repo/src",
+    "rm -rf $HOME/repo/src",
+    "rm -f src/*.rs",
+    "rm -rf *",
+    "rm -rf src/../src",
+    "rm -rf @W/..",
+    "cd src && rm -f lib.rs",
+    "command rm -rf src",
+    "/bin/rm -rf src",
+    "\\rm -rf src",
+    "env rm -rf src",
+    "env -i PATH=/usr/bin:/bin rm -rf src",
+    "sh -c 'rm -rf src'",
+    "bash -c \"cd src && rm *.rs\"",
+    "eval 'rm -rf src'",
+    "timeout 5 rm -rf src",
+    "nice -n 5 nohup rm -rf src",
+    "find . -name '*.rs' -delete",
+    "find @W/src -type f -exec rm {} +",
+    "find src -exec /bin/rm -f {} \\;",
+    "git ls-files | xargs rm -f",
+    "ls src | xargs -I{} rm src/{}",
+    "git clean -fdx",
+    "git checkout -- .",
+    "git checkout README.md",
+    "git restore README.md",
+    "git -C @W reset --hard",
+    "git rm -rq src",
+    "truncate -s 0 src/lib.rs",
+    "echo > src/lib.rs",
+    ": > README.md",
+    "echo x 2> @W/src/main.rs",
+    "tee src/lib.rs < /dev/null",
+    "cp notes.txt src/lib.rs",
+    "cp notes.txt ./src/main.rs",
+    "mv notes.txt src/lib.rs",
+    "mv src /tmp/ken-spelling-moved",
+    "dd if=/dev/null of=src/lib.rs",
+    "shred -u src/lib.rs",
+    "unlink src/lib.rs",
+    "rmdir src",
+    "rsync -a --delete /tmp/ken-spelling-empty/ src/",
+    "ln -sf /dev/null src/lib.rs",
+];
+
+/// The work a spelling must not lose: tracked files, an uncommitted change to one, and an
+/// untracked note.
+const WORK: &[(&str, &str)] = &[
+    ("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n"),
+    ("src/main.rs", "fn main() {}\n"),
+    ("README.md", "# repo\n\nan uncommitted paragraph\n"),
+    ("notes.txt", "untracked notes\n"),
+];
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    /// `$HOME/repo`: a git repository with `WORK` in it, README.md's last paragraph not
+    /// committed and notes.txt not tracked.
+    fn new() -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        for (path, text) in &WORK[..3] {
+            std::fs::write(repo.join(path), text).unwrap();
+        }
+        std::fs::write(repo.join("README.md"), "# repo\n").unwrap();
+        for args in [
+            &["init", "-q", "-b", "work"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-qm",
+                "base",
+            ],
+        ] {
+            let ok = Command::new("git")
+                .arg("-C")
+                .arg(&repo)
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        }
+        for (path, text) in &WORK[2..] {
+            std::fs::write(repo.join(path), text).unwrap();
+        }
+        Home { dir }
+    }
+
+    fn repo(&self) -> std::path::PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    fn ken(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_ken"))
+            .current_dir(self.repo())
+            .env("HOME", self.dir.path())
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env_remove("KEN_SANDBOX_DISABLE")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `ken exec --approval POLICY -- SPELLING`, as argv or through `sh -c`.
+    fn exec(&self, approval: &str, spelling: &str) -> Output {
+        let text = spelling.replace("@W", &self.repo().display().to_string());
+        let shell = text.contains(|c: char| "|;&<>*?$~{}()'\"\\`".contains(c));
+        let words: Vec<String> = match shell {
+            true => vec!["sh".into(), "-c".into(), text],
+            false => text.split_whitespace().map(str::to_string).collect(),
+        };
+        let mut args = vec!["exec", "--approval", approval, "--"];
+        args.extend(words.iter().map(String::as_str));
+        self.ken(&args)
+    }
+
+    /// The work `WORK` holds that is missing or changed.
+    fn lost(&self) -> Vec<String> {
+        WORK.iter()
+            .filter(|(path, text)| {
+                std::fs::read_to_string(self.repo().join(path)).ok().as_deref() != Some(*text)
+            })
+            .map(|(path, _)| path.to_string())
+            .collect()
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn every_spelling_of_removing_tracked_work_is_refused_without_a_terminal_and_the_work_stays() {
+    assert!(SPELLINGS.len() >= 30);
+    let mut wrong = Vec::new();
+    for spelling in SPELLINGS {
+        let home = Home::new();
+        for (approval, why) in [
+            ("never", "approval policy `never`"),
+            ("on-request", "no terminal to ask on"),
+        ] {
+            let out = home.exec(approval, spelling);
+            let err = stderr(&out);
+            let lost = home.lost();
+            if out.status.code() != Some(126)
+                || !err.contains("denied: destructive")
+                || !err.contains(why)
+                || !lost.is_empty()
+            {
+                wrong.push(format!(
+                    "{spelling:?} under {approval}: exit {:?}, lost {lost:?}, stderr: {}",
+                    out.status.code(),
+                    err.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} runs wrong:\n{}",
+        wrong.len(),
+        SPELLINGS.len() * 2,
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn an_approved_destructive_command_is_checkpointed_and_undone() {
+    let home = Home::new();
+    let repo = home.repo();
+    std::fs::create_dir_all(repo.join(".kenning")).unwrap();
+    std::fs::write(
+        repo.join(".kenning/rules.toml"),
+        "[[rule]]\nmatch = \"rm\"\ndecision = \"allow\"\nreason = \"a person allows rm here\"\n",
+    )
+    .unwrap();
+    let abs = format!("{}/src", repo.display());
+    let run = home.ken(&[
+        "exec",
+        "--approval",
+        "on-request",
+        "--",
+        "rm",
+        "-rf",
+        &abs,
+        "notes.txt",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("saved before this destructive command")
+            && stderr(&run).contains("ken exec --undo"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(
+        !repo.join("src").exists() && !repo.join("notes.txt").exists(),
+        "the approved rm ran"
+    );
+    let undo = home.ken(&["exec", "--undo"]);
+    assert!(undo.status.success(), "{}", stderr(&undo));
+    assert!(home.lost().is_empty(), "not restored: {:?}", home.lost());
+    let log = std::fs::read_to_string(home.dir.path().join("state/kenning/audit/exec.jsonl")).unwrap();
+    assert!(
+        log.contains("\"checkpoint\":\"") && log.contains("\"kind\":\"undo\""),
+        "the run's checkpoint and the undo are in the audit log:\n{log}"
+    );
+    // Nothing to undo in another session.
+    let other = home.ken(&["exec", "--session", "other", "--undo"]);
+    assert!(
+        !other.status.success() && stderr(&other).contains("nothing to undo"),
+        "{}",
+        stderr(&other)
+    );
+}
+
+#[test]
+fn a_checkout_of_a_branch_and_a_copy_to_a_new_file_stay_workspace_writes() {
+    let home = Home::new();
+    let cx = PolicyContext {
+        paths: Some(WorkspacePaths::load(&home.repo(), &home.repo())),
+        ..PolicyContext::default()
+    };
+    for (command, class) in [
+        ("git checkout work", "workspace-write"),
+        ("cp notes.txt src/", "workspace-write"),
+        ("mv notes.txt notes.md", "workspace-write"),
+        ("echo more >> README.md", "workspace-write"),
+        ("sed -i s/a/b/ src/lib.rs", "workspace-write"),
+        ("rm -rf /tmp/ken-scratch", "workspace-write"),
+        ("find src -name '*.rs' -exec grep -n answer {} +", "read"),
+        ("command -v rm", "read"),
+        ("git ls-files | xargs wc -l", "read"),
+        ("mv src/lib.rs src/answer.rs", "workspace-write"),
+        ("cp src/lib.rs README.md", "destructive"),
+    ] {
+        let v = ActionPolicy::classify(command, &cx);
+        assert_eq!(v.class.as_str(), class, "{command}: {:?}", v.parts);
+    }
 }

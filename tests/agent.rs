@@ -824,3 +824,63 @@ fn sub_agents_can_run_on_another_model() {
         ]
     );
 }
+
+#[test]
+fn a_body_fix_with_a_wide_blast_radius_runs_without_a_terminal_and_a_public_signature_change_is_refused() {
+    let r = repo();
+    // Thirty public callers of `add` and thirty of theirs: a blast radius of 30 indirect
+    // dependents, which asked (and without a terminal, refused) before a body fix.
+    let callers: String = (0..30)
+        .map(|i| {
+            format!("def total_{i}(x):\n    return add(x, {i})\n\n\ndef report_{i}(x):\n    return total_{i}(x)\n\n\n")
+        })
+        .collect();
+    std::fs::write(
+        r.path().join("calc/users.py"),
+        format!("from calc.ops import add\n\n\n{callers}"),
+    )
+    .unwrap();
+    git(r.path(), &["add", "-A"]);
+    git(
+        r.path(),
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "callers",
+        ],
+    );
+    let signature = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-def add(a, b):\n+def add(a, b, c):\n*** End Patch\n";
+    let script = vec![
+        call("apply_patch", json!({"patch": FIX})),
+        call("apply_patch", json!({"patch": signature})),
+        call("finish", json!({"summary": "fixed add"})),
+    ];
+    let model = FakeModel::start(Wire::OpenAi, script);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--approval", "on-request"]);
+    let patches = run.tool_results("apply_patch");
+    assert_eq!(patches.len(), 2, "{}", String::from_utf8_lossy(&run.out.stderr));
+    assert_eq!(patches[0]["ok"], true, "{}", patches[0]);
+    assert!(
+        patches[0]["result"]
+            .as_str()
+            .unwrap()
+            .contains("blast radius of 30"),
+        "the body fix records its blast radius: {}",
+        patches[0]
+    );
+    let refused = patches[1]["result"].as_str().unwrap();
+    assert_eq!(patches[1]["ok"], false, "{}", patches[1]);
+    assert!(
+        refused.contains("changes public API") && refused.contains("--approve-edits"),
+        "{refused}"
+    );
+    let text = std::fs::read_to_string(r.path().join("calc/ops.py")).unwrap();
+    assert!(
+        text.contains("def add(a, b):") && text.contains("return a + b"),
+        "the body fix stays and the signature change is undone:\n{text}"
+    );
+}

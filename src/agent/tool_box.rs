@@ -16,13 +16,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::checkpoint_store::CheckpointStore;
 use super::patch_applier::PatchApplier;
 use super::syntax_check::SyntaxCheck;
 use crate::api::{ImpactRequest, Operation, ReindexRequest, Workspace};
 use crate::exec::{
-    ActionPolicy, ApprovalPolicy, Decision, EditPolicy, ExecRules, Limits, OutputCapture, PolicyContext,
-    RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspaceSnapshot,
+    ActionPolicy, ApprovalPolicy, CheckpointStore, Decision, EditPolicy, ExecRules, Limits, OutputCapture,
+    PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspacePaths, WorkspaceSnapshot,
 };
 use crate::index::NoProgress;
 use crate::providers::ToolSpec;
@@ -311,7 +310,13 @@ impl ToolBox {
         };
         let mut result = ToolResult::ok(format!("edited {}", changed.join(", ")));
         result.checkpoint = Some(before.clone());
-        if let Some((decision, by)) = self.judge_edit() {
+        let (judged, notes) = self.judge_edit();
+        if !notes.is_empty() {
+            result
+                .content
+                .push_str(&format!(" (noted: {})", notes.join("; ")));
+        }
+        if let Some((decision, by)) = judged {
             if let Decision::Deny { reason } = &decision {
                 let undone = self.checkpoints.restore(&before).is_ok();
                 return ToolResult {
@@ -353,20 +358,40 @@ impl ToolBox {
         result
     }
 
-    /// The edit policy on the working tree as it now stands: `None` when nothing asks.
-    fn judge_edit(&mut self) -> Option<(Decision, String)> {
+    /// The edit policy on the working tree as it now stands (`None` when nothing asks), and
+    /// its notes (the blast radius of a body change asks for nothing but is recorded).
+    fn judge_edit(&mut self) -> (Option<(Decision, String)>, Vec<String>) {
         if self.edits_preapproved {
-            return Some((Decision::Allow, "approved up front (--approve-edits)".to_string()));
+            return (
+                Some((Decision::Allow, "approved up front (--approve-edits)".to_string())),
+                Vec::new(),
+            );
         }
-        let impact = self.workspace.analysis().impact(&ImpactRequest::default()).ok()?;
+        let Ok(impact) = self.workspace.analysis().impact(&ImpactRequest::default()) else {
+            return (None, Vec::new());
+        };
         let verdict = EditPolicy::default().judge(&impact.impact, self.approval, self.mode);
-        match verdict.decision {
+        let allow_with = "pass --approve-edits to allow edits up front, or run on a terminal to be asked";
+        let judged = match verdict.decision {
             Decision::Allow => None,
-            Decision::Deny { reason } => Some((Decision::Deny { reason }, "edit policy".to_string())),
+            Decision::Deny { reason } => Some((
+                Decision::Deny {
+                    reason: format!("{reason}; {allow_with}"),
+                },
+                "edit policy".to_string(),
+            )),
             Decision::Ask { reason } => {
-                Some(self.ask(&format!("edit: {}", verdict.risks.join("; ")), &reason))
+                let (decision, by) = self.ask(&format!("edit: {}", verdict.risks.join("; ")), &reason);
+                let decision = match decision {
+                    Decision::Deny { reason } if self.approver.is_none() => Decision::Deny {
+                        reason: format!("{reason} ({allow_with})"),
+                    },
+                    d => d,
+                };
+                Some((decision, by))
             }
-        }
+        };
+        (judged, verdict.notes)
     }
 
     /// What needs approval, put to the person (if one can be asked) or refused.
@@ -439,6 +464,7 @@ impl ToolBox {
         let cx = PolicyContext {
             branch: WorkspaceSnapshot::branch(&self.root),
             network: self.network,
+            paths: Some(WorkspacePaths::load(&self.root, &self.root)),
         };
         let verdict = ActionPolicy::classify(command, &cx);
         let ruled = self.rules.decide(&verdict, self.approval, self.mode, &cx);

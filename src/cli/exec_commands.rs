@@ -1,5 +1,6 @@
 //! `ken exec`: judge a command (policy, rules, a person on a TTY), run it in the sandbox,
-//! record it in the audit log, exit with its status. `ken exec --doctor` prints what this
+//! record it in the audit log, exit with its status. A destructive command that runs is
+//! checkpointed first (`ken exec --undo` restores). `ken exec --doctor` prints what this
 //! kernel enforces.
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -13,9 +14,9 @@ use serde::Serialize;
 use super::args::{ApprovalArg, ExecArgs, SandboxArg};
 use super::shared::print_json;
 use crate::exec::{
-    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CommandVerdict, Decision, ExecRules, Limits,
-    Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, SessionApprovals,
-    WorkspaceSnapshot, default_workspace,
+    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CheckpointStore, CommandVerdict, Decision,
+    ExecRules, Limits, Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode,
+    SandboxSpec, SessionApprovals, WorkspacePaths, WorkspaceSnapshot, default_workspace,
 };
 
 /// Exit code of a command the policy or a person refused.
@@ -25,7 +26,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     if a.doctor {
         return doctor(a.json);
     }
-    if a.command.is_empty() {
+    if a.undo.is_none() && a.command.is_empty() {
         bail!("ken exec: no command given; put it after `--`, as in `ken exec -- cargo test`");
     }
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
@@ -39,6 +40,9 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     if !workspace.is_dir() {
         bail!("--workspace {}: not a folder", workspace.display());
     }
+    if let Some(which) = &a.undo {
+        return undo(&a, &workspace, which);
+    }
     let rules = ExecRules::load(&workspace, config_dir().as_deref())?;
     let mode = sandbox_mode(a.sandbox);
     let approval = approval_policy(a.approval);
@@ -46,6 +50,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     let cx = PolicyContext {
         branch: WorkspaceSnapshot::branch(&workspace),
         network,
+        paths: Some(WorkspacePaths::load(&workspace, &cwd)),
     };
     let text = shlex::try_join(a.command.iter().map(String::as_str)).unwrap_or_else(|_| a.command.join(" "));
     let verdict = ActionPolicy::classify(&text, &cx);
@@ -99,6 +104,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             strict: a.sandbox_strict,
         },
         result: None,
+        checkpoint: None,
     };
     if !allowed {
         audit.append(&event)?;
@@ -106,6 +112,18 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             bail!("aborted at the approval prompt");
         }
         return Ok(ExitCode::from(DENIED));
+    }
+    // What a person approved that removes or overwrites work can be undone: the tree is
+    // saved first, and a command whose undo cannot be saved does not run.
+    if mode != SandboxMode::ReadOnly && verdict.parts.iter().any(|p| p.class == ActionClass::Destructive) {
+        let store = CheckpointStore::open(&checkpoint_dir(&a.session, &workspace)?, &workspace)?;
+        match store.save(&format!("before: {text}")) {
+            Ok(commit) => event.checkpoint = Some(commit),
+            Err(e) => {
+                audit.append(&event)?;
+                bail!("not run: the checkpoint to undo it could not be saved: {e}");
+            }
+        }
     }
     let spec = sandbox_spec(&a, mode, &workspace, cwd, network, &rules);
     let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
@@ -125,15 +143,85 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         eprintln!("ken exec: not run: {why}");
     }
     if a.json {
-        print_json(
-            &serde_json::json!({ "report": report, "decided_by": event.decided_by, "audit_log": audit_path }),
-        )?;
+        print_json(&serde_json::json!({
+            "report": report,
+            "decided_by": event.decided_by,
+            "audit_log": audit_path,
+            "checkpoint": event.checkpoint,
+        }))?;
     } else {
         eprintln!("{}", summary(&report));
+    }
+    if let Some(commit) = &event.checkpoint {
+        eprintln!(
+            "ken exec: checkpoint {} saved before this destructive command; `ken exec{} --undo` puts the workspace back",
+            &commit[..commit.len().min(12)],
+            match a.session.as_str() {
+                "exec" => String::new(),
+                s => format!(" --session {}", shlex::try_quote(s).unwrap_or_default()),
+            }
+        );
     }
     Ok(ExitCode::from(
         u8::try_from(report.status.clamp(0, 255)).unwrap_or(1),
     ))
+}
+
+/// The shadow repository of a session's checkpoints of one workspace:
+/// `<state dir>/kenning/exec/checkpoints/<session>-<hash of the workspace path>.git`.
+fn checkpoint_dir(session: &str, workspace: &Path) -> Result<PathBuf> {
+    let hash = blake3::hash(workspace.as_os_str().as_encoded_bytes()).to_hex();
+    Ok(state_dir()
+        .context("no state folder: set XDG_STATE_HOME or HOME")?
+        .join("exec")
+        .join("checkpoints")
+        .join(format!("{}-{}.git", safe_name(session), &hash.as_str()[..12])))
+}
+
+/// `ken exec --undo [ID]`: the tree put back as the checkpoint saved it (by default the one
+/// before the last destructive command); the tree it replaces is saved too.
+fn undo(a: &ExecArgs, workspace: &Path, which: &str) -> Result<ExitCode> {
+    let session = a.session.as_str();
+    let dir = checkpoint_dir(session, workspace)?;
+    if !dir.join("HEAD").exists() {
+        bail!(
+            "nothing to undo: session `{session}` ran no destructive command in {}",
+            workspace.display()
+        );
+    }
+    let store = CheckpointStore::open(&dir, workspace)?;
+    let all = store.list()?;
+    let target = match which {
+        "last" => all.iter().rev().find(|c| c.label.starts_with("before: ")),
+        id => all.iter().find(|c| c.commit.starts_with(id)),
+    };
+    let Some(target) = target else {
+        bail!(
+            "no checkpoint `{which}` in session `{session}`; it has: {}",
+            all.iter()
+                .map(|c| format!("{} {}", &c.commit[..12.min(c.commit.len())], c.label))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    };
+    let replaced = store.restore(&target.commit)?;
+    // Recorded like the commands it undoes, in the session's audit log.
+    AuditLog::open(&audit_path(a)?)?.append(&serde_json::json!({
+        "kind": "undo",
+        "session": session,
+        "workspace": workspace,
+        "restored": target.commit,
+        "label": target.label,
+        "replaced": replaced,
+    }))?;
+    println!(
+        "restored {} to checkpoint {} (`{}`); the tree it replaced is checkpoint {}",
+        workspace.display(),
+        &target.commit[..12.min(target.commit.len())],
+        target.label,
+        &replaced[..12.min(replaced.len())]
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--audit`, else `<state dir>/kenning/audit/<session>.jsonl`, its folder made.
@@ -253,6 +341,8 @@ struct ExecEvent {
     allowed: bool,
     sandbox: SandboxSettings,
     result: Option<ExecResult>,
+    /// The checkpoint saved before a destructive command (`ken exec --undo` restores it).
+    checkpoint: Option<String>,
 }
 
 #[derive(Serialize)]

@@ -6,11 +6,20 @@
 //! a list, pipeline, subshell or `$(..)`, and every redirection. The command's class is the
 //! riskiest part's. A command that does not parse is never judged by a prefix: it is asked
 //! about (refused under `never`).
+//!
+//! A command is judged by what it touches, not by how it is spelled: wrappers (`command`,
+//! `env`, `nice`, `timeout`, `xargs`, `find -exec`, `eval`, `sh -c`) are looked through,
+//! program paths (`/bin/rm`, `\rm`) reduced to their names, and path words resolved by
+//! [`WorkspacePaths`] (`./`, `$PWD`, `~`, absolute paths, globs). Removing anything in the
+//! workspace, or overwriting, truncating or moving away tracked work, is `destructive` under
+//! every spelling; without a known workspace every path is taken to hold tracked work.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser};
+
+use super::workspace_paths::{Touch, WorkspacePaths};
 
 /// From least to most risky.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -79,6 +88,36 @@ pub struct PolicyContext {
     pub branch: Option<String>,
     /// The sandbox lets the command reach the network.
     pub network: bool,
+    /// The workspace and the command's folder, to resolve the paths a command names; `None`:
+    /// every path is taken to hold tracked work.
+    pub paths: Option<WorkspacePaths>,
+}
+
+/// The context while one command line is judged.
+struct Scope<'a> {
+    cx: &'a PolicyContext,
+    /// The line changes folder somewhere (`cd`, `pushd`): relative paths may start anywhere.
+    after_cd: bool,
+}
+
+impl Scope<'_> {
+    fn touch(&self, word: &str) -> Touch {
+        match &self.cx.paths {
+            Some(p) => p.touch(word, self.after_cd),
+            None if word.starts_with("/tmp/") || word.starts_with("$TMPDIR") => Touch::Temp,
+            None => Touch::Workspace {
+                rel: word.to_string(),
+                tracked: true,
+            },
+        }
+    }
+
+    fn is_dir(&self, word: &str) -> bool {
+        match &self.cx.paths {
+            Some(p) => p.is_dir(word),
+            None => word.ends_with('/'),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -229,7 +268,11 @@ impl ActionPolicy {
         };
         let src = command.as_bytes();
         let mut parts = Vec::new();
-        collect(tree.root_node(), src, cx, &mut parts);
+        let scope = Scope {
+            cx,
+            after_cd: changes_folder(tree.root_node(), src),
+        };
+        collect(tree.root_node(), src, &scope, &mut parts);
         let class = parts.iter().map(|p| p.class).max().unwrap_or(ActionClass::Read);
         CommandVerdict {
             command: command.to_string(),
@@ -281,13 +324,21 @@ impl ActionPolicy {
     }
 }
 
+/// Whether any simple command in the tree is `cd` or `pushd`.
+fn changes_folder(node: Node, src: &[u8]) -> bool {
+    (node.kind() == "command" && matches!(program(node, src).as_str(), "cd" | "pushd"))
+        || (0..node.named_child_count())
+            .filter_map(|i| node.named_child(i as u32))
+            .any(|c| changes_folder(c, src))
+}
+
 /// Walks the tree: each simple command and each redirection is a part.
-fn collect(node: Node, src: &[u8], cx: &PolicyContext, out: &mut Vec<ActionPart>) {
+fn collect(node: Node, src: &[u8], scope: &Scope, out: &mut Vec<ActionPart>) {
     match node.kind() {
         "command" => match shell_script(node, src) {
             // `sh -c 'a && b'` is judged by its script, part by part, like any other command.
             Some(script) => {
-                let inner = ActionPolicy::classify(&script, cx);
+                let inner = ActionPolicy::classify(&script, scope.cx);
                 if inner.parsed {
                     out.extend(inner.parts);
                 } else {
@@ -298,7 +349,7 @@ fn collect(node: Node, src: &[u8], cx: &PolicyContext, out: &mut Vec<ActionPart>
                     });
                 }
             }
-            None => out.push(command_part(node, src, cx)),
+            None => out.push(command_part(node, src, scope)),
         },
         "file_redirect" => {
             let text = node.utf8_text(src).unwrap_or("").to_string();
@@ -307,16 +358,19 @@ fn collect(node: Node, src: &[u8], cx: &PolicyContext, out: &mut Vec<ActionPart>
                 .and_then(|d| d.utf8_text(src).ok())
                 .map(unquote)
                 .unwrap_or_default();
-            let writes = text
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .starts_with('>')
-                || text.contains(">>")
-                || text.starts_with("&>");
+            let op = text.trim_start_matches(|c: char| c.is_ascii_digit());
+            let writes = op.starts_with('>') || op.starts_with("&>");
+            let appends = op.starts_with(">>") || op.starts_with("&>>");
             if writes
                 && !matches!(target.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr")
                 && !target.starts_with('&')
             {
-                out.push(write_part(&text, &target));
+                // `>` empties the file first: onto tracked work that is a loss, `>>` is not.
+                let (class, why) = match appends {
+                    true => write_target(&target, scope),
+                    false => overwrite(&[target.as_str()], scope, "overwrites"),
+                };
+                out.push(ActionPart { text, class, why });
             }
         }
         "pipeline" => {
@@ -342,33 +396,111 @@ fn collect(node: Node, src: &[u8], cx: &PolicyContext, out: &mut Vec<ActionPart>
     }
     for i in 0..node.named_child_count() {
         if let Some(c) = node.named_child(i as u32) {
-            collect(c, src, cx, out);
+            collect(c, src, scope, out);
         }
     }
 }
 
+/// One pair of enclosing quotes removed (a double-quoted word's `\"`, `\\`, `\$` and `` \` ``
+/// unescaped). Trimming every quote character instead would break a script that ends in a
+/// quoted word (`sh -c "rm -rf 'src'"`).
 fn unquote(s: &str) -> String {
-    s.trim_matches(|c| c == '"' || c == '\'').to_string()
+    let b = s.as_bytes();
+    if b.len() >= 2 && b[0] == b'\'' && b[b.len() - 1] == b'\'' {
+        return s[1..s.len() - 1].to_string();
+    }
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
+        let inner = &s[1..s.len() - 1];
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek()) {
+                ('\\', Some('"' | '\\' | '$' | '`')) => out.extend(chars.next()),
+                _ => out.push(c),
+            }
+        }
+        return out;
+    }
+    s.to_string()
 }
 
 fn program(cmd: Node, src: &[u8]) -> String {
     cmd.child_by_field_name("name")
         .and_then(|n| n.utf8_text(src).ok())
-        .map(unquote)
-        .map(|p| p.rsplit('/').next().unwrap_or(&p).to_string())
+        .map(|p| program_name(&unquote(p)))
         .unwrap_or_default()
 }
 
-/// A path the command writes: protected when it is CI or system configuration.
-fn write_part(text: &str, target: &str) -> ActionPart {
-    let (class, why) = match protected_path(target) {
+/// `/bin/rm`, `\rm` and `"rm"` all run `rm`.
+fn program_name(word: &str) -> String {
+    let w = unquote(word);
+    let w = w.trim_start_matches('\\');
+    w.rsplit('/').next().unwrap_or(w).to_string()
+}
+
+/// A path the command writes without emptying it: protected when it is CI or system
+/// configuration.
+fn write_target(target: &str, scope: &Scope) -> (ActionClass, String) {
+    match protected(target, scope) {
         Some(why) => (ActionClass::Protected, why),
         None => (ActionClass::WorkspaceWrite, "writes a file".to_string()),
-    };
-    ActionPart {
-        text: text.to_string(),
-        class,
-        why,
+    }
+}
+
+/// CI or system configuration, by the word as written or by where it lands.
+fn protected(word: &str, scope: &Scope) -> Option<String> {
+    protected_path(word).or_else(|| match scope.touch(word) {
+        Touch::Workspace { rel, .. } => protected_path(&rel),
+        Touch::Outside(p) => protected_path(&p.to_string_lossy()),
+        Touch::Temp => None,
+    })
+}
+
+/// Paths a command empties or replaces: destructive where one holds tracked work.
+fn overwrite(targets: &[&str], scope: &Scope, verb: &str) -> (ActionClass, String) {
+    if let Some(why) = targets.iter().find_map(|t| protected(t, scope)) {
+        return (ActionClass::Protected, why);
+    }
+    for t in targets {
+        if let Touch::Workspace { rel, tracked: true } = scope.touch(t) {
+            return (
+                ActionClass::Destructive,
+                format!(
+                    "{verb} tracked work (`{}`)",
+                    if rel.is_empty() { "." } else { &rel }
+                ),
+            );
+        }
+    }
+    (
+        ActionClass::WorkspaceWrite,
+        format!("{verb} files that hold no tracked work"),
+    )
+}
+
+/// Paths a command deletes: destructive anywhere but a temporary folder outside the
+/// workspace.
+fn removal(targets: &[&str], scope: &Scope, prog: &str) -> (ActionClass, String) {
+    if let Some(why) = targets.iter().find_map(|t| protected(t, scope)) {
+        return (ActionClass::Protected, why);
+    }
+    let touches: Vec<Touch> = targets.iter().map(|t| scope.touch(t)).collect();
+    if let Some(Touch::Workspace { rel, .. }) = touches.iter().find(|t| matches!(t, Touch::Workspace { .. }))
+    {
+        return (
+            ActionClass::Destructive,
+            format!(
+                "`{prog}` deletes `{}` in the workspace",
+                if rel.is_empty() { "." } else { rel }
+            ),
+        );
+    }
+    match !touches.is_empty() && touches.iter().all(|t| *t == Touch::Temp) {
+        true => (
+            ActionClass::WorkspaceWrite,
+            "deletes files in a temporary folder".into(),
+        ),
+        false => (ActionClass::Destructive, format!("`{prog}` deletes files")),
     }
 }
 
@@ -434,22 +566,274 @@ fn shell_script(cmd: Node, src: &[u8]) -> Option<String> {
         .flatten()
 }
 
-fn command_part(cmd: Node, src: &[u8], cx: &PolicyContext) -> ActionPart {
+fn command_part(cmd: Node, src: &[u8], scope: &Scope) -> ActionPart {
     let text = cmd.utf8_text(src).unwrap_or("").to_string();
-    let prog = program(cmd, src);
-    let args: Vec<String> = arguments(cmd)
+    let words: Vec<String> = cmd
+        .child_by_field_name("name")
         .into_iter()
+        .chain(arguments(cmd))
         .filter_map(|c| c.utf8_text(src).ok().map(unquote))
         .collect();
-    let (class, why) = classify_program(&prog, &args, cx);
-    ActionPart {
-        text,
-        class,
-        why: why.to_string(),
+    let (class, why) = classify_words(&words, scope, 0);
+    ActionPart { text, class, why }
+}
+
+/// Flags of a wrapper that take a value as the next word.
+const WRAPPER_VALUE_FLAGS: &[(&str, &[&str])] = &[
+    ("env", &["-u", "--unset", "-C", "--chdir"]),
+    ("nice", &["-n", "--adjustment"]),
+    ("timeout", &["-s", "--signal", "-k", "--kill-after"]),
+    ("ionice", &["-c", "-n", "-p"]),
+    ("stdbuf", &["-i", "-o", "-e"]),
+    (
+        "xargs",
+        &[
+            "-I",
+            "-n",
+            "-P",
+            "-d",
+            "-L",
+            "-s",
+            "-a",
+            "-E",
+            "--arg-file",
+            "--delimiter",
+        ],
+    ),
+];
+
+/// The command a wrapper runs (`env X=1 rm ..` -> `rm ..`), `None` when the words are not a
+/// wrapper. `xargs` adds a word for what it reads from its input, which could name anything.
+fn unwrap_once(words: &[String]) -> Option<Vec<String>> {
+    let prog = program_name(words.first()?);
+    let wrappers = [
+        "command", "builtin", "exec", "env", "nice", "nohup", "time", "timeout", "stdbuf", "setsid",
+        "ionice", "xargs", "busybox",
+    ];
+    if !wrappers.contains(&prog.as_str()) {
+        return None;
+    }
+    let takes_value = WRAPPER_VALUE_FLAGS
+        .iter()
+        .find(|(p, _)| *p == prog)
+        .map(|(_, f)| *f)
+        .unwrap_or(&[]);
+    let mut rest = words[1..].iter().peekable();
+    let mut out = Vec::new();
+    while let Some(w) = rest.next() {
+        if w == "--" {
+            break;
+        }
+        if w.starts_with('-') && w.len() > 1 {
+            if prog == "env" && (w == "-S" || w == "--split-string") {
+                let script = rest.next().cloned().unwrap_or_default();
+                out.extend(shlex::split(&script).unwrap_or_else(|| vec![script]));
+                break;
+            }
+            if takes_value.contains(&w.as_str()) {
+                rest.next();
+            }
+            continue;
+        }
+        if prog == "env" && w.contains('=') {
+            continue;
+        }
+        out.push(w.clone());
+        break;
+    }
+    out.extend(rest.cloned());
+    if prog == "timeout" && !out.is_empty() {
+        out.remove(0);
+    }
+    if prog == "xargs" {
+        if out.is_empty() {
+            out.push("echo".into());
+        }
+        out.push("$XARGS_INPUT".into());
+    }
+    Some(out)
+}
+
+/// A simple command's class from its words (program first), wrappers looked through.
+fn classify_words(words: &[String], scope: &Scope, depth: u8) -> (ActionClass, String) {
+    use ActionClass::*;
+    let Some(first) = words.first() else {
+        return (Read, "known not to write".into());
+    };
+    let prog = program_name(first);
+    // `command -v rm`, `type rm`: a lookup, nothing runs.
+    if prog == "command" && words.iter().any(|w| w == "-v" || w == "-V") {
+        return (Read, "looks a program up".into());
+    }
+    if depth < 8
+        && let Some(inner) = unwrap_once(words)
+    {
+        return match inner.is_empty() {
+            true => (Read, "known not to write".into()),
+            false => classify_words(&inner, scope, depth + 1),
+        };
+    }
+    let args: Vec<String> = words[1..].to_vec();
+    if depth < 8 {
+        if let Some(script) = inline_script(&prog, &args) {
+            return classify_script(&script, scope);
+        }
+        if prog == "find"
+            && let Some(found) = find_action(&args, scope, depth)
+        {
+            return found;
+        }
+    }
+    classify_program(&prog, &args, scope)
+}
+
+/// The script of `sh -c SCRIPT` or `eval WORDS`.
+fn inline_script(prog: &str, args: &[String]) -> Option<String> {
+    if prog == "eval" {
+        return Some(args.join(" "));
+    }
+    if !SHELLS.contains(&prog) {
+        return None;
+    }
+    let at = args
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))?;
+    args.get(at + 1).cloned()
+}
+
+/// A script's riskiest part, as one part.
+fn classify_script(script: &str, scope: &Scope) -> (ActionClass, String) {
+    let inner = ActionPolicy::classify(script, scope.cx);
+    if !inner.parsed {
+        return (
+            ActionClass::Protected,
+            "runs a shell script that could not be parsed".into(),
+        );
+    }
+    inner
+        .parts
+        .iter()
+        .max_by_key(|p| p.class)
+        .map(|p| (p.class, format!("runs `{}`: {}", p.text, p.why)))
+        .unwrap_or((ActionClass::Read, "runs an empty script".into()))
+}
+
+/// `find ROOTS .. -delete` deletes under its roots; `-exec CMD {} ;` runs CMD on them.
+fn find_action(args: &[String], scope: &Scope, depth: u8) -> Option<(ActionClass, String)> {
+    let mut roots: Vec<&str> = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && !matches!(a.as_str(), "(" | "!" | "\\(" | "\\!"))
+        .map(String::as_str)
+        .collect();
+    if roots.is_empty() {
+        roots.push(".");
+    }
+    let mut worst: Option<(ActionClass, String)> = None;
+    let mut keep = |c: (ActionClass, String)| {
+        if worst.as_ref().is_none_or(|w| c.0 > w.0) {
+            worst = Some(c);
+        }
+    };
+    if args.iter().any(|a| a == "-delete") {
+        let under: Vec<String> = roots.iter().map(|r| format!("{r}/*")).collect();
+        let under: Vec<&str> = under.iter().map(String::as_str).collect();
+        keep(removal(&under, scope, "find -delete"));
+    }
+    let mut i = 0;
+    while i < args.len() {
+        if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            // `{}` stands for whatever is found under the roots.
+            let cmd: Vec<String> = args[i + 1..]
+                .iter()
+                .take_while(|a| !matches!(a.as_str(), ";" | "\\;" | "+"))
+                .map(|a| a.replace("{}", &format!("{}/*", roots[0])))
+                .collect();
+            let (class, why) = classify_words(&cmd, scope, depth + 1);
+            keep((
+                class,
+                format!("`find {}` runs `{}`: {why}", args[i], cmd.join(" ")),
+            ));
+            i += cmd.len() + 1;
+        }
+        i += 1;
+    }
+    worst
+}
+
+/// Arguments that are not flags (and not a flag's value, for the flags in `valued`).
+fn operands<'a>(args: &'a [String], valued: &[&str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    let mut flags_done = false;
+    while let Some(a) = it.next() {
+        if !flags_done && a == "--" {
+            flags_done = true;
+        } else if !flags_done && a.starts_with('-') && a.len() > 1 {
+            if valued.contains(&a.as_str()) {
+                it.next();
+            }
+        } else {
+            out.push(a.as_str());
+        }
+    }
+    out
+}
+
+/// `cp`, `mv`, `install`, `ln`, `rsync`: where each source lands, and whether that replaces
+/// tracked work; `mv` also takes tracked work away from where it was.
+fn copy_like(prog: &str, args: &[String], scope: &Scope) -> (ActionClass, String) {
+    let target_dir = args.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--target-directory=")
+            .map(str::to_string)
+            .or_else(|| (a == "-t").then(|| args.get(i + 1).cloned()).flatten())
+    });
+    let mut ops = operands(args, &["-t", "-S", "-m", "-o", "-g", "--suffix", "-e"]);
+    let dest = match &target_dir {
+        Some(d) => d.clone(),
+        None => match ops.pop() {
+            Some(d) => d.to_string(),
+            None => return (ActionClass::WorkspaceWrite, format!("`{prog}` writes files")),
+        },
+    };
+    if prog == "rsync"
+        && args
+            .iter()
+            .any(|a| a.starts_with("--delete") || a == "--remove-source-files")
+    {
+        return removal(&[dest.as_str()], scope, "rsync --delete");
+    }
+    let into_dir = target_dir.is_some() || ops.len() > 1 || scope.is_dir(&dest);
+    let landing: Vec<String> = match into_dir {
+        true => ops
+            .iter()
+            .map(|s| {
+                let name = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
+                format!("{}/{name}", dest.trim_end_matches('/'))
+            })
+            .collect(),
+        false => vec![dest.clone()],
+    };
+    let landing: Vec<&str> = landing.iter().map(String::as_str).collect();
+    let over = overwrite(&landing, scope, &format!("`{prog}` replaces"));
+    if over.0 > ActionClass::WorkspaceWrite || prog != "mv" {
+        return over;
+    }
+    // Moving tracked work out of the workspace removes it from there (and a private `/tmp`
+    // goes when the sandbox ends).
+    let dest_in = matches!(scope.touch(&dest), Touch::Workspace { .. });
+    match ops.iter().find_map(|s| match scope.touch(s) {
+        Touch::Workspace { rel, tracked: true } if !dest_in => Some(rel),
+        _ => None,
+    }) {
+        Some(rel) => (
+            ActionClass::Destructive,
+            format!("`mv` takes tracked work (`{rel}`) out of the workspace"),
+        ),
+        None => over,
     }
 }
 
-fn classify_program(prog: &str, args: &[String], cx: &PolicyContext) -> (ActionClass, String) {
+fn classify_program(prog: &str, args: &[String], scope: &Scope) -> (ActionClass, String) {
     use ActionClass::*;
     let has = |flag: &str| args.iter().any(|a| a == flag);
     let first = args.first().map(String::as_str).unwrap_or("");
@@ -474,6 +858,14 @@ fn classify_program(prog: &str, args: &[String], cx: &PolicyContext) -> (ActionC
     {
         return (Escalation, "sets a set-id bit".into());
     }
+    if prog == "rsync" {
+        let local = copy_like(prog, args, scope);
+        let remote = args.iter().any(|a| !a.starts_with('-') && a.contains(':'));
+        return match remote && local.0 < Network {
+            true => (Network, "`rsync` reaches the network".into()),
+            false => local,
+        };
+    }
     if NETWORK.contains(&prog) {
         return (Network, format!("`{prog}` reaches the network"));
     }
@@ -485,20 +877,28 @@ fn classify_program(prog: &str, args: &[String], cx: &PolicyContext) -> (ActionC
     }
     match prog {
         "rm" | "rmdir" | "unlink" | "shred" => {
-            let targets: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-            let in_temp = !targets.is_empty()
-                && targets
-                    .iter()
-                    .all(|t| t.starts_with("/tmp/") || t.starts_with("$TMPDIR"));
-            if let Some(p) = targets.iter().find_map(|t| protected_path(t)) {
-                return (Protected, p);
-            }
-            return match in_temp {
-                true => (WorkspaceWrite, "deletes files in a temporary folder".into()),
-                false => (Destructive, "deletes files".into()),
-            };
+            let targets = operands(args, &["-n", "-s", "--iterations", "--size"]);
+            return removal(&targets, scope, prog);
         }
-        "git" => return classify_git(args, cx),
+        "truncate" => {
+            let targets = operands(args, &["-s", "-r", "--size", "--reference"]);
+            return overwrite(&targets, scope, "`truncate` empties");
+        }
+        "tee" if !(has("-a") || has("--append")) => {
+            return overwrite(&operands(args, &[]), scope, "`tee` overwrites");
+        }
+        "dd" => {
+            let of: Vec<&str> = args.iter().filter_map(|a| a.strip_prefix("of=")).collect();
+            return overwrite(&of, scope, "`dd` overwrites");
+        }
+        "cp" | "mv" | "install" => return copy_like(prog, args, scope),
+        "ln" if args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('f')) =>
+        {
+            return copy_like(prog, args, scope);
+        }
+        "git" => return classify_git(args, scope),
         "find" if has("-delete") || has("-exec") || has("-execdir") || has("-ok") => {
             return (
                 Destructive,
@@ -509,13 +909,13 @@ fn classify_program(prog: &str, args: &[String], cx: &PolicyContext) -> (ActionC
             return (WorkspaceWrite, "`find` writes a file".into());
         }
         "sed" | "perl" if args.iter().any(|a| a.starts_with("-i")) => {
-            if let Some(p) = args.iter().find_map(|t| protected_path(t)) {
+            if let Some(p) = args.iter().find_map(|t| protected(t, scope)) {
                 return (Protected, p);
             }
             return (WorkspaceWrite, "edits files in place".into());
         }
-        "cp" | "mv" | "tee" | "touch" | "mkdir" | "ln" | "install" | "truncate" | "dd" => {
-            if let Some(p) = args.iter().find_map(|t| protected_path(t)) {
+        "tee" | "touch" | "mkdir" | "ln" => {
+            if let Some(p) = args.iter().find_map(|t| protected(t, scope)) {
                 return (Protected, p);
             }
             return (WorkspaceWrite, format!("`{prog}` writes files"));
@@ -531,30 +931,73 @@ fn classify_program(prog: &str, args: &[String], cx: &PolicyContext) -> (ActionC
     (WorkspaceWrite, format!("`{prog}` is not known to be read-only"))
 }
 
-fn classify_git(args: &[String], cx: &PolicyContext) -> (ActionClass, String) {
+/// Git's options before the subcommand that take a value.
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+];
+
+fn classify_git(args: &[String], scope: &Scope) -> (ActionClass, String) {
     use ActionClass::*;
-    let sub = args
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .unwrap_or("");
-    let has = |flag: &str| args.iter().any(|a| a == flag);
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') {
+        i += if GIT_VALUE_OPTIONS.contains(&args[i].as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    let sub = args.get(i).map(String::as_str).unwrap_or("");
+    let rest: &[String] = args.get(i + 1..).unwrap_or(&[]);
+    let has = |flag: &str| rest.iter().any(|a| a == flag);
+    let flag_has = |short: char, long: &str| {
+        rest.iter()
+            .any(|a| a == long || (a.starts_with('-') && !a.starts_with("--") && a.contains(short)))
+    };
     match sub {
         "status" | "diff" | "log" | "show" | "blame" | "grep" | "ls-files" | "rev-parse" | "describe"
         | "shortlog" => (Read, format!("`git {sub}` reads the repository")),
         "branch" | "tag" | "remote" | "stash"
-            if args.len() == 1 || has("--list") || has("-l") || has("-v") =>
+            if rest.is_empty() || has("--list") || has("-l") || has("-v") || has("list") || has("show") =>
         {
             (Read, format!("`git {sub}` lists"))
         }
+        "stash" if has("drop") || has("clear") => (Destructive, "`git stash` drops saved work".into()),
         "push" => (Protected, "`git push` publishes commits".into()),
-        "reset" if has("--hard") => (Destructive, "`git reset --hard` discards work".into()),
+        "reset" if has("--hard") || has("--merge") => {
+            (Destructive, "`git reset --hard` discards work".into())
+        }
+        "clean" if flag_has('n', "--dry-run") => (Read, "`git clean -n` lists".into()),
         "clean" => (Destructive, "`git clean` deletes untracked files".into()),
-        "checkout" | "restore" if args.iter().any(|a| a == "--" || a == ".") => {
+        "checkout" | "switch" if flag_has('f', "--force") || has("--discard-changes") => {
             (Destructive, format!("`git {sub}` discards changes"))
         }
-        "rm" => (Destructive, "`git rm` deletes files".into()),
-        "commit" if matches!(cx.branch.as_deref(), Some("main" | "master")) => {
+        "restore" if !(has("--staged") || has("-S")) || has("--worktree") || has("-W") => {
+            (Destructive, "`git restore` discards changes".into())
+        }
+        "checkout" if has("--") || has(".") => (Destructive, "`git checkout` discards changes".into()),
+        "checkout" if !(has("-b") || has("-B") || has("--orphan")) => {
+            // `git checkout PATH` discards that path's changes; a branch name is no path.
+            match rest
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .find_map(|a| match scope.touch(a) {
+                    Touch::Workspace { rel, tracked: true } => Some(rel),
+                    _ => None,
+                }) {
+                Some(rel) => (
+                    Destructive,
+                    format!("`git checkout` discards the changes to `{rel}`"),
+                ),
+                None => (WorkspaceWrite, "`git checkout` changes the repository".into()),
+            }
+        }
+        "rm" if !has("--cached") => (Destructive, "`git rm` deletes files".into()),
+        "commit" if matches!(scope.cx.branch.as_deref(), Some("main" | "master")) => {
             (Protected, "commits on the main branch".into())
         }
         "clone" | "fetch" | "pull" | "ls-remote" | "submodule" => {

@@ -1,8 +1,10 @@
 //! `EditPolicy`: the class of a file edit and whether it needs a person, from the paths it
-//! touches and from what Kenning knows of the change (the impact analysis): an edit whose
-//! blast radius is large, whose risk is high, or that changes a public API (a public
-//! definition's signature changed or deleted) asks under `on-request` (and is refused under
-//! `never`), even though it stays inside the workspace.
+//! touches and from what Kenning knows of the change (the impact analysis).
+//!
+//! Invariants: risk follows what changes. An edit that changes or removes a public
+//! definition's signature, or touches CI or system configuration, asks under `on-request`
+//! (and is refused under `never`); a new body behind the same signature does not ask, however
+//! many definitions depend on it: its blast radius and risk level are recorded as notes.
 
 use serde::Serialize;
 
@@ -12,7 +14,8 @@ use crate::impact::{ChangeKind, Impact};
 
 #[derive(Debug, Clone)]
 pub struct EditPolicy {
-    /// Transitive dependents from which an edit counts as far-reaching.
+    /// Transitive dependents from which an edit is noted as far-reaching (a note, not a
+    /// reason to ask).
     pub max_dependents: usize,
 }
 
@@ -25,8 +28,10 @@ impl Default for EditPolicy {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EditVerdict {
     pub class: ActionClass,
-    /// Why the edit is risky (empty: it is not).
+    /// Why the edit asks (empty: it does not).
     pub risks: Vec<String>,
+    /// What is worth knowing but asks for nothing: the blast radius, the risk level.
+    pub notes: Vec<String>,
     #[serde(flatten)]
     pub decision: Decision,
 }
@@ -54,15 +59,16 @@ impl EditPolicy {
                 if broken.len() > 5 { ", ..." } else { "" }
             ));
         }
+        let mut notes = Vec::new();
         if impact.transitive_dependents >= self.max_dependents || impact.bounded {
-            risks.push(format!(
+            notes.push(format!(
                 "blast radius of {}{} dependent definitions",
                 impact.transitive_dependents,
                 if impact.bounded { "+" } else { "" }
             ));
         }
         if impact.risk.level == "high" {
-            risks.push(format!("high risk: {}", impact.risk.reasons.join("; ")));
+            notes.push(format!("high risk: {}", impact.risk.reasons.join("; ")));
         }
         let class = if protected.is_empty() {
             ActionClass::WorkspaceWrite
@@ -87,6 +93,7 @@ impl EditPolicy {
         EditVerdict {
             class,
             risks,
+            notes,
             decision,
         }
     }

@@ -2,7 +2,7 @@
 //! without the agent. So far: the tamper-evident audit log, secret redaction, the scrubbed
 //! environment, the action policy (classes and approval decisions for shell commands), and
 //! the Linux sandbox (namespaces, read-only mounts, Landlock, seccomp, rlimits, cgroups, a
-//! wall clock) that `ken exec` runs commands in.
+//! wall clock) that `ken exec` runs commands in, and the checkpoints that undo a run.
 //!
 //! Invariants:
 //! - Nothing secret is written to the audit log: every event passes [`SecretRedactor`] first.
@@ -12,6 +12,7 @@
 mod action_policy;
 mod audit_log;
 mod cgroup_limits;
+mod checkpoint_store;
 mod confinement;
 mod edit_policy;
 mod env_scrubber;
@@ -26,6 +27,7 @@ mod sandbox_helper;
 mod sandbox_spec;
 mod secret_redactor;
 mod session_approvals;
+mod workspace_paths;
 mod workspace_snapshot;
 
 pub use action_policy::{
@@ -33,6 +35,7 @@ pub use action_policy::{
     SandboxMode,
 };
 pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify as verify_audit_log};
+pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore};
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
 pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};
@@ -45,4 +48,5 @@ pub use sandbox_helper::helper_main;
 pub use sandbox_spec::{Limits, SandboxSpec};
 pub use secret_redactor::{REDACTED, SecretRedactor};
 pub use session_approvals::SessionApprovals;
+pub use workspace_paths::{Touch, WorkspacePaths};
 pub use workspace_snapshot::WorkspaceSnapshot;

@@ -1,6 +1,7 @@
 //! `CheckpointStore`: the workspace's tree saved before every file-changing step, in a shadow
 //! git repository outside the workspace (the user's own `.git`, history and index are never
-//! touched), so `ken agent rollback` can put back every byte and mode of any earlier step.
+//! touched), so `ken agent rollback` and `ken exec --undo` can put back every byte and mode
+//! of any earlier step. It lives in `exec/` so that `ken exec` has an undo without the agent.
 //!
 //! Invariants: `.git` and `.kenning` are never saved or restored; a rollback saves the tree
 //! it replaces first, so a rollback can itself be undone.

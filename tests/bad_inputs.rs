@@ -422,7 +422,32 @@ fn eighty_bad_inputs_get_clear_errors_and_exit_codes() {
             1,
             "--timeout: 0 is not a positive number of seconds",
         ),
+        case(
+            &["exec", "--memory-mib", "0", "--", "ls"],
+            1,
+            "--memory-mib: 0 MiB is below the 16 MiB",
+        ),
+        case(
+            &["exec", "--max-processes", "0", "--", "ls"],
+            1,
+            "--max-processes: must be at least 1",
+        ),
+        case(
+            &["exec", "--cpu-seconds", "0", "--", "ls"],
+            1,
+            "--cpu-seconds: must be at least 1",
+        ),
         case(&["agent"], 1, "give the task"),
+        case(
+            &["agent", "fix it", "--max-steps", "0"],
+            2,
+            "0 is not in 1..=10000",
+        ),
+        case(
+            &["agent", "fix it", "--max-cost", "nan"],
+            2,
+            "NaN is not a positive number",
+        ),
         case(
             &["agent", "fix it", "--model", "nonsense:x"],
             1,

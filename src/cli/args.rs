@@ -490,18 +490,20 @@ pub struct AgentRunArgs {
     /// the impact analysis selects for the files changed).
     #[arg(long)]
     pub test_cmd: Option<String>,
-    #[arg(long, default_value_t = 40)]
+    /// Model calls, 1 to 10,000.
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub max_steps: u32,
-    /// Dollars.
-    #[arg(long, default_value_t = 5.0)]
+    /// Dollars (above 0).
+    #[arg(long, default_value_t = 5.0, value_parser = positive_f64)]
     pub max_cost: f64,
-    /// Seconds.
-    #[arg(long, default_value_t = 1800)]
+    /// Seconds, 1 to a week.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub max_time: u64,
-    #[arg(long, default_value_t = 2_000_000)]
+    /// Tokens, 1,000 to 1,000,000,000.
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1_000..=1_000_000_000))]
     pub max_tokens: u64,
-    /// Seconds each command may run.
-    #[arg(long, default_value_t = 300)]
+    /// Seconds each command may run, 1 to a day.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub command_timeout: u64,
     /// The conversation is kept under this many tokens: old tool outputs are elided first,
     /// then a compaction turn summarizes.
@@ -895,4 +897,13 @@ pub struct ImpactArgs {
     pub repo: Option<PathBuf>,
     #[command(flatten)]
     pub location: IndexLocation,
+}
+
+/// A finite number above zero (a budget or a limit).
+fn positive_f64(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a positive number")),
+        Err(e) => Err(e.to_string()),
+    }
 }

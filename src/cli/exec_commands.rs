@@ -32,6 +32,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!("--timeout: {} is not a positive number of seconds", a.timeout);
     }
+    check_limits(&a)?;
     let cwd = std::env::current_dir().context("reading the current folder")?;
     let workspace = match &a.workspace {
         Some(w) => std::fs::canonicalize(w).with_context(|| format!("--workspace {}", w.display()))?,
@@ -162,9 +163,32 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             }
         );
     }
-    Ok(ExitCode::from(
-        u8::try_from(report.status.clamp(0, 255)).unwrap_or(1),
-    ))
+    // A command that never ran did not succeed, whatever status the sandbox reported.
+    let status = match (&report.refused, report.status) {
+        (Some(_), 0) => i32::from(crate::exec::SETUP_FAILED),
+        (_, s) => s,
+    };
+    Ok(ExitCode::from(u8::try_from(status.clamp(0, 255)).unwrap_or(1)))
+}
+
+/// Limits below which no command can start are refused up front, naming the flag.
+fn check_limits(a: &ExecArgs) -> Result<()> {
+    if a.memory_mib < 16 {
+        bail!(
+            "--memory-mib: {} MiB is below the 16 MiB a command needs to start",
+            a.memory_mib
+        );
+    }
+    if a.max_processes < 1 {
+        bail!("--max-processes: must be at least 1, not {}", a.max_processes);
+    }
+    if a.max_file_mib < 1 {
+        bail!("--max-file-mib: must be at least 1, not {}", a.max_file_mib);
+    }
+    if a.cpu_seconds == Some(0) {
+        bail!("--cpu-seconds: must be at least 1 (leave it out for no CPU limit)");
+    }
+    Ok(())
 }
 
 /// The shadow repository of a session's checkpoints of one workspace:

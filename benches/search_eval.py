@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""File-level search quality on the hand-built set in benches/search_set/.
+
+    benches/search_eval.py --ken target/release/ken --corpora /work/corpora [--set benches/search_set]
+                           [--modes search,lexical,context] [--langs rust,go] [--out results.json]
+
+Every query line of `<set>/<language>.jsonl` names a repository, the commit its answers were
+read at, the query and its relevant files graded 2 (where the answer lives) or 1 (secondary).
+Each repository is checked out at that commit from `<corpora>/<owner>+<name>` (a clone; a
+detached worktree is made under `<corpora>/.eval/`), indexed once with `ken index build`, and
+every query runs through each mode:
+
+  search   `ken search --files --json` (the default ranking: hybrid when the index has vectors)
+  lexical  `ken search --files --lexical --json` (BM25 over the same index: the floor)
+  context  `ken context --format json`, its ranked files
+
+Reported per mode, per language and per category: NDCG@10 with gains 2^grade - 1, Recall@10
+(relevant files found in the top 10), MRR (first relevant file), and the number of test or
+example files in the top 10 of queries that do not ask for them. Nothing here is tuned on: the
+set is for measuring.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+TEST = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec|specs|examples?|benches|benchmarks?|fixtures?|testdata)/"
+    r"|(^|/)test_[^/]*$|_tests?\.[a-z]+$|\.(test|spec)\.[jt]sx?$|Test\.java$|(^|/)conftest\.py$"
+)
+
+
+def run(cmd, cwd=None):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace")
+
+
+def checkout(corpora, repo, commit):
+    src = os.path.join(corpora, repo.replace("/", "+"))
+    dest = os.path.join(corpora, ".eval", repo.replace("/", "+") + "@" + commit[:12])
+    if not os.path.isdir(dest):
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        r = run(["git", "-C", src, "worktree", "add", "--detach", "-f", dest, commit])
+        if r.returncode != 0:
+            raise SystemExit(f"cannot check out {repo}@{commit}: {r.stderr}")
+    return dest
+
+
+def ranked_files(ken, mode, query, cwd):
+    if mode == "context":
+        r = run([ken, "context", "--format", "json", "--files", "10", "--", query], cwd)
+        key = "files"
+    else:
+        extra = ["--lexical"] if mode == "lexical" else []
+        r = run([ken, "search", "--files", "--json", "--limit", "10", *extra, "--", query], cwd)
+        key = "files"
+    if r.returncode not in (0, 1):
+        print(f"  {mode} failed ({r.returncode}): {r.stderr.strip()[:200]}", file=sys.stderr)
+        return []
+    try:
+        out = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return []
+    return [f["path"] for f in out.get(key, [])][:10]
+
+
+def ndcg(ranked, grades, k=10):
+    dcg = sum((2 ** grades.get(p, 0) - 1) / math.log2(i + 2) for i, p in enumerate(ranked[:k]))
+    ideal = sorted(grades.values(), reverse=True)[:k]
+    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def metrics(ranked, q):
+    grades = {r["path"]: r["grade"] for r in q["relevant"]}
+    found = [p for p in ranked[:10] if p in grades]
+    first = next((i for i, p in enumerate(ranked) if p in grades), None)
+    tests = 0 if q.get("asks_for_tests") else sum(1 for p in ranked[:10] if TEST.search(p))
+    return {
+        "ndcg10": ndcg(ranked, grades),
+        "recall10": len(set(found)) / len(grades),
+        "mrr": 0.0 if first is None else 1.0 / (first + 1),
+        "tests10": tests,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ken", required=True)
+    ap.add_argument("--corpora", required=True)
+    ap.add_argument("--set", default=os.path.join(os.path.dirname(__file__), "search_set"))
+    ap.add_argument("--modes", default="search,lexical,context")
+    ap.add_argument("--langs", default="")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    ken = os.path.abspath(a.ken)
+    modes = a.modes.split(",")
+    queries = []
+    for name in sorted(os.listdir(a.set)):
+        if name.endswith(".jsonl") and (not a.langs or name[:-6] in a.langs.split(",")):
+            with open(os.path.join(a.set, name)) as f:
+                queries += [json.loads(l) for l in f if l.strip()]
+    by_repo = defaultdict(list)
+    for q in queries:
+        by_repo[(q["repo"], q["commit"])].append(q)
+    rows = []
+    for (repo, commit), qs in sorted(by_repo.items()):
+        dest = checkout(a.corpora, repo, commit)
+        b = run([ken, "index", "build", dest, "-q"])
+        if b.returncode != 0:
+            print(f"{repo}: build failed: {b.stderr[-300:]}", file=sys.stderr)
+            continue
+        for q in qs:
+            missing = [r["path"] for r in q["relevant"] if not os.path.exists(os.path.join(dest, r["path"]))]
+            if missing:
+                print(f"{q['id']}: relevant paths missing at {commit[:12]}: {missing}", file=sys.stderr)
+            for mode in modes:
+                ranked = ranked_files(ken, mode, q["query"], dest)
+                rows.append({"id": q["id"], "mode": mode, "language": q["language"],
+                             "category": q["category"], "ranked": ranked, **metrics(ranked, q)})
+        print(f"{repo}: {len(qs)} queries", file=sys.stderr)
+    report(rows, modes)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(rows, f)
+
+
+def report(rows, modes):
+    def table(key):
+        groups = sorted({r[key] for r in rows})
+        print(f"\n| {key} | n | " + " | ".join(f"{m} NDCG@10 | {m} R@10 | {m} MRR" for m in modes) + " |")
+        print("|---|---|" + "---|" * (3 * len(modes)))
+        for g in groups + ["all"]:
+            line = [g]
+            n = None
+            for m in modes:
+                sel = [r for r in rows if r["mode"] == m and (g == "all" or r[key] == g)]
+                n = len(sel)
+                avg = lambda k: sum(r[k] for r in sel) / len(sel) if sel else 0.0
+                line += [f"{avg('ndcg10'):.3f}", f"{avg('recall10'):.3f}", f"{avg('mrr'):.3f}"]
+            print(f"| {line[0]} | {n} | " + " | ".join(line[1:]) + " |")
+    table("language")
+    table("category")
+    for m in modes:
+        sel = [r for r in rows if r["mode"] == m]
+        if sel:
+            print(f"\n{m}: test or example files per top 10 (queries not asking for them): "
+                  f"{sum(r['tests10'] for r in sel) / len(sel):.2f}")
+
+
+if __name__ == "__main__":
+    main()

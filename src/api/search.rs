@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::page::{PageInfo, Paging, cap_query};
 use super::{Analysis, ApiError};
 use crate::index::{CodeSearch, Coverage, FusedFile, SearchHit, SearchTarget, SemanticHit, fuse_files};
-use crate::lexical::{LineMatch, LineSearchMode, PathFilter, SearchQuery};
+use crate::lexical::{LineMatch, LineSearchMode, PathEvidence, PathFilter, SearchQuery};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -243,10 +243,13 @@ impl Analysis {
                 let lex_files: Vec<String> = lex.iter().map(|f| f.path.clone()).collect();
                 let best: std::collections::HashMap<String, SearchHit> =
                     lex.into_iter().map(|f| (f.path, f.best)).collect();
-                let mut fused: Vec<SearchFile> = fuse_files(&lex_files, &hits, HYBRID_RRF_K, need)
+                // A wider window than the page: the path's evidence may lift a file from
+                // below it.
+                let mut fused: Vec<SearchFile> = fuse_files(&lex_files, &hits, HYBRID_RRF_K, need * 3)
                     .into_iter()
                     .map(SearchFile::fused)
                     .collect();
+                self.weigh_paths(&mut fused, &filters, &query);
                 self.name_fused(&mut fused, &best, &hits)?;
                 self.exact_definitions_first(&mut fused, &filters, &query)?;
                 fused.truncate(need);
@@ -326,6 +329,30 @@ impl Analysis {
             .map(|(h, _)| h)
             .take(k)
             .collect())
+    }
+
+    /// Weighs each fused file by what its path says of the query ([`PathEvidence`]), and adds
+    /// the indexed files named exactly as a query word that neither ranking found.
+    fn weigh_paths(&self, fused: &mut Vec<SearchFile>, filters: &Filters, query: &str) {
+        let evidence = PathEvidence::of_query(&filters.semantic_text(query));
+        for f in fused.iter_mut() {
+            f.score = evidence.weigh(&f.path, f.score, HYBRID_RRF_K);
+        }
+        let known: std::collections::HashSet<String> = fused.iter().map(|f| f.path.clone()).collect();
+        for record in &self.snapshot().table.files {
+            let path = record.path.as_str();
+            if !known.contains(path)
+                && evidence.name_match(path) >= 1.0
+                && filters.keeps(path, &record.language, None)
+            {
+                fused.push(SearchFile {
+                    path: path.to_string(),
+                    score: evidence.weigh(path, 0.0, HYBRID_RRF_K),
+                    ..SearchFile::default()
+                });
+            }
+        }
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
     }
 
     /// Each fused file's best lexical hit, or the name of its best chunk's definition.

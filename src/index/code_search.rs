@@ -11,7 +11,7 @@ use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::lexical::{
     Grain, LexicalError, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, SearchOptions,
-    SearchOutcome, SearchQuery, Snippet, rank_files,
+    PathEvidence, SearchOutcome, SearchQuery, Snippet, rank_files,
 };
 
 /// Lines of snippet shown per hit.
@@ -187,7 +187,14 @@ impl<'s> CodeSearch<'s> {
                 *fused.entry(path).or_default() += 1.0 / (RRF_K + i as f32);
             }
         }
-        let mut ranked: Vec<(String, f32)> = fused.into_iter().collect();
+        let evidence = PathEvidence::of_query(&q.text);
+        let mut ranked: Vec<(String, f32)> = fused
+            .into_iter()
+            .map(|(path, score)| {
+                let score = evidence.weigh(&path, score, RRF_K);
+                (path, score)
+            })
+            .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         // Every hit is listed (without a snippet); each ranked file's best hit gets one.
         let hits: Vec<SearchHit> = hit_kept

@@ -11,6 +11,7 @@ mod lexical_index;
 mod lexical_schema;
 mod lexical_writer;
 mod line_search;
+mod path_evidence;
 mod read_only_directory;
 mod search_query;
 mod snippet;
@@ -22,6 +23,7 @@ pub use lexical_index::{
 };
 pub use lexical_schema::{LEXICAL_VERSION, LexicalSchema};
 pub use lexical_writer::{FileDoc, LexicalWriter};
+pub use path_evidence::{NAME_WEIGHT, PathEvidence};
 pub use line_search::{LineMatch, LineSearch, LineSearchMode};
 pub use read_only_directory::ReadOnlyDirectory;
 pub use search_query::{PathFilter, SearchQuery};

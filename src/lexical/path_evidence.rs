@@ -1,0 +1,215 @@
+//! `PathEvidence`: what a file's path says about a query, apart from its content. Two
+//! signals, both pure functions of the query text and the path:
+//!
+//! - the name: a query word that is the file's stem (`Semaphore` and `semaphore.rs`, `args`
+//!   and `args.go`, `Validate` and `Validate.java`) or covers its parts (`batch semaphore` and
+//!   `batch_semaphore.rs`) is strong evidence that the file is what was asked for; `index`,
+//!   `mod`, `__init__`, `main` and `lib` files are named by their folder;
+//! - the kind of copy: tests, examples, docs, benchmarks, generated or vendored copies, legacy
+//!   or versioned copies and platform variants mention the same names as the code they copy
+//!   or exercise but are rarely what a query means, so they weigh less, unless the query asks
+//!   for them (`test`, `example`, `windows`, `legacy`...).
+//!
+//! The weights are set here, by hand, not learned; `benches/search_eval.py` measures them.
+
+use super::split_word;
+
+/// What a file whose stem is a query word gains in a reciprocal-rank fusion, in units of a
+/// first place in one ranking (a part match gains in proportion).
+pub const NAME_WEIGHT: f32 = 1.0;
+
+/// Stems that name nothing but their folder.
+const FOLDER_STEMS: &[&str] = &["index", "mod", "__init__", "main", "lib", "init"];
+
+/// Kinds of copy, the words in a query that ask for them, and the weight they keep when not
+/// asked for.
+struct CopyKind {
+    asked_by: &'static [&'static str],
+    weight: f32,
+}
+
+const TESTS: CopyKind = CopyKind {
+    asked_by: &["test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "unittest"],
+    weight: 0.5,
+};
+const EXAMPLES: CopyKind = CopyKind {
+    asked_by: &["example", "examples", "demo", "doc", "docs", "documentation", "bench", "benchmark", "benchmarks", "tutorial", "sample"],
+    weight: 0.6,
+};
+const GENERATED: CopyKind = CopyKind {
+    asked_by: &["generated", "bundle", "dist", "vendored", "vendor", "minified", "umd", "esm", "protobuf"],
+    weight: 0.7,
+};
+const LEGACY: CopyKind = CopyKind {
+    asked_by: &["legacy", "compat", "compatibility", "deprecated", "old", "v1", "v2", "backport"],
+    weight: 0.7,
+};
+const PLATFORM: CopyKind = CopyKind {
+    asked_by: &["windows", "win32", "win", "darwin", "macos", "osx", "mac", "android", "ios", "wasm", "freebsd", "solaris"],
+    weight: 0.8,
+};
+
+#[derive(Debug, Clone, Default)]
+pub struct PathEvidence {
+    /// The query's words whole, lowercase, without `_`/`-` (`batch_semaphore` -> `batchsemaphore`).
+    whole: Vec<String>,
+    /// The query's words split at case changes and separators, lowercase.
+    parts: Vec<String>,
+}
+
+impl PathEvidence {
+    pub fn of_query(query: &str) -> PathEvidence {
+        let mut e = PathEvidence::default();
+        for word in query.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if word.chars().count() < 2 {
+                continue;
+            }
+            e.whole.push(compact(word));
+            for (a, b) in split_word(word) {
+                let part = word[a..b].to_lowercase();
+                if part.len() >= 2 && !e.parts.contains(&part) {
+                    e.parts.push(part);
+                }
+            }
+        }
+        e.whole.sort();
+        e.whole.dedup();
+        e
+    }
+
+    /// How well the file's name matches the query, from 0 (not at all) to 1 (a query word is
+    /// the file's stem). Covering the stem's parts gives up to 0.5, the folder's up to 0.25.
+    pub fn name_match(&self, path: &str) -> f32 {
+        let (stem, folder) = stem_and_folder(path);
+        let stem_c = compact(stem);
+        if stem_c.len() >= 3 && self.whole.iter().any(|w| *w == stem_c || plural_of(w, &stem_c) || plural_of(&stem_c, w)) {
+            return 1.0;
+        }
+        let covered = |name: &str| -> f32 {
+            let parts: Vec<String> = split_word(name)
+                .into_iter()
+                .map(|(a, b)| name[a..b].to_lowercase())
+                .filter(|p| p.len() >= 2)
+                .collect();
+            if parts.is_empty() {
+                return 0.0;
+            }
+            let hit = parts.iter().filter(|p| self.parts.iter().any(|q| same_word(q, p))).count();
+            hit as f32 / parts.len() as f32
+        };
+        let by_stem = 0.5 * covered(stem);
+        let by_folder = folder.map_or(0.0, |f| 0.25 * covered(f));
+        by_stem.max(by_folder)
+    }
+
+    /// A file's fused score (`rrf_k`: the fusion's constant) with the path's evidence: times
+    /// its prior, plus its name match.
+    pub fn weigh(&self, path: &str, score: f32, rrf_k: f32) -> f32 {
+        score * self.prior(path) + NAME_WEIGHT * self.name_match(path) / (rrf_k + 1.0)
+    }
+
+    /// The weight the file keeps for the kind of copy its path says it is (1 for ordinary
+    /// code, and for any kind the query asks for).
+    pub fn prior(&self, path: &str) -> f32 {
+        let lower = path.to_ascii_lowercase();
+        let segments: Vec<&str> = lower.split('/').collect();
+        let file = segments.last().copied().unwrap_or("");
+        let dirs = &segments[..segments.len().saturating_sub(1)];
+        let mut weight = 1.0f32;
+        let mut apply = |kind: &CopyKind, is: bool| {
+            if is && !self.parts.iter().any(|p| kind.asked_by.contains(&p.as_str())) {
+                weight = weight.min(kind.weight);
+            }
+        };
+        let prior = super::path_prior(path);
+        apply(&TESTS, prior <= 0.5);
+        apply(&EXAMPLES, prior > 0.5 && prior < 1.0);
+        let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+        apply(
+            &GENERATED,
+            in_dir(&["dist", "generated", "third_party", "thirdparty", "vendor", "vendored"])
+                || [".min.js", ".bundle.js", "_pb2.py", ".pb.go", "-umd.js", ".umd.js", "-esm.js"]
+                    .iter()
+                    .any(|s| file.ends_with(s))
+                || file.contains(".generated."),
+        );
+        apply(
+            &LEGACY,
+            in_dir(&["legacy", "compat", "deprecated"])
+                || dirs.iter().any(|d| is_version_dir(d))
+                || file.contains("_compat.")
+                || file.starts_with("compat."),
+        );
+        let platforms = ["win", "win32", "windows", "darwin", "macos", "osx", "android", "ios", "freebsd", "solaris"];
+        let stem = file.split('.').next().unwrap_or("");
+        apply(
+            &PLATFORM,
+            in_dir(&platforms) || platforms.iter().any(|p| stem.ends_with(&format!("_{p}"))),
+        );
+        weight
+    }
+}
+
+/// The file's stem (its folder's name for `index.ts`, `mod.rs`, `__init__.py`...) and the
+/// folder the stem is not.
+fn stem_and_folder(path: &str) -> (&str, Option<&str>) {
+    let mut segments = path.rsplit('/');
+    let file = segments.next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    let parent = segments.next();
+    match (FOLDER_STEMS.contains(&stem.to_ascii_lowercase().as_str()), parent) {
+        (true, Some(folder)) => (folder, segments.next()),
+        _ => (stem, parent),
+    }
+}
+
+fn compact(word: &str) -> String {
+    word.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+}
+
+fn plural_of(plural: &str, one: &str) -> bool {
+    one.len() >= 3 && (plural.strip_suffix('s') == Some(one) || plural.strip_suffix("es") == Some(one))
+}
+
+/// Two words are the same, or one is a prefix of the other of at least four letters
+/// (`valid`/`validate`, `config`/`configuration`).
+fn same_word(a: &str, b: &str) -> bool {
+    a == b || (a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a)))
+}
+
+fn is_version_dir(d: &str) -> bool {
+    d.len() >= 2 && d.starts_with('v') && d[1..].chars().all(|c| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_word_that_is_the_stem_beats_one_that_is_a_part_of_it() {
+        let e = PathEvidence::of_query("Semaphore");
+        assert_eq!(e.name_match("tokio/src/sync/semaphore.rs"), 1.0);
+        assert!(e.name_match("tokio/src/sync/batch_semaphore.rs") < 1.0);
+        assert!(e.name_match("tokio/src/sync/batch_semaphore.rs") > 0.0);
+        assert_eq!(PathEvidence::of_query("Args").name_match("args.go"), 1.0);
+        assert_eq!(PathEvidence::of_query("Validate").name_match("src/main/java/Validate.java"), 1.0);
+        assert_eq!(PathEvidence::of_query("the router").name_match("src/router/index.ts"), 1.0);
+        assert_eq!(PathEvidence::of_query("how are headers parsed").name_match("src/header.rs"), 1.0);
+        assert_eq!(PathEvidence::of_query("apply a discount").name_match("shop/cart.py"), 0.0);
+    }
+
+    #[test]
+    fn copies_weigh_less_unless_the_query_asks_for_them() {
+        let e = PathEvidence::of_query("parse the config file");
+        assert_eq!(e.prior("src/config.rs"), 1.0);
+        assert_eq!(e.prior("tests/test_config.py"), 0.5);
+        assert_eq!(e.prior("examples/config.rs"), 0.6);
+        assert_eq!(e.prior("pydantic/v1/main.py"), 0.7);
+        assert_eq!(e.prior("src/unix/thread.c"), 1.0);
+        assert_eq!(e.prior("src/win/thread.c"), 0.8);
+        assert_eq!(e.prior("pkg/file_windows.go"), 0.8);
+        assert_eq!(e.prior("underscore-umd.js"), 0.7);
+        assert_eq!(PathEvidence::of_query("the config tests").prior("tests/test_config.py"), 1.0);
+        assert_eq!(PathEvidence::of_query("thread on Windows").prior("src/win/thread.c"), 1.0);
+    }
+}

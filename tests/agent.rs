@@ -582,6 +582,39 @@ fn a_private_repository_only_goes_to_loopback_endpoints() {
 }
 
 #[test]
+fn local_models_without_a_loopback_endpoint_are_refused_before_any_request() {
+    let r = repo();
+    let state = tempfile::tempdir().unwrap();
+    let run = |base: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ken"));
+        cmd.args(["agent", "anything", "--json", "--model", "local:x", "--repo"])
+            .arg(r.path())
+            .env("XDG_STATE_HOME", state.path())
+            // A key in the environment must not turn `local:` into the public endpoint.
+            .env("OPENAI_API_KEY", "sk-test-not-a-real-key")
+            .env_remove("KEN_LOCAL_BASE_URL")
+            .env_remove("OPENAI_BASE_URL");
+        if let Some(b) = base {
+            cmd.env("OPENAI_BASE_URL", b);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("OPENAI_BASE_URL") && err.contains("nothing is sent"), "{err}");
+    assert!(!err.contains("api.openai.com") && !err.contains("step limit"), "{err}");
+    // No model call was started: the run is refused before its first event.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("model-call"));
+
+    // 192.0.2.0/24 is reserved for documentation: never reachable, never loopback.
+    let out = run(Some("http://192.0.2.7:8080/v1"));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("KEN_LOCAL_BASE_URL") && err.contains("192.0.2.7"), "{err}");
+}
+
+#[test]
 fn a_session_resumes_from_its_audit_log() {
     let r = repo();
     let first = vec![
@@ -712,7 +745,8 @@ fn live_smoke_with_a_real_model() {
         .arg("--repo")
         .arg(r.path())
         .env("XDG_STATE_HOME", state.path())
-        .env("OPENAI_BASE_URL", &url)
+        // The live server may be on another machine: named for `local:` on purpose.
+        .env("KEN_LOCAL_BASE_URL", &url)
         .env(
             "KEN_MODEL_STREAM",
             std::env::var("KEN_MODEL_STREAM").unwrap_or_else(|_| "0".into()),

@@ -434,6 +434,37 @@ fn stats_count_sessions() {
     assert_eq!(v["sessions"], 1);
     assert_eq!(v["success_rate"], 1.0);
     assert_eq!(v["average_model_calls"], 6.0);
+    // The fake model reports usage on every call: the counts survive the audit log's
+    // redaction (`input_tokens` is a count, not a secret).
+    assert!(v["input_tokens"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert!(v["output_tokens"].as_u64().unwrap_or(0) > 0, "{v}");
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let human = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "stats"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    assert!(!text(&human).contains("0 + 0 tokens"), "{}", text(&human));
+
+    // A tampered log is left out, with a warning naming it and its bad line.
+    let log = run.audit();
+    let tampered = std::fs::read_to_string(&log)
+        .unwrap()
+        .replacen("\"state\":\"completed\"", "\"state\":\"completed\" ", 1);
+    std::fs::write(&log, tampered).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "stats", "--json"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sessions"], 0, "{v}");
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(1), "{v}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning") && err.contains("audit.jsonl") && err.contains("fails verification at line"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ mod tool_box;
 pub use agent_limits::AgentLimits;
 pub use agent_loop::{Agent, AgentConfig, AgentOutcome};
 pub use agent_state::{AgentEvent, AgentState};
-pub use agent_stats::{AgentLogCollector, AgentStats};
+pub use agent_stats::{AgentLogCollector, AgentStats, SkippedLog};
 pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore};
 pub use environment_facts::EnvironmentFacts;
 pub use model_chain::{Latency, ModelChain};

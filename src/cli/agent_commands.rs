@@ -516,6 +516,12 @@ fn stats(logs: &[PathBuf], json: bool) -> Result<ExitCode> {
         logs.to_vec()
     };
     let s = AgentStats::from_logs(&logs)?;
+    for skipped in &s.skipped {
+        eprintln!(
+            "warning: {} is left out: {} (`ken audit verify` it)",
+            skipped.path, skipped.reason
+        );
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {

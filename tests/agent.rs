@@ -448,9 +448,11 @@ fn stats_count_sessions() {
 
     // A tampered log is left out, with a warning naming it and its bad line.
     let log = run.audit();
-    let tampered = std::fs::read_to_string(&log)
-        .unwrap()
-        .replacen("\"state\":\"completed\"", "\"state\":\"completed\" ", 1);
+    let tampered = std::fs::read_to_string(&log).unwrap().replacen(
+        "\"state\":\"completed\"",
+        "\"state\":\"completed\" ",
+        1,
+    );
     std::fs::write(&log, tampered).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_ken"))
         .args(["agent", "stats", "--json"])
@@ -633,8 +635,14 @@ fn local_models_without_a_loopback_endpoint_are_refused_before_any_request() {
     let out = run(None);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("OPENAI_BASE_URL") && err.contains("nothing is sent"), "{err}");
-    assert!(!err.contains("api.openai.com") && !err.contains("step limit"), "{err}");
+    assert!(
+        err.contains("OPENAI_BASE_URL") && err.contains("nothing is sent"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("api.openai.com") && !err.contains("step limit"),
+        "{err}"
+    );
     // No model call was started: the run is refused before its first event.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("model-call"));
 
@@ -642,7 +650,10 @@ fn local_models_without_a_loopback_endpoint_are_refused_before_any_request() {
     let out = run(Some("http://192.0.2.7:8080/v1"));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("KEN_LOCAL_BASE_URL") && err.contains("192.0.2.7"), "{err}");
+    assert!(
+        err.contains("KEN_LOCAL_BASE_URL") && err.contains("192.0.2.7"),
+        "{err}"
+    );
 }
 
 #[test]

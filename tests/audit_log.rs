@@ -149,7 +149,7 @@ fn a_torn_final_line_is_a_crash_not_tampering() {
     let mut log = AuditLog::open(&path).unwrap();
     let r = log.recovered().unwrap().clone();
     assert!(!r.damaged && r.line == 4, "{r:?}");
-    assert_eq!(std::fs::read(&r.kept).unwrap(), text[..cut].as_bytes());
+    assert_eq!(std::fs::read(&r.kept).unwrap(), &text.as_bytes()[..cut]);
     assert_eq!(
         log.append(&serde_json::json!({"kind": "session", "resumed": true}))
             .unwrap(),
@@ -209,8 +209,14 @@ fn a_damaged_shared_log_is_kept_as_evidence_and_the_next_exec_runs() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("intact"), "{text}");
     let kept_name = kept[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(text.contains(&kept_name) && text.contains("line 2 is bad"), "{text}");
+    assert!(
+        text.contains(&kept_name) && text.contains("line 2 is bad"),
+        "{text}"
+    );
     let new_log = std::fs::read_to_string(&log).unwrap();
-    assert!(new_log.lines().next().unwrap().contains("audit-log-damaged"), "{new_log}");
+    assert!(
+        new_log.lines().next().unwrap().contains("audit-log-damaged"),
+        "{new_log}"
+    );
     assert!(new_log.contains(&kept_name), "{new_log}");
 }

@@ -291,7 +291,15 @@ fn walk(dir: std::fs::ReadDir) -> Vec<std::path::PathBuf> {
 fn the_public_embedding_endpoint_without_its_key_is_refused_before_any_request() {
     let repo = materialize(REPO);
     let out = std::process::Command::new(support::ken_bin())
-        .args(["index", "build", ".", "--embedder", "openai", "--embed-model", "m"])
+        .args([
+            "index",
+            "build",
+            ".",
+            "--embedder",
+            "openai",
+            "--embed-model",
+            "m",
+        ])
         .current_dir(repo.path())
         .env_remove("OPENAI_API_KEY")
         .output()

@@ -25,7 +25,11 @@ fn planted() -> tempfile::TempDir {
     std::fs::write(r.join(".gitignore"), "build/\n.env\n*.log\n").unwrap();
     std::fs::write(r.join(".env"), "API_KEY=ghp_SECRETSECRET\n").unwrap();
     std::fs::create_dir_all(r.join("certs")).unwrap();
-    std::fs::write(r.join("certs/server.pem"), "-----BEGIN PRIVATE KEY-----\nghp_SECRETSECRET\n").unwrap();
+    std::fs::write(
+        r.join("certs/server.pem"),
+        "-----BEGIN PRIVATE KEY-----\nghp_SECRETSECRET\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(r.join("build")).unwrap();
     std::fs::write(r.join("build/out.txt"), "generated line\n").unwrap();
     std::os::unix::fs::symlink(".git/config", r.join("notes.txt")).unwrap();
@@ -52,14 +56,21 @@ fn the_cli_refuses_vcs_internals_secrets_and_ignored_files_by_name() {
         assert_eq!(out.status.code(), Some(1), "{span}: {err}");
         let shown = span.trim_start_matches("./").split(':').next().unwrap_or(span);
         assert!(err.contains(shown) && err.contains(why), "{span}: {err}");
-        assert!(!stdout(&out).contains("SECRET") && !err.contains("SECRET"), "{span}");
+        assert!(
+            !stdout(&out).contains("SECRET") && !err.contains("SECRET"),
+            "{span}"
+        );
     }
     // Asked for on purpose, an ignored file is served; a secrets-shaped one never is.
     let out = ken(&["read-span", "build/out.txt", "--ignored"], repo.path());
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("generated line"));
     let out = ken(&["read-span", ".env", "--ignored"], repo.path());
-    assert!(!out.status.success() && stderr(&out).contains("secrets"), "{}", stderr(&out));
+    assert!(
+        !out.status.success() && stderr(&out).contains("secrets"),
+        "{}",
+        stderr(&out)
+    );
     // Ordinary files still read.
     let out = ken(&["read-span", "shop/cart.py:1-2"], repo.path());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -70,9 +81,7 @@ fn the_api_layer_refuses_the_same_paths_with_path_denied() {
     let repo = planted();
     let ws = Workspace::open(Some(repo.path()), None).unwrap();
     for (span, why) in REFUSED {
-        let e = ws
-            .call(Operation::ReadSpan, json!({"span": span}))
-            .unwrap_err();
+        let e = ws.call(Operation::ReadSpan, json!({"span": span})).unwrap_err();
         assert_eq!(e.code(), "path_denied", "{span}: {e}");
         let msg = e.to_string();
         let shown = span.trim_start_matches("./").split(':').next().unwrap_or(span);
@@ -80,7 +89,10 @@ fn the_api_layer_refuses_the_same_paths_with_path_denied() {
         assert!(!msg.contains("SECRET"));
     }
     let v = ws
-        .call(Operation::ReadSpan, json!({"span": "build/out.txt", "ignored": true}))
+        .call(
+            Operation::ReadSpan,
+            json!({"span": "build/out.txt", "ignored": true}),
+        )
         .unwrap();
     assert_eq!(v["text"], "generated line\n");
     let e = ws
@@ -97,7 +109,10 @@ fn literal_search_does_not_follow_an_indexed_file_swapped_for_a_symbolic_link() 
     std::fs::remove_file(r.join("shop/cart.py")).unwrap();
     std::os::unix::fs::symlink("../.git/config", r.join("shop/cart.py")).unwrap();
     // A regex is not narrowed by the index's words: every indexed file is scanned.
-    let out = ken(&["search", "--regex", "[g]hp_[S]ECRET|[e]xample[.]com", "--json"], r);
+    let out = ken(
+        &["search", "--regex", "[g]hp_[S]ECRET|[e]xample[.]com", "--json"],
+        r,
+    );
     assert!(!stdout(&out).contains("SECRET"), "{}", stdout(&out));
     assert!(stderr(&out).contains("no match"), "{}", stderr(&out));
     // The control: the same search finds the secret in an indexed file that holds it.

@@ -55,8 +55,7 @@ impl SessionEnd {
                 reason: format!("it fails verification at line {}: {}", bad.line, bad.reason),
             }));
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| std::io::Error::new(e.kind(), named(&e)))?;
+        let text = std::fs::read_to_string(path).map_err(|e| std::io::Error::new(e.kind(), named(&e)))?;
         let intact = usize::try_from(report.lines).unwrap_or(usize::MAX);
         let lines: Vec<&str> = text.lines().take(intact).collect();
         Ok(Ok(SessionEnd::of_lines(lines.into_iter())))
@@ -328,7 +327,9 @@ mod tests {
 
         // Someone turns b's failure story into more tokens: b is left out, named.
         let b = tmp.path().join("b/audit.jsonl");
-        let text = std::fs::read_to_string(&b).unwrap().replace("\"steps\":2", "\"steps\":1");
+        let text = std::fs::read_to_string(&b)
+            .unwrap()
+            .replace("\"steps\":2", "\"steps\":1");
         std::fs::write(&b, text).unwrap();
         for s in [
             AgentStats::from_logs(&logs).unwrap(),

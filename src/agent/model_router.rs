@@ -301,10 +301,7 @@ mod tests {
 
     /// An environment holding exactly `vars`.
     fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
     }
 
@@ -329,9 +326,15 @@ mod tests {
     #[test]
     fn local_refuses_a_remote_openai_base_url_but_takes_an_explicit_local_one() {
         let e = refusal("local:x", &[("OPENAI_BASE_URL", "https://openrouter.ai/api/v1")]);
-        assert!(e.contains("KEN_LOCAL_BASE_URL") && e.contains("openrouter.ai"), "{e}");
+        assert!(
+            e.contains("KEN_LOCAL_BASE_URL") && e.contains("openrouter.ai"),
+            "{e}"
+        );
         // A loopback trick in the userinfo is the remote host it is.
-        let e = refusal("local:x", &[("OPENAI_BASE_URL", "http://127.0.0.1@example.com/v1")]);
+        let e = refusal(
+            "local:x",
+            &[("OPENAI_BASE_URL", "http://127.0.0.1@example.com/v1")],
+        );
         assert!(e.contains("KEN_LOCAL_BASE_URL"), "{e}");
         let r = route("local:x", &[("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")]).unwrap();
         assert_eq!(r.endpoint, "http://127.0.0.1:8080/v1");
@@ -379,9 +382,7 @@ mod tests {
     #[test]
     fn cheapest_orders_the_chain_by_price_and_fastest_routes_by_latency() {
         let keys = env_of(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]);
-        let route = |spec: &str, private: bool| {
-            ModelRouter::route_with_env(Some(spec), private, None, &keys)
-        };
+        let route = |spec: &str, private: bool| ModelRouter::route_with_env(Some(spec), private, None, &keys);
         let r = route(
             "cheapest:anthropic:claude-opus-4,openai:gpt-4o-mini,openai:unpriced-model",
             false,

@@ -101,7 +101,8 @@ impl AuditLog {
             if fresh.first_bad.is_some() {
                 return Err(AuditError::Invalid {
                     path: path.to_path_buf(),
-                    detail: "another writer started a damaged log here while the last one was set aside".into(),
+                    detail: "another writer started a damaged log here while the last one was set aside"
+                        .into(),
                 });
             }
             log.append(&serde_json::json!({
@@ -215,8 +216,12 @@ impl AuditLog {
 /// true: the log itself becomes the evidence) or copied. The name is never one that exists:
 /// a hard link (which refuses an existing name) places it, so no evidence is overwritten.
 fn keep_aside(path: &Path, what: &str, rename: bool) -> Result<PathBuf, AuditError> {
-    let stem = path.file_stem().map_or("audit".into(), |s| s.to_string_lossy().into_owned());
-    let ext = path.extension().map_or("jsonl".into(), |e| e.to_string_lossy().into_owned());
+    let stem = path
+        .file_stem()
+        .map_or("audit".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or("jsonl".into(), |e| e.to_string_lossy().into_owned());
     let dir = path.parent().unwrap_or(Path::new("."));
     let ts = now_ms();
     for n in 0..100u32 {

@@ -33,8 +33,8 @@ pub use action_policy::{
     SandboxMode,
 };
 pub use audit_log::{
-    AuditError, AuditLog, AuditReport, BadLine, DAMAGED_EVENT, GENESIS, PredecessorReport, Recovery, TORN_EVENT,
-    verify as verify_audit_log,
+    AuditError, AuditLog, AuditReport, BadLine, DAMAGED_EVENT, GENESIS, PredecessorReport, Recovery,
+    TORN_EVENT, verify as verify_audit_log,
 };
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};

@@ -52,8 +52,24 @@ const SECRET_WORDS: &[&str] = &[
 
 /// Words that make `… key` secret (`api_key`, `private_key`, `AWS_SECRET_ACCESS_KEY`).
 const KEY_QUALIFIERS: &[&str] = &[
-    "api", "access", "private", "secret", "signing", "encryption", "master", "client", "license",
-    "auth", "ssh", "gpg", "service", "account", "deploy", "session", "admin", "app",
+    "api",
+    "access",
+    "private",
+    "secret",
+    "signing",
+    "encryption",
+    "master",
+    "client",
+    "license",
+    "auth",
+    "ssh",
+    "gpg",
+    "service",
+    "account",
+    "deploy",
+    "session",
+    "admin",
+    "app",
 ];
 
 /// Words that may name a secret: the value is redacted when it looks random.
@@ -126,7 +142,9 @@ impl SecretRedactor {
         if let Some(re) = URL_PASSWORD.as_ref()
             && re.is_match(&out)
         {
-            out = re.replace_all(&out, format!("${{1}}{REDACTED}${{3}}")).into_owned();
+            out = re
+                .replace_all(&out, format!("${{1}}{REDACTED}${{3}}"))
+                .into_owned();
         }
         for re in SHAPES.iter() {
             if re.is_match(&out) {
@@ -292,7 +310,8 @@ mod tests {
 
     #[test]
     fn secrets_in_every_shape_are_redacted() {
-        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        let jwt =
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
         let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----";
         let samples = [
             "sk-proj-abcdefghijklmnopqrstuvwx",
@@ -310,7 +329,10 @@ mod tests {
         ];
         for secret in samples {
             let t = SecretRedactor::redact_text(&format!("got {secret} here"));
-            assert!(t.contains(REDACTED) && !t.contains(&secret[..12]), "{secret}: {t}");
+            assert!(
+                t.contains(REDACTED) && !t.contains(&secret[..12]),
+                "{secret}: {t}"
+            );
         }
         let t = SecretRedactor::redact_text("git clone https://bob:hunter2hunter2@git.example.com/x.git");
         assert_eq!(t, "git clone https://bob:[redacted]@git.example.com/x.git");
@@ -321,7 +343,14 @@ mod tests {
             "headers": {"cookie": "session=abc"},
         });
         let r = SecretRedactor::redact_json(&v);
-        for k in ["password", "client_secret", "Authorization", "api_key", "accessToken", "key"] {
+        for k in [
+            "password",
+            "client_secret",
+            "Authorization",
+            "api_key",
+            "accessToken",
+            "key",
+        ] {
             assert_eq!(r[k], REDACTED, "{k}: {r}");
         }
         assert_eq!(r["auth"]["token"], REDACTED, "{r}");

@@ -657,6 +657,31 @@ fn local_models_without_a_loopback_endpoint_are_refused_before_any_request() {
 }
 
 #[test]
+fn a_refused_model_call_ends_the_run_at_once_with_the_status() {
+    let r = repo();
+    let model = FakeModel::start(Wire::OpenAi, vec![http_error(401), say("never reached")]);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--max-steps", "2"]);
+    let f = run.finished();
+    assert_eq!(f["state"], "failed", "{f}");
+    let reason = f["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("refused") && reason.contains("401"), "{f}");
+    assert!(!reason.contains("step limit"), "{f}");
+    assert_eq!(f["steps"], 1, "{f}");
+
+    // A failure worth retrying that outlasts the steps: the limit says what it cut short.
+    let model = FakeModel::start(Wire::OpenAi, vec![http_error(500); 4]);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--max-steps", "1"]);
+    let f = run.finished();
+    let reason = f["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("step limit")
+            && reason.contains("the last model call failed")
+            && reason.contains("500"),
+        "{f}"
+    );
+}
+
+#[test]
 fn a_session_resumes_from_its_audit_log() {
     let r = repo();
     let first = vec![

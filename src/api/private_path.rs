@@ -62,7 +62,7 @@ impl PrivatePath {
     pub fn reason(self) -> &'static str {
         match self {
             PrivatePath::VcsInternals => {
-                "version-control internals (.git, .hg, .svn) are never served: they may hold credentials"
+                "version-control internals (.git, .hg, .svn) are neither read nor written: they may hold credentials, and hooks there run outside any sandbox"
             }
             PrivatePath::SecretShaped => {
                 "named like a file that holds secrets (.env, private keys, credential files); it is never served"

@@ -231,7 +231,14 @@ fn keep_aside(path: &Path, what: &str, rename: bool) -> Result<PathBuf, AuditErr
         };
         let kept = dir.join(format!("{stem}.{what}-{ts}{suffix}.{ext}"));
         let placed = match rename {
-            true => std::fs::hard_link(path, &kept),
+            // A hard link refuses an existing name where `rename` would replace it; where
+            // the file system has no hard links, a rename to a name checked free is next best.
+            true => match std::fs::hard_link(path, &kept) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists && !kept.exists() => {
+                    std::fs::rename(path, &kept).map(|()| false)
+                }
+                other => other.map(|()| true),
+            },
             // `create_new` refuses an existing name, as the hard link does.
             false => OpenOptions::new()
                 .write(true)
@@ -241,11 +248,12 @@ fn keep_aside(path: &Path, what: &str, rename: bool) -> Result<PathBuf, AuditErr
                     let mut from = File::open(path)?;
                     std::io::copy(&mut from, &mut to)?;
                     to.sync_all()
-                }),
+                })
+                .map(|()| false),
         };
         match placed {
-            Ok(()) => {
-                if rename {
+            Ok(linked) => {
+                if linked {
                     std::fs::remove_file(path).map_err(AuditError::io(path))?;
                 }
                 return Ok(kept);

@@ -260,7 +260,7 @@ fn name_says(name: &str) -> NameSays {
 /// A string that looks like generated key material: at least 20 characters, no whitespace,
 /// not a path or a sentence, and over 3.5 bits of entropy per character.
 fn looks_random(s: &str) -> bool {
-    if s.len() < 20 || s.chars().any(char::is_whitespace) || s.contains('/') && !s.contains('+') {
+    if s.len() < 20 || s.chars().any(char::is_whitespace) || (s.contains('/') && !s.contains('+')) {
         return false;
     }
     let mut counts = std::collections::HashMap::new();

@@ -434,6 +434,39 @@ fn stats_count_sessions() {
     assert_eq!(v["sessions"], 1);
     assert_eq!(v["success_rate"], 1.0);
     assert_eq!(v["average_model_calls"], 6.0);
+    // The fake model reports usage on every call: the counts survive the audit log's
+    // redaction (`input_tokens` is a count, not a secret).
+    assert!(v["input_tokens"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert!(v["output_tokens"].as_u64().unwrap_or(0) > 0, "{v}");
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let human = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "stats"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    assert!(!text(&human).contains("0 + 0 tokens"), "{}", text(&human));
+
+    // A tampered log is left out, with a warning naming it and its bad line.
+    let log = run.audit();
+    let tampered = std::fs::read_to_string(&log).unwrap().replacen(
+        "\"state\":\"completed\"",
+        "\"state\":\"completed\" ",
+        1,
+    );
+    std::fs::write(&log, tampered).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args(["agent", "stats", "--json"])
+        .env("XDG_STATE_HOME", run.state.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sessions"], 0, "{v}");
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(1), "{v}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning") && err.contains("audit.jsonl") && err.contains("fails verification at line"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -582,6 +615,73 @@ fn a_private_repository_only_goes_to_loopback_endpoints() {
 }
 
 #[test]
+fn local_models_without_a_loopback_endpoint_are_refused_before_any_request() {
+    let r = repo();
+    let state = tempfile::tempdir().unwrap();
+    let run = |base: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ken"));
+        cmd.args(["agent", "anything", "--json", "--model", "local:x", "--repo"])
+            .arg(r.path())
+            .env("XDG_STATE_HOME", state.path())
+            // A key in the environment must not turn `local:` into the public endpoint.
+            .env("OPENAI_API_KEY", "sk-test-not-a-real-key")
+            .env_remove("KEN_LOCAL_BASE_URL")
+            .env_remove("OPENAI_BASE_URL");
+        if let Some(b) = base {
+            cmd.env("OPENAI_BASE_URL", b);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("OPENAI_BASE_URL") && err.contains("nothing is sent"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("api.openai.com") && !err.contains("step limit"),
+        "{err}"
+    );
+    // No model call was started: the run is refused before its first event.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("model-call"));
+
+    // 192.0.2.0/24 is reserved for documentation: never reachable, never loopback.
+    let out = run(Some("http://192.0.2.7:8080/v1"));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("KEN_LOCAL_BASE_URL") && err.contains("192.0.2.7"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_model_call_ends_the_run_at_once_with_the_status() {
+    let r = repo();
+    let model = FakeModel::start(Wire::OpenAi, vec![http_error(401), say("never reached")]);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--max-steps", "2"]);
+    let f = run.finished();
+    assert_eq!(f["state"], "failed", "{f}");
+    let reason = f["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("refused") && reason.contains("401"), "{f}");
+    assert!(!reason.contains("step limit"), "{f}");
+    assert_eq!(f["steps"], 1, "{f}");
+
+    // A failure worth retrying that outlasts the steps: the limit says what it cut short.
+    let model = FakeModel::start(Wire::OpenAi, vec![http_error(500); 4]);
+    let run = agent(r.path(), &model, Wire::OpenAi, &["--max-steps", "1"]);
+    let f = run.finished();
+    let reason = f["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("step limit")
+            && reason.contains("the last model call failed")
+            && reason.contains("500"),
+        "{f}"
+    );
+}
+
+#[test]
 fn a_session_resumes_from_its_audit_log() {
     let r = repo();
     let first = vec![
@@ -712,7 +812,8 @@ fn live_smoke_with_a_real_model() {
         .arg("--repo")
         .arg(r.path())
         .env("XDG_STATE_HOME", state.path())
-        .env("OPENAI_BASE_URL", &url)
+        // The live server may be on another machine: named for `local:` on purpose.
+        .env("KEN_LOCAL_BASE_URL", &url)
         .env(
             "KEN_MODEL_STREAM",
             std::env::var("KEN_MODEL_STREAM").unwrap_or_else(|_| "0".into()),

@@ -286,3 +286,28 @@ fn walk(dir: std::fs::ReadDir) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn the_public_embedding_endpoint_without_its_key_is_refused_before_any_request() {
+    let repo = materialize(REPO);
+    let out = std::process::Command::new(support::ken_bin())
+        .args([
+            "index",
+            "build",
+            ".",
+            "--embedder",
+            "openai",
+            "--embed-model",
+            "m",
+        ])
+        .current_dir(repo.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("nothing was sent"),
+        "{err}"
+    );
+}

@@ -200,6 +200,12 @@ fn bad_input_is_refused_by_name_and_nothing_outside_the_repository_is_read() {
         "/etc/passwd",
     );
     refused("read_span", json!({"span": "leak.py"}), 403, "leak.py");
+    refused(
+        "read_span",
+        json!({"span": ".git/config"}),
+        403,
+        ".git/config: version-control internals",
+    );
     refused("read_span", json!({"span": "shop/cart.py\u{0}"}), 403, "NUL");
     refused(
         "read_span",
@@ -693,11 +699,13 @@ fn metrics_count_and_time_every_operation_by_outcome() {
     ] {
         let d = state.path().join("kenning/agent").join(name);
         std::fs::create_dir_all(&d).unwrap();
-        let mut log = json!({"seq": 0, "event": {"kind": "started"}}).to_string() + "\n";
+        // Real, hash-chained logs: the figures count only logs that verify.
+        let mut log = kenning::exec::AuditLog::open(&d.join("audit.jsonl")).unwrap();
+        log.append(&json!({"kind": "started"})).unwrap();
         if let Some((st, steps)) = end {
-            log += &json!({"seq": 1, "event": {"kind": "finished", "state": st, "steps": steps}}).to_string();
+            log.append(&json!({"kind": "finished", "state": st, "steps": steps}))
+                .unwrap();
         }
-        std::fs::write(d.join("audit.jsonl"), log).unwrap();
     }
     let state_home = state.path().to_str().unwrap();
     let server = start(repo.path(), &["--no-watch"], &[("XDG_STATE_HOME", state_home)]);

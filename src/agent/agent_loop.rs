@@ -25,7 +25,7 @@ use super::stuck_detector::StuckDetector;
 use super::tool_box::{ToolBox, ToolResult, cut};
 use crate::api::Operation;
 use crate::exec::{AuditLog, Decision};
-use crate::providers::{Message, Role, ToolCall, ToolModel, Usage};
+use crate::providers::{Message, ProviderError, Role, ToolCall, ToolModel, Usage};
 
 pub struct AgentConfig {
     pub session: String,
@@ -72,6 +72,9 @@ pub struct Agent<'a> {
     steps: u32,
     evaluations: u32,
     consecutive_errors: u32,
+    /// The last model call's error while calls keep failing, so a limit that ends the run
+    /// says what it was ending (not only "step limit reached").
+    last_model_error: Option<String>,
     stuck: StuckDetector,
     compactions: u32,
     /// 0 for the agent, 1 inside a sub-agent.
@@ -148,6 +151,7 @@ impl<'a> Agent<'a> {
             steps: 0,
             evaluations: 0,
             consecutive_errors: 0,
+            last_model_error: None,
             stuck: StuckDetector::default(),
             compactions: 0,
             depth: 0,
@@ -300,7 +304,13 @@ impl<'a> Agent<'a> {
         let l = &self.config.limits;
         let tokens = self.usage.input_tokens + self.usage.output_tokens;
         if self.steps >= l.max_steps {
-            return Some(format!("step limit reached ({} model calls)", l.max_steps));
+            return Some(match &self.last_model_error {
+                Some(e) => format!(
+                    "step limit reached ({} model calls); the last model call failed: {e}",
+                    l.max_steps
+                ),
+                None => format!("step limit reached ({} model calls)", l.max_steps),
+            });
         }
         if self.started.elapsed() >= l.max_wall {
             return Some(format!("wall-time limit reached ({} s)", l.max_wall.as_secs()));
@@ -446,8 +456,21 @@ impl<'a> Agent<'a> {
             .model
             .complete(&system, &self.messages, &specs, &mut |t| streamed.push_str(t))
         {
-            Ok(r) => r,
+            Ok(r) => {
+                self.last_model_error = None;
+                r
+            }
+            // Refused for who is asking or what is asked for: no later call will do better.
+            Err(
+                e @ ProviderError::Status {
+                    status: 401 | 403 | 404,
+                    ..
+                },
+            ) => {
+                return Err(format!("the model endpoint refused the request: {e}"));
+            }
             Err(e) => {
+                self.last_model_error = Some(e.to_string());
                 self.consecutive_errors += 1;
                 if self.consecutive_errors >= self.config.limits.max_consecutive_errors {
                     return Err(format!(

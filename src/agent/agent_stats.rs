@@ -5,6 +5,9 @@
 //!
 //! A session counts once its log holds a `finished` event (the last one wins); a session
 //! still running, or killed before it finished, is not a task outcome yet and is left out.
+//! Only a log that verifies counts: one whose hash chain breaks is left out whole and listed
+//! in `skipped` with the bad line and why (a torn final line is a crash: its intact lines
+//! count), so a figure is never made from an edited record.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,11 +29,41 @@ struct SessionEnd {
     cost_usd: f64,
 }
 
+/// What one log contributes: how it finished (if it did), or why it was left out.
+type LogOutcome = Result<Option<SessionEnd>, SkippedLog>;
+
 impl SessionEnd {
-    /// The last `finished` event of an audit log's text, if it has one.
-    fn of_log(text: &str) -> Option<SessionEnd> {
-        let finished = text
-            .lines()
+    /// Verifies the log at `path`, then reads its intact lines. `Err` only when it cannot be
+    /// read; a log that fails verification is an `Ok(Err(skipped))`.
+    fn of_path(path: &Path) -> Result<LogOutcome, std::io::Error> {
+        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let report = match crate::exec::verify_audit_log(path) {
+            Ok(r) => r,
+            Err(crate::exec::AuditError::Io { source, .. }) => {
+                return Err(std::io::Error::new(source.kind(), named(&source)));
+            }
+            Err(e) => {
+                return Ok(Err(SkippedLog {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                }));
+            }
+        };
+        if let Some(bad) = report.first_bad {
+            return Ok(Err(SkippedLog {
+                path: path.display().to_string(),
+                reason: format!("it fails verification at line {}: {}", bad.line, bad.reason),
+            }));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| std::io::Error::new(e.kind(), named(&e)))?;
+        let intact = usize::try_from(report.lines).unwrap_or(usize::MAX);
+        let lines: Vec<&str> = text.lines().take(intact).collect();
+        Ok(Ok(SessionEnd::of_lines(lines.into_iter())))
+    }
+
+    /// The last `finished` event among a log's lines, if there is one.
+    fn of_lines<'a>(lines: impl DoubleEndedIterator<Item = &'a str>) -> Option<SessionEnd> {
+        let finished = lines
             .rev()
             .filter(|l| l.contains("\"finished\""))
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -60,18 +93,26 @@ pub struct AgentStats {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
+    /// Logs left out because they fail verification, each with the bad line and why.
+    pub skipped: Vec<SkippedLog>,
+}
+
+/// A log the statistics leave out.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SkippedLog {
+    pub path: String,
+    pub reason: String,
 }
 
 impl AgentStats {
-    /// The statistics of these audit logs; a log that cannot be read is an error naming it.
+    /// The statistics of these audit logs; a log that cannot be read is an error naming it,
+    /// one that fails verification is left out and listed in `skipped`.
     pub fn from_logs(logs: &[PathBuf]) -> Result<AgentStats, std::io::Error> {
-        let mut ends = Vec::new();
+        let mut outcomes = Vec::new();
         for log in logs {
-            let text = std::fs::read_to_string(log)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", log.display())))?;
-            ends.extend(SessionEnd::of_log(&text));
+            outcomes.push(SessionEnd::of_path(log)?);
         }
-        Ok(AgentStats::of_ends(&ends))
+        Ok(AgentStats::of_outcomes(outcomes))
     }
 
     /// The audit logs of a sessions folder: `<dir>/<session>/audit.jsonl`.
@@ -87,10 +128,17 @@ impl AgentStats {
         logs
     }
 
-    fn of_ends(ends: &[SessionEnd]) -> AgentStats {
+    fn of_outcomes(outcomes: Vec<LogOutcome>) -> AgentStats {
         let mut s = AgentStats::default();
         let mut calls = 0u64;
-        for e in ends {
+        let mut ends = Vec::new();
+        for o in outcomes {
+            match o {
+                Ok(end) => ends.extend(end),
+                Err(skipped) => s.skipped.push(skipped),
+            }
+        }
+        for e in &ends {
             s.sessions += 1;
             if e.completed {
                 s.completed += 1;
@@ -111,7 +159,7 @@ impl AgentStats {
 }
 
 /// What a scrape knew of a log: its length and modification time, and how it finished.
-type SeenLog = (u64, Option<SystemTime>, Option<SessionEnd>);
+type SeenLog = (u64, Option<SystemTime>, LogOutcome);
 
 /// A Prometheus collector over a sessions folder, read at each scrape. A log is parsed again
 /// only when its length or modification time changed, so a scrape costs a `stat` per session.
@@ -137,25 +185,26 @@ impl AgentLogCollector {
         };
         let logs = AgentStats::session_logs(&self.dir);
         seen.retain(|p, _| logs.contains(p));
-        let mut ends = Vec::new();
+        let mut outcomes = Vec::new();
         for log in logs {
             let Ok(meta) = std::fs::metadata(&log) else {
                 continue;
             };
             let key = (meta.len(), meta.modified().ok());
-            let end = match seen.get(&log) {
-                Some((len, mtime, end)) if (*len, *mtime) == key => end.clone(),
+            let outcome = match seen.get(&log) {
+                Some((len, mtime, outcome)) if (*len, *mtime) == key => outcome.clone(),
                 _ => {
-                    let end = std::fs::read_to_string(&log)
-                        .ok()
-                        .and_then(|t| SessionEnd::of_log(&t));
-                    seen.insert(log, (key.0, key.1, end.clone()));
-                    end
+                    // Unreadable now (removed mid-scrape): not counted, tried again next time.
+                    let Ok(outcome) = SessionEnd::of_path(&log) else {
+                        continue;
+                    };
+                    seen.insert(log, (key.0, key.1, outcome.clone()));
+                    outcome
                 }
             };
-            ends.extend(end);
+            outcomes.push(outcome);
         }
-        AgentStats::of_ends(&ends)
+        AgentStats::of_outcomes(outcomes)
     }
 }
 
@@ -197,6 +246,12 @@ impl Collector for AgentLogCollector {
         )?;
         gauge(
             &mut encoder,
+            "agent_logs_skipped",
+            "Agent audit logs left out of these figures because they fail verification",
+            s.skipped.len() as i64,
+        )?;
+        gauge(
+            &mut encoder,
             "agent_cost_usd",
             "Model cost of the finished agent sessions, in US dollars",
             s.cost_usd,
@@ -208,22 +263,27 @@ impl Collector for AgentLogCollector {
 mod tests {
     use super::*;
 
-    fn finished(state: &str, steps: u64) -> String {
-        serde_json::json!({"seq": 9, "event": {"kind": "finished", "state": state, "steps": steps,
-            "input_tokens": 100, "output_tokens": 10, "cost_usd": 0.5}})
-        .to_string()
+    fn finished(state: &str, steps: u64) -> serde_json::Value {
+        serde_json::json!({"kind": "finished", "state": state, "steps": steps,
+            "input_tokens": 100, "output_tokens": 10, "cost_usd": 0.5})
     }
 
-    fn session(dir: &Path, name: &str, lines: &[String]) {
+    /// A real, hash-chained log of these events (rewritten from scratch).
+    fn session(dir: &Path, name: &str, events: &[serde_json::Value]) {
         let d = dir.join(name);
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("audit.jsonl"), lines.join("\n") + "\n").unwrap();
+        let path = d.join("audit.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let mut log = crate::exec::AuditLog::open(&path).unwrap();
+        for e in events {
+            log.append(e).unwrap();
+        }
     }
 
     #[test]
     fn rate_and_iterations_count_finished_sessions_only() {
         let tmp = tempfile::tempdir().unwrap();
-        let start = serde_json::json!({"seq": 0, "event": {"kind": "started"}}).to_string();
+        let start = serde_json::json!({"kind": "started"});
         session(tmp.path(), "a", &[start.clone(), finished("completed", 4)]);
         session(tmp.path(), "b", &[start.clone(), finished("failed", 8)]);
         session(tmp.path(), "c", &[start.clone(), finished("completed", 3)]);
@@ -251,6 +311,35 @@ mod tests {
         assert!(text.contains("ken_agent_success_ratio 0.5"), "{text}");
         assert!(text.contains("ken_agent_average_iterations 4.0"), "{text}");
         assert!(text.contains("ken_agent_sessions 4"), "{text}");
+    }
+
+    #[test]
+    fn token_counts_survive_and_a_tampered_log_is_left_out_with_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let start = serde_json::json!({"kind": "started"});
+        session(tmp.path(), "a", &[start.clone(), finished("completed", 4)]);
+        session(tmp.path(), "b", &[start, finished("completed", 2)]);
+        let logs = AgentStats::session_logs(tmp.path());
+        let s = AgentStats::from_logs(&logs).unwrap();
+        // Written through the audit log's redactor, the counts are still there.
+        assert_eq!((s.sessions, s.input_tokens, s.output_tokens), (2, 200, 20));
+        assert!(s.skipped.is_empty());
+
+        // Someone turns b's failure story into more tokens: b is left out, named.
+        let b = tmp.path().join("b/audit.jsonl");
+        let text = std::fs::read_to_string(&b)
+            .unwrap()
+            .replace("\"steps\":2", "\"steps\":1");
+        std::fs::write(&b, text).unwrap();
+        for s in [
+            AgentStats::from_logs(&logs).unwrap(),
+            AgentLogCollector::new(tmp.path().to_path_buf()).stats(),
+        ] {
+            assert_eq!((s.sessions, s.input_tokens), (1, 100), "{s:?}");
+            assert_eq!(s.skipped.len(), 1, "{s:?}");
+            assert!(s.skipped[0].path.ends_with("b/audit.jsonl"), "{s:?}");
+            assert!(s.skipped[0].reason.contains("line 2"), "{s:?}");
+        }
     }
 
     #[test]

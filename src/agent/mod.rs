@@ -25,7 +25,7 @@ pub use crate::exec::{Checkpoint, CheckpointError, CheckpointStore};
 pub use agent_limits::AgentLimits;
 pub use agent_loop::{Agent, AgentConfig, AgentOutcome};
 pub use agent_state::{AgentEvent, AgentState};
-pub use agent_stats::{AgentLogCollector, AgentStats};
+pub use agent_stats::{AgentLogCollector, AgentStats, SkippedLog};
 pub use environment_facts::EnvironmentFacts;
 pub use model_chain::{Latency, ModelChain};
 pub use model_router::{ModelRouter, RouteError, RoutedModel};

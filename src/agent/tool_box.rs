@@ -120,7 +120,7 @@ impl ToolBox {
         let obj = |props: Value, required: &[&str]| json!({"type": "object", "properties": props, "required": required});
         out.extend([
             spec("read_file", "Read a file of the workspace with line numbers (a window of lines; default the first 250).",
-                obj(json!({"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}}), &["path"])),
+                obj(json!({"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}, "ignored": {"type": "boolean", "description": "read a file the ignore rules keep out of the index, on purpose"}}), &["path"])),
             spec("list_dir", "List a folder of the workspace (default its root).", obj(json!({"path": {"type": "string"}}), &[])),
             spec("apply_patch", "Edit files with a patch in the `*** Begin Patch` format: `*** Update File: PATH` then hunks of ' ' context, '-' removed and '+' added lines (an optional `@@ line` anchor first), `*** Add File: PATH` with '+' lines, `*** Delete File: PATH`, and `*** End Patch`. Every hunk is checked before any file is written.",
                 obj(json!({"patch": {"type": "string"}}), &["patch"])),
@@ -163,7 +163,12 @@ impl ToolBox {
             "impact" => self.index(Operation::Impact, args.clone()),
             "overview" => self.index(Operation::Overview, args.clone()),
             "read_file" => match text("path") {
-                Some(p) => self.read_file(&p, args["start_line"].as_u64(), args["end_line"].as_u64()),
+                Some(p) => self.read_file(
+                    &p,
+                    args["start_line"].as_u64(),
+                    args["end_line"].as_u64(),
+                    args["ignored"].as_bool().unwrap_or(false),
+                ),
                 None => ToolResult::err("read_file needs `path`"),
             },
             "list_dir" => self.list_dir(text("path").as_deref().unwrap_or(".")),
@@ -219,12 +224,10 @@ impl ToolBox {
     }
 
     /// The file a path names, if it may be written: inside the workspace (symlinks resolved),
-    /// not under `.git` or `.kenning`.
+    /// not under `.kenning` or a version-control folder at any depth (`repo_path` refuses
+    /// those: a hook written there would run outside the sandbox).
     pub fn writable(&self, given: &str) -> Result<PathBuf, String> {
         let rel = crate::api::repo_path(&self.root, "path", given).map_err(|e| e.to_string())?;
-        if rel.split('/').next() == Some(".git") {
-            return Err(format!("{rel}: the repository's .git is never written"));
-        }
         let target = self.root.join(&rel);
         let real_root = self.root.canonicalize().map_err(|e| e.to_string())?;
         let mut probe = target.clone();
@@ -243,9 +246,9 @@ impl ToolBox {
         Ok(target)
     }
 
-    fn read_file(&self, given: &str, start: Option<u64>, end: Option<u64>) -> ToolResult {
+    fn read_file(&self, given: &str, start: Option<u64>, end: Option<u64>, ignored: bool) -> ToolResult {
         let (rel, real) =
-            match crate::api::confined_file(&self.root, self.workspace.index_dir(), "path", given) {
+            match crate::api::confined_file(&self.root, self.workspace.index_dir(), "path", given, ignored) {
                 Ok(v) => v,
                 Err(e) => return ToolResult::err(e.to_string()),
             };
@@ -278,12 +281,21 @@ impl ToolBox {
                 Err(e) => return ToolResult::err(e.to_string()),
             }
         };
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return ToolResult::err(format!("{given}: not a folder of the workspace"));
+        // A folder reached through a symbolic link must still be inside the workspace.
+        let inside = match (dir.canonicalize(), self.root.canonicalize()) {
+            (Ok(d), Ok(r)) => d.starts_with(&r),
+            _ => false,
+        };
+        let entries = match inside.then(|| std::fs::read_dir(&dir)) {
+            Some(Ok(entries)) => entries,
+            _ => return ToolResult::err(format!("{given}: not a folder of the workspace")),
         };
         let mut names: Vec<String> = entries
             .flatten()
-            .filter(|e| e.file_name() != ".git" && e.file_name() != ".kenning")
+            .filter(|e| {
+                let n = e.file_name();
+                n != ".kenning" && !matches!(n.to_str(), Some(".git" | ".hg" | ".svn"))
+            })
             .map(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
                 if e.path().is_dir() { format!("{n}/") } else { n }

@@ -110,7 +110,12 @@ fn content(root: &Path, sides: &Sides, path: &str, old: bool) -> Option<Vec<u8>>
     let show = |rev: &str| git(root, &["show", &format!("{rev}:{path}")]).ok();
     match (sides, old) {
         (Sides::Worktree(rev), true) => show(rev),
-        (Sides::Worktree(_), false) => std::fs::read(root.join(path)).ok(),
+        // The same confinement as a file a request names: git's paths are inside the tree,
+        // but a symbolic link there may lead anywhere and a secrets-shaped file is never read.
+        (Sides::Worktree(_), false) => match super::PrivatePath::of(path) {
+            Some(_) => None,
+            None => crate::util::read_no_follow(&root.join(path)).ok(),
+        },
         (Sides::Staged, true) => show("HEAD"),
         (Sides::Staged, false) => show(""),
         (Sides::Range(a, _), true) => show(a),

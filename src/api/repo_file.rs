@@ -1,11 +1,16 @@
 //! Paths a request names, confined to the repository: relative and `/`-separated, no `..`,
-//! no NUL, nothing under the index folder, and no symbolic link that resolves outside the
-//! root. `read_span` reads a line range of such a file.
+//! no NUL, nothing under the index folder or a version-control folder, and no symbolic link
+//! that resolves outside the root. A file read must also not be secrets-shaped
+//! ([`PrivatePath`]), and a file the ignore rules keep out of the index is read only when
+//! asked for on purpose (`ignored`). `read_span` reads a line range of such a file; every
+//! other front end that reads a file a request names (the agent's `read_file`) goes through
+//! [`confined_file`] too.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::private_path::PrivatePath;
 use super::{Analysis, ApiError};
 use crate::context::count_tokens;
 use crate::index::Coverage;
@@ -57,6 +62,9 @@ pub fn repo_path(root: &Path, argument: &str, given: &str) -> Result<String, Api
     if parts.first().is_some_and(|f| f == ".kenning") {
         return Err(ApiError::denied(given, "the index's own files may not be read"));
     }
+    if PrivatePath::of(&parts.join("/")) == Some(PrivatePath::VcsInternals) {
+        return Err(ApiError::denied(given, PrivatePath::VcsInternals.reason()));
+    }
     if parts.is_empty() {
         return Err(ApiError::invalid(
             argument,
@@ -66,14 +74,21 @@ pub fn repo_path(root: &Path, argument: &str, given: &str) -> Result<String, Api
     Ok(parts.join("/"))
 }
 
-/// An existing file inside the repository: the checked repository path and the real path.
+/// An existing file inside the repository that may be read: the checked repository path and
+/// the real path. The private-path rules are applied to the path as given and to where its
+/// symbolic links lead, so `notes.txt -> .git/config` is refused like `.git/config`. An
+/// ignored file is refused unless `ignored` says the caller asked for it on purpose.
 pub fn confined_file(
     root: &Path,
     index_dir: &Path,
     argument: &str,
     given: &str,
+    ignored: bool,
 ) -> Result<(String, PathBuf), ApiError> {
     let rel = repo_path(root, argument, given)?;
+    if let Some(p) = PrivatePath::of(&rel) {
+        return Err(ApiError::denied(&rel, p.reason()));
+    }
     let real_root = root
         .canonicalize()
         .map_err(|e| ApiError::Internal(format!("{}: {e}", root.display())))?;
@@ -81,21 +96,78 @@ pub fn confined_file(
         std::io::ErrorKind::NotFound => ApiError::NotFound(format!("{rel}: no such file in the repository")),
         _ => ApiError::denied(&rel, e.to_string()),
     })?;
-    if !real.starts_with(&real_root) {
+    let Ok(real_rel) = real.strip_prefix(&real_root) else {
         return Err(ApiError::denied(
             &rel,
             "a symbolic link that points outside the repository",
         ));
-    }
+    };
     if let Ok(ix) = index_dir.canonicalize()
         && real.starts_with(&ix)
     {
         return Err(ApiError::denied(&rel, "the index's own files may not be read"));
     }
+    let real_rel = real_rel.to_string_lossy().into_owned();
+    if let Some(p) = PrivatePath::of(&real_rel) {
+        return Err(ApiError::denied(
+            &rel,
+            format!("a symbolic link to {real_rel}: {}", p.reason()),
+        ));
+    }
     if !real.is_file() {
         return Err(ApiError::invalid(argument, format!("{rel} is not a file")));
     }
+    if !ignored && is_ignored(&real_root, &real_rel) {
+        return Err(ApiError::denied(
+            &rel,
+            "the ignore rules keep it out of the index; ask for it on purpose to read it \
+             (`ignored: true`, `ken read-span --ignored`)",
+        ));
+    }
     Ok((rel, real))
+}
+
+/// Whether the walker's ignore rules (`.gitignore`, `.ignore`, `.kenignore` in the root and
+/// every folder down to the file, `.git/info/exclude`) exclude `rel`. The nearest folder with
+/// a matching rule decides, as in git; within a folder `.kenignore` beats `.ignore` beats
+/// `.gitignore`, as in the walker.
+fn is_ignored(real_root: &Path, rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut dirs = vec![real_root.to_path_buf()];
+    for p in parts.iter().take(parts.len().saturating_sub(1)) {
+        let next = dirs.last().map(|d| d.join(p)).unwrap_or_default();
+        dirs.push(next);
+    }
+    let file = real_root.join(rel);
+    for (depth, dir) in dirs.iter().enumerate().rev() {
+        let mut b = ignore::gitignore::GitignoreBuilder::new(dir);
+        let mut any = false;
+        let exclude = real_root.join(".git").join("info").join("exclude");
+        let root_only = (depth == 0).then_some(exclude);
+        for f in root_only
+            .into_iter()
+            .chain([".gitignore", ".ignore", ".kenignore"].map(|n| dir.join(n)))
+        {
+            if f.is_file() {
+                any = true;
+                // A rule file that does not parse whole still contributes its good lines.
+                let _ = b.add(f);
+            }
+        }
+        if !any {
+            continue;
+        }
+        let Ok(rules) = b.build() else { continue };
+        // `file` is under `dir` by construction, which this call requires.
+        let m = rules.matched_path_or_any_parents(&file, false);
+        if m.is_ignore() {
+            return true;
+        }
+        if m.is_whitelist() {
+            return false;
+        }
+    }
+    false
 }
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -107,6 +179,9 @@ pub struct ReadSpanRequest {
     /// Token budget for the text (the span is cut at a line boundary to fit).
     #[serde(default)]
     pub max_tokens: Option<usize>,
+    /// Read a file the ignore rules keep out of the index (never a secrets-shaped one).
+    #[serde(default)]
+    pub ignored: bool,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -158,7 +233,7 @@ impl Analysis {
     pub fn read_span(&self, r: &ReadSpanRequest) -> Result<ReadSpanResponse, ApiError> {
         let (given, start, end) = parse_span(&r.span)?;
         let max_tokens = super::page::check_tokens(r.max_tokens)?;
-        let (path, real) = confined_file(self.root(), self.snapshot().index_dir(), "span", given)?;
+        let (path, real) = confined_file(self.root(), self.snapshot().index_dir(), "span", given, r.ignored)?;
         let meta = std::fs::metadata(&real).map_err(|e| ApiError::denied(&path, e.to_string()))?;
         if meta.len() > MAX_SPAN_FILE {
             return Err(ApiError::invalid(
@@ -245,6 +320,8 @@ mod tests {
             "/etc/passwd",
             ".kenning/CURRENT",
             "a\0b",
+            ".git/config",
+            "sub/.Git/HEAD",
         ] {
             let e = repo_path(root, "span", bad).unwrap_err();
             assert!(matches!(e, ApiError::PathDenied { .. }), "{bad}: {e}");

@@ -163,6 +163,7 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     std::fs::write(dir.join("session.json"), serde_json::to_string_pretty(&saved)?)?;
     let audit_path = dir.join("audit.jsonl");
     let audit = AuditLog::open(&audit_path)?;
+    super::shared::warn_audit_recovery(&audit);
     let checkpoints = CheckpointStore::open(&dir.join("checkpoints.git"), &root)?;
     let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
     sandbox.stream = false;
@@ -515,6 +516,12 @@ fn stats(logs: &[PathBuf], json: bool) -> Result<ExitCode> {
         logs.to_vec()
     };
     let s = AgentStats::from_logs(&logs)?;
+    for skipped in &s.skipped {
+        eprintln!(
+            "warning: {} is left out: {} (`ken audit verify` it)",
+            skipped.path, skipped.reason
+        );
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {

@@ -249,6 +249,10 @@ pub struct FleetCallArgs {
 pub struct ReadSpanArgs {
     /// `path:START-END` (1-based, inclusive), relative to the repository root.
     pub span: String,
+    /// Read a file the ignore rules keep out of the index (never a secrets-shaped one such as
+    /// `.env` or a private key, nor anything under `.git`).
+    #[arg(long)]
+    pub ignored: bool,
     #[command(flatten)]
     pub at: QueryLocation,
 }

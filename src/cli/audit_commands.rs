@@ -34,6 +34,30 @@ pub fn verify(a: AuditArgs) -> Result<ExitCode> {
                 report.path, bad.line, bad.reason, report.lines
             )?,
         }
+        for p in &report.predecessors {
+            match (&p.report, &p.error) {
+                (Some(r), _) => match &r.first_bad {
+                    Some(bad) => writeln!(
+                        out,
+                        "{}: replaced by the log above, kept as evidence: line {} is bad: {}; the {} line(s) before it are intact",
+                        p.path, bad.line, bad.reason, r.lines
+                    )?,
+                    None => writeln!(
+                        out,
+                        "{}: replaced by the log above, which recorded line {} as bad ({}), now verifies intact: it was changed since",
+                        p.path, p.recorded.line, p.recorded.reason
+                    )?,
+                },
+                (None, error) => writeln!(
+                    out,
+                    "{}: replaced by the log above (line {} was bad: {}), cannot be read now: {}",
+                    p.path,
+                    p.recorded.line,
+                    p.recorded.reason,
+                    error.as_deref().unwrap_or("unknown error")
+                )?,
+            }
+        }
     }
     Ok(match report.intact() {
         true => ExitCode::SUCCESS,

@@ -275,6 +275,7 @@ fn read_span(a: ReadSpanArgs) -> Result<ExitCode> {
         .read_span(&ReadSpanRequest {
             span: a.span.clone(),
             max_tokens: None,
+            ignored: a.ignored,
         })
         .map_err(cli_error)?;
     if a.at.json {

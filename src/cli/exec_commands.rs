@@ -61,6 +61,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     }
     let audit_path = audit_path(&a)?;
     let mut audit = AuditLog::open(&audit_path)?;
+    super::shared::warn_audit_recovery(&audit);
     let approvals_path = audit_path.with_extension("approvals.json");
     let Settled {
         allowed,

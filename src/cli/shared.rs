@@ -106,3 +106,26 @@ pub(super) fn build_default(
         .with_context(|| format!("indexing {} failed", root.display()))?;
     Ok((root, report))
 }
+
+/// Tells a person what opening an audit log had to set aside (it goes on, with the evidence
+/// kept under the name shown).
+pub fn warn_audit_recovery(log: &crate::exec::AuditLog) {
+    if let Some(r) = log.recovered() {
+        match r.damaged {
+            true => eprintln!(
+                "warning: the audit log {} was damaged at line {} ({}); it is kept unchanged as {} and a new log starts here, naming it (`ken audit verify {}` shows both)",
+                log.path().display(),
+                r.line,
+                r.reason,
+                r.kept.display(),
+                log.path().display()
+            ),
+            false => eprintln!(
+                "note: the audit log {} ended in a torn line {} (a crash while writing); the whole file was copied to {} before the torn line was cut",
+                log.path().display(),
+                r.line,
+                r.kept.display()
+            ),
+        }
+    }
+}

@@ -100,7 +100,8 @@ impl Sources<'_> {
     fn lines(&mut self, path: &str) -> Option<&(Vec<String>, bool)> {
         if !self.text.contains_key(path) {
             let abs = self.root.join(path);
-            let loaded = std::fs::read(&abs).ok().map(|bytes| {
+            // Indexed paths only; one that became a symbolic link is not followed.
+            let loaded = crate::util::read_no_follow(&abs).ok().map(|bytes| {
                 let stale = self
                     .snapshot
                     .file_id(path)

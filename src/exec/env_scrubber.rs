@@ -27,7 +27,7 @@ impl EnvScrubber {
             let allowed = self.allow.contains(&name);
             let denied = self.deny.contains(&name);
             let secret =
-                SecretRedactor::is_secret_name(&name) || SecretRedactor::redact_text(&value) != value;
+                SecretRedactor::is_secret_env_name(&name) || SecretRedactor::redact_text(&value) != value;
             if denied || (secret && !allowed) {
                 out.removed.push(name);
             } else {

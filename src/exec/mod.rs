@@ -34,7 +34,10 @@ pub use action_policy::{
     ActionClass, ActionPart, ActionPolicy, ApprovalPolicy, CommandVerdict, Decision, PolicyContext,
     SandboxMode,
 };
-pub use audit_log::{AuditError, AuditLog, AuditReport, BadLine, GENESIS, verify as verify_audit_log};
+pub use audit_log::{
+    AuditError, AuditLog, AuditReport, BadLine, DAMAGED_EVENT, GENESIS, PredecessorReport, Recovery,
+    TORN_EVENT, verify as verify_audit_log,
+};
 pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore};
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};

@@ -268,7 +268,7 @@ impl<'s> CodeSearch<'s> {
         files
             .entry(path.to_string())
             .or_insert_with(|| {
-                std::fs::read(self.root.join(path))
+                crate::util::read_no_follow(&self.root.join(path))
                     .ok()
                     .map(|b| std::sync::Arc::new(String::from_utf8_lossy(&b).into_owned()))
             })

@@ -85,10 +85,13 @@ impl LineSearch {
                     .binary_detection(BinaryDetection::quit(b'\x00'))
                     .build();
                 let mut found = Vec::new();
-                let full = root.join(p);
-                let _ = searcher.search_path(
+                // An indexed path that became a symbolic link is not followed out of the tree.
+                let Ok(file) = crate::util::open_no_follow(&root.join(p)) else {
+                    return found;
+                };
+                let _ = searcher.search_file(
                     &self.matcher,
-                    &full,
+                    &file,
                     Lossy(|line, text| {
                         found.push(LineMatch {
                             path: p.clone(),

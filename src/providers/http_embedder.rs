@@ -4,7 +4,8 @@
 //!
 //! Texts go in batches (`batch` per request, a few requests in flight), each request retried
 //! as [`super::http_client::post_json`] does. The key, if any, comes from the environment
-//! variable the settings name. The dimension is learned from one probe request when
+//! variable the settings name; a named variable that is unset or empty is refused before any
+//! request. The dimension is learned from one probe request when
 //! connecting, which also checks the URL, model and key before a build starts.
 
 use std::time::Duration;
@@ -115,7 +116,12 @@ impl HttpEmbedder {
             ));
         }
         let key = match &settings.key_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| ProviderError::MissingKey(var.clone()))?),
+            // An empty value is refused like a missing one: sending `Bearer ` would only buy
+            // a round of retries against a service that will not answer.
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(k),
+                _ => return Err(ProviderError::MissingKey(var.clone())),
+            },
             None => None,
         };
         let agent = super::http_client::agent(Duration::from_secs(settings.timeout_secs.max(1)));

@@ -7,11 +7,14 @@
 //! - This is the lowest layer that touches the network; layers below receive what it makes
 //!   through traits (`vector::Embedder`).
 //! - Secrets are read from environment variables named in settings, never stored.
+//! - Nothing is sent to a remote endpoint unless it was asked for by name: a missing key or
+//!   endpoint is refused before the first request, naming the variable to set.
 
 mod anthropic_messages;
 mod chat_model;
 mod http_client;
 mod http_embedder;
+mod loopback;
 mod openai_responses;
 mod openai_tools;
 mod provider_error;
@@ -20,6 +23,7 @@ mod tool_model;
 pub use anthropic_messages::AnthropicMessages;
 pub use chat_model::{ChatMessage, ChatModel, OpenAiChat};
 pub use http_embedder::{EmbedApi, EmbedderSettings, HttpEmbedder};
+pub use loopback::is_loopback_url;
 pub use openai_responses::OpenAiResponses;
 pub use openai_tools::OpenAiTools;
 pub use provider_error::ProviderError;

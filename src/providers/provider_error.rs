@@ -8,7 +8,7 @@ pub enum ProviderError {
     Transport { url: String, detail: String },
     #[error("{url}: unexpected response: {detail}")]
     Response { url: String, detail: String },
-    #[error("environment variable {0} (named by --embed-key-env) is not set")]
+    #[error("environment variable {0} is not set: the provider's key is read from it, and nothing was sent")]
     MissingKey(String),
     #[error("{0}")]
     Settings(String),

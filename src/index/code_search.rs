@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::lexical::{
-    Grain, LexicalError, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, SearchOptions,
-    PathEvidence, SearchOutcome, SearchQuery, Snippet, rank_files,
+    Grain, LexicalError, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, PathEvidence,
+    SearchOptions, SearchOutcome, SearchQuery, Snippet, rank_files,
 };
 
 /// Lines of snippet shown per hit.

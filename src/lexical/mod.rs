@@ -23,8 +23,8 @@ pub use lexical_index::{
 };
 pub use lexical_schema::{LEXICAL_VERSION, LexicalSchema};
 pub use lexical_writer::{FileDoc, LexicalWriter};
-pub use path_evidence::{NAME_WEIGHT, PathEvidence};
 pub use line_search::{LineMatch, LineSearch, LineSearchMode};
+pub use path_evidence::{NAME_WEIGHT, PathEvidence};
 pub use read_only_directory::ReadOnlyDirectory;
 pub use search_query::{PathFilter, SearchQuery};
 pub use snippet::Snippet;

@@ -29,23 +29,59 @@ struct CopyKind {
 }
 
 const TESTS: CopyKind = CopyKind {
-    asked_by: &["test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "unittest"],
+    asked_by: &[
+        "test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "unittest",
+    ],
     weight: 0.5,
 };
 const EXAMPLES: CopyKind = CopyKind {
-    asked_by: &["example", "examples", "demo", "doc", "docs", "documentation", "bench", "benchmark", "benchmarks", "tutorial", "sample"],
+    asked_by: &[
+        "example",
+        "examples",
+        "demo",
+        "doc",
+        "docs",
+        "documentation",
+        "bench",
+        "benchmark",
+        "benchmarks",
+        "tutorial",
+        "sample",
+    ],
     weight: 0.6,
 };
 const GENERATED: CopyKind = CopyKind {
-    asked_by: &["generated", "bundle", "dist", "vendored", "vendor", "minified", "umd", "esm", "protobuf"],
+    asked_by: &[
+        "generated",
+        "bundle",
+        "dist",
+        "vendored",
+        "vendor",
+        "minified",
+        "umd",
+        "esm",
+        "protobuf",
+    ],
     weight: 0.7,
 };
 const LEGACY: CopyKind = CopyKind {
-    asked_by: &["legacy", "compat", "compatibility", "deprecated", "old", "v1", "v2", "backport"],
+    asked_by: &[
+        "legacy",
+        "compat",
+        "compatibility",
+        "deprecated",
+        "old",
+        "v1",
+        "v2",
+        "backport",
+    ],
     weight: 0.7,
 };
 const PLATFORM: CopyKind = CopyKind {
-    asked_by: &["windows", "win32", "win", "darwin", "macos", "osx", "mac", "android", "ios", "wasm", "freebsd", "solaris"],
+    asked_by: &[
+        "windows", "win32", "win", "darwin", "macos", "osx", "mac", "android", "ios", "wasm", "freebsd",
+        "solaris",
+    ],
     weight: 0.8,
 };
 
@@ -55,15 +91,23 @@ pub struct PathEvidence {
     whole: Vec<String>,
     /// The query's words split at case changes and separators, lowercase.
     parts: Vec<String>,
+    /// How much one word's match says: a name among a few query words says a lot, one among
+    /// an issue's hundred words little (every long text names some file by accident).
+    strength: f32,
 }
+
+/// Query words up to which a name match counts in full.
+const FULL_STRENGTH_WORDS: f32 = 4.0;
 
 impl PathEvidence {
     pub fn of_query(query: &str) -> PathEvidence {
         let mut e = PathEvidence::default();
+        let mut words = 0usize;
         for word in query.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-            if word.chars().count() < 2 {
+            if word.chars().count() < 2 || super::is_stop_word(&word.to_lowercase()) {
                 continue;
             }
+            words += 1;
             e.whole.push(compact(word));
             for (a, b) in split_word(word) {
                 let part = word[a..b].to_lowercase();
@@ -74,6 +118,7 @@ impl PathEvidence {
         }
         e.whole.sort();
         e.whole.dedup();
+        e.strength = (FULL_STRENGTH_WORDS / words.max(1) as f32).min(1.0);
         e
     }
 
@@ -82,7 +127,12 @@ impl PathEvidence {
     pub fn name_match(&self, path: &str) -> f32 {
         let (stem, folder) = stem_and_folder(path);
         let stem_c = compact(stem);
-        if stem_c.len() >= 3 && self.whole.iter().any(|w| *w == stem_c || plural_of(w, &stem_c) || plural_of(&stem_c, w)) {
+        if stem_c.len() >= 3
+            && self
+                .whole
+                .iter()
+                .any(|w| *w == stem_c || plural_of(w, &stem_c) || plural_of(&stem_c, w))
+        {
             return 1.0;
         }
         let covered = |name: &str| -> f32 {
@@ -94,7 +144,10 @@ impl PathEvidence {
             if parts.is_empty() {
                 return 0.0;
             }
-            let hit = parts.iter().filter(|p| self.parts.iter().any(|q| same_word(q, p))).count();
+            let hit = parts
+                .iter()
+                .filter(|p| self.parts.iter().any(|q| same_word(q, p)))
+                .count();
             hit as f32 / parts.len() as f32
         };
         let by_stem = 0.5 * covered(stem);
@@ -105,7 +158,7 @@ impl PathEvidence {
     /// A file's fused score (`rrf_k`: the fusion's constant) with the path's evidence: times
     /// its prior, plus its name match.
     pub fn weigh(&self, path: &str, score: f32, rrf_k: f32) -> f32 {
-        score * self.prior(path) + NAME_WEIGHT * self.name_match(path) / (rrf_k + 1.0)
+        score * self.prior(path) + NAME_WEIGHT * self.strength * self.name_match(path) / (rrf_k + 1.0)
     }
 
     /// The weight the file keeps for the kind of copy its path says it is (1 for ordinary
@@ -127,10 +180,24 @@ impl PathEvidence {
         let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
         apply(
             &GENERATED,
-            in_dir(&["dist", "generated", "third_party", "thirdparty", "vendor", "vendored"])
-                || [".min.js", ".bundle.js", "_pb2.py", ".pb.go", "-umd.js", ".umd.js", "-esm.js"]
-                    .iter()
-                    .any(|s| file.ends_with(s))
+            in_dir(&[
+                "dist",
+                "generated",
+                "third_party",
+                "thirdparty",
+                "vendor",
+                "vendored",
+            ]) || [
+                ".min.js",
+                ".bundle.js",
+                "_pb2.py",
+                ".pb.go",
+                "-umd.js",
+                ".umd.js",
+                "-esm.js",
+            ]
+            .iter()
+            .any(|s| file.ends_with(s))
                 || file.contains(".generated."),
         );
         apply(
@@ -140,7 +207,9 @@ impl PathEvidence {
                 || file.contains("_compat.")
                 || file.starts_with("compat."),
         );
-        let platforms = ["win", "win32", "windows", "darwin", "macos", "osx", "android", "ios", "freebsd", "solaris"];
+        let platforms = [
+            "win", "win32", "windows", "darwin", "macos", "osx", "android", "ios", "freebsd", "solaris",
+        ];
         let stem = file.split('.').next().unwrap_or("");
         apply(
             &PLATFORM,
@@ -164,7 +233,10 @@ fn stem_and_folder(path: &str) -> (&str, Option<&str>) {
 }
 
 fn compact(word: &str) -> String {
-    word.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+    word.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn plural_of(plural: &str, one: &str) -> bool {
@@ -186,16 +258,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_name_among_many_query_words_counts_for_less() {
+        let short = PathEvidence::of_query("Request hooks");
+        let long = PathEvidence::of_query(
+            "Allow lists in the dict values of the hooks argument of the Request class when registering",
+        );
+        assert!(
+            long.weigh("requests/__init__.py", 0.0, 60.0)
+                < short.weigh("requests/__init__.py", 0.0, 60.0) / 2.0
+        );
+    }
+
+    #[test]
     fn a_query_word_that_is_the_stem_beats_one_that_is_a_part_of_it() {
         let e = PathEvidence::of_query("Semaphore");
         assert_eq!(e.name_match("tokio/src/sync/semaphore.rs"), 1.0);
         assert!(e.name_match("tokio/src/sync/batch_semaphore.rs") < 1.0);
         assert!(e.name_match("tokio/src/sync/batch_semaphore.rs") > 0.0);
         assert_eq!(PathEvidence::of_query("Args").name_match("args.go"), 1.0);
-        assert_eq!(PathEvidence::of_query("Validate").name_match("src/main/java/Validate.java"), 1.0);
-        assert_eq!(PathEvidence::of_query("the router").name_match("src/router/index.ts"), 1.0);
-        assert_eq!(PathEvidence::of_query("how are headers parsed").name_match("src/header.rs"), 1.0);
-        assert_eq!(PathEvidence::of_query("apply a discount").name_match("shop/cart.py"), 0.0);
+        assert_eq!(
+            PathEvidence::of_query("Validate").name_match("src/main/java/Validate.java"),
+            1.0
+        );
+        assert_eq!(
+            PathEvidence::of_query("the router").name_match("src/router/index.ts"),
+            1.0
+        );
+        assert_eq!(
+            PathEvidence::of_query("how are headers parsed").name_match("src/header.rs"),
+            1.0
+        );
+        assert_eq!(
+            PathEvidence::of_query("apply a discount").name_match("shop/cart.py"),
+            0.0
+        );
     }
 
     #[test]
@@ -209,7 +305,13 @@ mod tests {
         assert_eq!(e.prior("src/win/thread.c"), 0.8);
         assert_eq!(e.prior("pkg/file_windows.go"), 0.8);
         assert_eq!(e.prior("underscore-umd.js"), 0.7);
-        assert_eq!(PathEvidence::of_query("the config tests").prior("tests/test_config.py"), 1.0);
-        assert_eq!(PathEvidence::of_query("thread on Windows").prior("src/win/thread.c"), 1.0);
+        assert_eq!(
+            PathEvidence::of_query("the config tests").prior("tests/test_config.py"),
+            1.0
+        );
+        assert_eq!(
+            PathEvidence::of_query("thread on Windows").prior("src/win/thread.c"),
+            1.0
+        );
     }
 }

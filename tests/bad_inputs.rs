@@ -473,6 +473,22 @@ fn eighty_bad_inputs_get_clear_errors_and_exit_codes() {
             1,
             "/nonexistent.jsonl: No such file or directory",
         ),
+        case(
+            &["audit", "verify", "/dev/zero"],
+            1,
+            "/dev/zero: not a regular file, so not an audit log",
+        ),
+        case(
+            &["audit", "show", "/dev/urandom"],
+            1,
+            "/dev/urandom: not a regular file",
+        ),
+        case(&["read-span", ".git/config"], 1, ".git/config"),
+        case(
+            &["agent", "fix it", "--model", "local:llama"],
+            1,
+            "OPENAI_BASE_URL",
+        ),
     ];
     assert!(cases.len() >= 80, "{} cases", cases.len());
     let mut failures = Vec::new();

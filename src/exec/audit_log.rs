@@ -400,6 +400,14 @@ fn predecessor_of(path: &Path) -> Option<(PathBuf, BadLine)> {
 }
 
 fn verify_one(path: &Path) -> Result<AuditReport, AuditError> {
+    // A log is a regular file: `/dev/zero`, a pipe or a folder would be read without end.
+    let meta = std::fs::metadata(path).map_err(AuditError::io(path))?;
+    if !meta.is_file() {
+        return Err(AuditError::io(path)(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file, so not an audit log",
+        )));
+    }
     let bytes = std::fs::read(path).map_err(AuditError::io(path))?;
     let mut report = AuditReport::empty(path);
     let mut offset = 0usize;

@@ -166,7 +166,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     }
     // A command that never ran did not succeed, whatever status the sandbox reported.
     let status = match (&report.refused, report.status) {
-        (Some(_), 0) => i32::from(crate::exec::SETUP_FAILED),
+        (Some(_), 0) => crate::exec::SETUP_FAILED,
         (_, s) => s,
     };
     Ok(ExitCode::from(u8::try_from(status.clamp(0, 255)).unwrap_or(1)))

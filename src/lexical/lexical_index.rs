@@ -108,7 +108,7 @@ fn damaged_in(index: &Index, dir: &Path) -> Result<Vec<String>, LexicalError> {
 
 /// The tantivy index at `dir`, opened to read only: no lock taken, nothing written.
 fn open_read_only(dir: &Path) -> tantivy::Result<Index> {
-    let directory = ReadOnlyDirectory::open(dir).map_err(|e| tantivy::TantivyError::from(e))?;
+    let directory = ReadOnlyDirectory::open(dir).map_err(tantivy::TantivyError::from)?;
     Index::open(directory)
 }
 

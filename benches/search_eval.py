@@ -10,8 +10,8 @@ Each repository is checked out at that commit from `<corpora>/<owner>+<name>` (a
 detached worktree is made under `<corpora>/.eval/`), indexed once with `ken index build`, and
 every query runs through each mode:
 
-  search   `ken search --files --json` (the default ranking: hybrid when the index has vectors)
-  lexical  `ken search --files --lexical --json` (BM25 over the same index: the floor)
+  search   `ken search --json` (the default ranking: hybrid when the index has vectors), its files
+  lexical  `ken search --files --json` (BM25 file ranking over the same index: the floor)
   context  `ken context --format json`, its ranked files
 
 Reported per mode, per language and per category: NDCG@10 with gains 2^grade - 1, Recall@10
@@ -40,6 +40,9 @@ def run(cmd, cwd=None):
 
 def checkout(corpora, repo, commit):
     src = os.path.join(corpora, repo.replace("/", "+"))
+    # The clone itself when it is at that commit (a partial clone may not check out again).
+    if run(["git", "-C", src, "rev-parse", "HEAD"]).stdout.strip() == commit:
+        return src
     dest = os.path.join(corpora, ".eval", repo.replace("/", "+") + "@" + commit[:12])
     if not os.path.isdir(dest):
         os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -54,8 +57,10 @@ def ranked_files(ken, mode, query, cwd):
         r = run([ken, "context", "--format", "json", "--files", "10", "--", query], cwd)
         key = "files"
     else:
-        extra = ["--lexical"] if mode == "lexical" else []
-        r = run([ken, "search", "--files", "--json", "--limit", "10", *extra, "--", query], cwd)
+        # The default ranking (hybrid with a semantic part) lists files; `--files` is the
+        # lexical file ranking.
+        extra = ["--files"] if mode == "lexical" else []
+        r = run([ken, "search", "--json", "--limit", "10", *extra, "--", query], cwd)
         key = "files"
     if r.returncode not in (0, 1):
         print(f"  {mode} failed ({r.returncode}): {r.stderr.strip()[:200]}", file=sys.stderr)

@@ -103,18 +103,32 @@ impl PathEvidence {
     pub fn of_query(query: &str) -> PathEvidence {
         let mut e = PathEvidence::default();
         let mut words = 0usize;
+        let mut plain = Vec::new();
         for word in query.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
             if word.chars().count() < 2 || super::is_stop_word(&word.to_lowercase()) {
                 continue;
             }
             words += 1;
-            e.whole.push(compact(word));
+            // A word written as an identifier names something; a plain English word in a
+            // sentence ("the same header name") only hints, so it is matched by parts.
+            let identifier = word.contains('_')
+                || word.chars().skip(1).any(char::is_uppercase)
+                || (word.chars().any(|c| c.is_ascii_digit()) && word.chars().any(char::is_alphabetic));
+            if identifier {
+                e.whole.push(compact(word));
+            } else {
+                plain.push(compact(word));
+            }
             for (a, b) in split_word(word) {
                 let part = word[a..b].to_lowercase();
                 if part.len() >= 2 && !e.parts.contains(&part) {
                     e.parts.push(part);
                 }
             }
+        }
+        // A query of one or two words is a name however it is written (`router`, `reply send`).
+        if words <= 2 {
+            e.whole.append(&mut plain);
         }
         e.whole.sort();
         e.whole.dedup();
@@ -285,7 +299,16 @@ mod tests {
             1.0
         );
         assert_eq!(
+            PathEvidence::of_query("HeaderMap").name_match("src/header/map.rs"),
+            0.5
+        );
+        // A plain word in a sentence matches by parts only.
+        assert_eq!(
             PathEvidence::of_query("how are headers parsed").name_match("src/header.rs"),
+            0.5
+        );
+        assert_eq!(
+            PathEvidence::of_query("parse the header_map").name_match("src/header_map.rs"),
             1.0
         );
         assert_eq!(

@@ -352,7 +352,13 @@ impl Analysis {
                 });
             }
         }
-        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+        fused.sort_by(|a, b| {
+            let aside = |f: &SearchFile| evidence.set_aside(&f.path);
+            aside(a)
+                .cmp(&aside(b))
+                .then_with(|| b.score.total_cmp(&a.score))
+                .then_with(|| a.path.cmp(&b.path))
+        });
     }
 
     /// Each fused file's best lexical hit, or the name of its best chunk's definition.

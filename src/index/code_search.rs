@@ -195,7 +195,13 @@ impl<'s> CodeSearch<'s> {
                 (path, score)
             })
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        ranked.sort_by(|a, b| {
+            let aside = |p: &str| evidence.set_aside(p);
+            aside(&a.0)
+                .cmp(&aside(&b.0))
+                .then_with(|| b.1.total_cmp(&a.1))
+                .then_with(|| a.0.cmp(&b.0))
+        });
         // Every hit is listed (without a snippet); each ranked file's best hit gets one.
         let hits: Vec<SearchHit> = hit_kept
             .iter()

@@ -175,6 +175,13 @@ impl PathEvidence {
         score * self.prior(path) + NAME_WEIGHT * self.strength * self.name_match(path) / (rrf_k + 1.0)
     }
 
+    /// Whether the file is a test, an example, a doc or a benchmark the query does not ask
+    /// for: such files are listed after every other candidate (they mention what the code
+    /// does, so they match well, but are rarely what was asked for).
+    pub fn set_aside(&self, path: &str) -> bool {
+        self.prior(path) <= EXAMPLES.weight
+    }
+
     /// The weight the file keeps for the kind of copy its path says it is (1 for ordinary
     /// code, and for any kind the query asks for).
     pub fn prior(&self, path: &str) -> f32 {
@@ -315,6 +322,14 @@ mod tests {
             PathEvidence::of_query("apply a discount").name_match("shop/cart.py"),
             0.0
         );
+    }
+
+    #[test]
+    fn tests_and_examples_are_set_aside_unless_asked_for() {
+        let e = PathEvidence::of_query("parse the config file");
+        assert!(e.set_aside("tests/test_config.py") && e.set_aside("examples/config.rs"));
+        assert!(!e.set_aside("src/config.rs") && !e.set_aside("src/win/config.c"));
+        assert!(!PathEvidence::of_query("config tests").set_aside("tests/test_config.py"));
     }
 
     #[test]

@@ -112,7 +112,8 @@ impl PathEvidence {
             // A word written as an identifier names something; a plain English word in a
             // sentence ("the same header name") only hints, so it is matched by parts.
             let identifier = word.contains('_')
-                || word.chars().skip(1).any(char::is_uppercase)
+                // camelCase or PascalCase (an all-capitals acronym like `URI` is a word)
+                || (word.chars().skip(1).any(char::is_uppercase) && word.chars().any(char::is_lowercase))
                 || (word.chars().any(|c| c.is_ascii_digit()) && word.chars().any(char::is_alphabetic));
             if identifier {
                 e.whole.push(compact(word));

@@ -691,11 +691,17 @@ impl SemanticIndex {
             },
             false => {
                 let dim = store.dim as usize;
-                let mut index = match has_graph(dir) {
+                // hnsw_rs may panic on a damaged dump: the boundary makes that damage of the
+                // folder, which the next build rewrites.
+                let mut index = crate::util::contain(|| match has_graph(dir) {
                     true => VectorIndex::load(dir, dim, vectors),
                     // Not kept below the scan threshold: built here, in memory.
                     false => VectorIndex::build(dim, vectors),
-                }
+                })
+                .map_err(|panic| IndexError::Corrupt {
+                    path: dir.to_path_buf(),
+                    detail: format!("reading the vector graph failed: {panic}"),
+                })?
                 .map_err(model_error)?;
                 index.set_dead(dead);
                 Backend::Graph(index)

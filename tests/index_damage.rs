@@ -217,39 +217,34 @@ fn a_missing_or_garbage_current_says_what_is_wrong_and_how_to_repair() {
     let repo = shop_repo();
     let r = repo.path();
     let current = r.join(".kenning/CURRENT");
-    std::fs::write(&current, "not a generation\n").unwrap();
-    let out = ken_bounded(r, &["search", "--lexical", "discount"]);
-    let e = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{e}");
-    assert!(e.contains("CURRENT") && e.contains("ken index build"), "{e}");
-    let out = ken_bounded(r, &["index", "build", "."]);
-    assert!(
-        out.status.success(),
-        "garbage CURRENT is repaired by a build: {}",
-        stderr(&out)
-    );
-    assert!(
-        ken_bounded(r, &["search", "--lexical", "discount"])
-            .status
-            .success()
-    );
-
-    std::fs::remove_file(&current).unwrap();
-    let out = ken_bounded(r, &["search", "--lexical", "discount"]);
-    let e = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{e}");
-    assert!(e.contains("CURRENT") && e.contains("ken index build"), "{e}");
-    let out = ken_bounded(r, &["index", "build", "."]);
-    assert!(
-        out.status.success(),
-        "missing CURRENT is repaired by a build: {}",
-        stderr(&out)
-    );
-    assert!(
-        ken_bounded(r, &["search", "--lexical", "discount"])
-            .status
-            .success()
-    );
+    let damage: [(&str, &dyn Fn()); 2] = [
+        ("garbage", &|| {
+            std::fs::write(&current, "not a generation\n").unwrap()
+        }),
+        ("missing", &|| std::fs::remove_file(&current).unwrap()),
+    ];
+    for (what, damage) in damage {
+        damage();
+        let out = ken_bounded(r, &["search", "--lexical", "discount"]);
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{what} CURRENT: {e}");
+        assert!(
+            e.contains("CURRENT") && e.contains("ken index build"),
+            "{what} CURRENT: {e}"
+        );
+        let out = ken_bounded(r, &["index", "build", "."]);
+        assert!(
+            out.status.success(),
+            "{what} CURRENT is repaired by a build: {}",
+            stderr(&out)
+        );
+        let out = ken_bounded(r, &["search", "--lexical", "discount"]);
+        assert!(
+            out.status.success(),
+            "{what} CURRENT, after the build: {}",
+            stderr(&out)
+        );
+    }
 }
 
 /// Past the size where opening checks every checksum, damage meets tantivy itself: every

@@ -6,6 +6,8 @@
 //! without a terminal: every one is refused, and the tracked files are still there after.
 //! An approved destructive command is checkpointed, and `ken exec --undo` puts it back.
 
+mod support;
+
 use std::process::{Command, Output};
 
 use kenning::exec::{ActionPolicy, ApprovalPolicy, Decision, PolicyContext, SandboxMode, WorkspacePaths};
@@ -287,29 +289,8 @@ impl Home {
             std::fs::write(repo.join(path), text).unwrap();
         }
         std::fs::write(repo.join("README.md"), "# repo\n").unwrap();
-        for args in [
-            &["init", "-q", "-b", "work"][..],
-            &["add", "-A"],
-            &[
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "user.name=t",
-                "commit",
-                "-qm",
-                "base",
-            ],
-        ] {
-            let ok = Command::new("git")
-                .arg("-C")
-                .arg(&repo)
-                .args(args)
-                .output()
-                .unwrap()
-                .status
-                .success();
-            assert!(ok, "git {args:?}");
-        }
+        support::git(&repo, &["init", "-q", "-b", "work"]);
+        support::commit_all(&repo, "base");
         for (path, text) in &WORK[2..] {
             std::fs::write(repo.join(path), text).unwrap();
         }

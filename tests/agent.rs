@@ -48,19 +48,7 @@ struct Run {
 fn repo() -> tempfile::TempDir {
     let r = materialize(REPO);
     git(r.path(), &["init", "-q", "-b", "work"]);
-    git(r.path(), &["add", "-A"]);
-    git(
-        r.path(),
-        &[
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "user.name=t",
-            "commit",
-            "-qm",
-            "base",
-        ],
-    );
+    support::commit_all(r.path(), "base");
     r
 }
 

@@ -929,19 +929,7 @@ fn a_body_fix_with_a_wide_blast_radius_runs_without_a_terminal_and_a_public_sign
         format!("from calc.ops import add\n\n\n{callers}"),
     )
     .unwrap();
-    git(r.path(), &["add", "-A"]);
-    git(
-        r.path(),
-        &[
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "user.name=t",
-            "commit",
-            "-qm",
-            "callers",
-        ],
-    );
+    support::commit_all(r.path(), "callers");
     let signature = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-def add(a, b):\n+def add(a, b, c):\n*** End Patch\n";
     let script = vec![
         call("apply_patch", json!({"patch": FIX})),

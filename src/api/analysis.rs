@@ -18,16 +18,16 @@ pub struct Analysis {
     root: PathBuf,
     snapshot: IndexSnapshot,
     staleness: Staleness,
-    lexical: OnceLock<Result<LexicalIndex, String>>,
+    lexical: OnceLock<Result<LexicalIndex, PartError>>,
     /// Every lexical file's checksum, checked once by a resident process ([`Analysis::warm`]);
     /// a one-shot query relies on the check at open (small indexes) and the panic boundary.
-    lexical_checked: OnceLock<Result<(), String>>,
-    graph: OnceLock<Result<CodeGraph, String>>,
+    lexical_checked: OnceLock<Result<(), PartError>>,
+    graph: OnceLock<Result<CodeGraph, PartError>>,
     /// The graph's heads only, for readers of names, spans and rank (`context`).
-    graph_heads: OnceLock<Result<CodeGraph, String>>,
+    graph_heads: OnceLock<Result<CodeGraph, PartError>>,
     symbol_graph: OnceLock<SymbolGraph>,
-    semantic: OnceLock<Result<SemanticIndex, String>>,
-    history: OnceLock<Result<HistoryPart, String>>,
+    semantic: OnceLock<Result<SemanticIndex, PartError>>,
+    history: OnceLock<Result<HistoryPart, PartError>>,
 }
 
 impl Analysis {
@@ -79,44 +79,37 @@ impl Analysis {
     /// The parts that were opened and found damaged (not those merely absent, like a history
     /// part on a plain tree), each as the error that names the file.
     pub fn damaged_parts(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut note = |part: &str, r: Option<Result<(), &String>>| {
-            if let Some(Err(e)) = r
-                && let Some(why) = e.strip_prefix(DAMAGED)
-            {
-                out.push(format!("{part}: {why}"));
-            }
-        };
-        note("lexical", self.lexical.get().map(|r| r.as_ref().map(|_| ())));
-        note(
-            "lexical",
-            self.lexical_checked.get().map(|r| r.as_ref().map(|_| ())),
-        );
-        note("graph", self.graph.get().map(|r| r.as_ref().map(|_| ())));
-        if self.graph.get().is_none() {
-            note("graph", self.graph_heads.get().map(|r| r.as_ref().map(|_| ())));
-        }
-        note("semantic", self.semantic.get().map(|r| r.as_ref().map(|_| ())));
-        note("history", self.history.get().map(|r| r.as_ref().map(|_| ())));
+        // The heads are only read when the whole graph was not.
+        let graph = self.graph.get().or(self.graph_heads.get());
+        let mut out: Vec<String> = [
+            ("lexical", self.lexical.get().and_then(damage)),
+            ("lexical", self.lexical_checked.get().and_then(damage)),
+            ("graph", graph.and_then(damage)),
+            ("semantic", self.semantic.get().and_then(damage)),
+            ("history", self.history.get().and_then(damage)),
+        ]
+        .into_iter()
+        .filter_map(|(part, why)| why.map(|w| format!("{part}: {w}")))
+        .collect();
         out.dedup();
         out
     }
 
     pub fn lexical(&self) -> Result<&LexicalIndex, ApiError> {
         if let Some(Err(e)) = self.lexical_checked.get() {
-            return Err(ApiError::Unavailable(format!("the lexical part: {}", shown(e))));
+            return Err(ApiError::Unavailable(format!("the lexical part: {e}")));
         }
         self.lexical
-            .get_or_init(|| self.snapshot.lexical().map_err(part_error))
+            .get_or_init(|| self.snapshot.lexical().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the lexical part: {}", shown(e))))
+            .map_err(|e| ApiError::Unavailable(format!("the lexical part: {e}")))
     }
 
     pub fn graph(&self) -> Result<&CodeGraph, ApiError> {
         self.graph
-            .get_or_init(|| self.snapshot.graph().map_err(part_error))
+            .get_or_init(|| self.snapshot.graph().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the code graph: {}", shown(e))))
+            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
     }
 
     /// The graph for a reader of every file's names, spans and rank that needs the
@@ -127,17 +120,17 @@ impl Analysis {
             return Ok(g);
         }
         self.graph_heads
-            .get_or_init(|| self.snapshot.graph_heads().map_err(part_error))
+            .get_or_init(|| self.snapshot.graph_heads().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the code graph: {}", shown(e))))
+            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
     }
 
     /// The history part (missing on a plain tree, with the reason).
     pub fn history(&self) -> Result<&HistoryPart, ApiError> {
         self.history
-            .get_or_init(|| self.snapshot.history().map_err(part_error))
+            .get_or_init(|| self.snapshot.history().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the history part: {}", shown(e))))
+            .map_err(|e| ApiError::Unavailable(format!("the history part: {e}")))
     }
 
     /// The code graph as petgraph, built once per generation.
@@ -155,11 +148,11 @@ impl Analysis {
     pub fn semantic(&self) -> Result<&SemanticIndex, ApiError> {
         self.semantic
             .get_or_init(|| {
-                let embedder = stored_embedder(&self.snapshot).map_err(|e| e.to_string())?;
-                self.snapshot.semantic_with(embedder).map_err(part_error)
+                let embedder = stored_embedder(&self.snapshot).map_err(PartError::of)?;
+                self.snapshot.semantic_with(embedder).map_err(PartError::of)
             })
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the semantic part: {}", shown(e))))
+            .map_err(|e| ApiError::Unavailable(format!("the semantic part: {e}")))
     }
 
     pub fn has_semantic(&self) -> bool {
@@ -179,30 +172,42 @@ impl Analysis {
             if let Ok(lexical) = self.lexical() {
                 let _ = self
                     .lexical_checked
-                    .set(lexical.verify().map_err(|e| part_error(e.into())));
+                    .set(lexical.verify().map_err(|e| PartError::of(e.into())));
             }
         });
     }
 }
 
-/// Marks a stored part error as damage (a file of the index is not what was written), as
-/// against a part that is absent or made with another model.
-const DAMAGED: &str = "damaged: ";
+/// Why a part could not be opened, kept with the generation: damage (a file of the index is
+/// not what was written) is reported on every answer; a part that is absent or made with
+/// another model is not.
+#[derive(Debug)]
+struct PartError {
+    message: String,
+    damaged: bool,
+}
 
-fn part_error(e: IndexError) -> String {
-    let damage = matches!(
-        e,
-        IndexError::Corrupt { .. } | IndexError::Lexical(_) | IndexError::Io { .. }
-    );
-    match damage {
-        true => format!("{DAMAGED}{e}"),
-        false => e.to_string(),
+impl PartError {
+    fn of(e: IndexError) -> PartError {
+        PartError {
+            damaged: matches!(
+                e,
+                IndexError::Corrupt { .. } | IndexError::Lexical(_) | IndexError::Io { .. }
+            ),
+            message: e.to_string(),
+        }
     }
 }
 
-/// A stored part error as the user reads it.
-fn shown(e: &str) -> &str {
-    e.strip_prefix(DAMAGED).unwrap_or(e)
+impl std::fmt::Display for PartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The message of a part that failed to open because it is damaged.
+fn damage<T>(r: &Result<T, PartError>) -> Option<&str> {
+    r.as_ref().err().filter(|e| e.damaged).map(|e| e.message.as_str())
 }
 
 /// The model the index's semantic part was built with (`None`: the built-in one).

@@ -339,10 +339,15 @@ impl Analysis {
             f.score = evidence.weigh(&f.path, f.score, HYBRID_RRF_K);
         }
         let known: std::collections::HashSet<String> = fused.iter().map(|f| f.path.clone()).collect();
-        for record in &self.snapshot().table.files {
+        // A query that names nothing (a sentence of plain words) adds nothing: no scan.
+        let records = match evidence.has_names() {
+            true => self.snapshot().table.files.as_slice(),
+            false => &[],
+        };
+        for record in records {
             let path = record.path.as_str();
             if !known.contains(path)
-                && evidence.name_match(path) >= 1.0
+                && evidence.names_exactly(path)
                 && filters.keeps(path, &record.language, None)
             {
                 fused.push(SearchFile {
@@ -352,13 +357,9 @@ impl Analysis {
                 });
             }
         }
-        fused.sort_by(|a, b| {
-            let aside = |f: &SearchFile| evidence.set_aside(&f.path);
-            aside(a)
-                .cmp(&aside(b))
-                .then_with(|| b.score.total_cmp(&a.score))
-                .then_with(|| a.path.cmp(&b.path))
-        });
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+        // Stable: the files set aside go last, each group keeping its order.
+        fused.sort_by_cached_key(|f| evidence.set_aside(&f.path));
     }
 
     /// Each fused file's best lexical hit, or the name of its best chunk's definition.

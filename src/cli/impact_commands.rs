@@ -24,14 +24,7 @@ const MAX_PATCH_BYTES: u64 = 64 << 20;
 
 /// The patch at `p` (`-`: stdin), read through [`MAX_PATCH_BYTES`].
 fn read_patch(p: &std::path::Path) -> Result<String> {
-    let (bytes, more) = if p.as_os_str() == "-" {
-        super::shared::read_bounded(std::io::stdin().lock(), MAX_PATCH_BYTES)
-            .context("reading the patch from stdin")?
-    } else {
-        let file = std::fs::File::open(p).with_context(|| format!("cannot read --patch {}", p.display()))?;
-        super::shared::read_bounded(file, MAX_PATCH_BYTES)
-            .with_context(|| format!("cannot read --patch {}", p.display()))?
-    };
+    let (bytes, more) = super::shared::read_input(p, MAX_PATCH_BYTES, "the patch", "--patch")?;
     if more {
         anyhow::bail!(
             "--patch {}: larger than the {} MiB bound on a patch",

@@ -54,13 +54,7 @@ pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String>
     let mut q = words.join(" ");
     if let Some(f) = file {
         let limit = crate::api::MAX_QUERY_BYTES as u64 + 1;
-        let (bytes, _) = if f.as_os_str() == "-" {
-            read_bounded(std::io::stdin().lock(), limit).context("reading the query from stdin")?
-        } else {
-            let file =
-                std::fs::File::open(f).with_context(|| format!("cannot read query file {}", f.display()))?;
-            read_bounded(file, limit).with_context(|| format!("cannot read query file {}", f.display()))?
-        };
+        let (bytes, _) = read_input(f, limit, "the query", "query file")?;
         if !q.is_empty() {
             q.push(' ');
         }
@@ -72,8 +66,20 @@ pub(super) fn read_task(words: &[String], file: Option<&Path>) -> Result<String>
     Ok(q)
 }
 
+/// At most `limit` bytes of the file `path` (`-`: stdin), and whether there was more; errors
+/// say "reading WHAT from stdin" or "cannot read LABEL PATH".
+pub(super) fn read_input(path: &Path, limit: u64, what: &str, label: &str) -> Result<(Vec<u8>, bool)> {
+    if path.as_os_str() == "-" {
+        return read_bounded(std::io::stdin().lock(), limit)
+            .with_context(|| format!("reading {what} from stdin"));
+    }
+    let cannot = || format!("cannot read {label} {}", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    read_bounded(file, limit).with_context(cannot)
+}
+
 /// At most `limit` bytes of `reader`, and whether there was more.
-pub(super) fn read_bounded(reader: impl std::io::Read, limit: u64) -> std::io::Result<(Vec<u8>, bool)> {
+fn read_bounded(reader: impl std::io::Read, limit: u64) -> std::io::Result<(Vec<u8>, bool)> {
     use std::io::Read;
     let mut bytes = Vec::new();
     reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;

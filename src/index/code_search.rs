@@ -195,13 +195,9 @@ impl<'s> CodeSearch<'s> {
                 (path, score)
             })
             .collect();
-        ranked.sort_by(|a, b| {
-            let aside = |p: &str| evidence.set_aside(p);
-            aside(&a.0)
-                .cmp(&aside(&b.0))
-                .then_with(|| b.1.total_cmp(&a.1))
-                .then_with(|| a.0.cmp(&b.0))
-        });
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        // Stable: tests and examples not asked for go last, each group keeping its order.
+        ranked.sort_by_cached_key(|(path, _)| evidence.set_aside(path));
         // Every hit is listed (without a snippet); each ranked file's best hit gets one.
         let hits: Vec<SearchHit> = hit_kept
             .iter()

@@ -113,22 +113,25 @@ impl IndexSnapshot {
             .generation_dir()
             .join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
         // Cheap: a missing or truncated file is refused before tantivy reads it.
-        if let Some(files) = part.get("files").and_then(|f| f.as_object()) {
-            for (name, want) in files {
-                let path = dir.join(name);
-                let size = std::fs::metadata(&path).map(|m| m.len()).ok();
-                if size != want.as_u64() {
-                    let found = size.map_or("missing".to_string(), |s| format!("{s} bytes"));
-                    return Err(IndexError::Corrupt {
-                        path,
-                        detail: format!(
-                            "{found}, the manifest says {want} bytes; run `ken index build` to repair"
-                        ),
-                    });
-                }
+        let Some(files) = part.get("files").and_then(|f| f.as_object()) else {
+            return Ok(LexicalIndex::open(&dir)?);
+        };
+        let mut bytes = 0u64;
+        for (name, want) in files {
+            let path = dir.join(name);
+            let size = std::fs::metadata(&path).map(|m| m.len()).ok();
+            if size != want.as_u64() {
+                let found = size.map_or("missing".to_string(), |s| format!("{s} bytes"));
+                return Err(IndexError::Corrupt {
+                    path,
+                    detail: format!(
+                        "{found}, the manifest says {want} bytes; run `ken index build` to repair"
+                    ),
+                });
             }
+            bytes += size.unwrap_or(0);
         }
-        Ok(LexicalIndex::open(&dir)?)
+        Ok(LexicalIndex::open_sized(&dir, bytes)?)
     }
 
     /// Loads the code graph part of this generation.

@@ -533,10 +533,12 @@ impl IndexStore {
         let mut manifest = manifest.clone();
         manifest.files_blake3 = Some(blake3::hash(&table_bytes).to_hex().to_string());
         let mpath = tmp.join("manifest.json");
-        let mbytes = manifest.to_bytes_with_digest().map_err(|e| IndexError::Corrupt {
-            path: mpath.clone(),
-            detail: e.to_string(),
-        })?;
+        let mbytes = manifest
+            .into_bytes_with_digest()
+            .map_err(|e| IndexError::Corrupt {
+                path: mpath.clone(),
+                detail: e.to_string(),
+            })?;
         write_synced(&mpath, &mbytes)?;
         fsync_dir(&tmp).map_err(IndexError::io(&tmp))?;
         if dest.exists() {

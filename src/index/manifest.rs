@@ -45,10 +45,9 @@ const DIGEST_ZEROS: &str = "0000000000000000000000000000000000000000000000000000
 
 impl Manifest {
     /// The manifest's bytes as written: pretty JSON carrying its own digest.
-    pub(crate) fn to_bytes_with_digest(&self) -> serde_json::Result<Vec<u8>> {
-        let mut m = self.clone();
-        m.digest = Some(DIGEST_ZEROS.to_string());
-        let mut bytes = serde_json::to_vec_pretty(&m)?;
+    pub(crate) fn into_bytes_with_digest(mut self) -> serde_json::Result<Vec<u8>> {
+        self.digest = Some(DIGEST_ZEROS.to_string());
+        let mut bytes = serde_json::to_vec_pretty(&self)?;
         let hex = blake3::hash(&bytes).to_hex();
         if let Some(at) = find(&bytes, DIGEST_ZEROS.as_bytes()) {
             bytes[at..at + DIGEST_ZEROS.len()].copy_from_slice(hex.as_bytes());

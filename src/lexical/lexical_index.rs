@@ -87,6 +87,8 @@ pub struct LexicalIndex {
     dir: PathBuf,
     fields: LexicalSchema,
     reader: IndexReader,
+    /// Set once every file's checksum has been found good, so it is checked once.
+    verified: std::sync::Arc<std::sync::OnceLock<()>>,
 }
 
 /// Indexes up to this size have every file's checksum checked when opened.
@@ -110,11 +112,6 @@ fn damaged_in(index: &Index, dir: &Path) -> Result<Vec<String>, LexicalError> {
 fn open_read_only(dir: &Path) -> tantivy::Result<Index> {
     let directory = ReadOnlyDirectory::open(dir).map_err(tantivy::TantivyError::from)?;
     Index::open(directory)
-}
-
-/// The files of the index at `dir` whose checksums fail, when that can be told at all.
-fn damaged_in_dir(dir: &Path) -> Vec<String> {
-    LexicalIndex::damaged_files(dir).unwrap_or_default()
 }
 
 /// The bytes of the files directly in `dir` (what a tantivy index holds).
@@ -162,8 +159,14 @@ impl LexicalIndex {
     /// a query reads it; a larger one is checked by [`LexicalIndex::verify`] (a server does it
     /// once per generation) and, for one-shot queries, by the panic boundary every method has.
     pub fn open(dir: &Path) -> Result<LexicalIndex, LexicalError> {
+        Self::open_sized(dir, total_size(dir))
+    }
+
+    /// [`LexicalIndex::open`] for a caller that knows the part's size (the manifest records
+    /// every file's), so the folder is not listed again.
+    pub fn open_sized(dir: &Path, bytes: u64) -> Result<LexicalIndex, LexicalError> {
         let opened = Self::open_unverified(dir)?;
-        if total_size(dir) <= VERIFY_WHOLE_BELOW {
+        if bytes <= VERIFY_WHOLE_BELOW {
             opened.verify()?;
         }
         Ok(opened)
@@ -193,15 +196,22 @@ impl LexicalIndex {
             dir: dir.to_path_buf(),
             fields,
             reader,
+            verified: Default::default(),
         })
     }
 
     /// Checks every file's checksum (tantivy keeps one per file): the first damaged file is
-    /// an error naming it.
+    /// an error naming it. A check that passed is not repeated.
     pub fn verify(&self) -> Result<(), LexicalError> {
+        if self.verified.get().is_some() {
+            return Ok(());
+        }
         let names = damaged_in(self.reader.searcher().index(), &self.dir)?;
         match names.first() {
-            None => Ok(()),
+            None => {
+                let _ = self.verified.set(());
+                Ok(())
+            }
             Some(first) => Err(LexicalError::Damaged {
                 path: self.dir.join(first),
                 detail: "its checksum does not match its bytes".to_string(),
@@ -212,12 +222,13 @@ impl LexicalIndex {
     /// The error for a failure inside tantivy (a panic or an error while reading the index):
     /// the damage is named by the files whose checksums fail, else by the file tantivy's
     /// message names, else the folder.
-    fn damage(dir: &Path, what: &str) -> LexicalError {
-        let mut what: String = what.chars().take(240).collect();
-        if what.len() == 240 {
+    fn damage(dir: &Path, failure: &str) -> LexicalError {
+        const SHOWN: usize = 240;
+        let mut what: String = failure.chars().take(SHOWN).collect();
+        if what.len() < failure.len() {
             what.push('…');
         }
-        let bad = damaged_in_dir(dir);
+        let bad = Self::damaged_files(dir).unwrap_or_default();
         let named = || {
             let mut names: Vec<String> = std::fs::read_dir(dir)
                 .map(|es| {

@@ -140,16 +140,10 @@ impl PathEvidence {
     /// How well the file's name matches the query, from 0 (not at all) to 1 (a query word is
     /// the file's stem). Covering the stem's parts gives up to 0.5, the folder's up to 0.25.
     pub fn name_match(&self, path: &str) -> f32 {
-        let (stem, folder) = stem_and_folder(path);
-        let stem_c = compact(stem);
-        if stem_c.len() >= 3
-            && self
-                .whole
-                .iter()
-                .any(|w| *w == stem_c || plural_of(w, &stem_c) || plural_of(&stem_c, w))
-        {
+        if self.names_exactly(path) {
             return 1.0;
         }
+        let (stem, folder) = stem_and_folder(path);
         let covered = |name: &str| -> f32 {
             let parts: Vec<String> = split_word(name)
                 .into_iter()
@@ -180,29 +174,77 @@ impl PathEvidence {
     /// for: such files are listed after every other candidate (they mention what the code
     /// does, so they match well, but are rarely what was asked for).
     pub fn set_aside(&self, path: &str) -> bool {
-        self.prior(path) <= EXAMPLES.weight
+        let kinds = CopyKinds::of(path);
+        self.unasked(&TESTS, kinds.test) || self.unasked(&EXAMPLES, kinds.example)
     }
 
     /// The weight the file keeps for the kind of copy its path says it is (1 for ordinary
     /// code, and for any kind the query asks for).
     pub fn prior(&self, path: &str) -> f32 {
+        let k = CopyKinds::of(path);
+        [
+            (&TESTS, k.test),
+            (&EXAMPLES, k.example),
+            (&GENERATED, k.generated),
+            (&LEGACY, k.legacy),
+            (&PLATFORM, k.platform),
+        ]
+        .into_iter()
+        .filter(|(kind, is)| self.unasked(kind, *is))
+        .map(|(kind, _)| kind.weight)
+        .fold(1.0, f32::min)
+    }
+
+    /// The path is of this kind and the query does not ask for it.
+    fn unasked(&self, kind: &CopyKind, is: bool) -> bool {
+        is && !self.parts.iter().any(|p| kind.asked_by.contains(&p.as_str()))
+    }
+
+    /// Whether the query names anything a file's stem could be (see [`Self::names_exactly`]).
+    pub fn has_names(&self) -> bool {
+        !self.whole.is_empty()
+    }
+
+    /// Whether a query word is the file's stem: [`Self::name_match`] of 1, without the part
+    /// matching (for scanning every indexed path).
+    pub fn names_exactly(&self, path: &str) -> bool {
+        if !self.has_names() {
+            return false;
+        }
+        let stem = compact(stem_and_folder(path).0);
+        stem.len() >= 3
+            && self
+                .whole
+                .iter()
+                .any(|w| *w == stem || plural_of(w, &stem) || plural_of(&stem, w))
+    }
+}
+
+/// Which kinds of copy a path is, from its folders and file name.
+struct CopyKinds {
+    test: bool,
+    example: bool,
+    generated: bool,
+    legacy: bool,
+    platform: bool,
+}
+
+impl CopyKinds {
+    fn of(path: &str) -> CopyKinds {
         let lower = path.to_ascii_lowercase();
         let segments: Vec<&str> = lower.split('/').collect();
         let file = segments.last().copied().unwrap_or("");
         let dirs = &segments[..segments.len().saturating_sub(1)];
-        let mut weight = 1.0f32;
-        let mut apply = |kind: &CopyKind, is: bool| {
-            if is && !self.parts.iter().any(|p| kind.asked_by.contains(&p.as_str())) {
-                weight = weight.min(kind.weight);
-            }
-        };
-        let prior = super::path_prior(path);
-        apply(&TESTS, prior <= 0.5);
-        apply(&EXAMPLES, prior > 0.5 && prior < 1.0);
         let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-        apply(
-            &GENERATED,
-            in_dir(&[
+        let test = super::is_test_path(path);
+        let platforms = [
+            "win", "win32", "windows", "darwin", "macos", "osx", "android", "ios", "freebsd", "solaris",
+        ];
+        let stem = file.split('.').next().unwrap_or("");
+        CopyKinds {
+            test,
+            example: !test && super::path_prior(path) < 1.0,
+            generated: in_dir(&[
                 "dist",
                 "generated",
                 "third_party",
@@ -221,23 +263,15 @@ impl PathEvidence {
             .iter()
             .any(|s| file.ends_with(s))
                 || file.contains(".generated."),
-        );
-        apply(
-            &LEGACY,
-            in_dir(&["legacy", "compat", "deprecated"])
+            legacy: in_dir(&["legacy", "compat", "deprecated"])
                 || dirs.iter().any(|d| is_version_dir(d))
                 || file.contains("_compat.")
                 || file.starts_with("compat."),
-        );
-        let platforms = [
-            "win", "win32", "windows", "darwin", "macos", "osx", "android", "ios", "freebsd", "solaris",
-        ];
-        let stem = file.split('.').next().unwrap_or("");
-        apply(
-            &PLATFORM,
-            in_dir(&platforms) || platforms.iter().any(|p| stem.ends_with(&format!("_{p}"))),
-        );
-        weight
+            platform: in_dir(&platforms)
+                || platforms
+                    .iter()
+                    .any(|p| stem.strip_suffix(p).is_some_and(|rest| rest.ends_with('_'))),
+        }
     }
 }
 

@@ -11,7 +11,12 @@ detached worktree is made under `<corpora>/.eval/`), indexed once with `ken inde
 every query runs through each mode:
 
   search   `ken search --json` (the default ranking: hybrid when the index has vectors), its files
-  lexical  `ken search --files --json` (BM25 file ranking over the same index: the floor)
+  lexical  `ken search --lexical --files --json` (the lexical file ranking over the same index)
+  bm25     `ken search --lexical --files --plain-bm25 --json` (plain whole-file BM25: the floor)
+  search-without-<signal>  `ken search --without <signal>`: the default ranking less one signal
+           (semantic, path-evidence, set-aside, exact-definitions), for the ablation
+  context-without-<signal>  `ken context --signals <all but one>` (lexical, semantic, mentions,
+           graph, prior, history), and context-fused (`--ranker fused`, no learned stage)
   context  `ken context --format json`, its ranked files
 
 Reported per mode, per language and per category: NDCG@10 with gains 2^grade - 1, Recall@10
@@ -19,8 +24,9 @@ Reported per mode, per language and per category: NDCG@10 with gains 2^grade - 1
 example files in the top 10 of queries that do not ask for them, and each mode's whole-process
 latency (p50, p90). With `--budgets 1000,2000,4000,8000`, also recall against tokens: for each
 `ken context --budget B`, the share of grade-2 files whose code is packed and of grade-2 line
-spans a packed span overlaps. Nothing here is tuned on: the
-set is for measuring.
+spans a packed span overlaps; and the same for `ken search`'s chunks read in order (the answer's
+spans, best file first) until B tokens of code are read (tokens estimated as bytes / 4).
+Nothing here is tuned on: the set is for measuring.
 """
 import argparse
 import json
@@ -74,6 +80,33 @@ def packed(ken, query, cwd, budget):
     return out["pack"]["shown"], out["pack"]["tokens"]
 
 
+def search_chunks(ken, query, cwd):
+    """`ken search`'s spans in answer order: (path, start, end), best file first."""
+    r = run([ken, "search", "--json", "--limit", "20", "--", query], cwd)
+    try:
+        out = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return []
+    return [(f["path"], c["start_line"], c["end_line"]) for f in out.get("files", []) for c in f.get("chunks", [])]
+
+
+def read_within(chunks, cwd, budget):
+    """The chunks an agent reads in order within `budget` tokens of code (bytes / 4)."""
+    shown, used = [], 0
+    for path, start, end in chunks:
+        try:
+            with open(os.path.join(cwd, path), errors="replace") as f:
+                lines = f.read().splitlines()[start - 1:end]
+        except OSError:
+            continue
+        cost = max(1, sum(len(l) + 1 for l in lines) // 4)
+        if used + cost > budget:
+            break
+        used += cost
+        shown.append({"path": path, "start_line": start, "end_line": end})
+    return shown, used
+
+
 def pack_recall(shown, q):
     """Grade-2 files with code shown, and grade-2 spans overlapped by a shown span."""
     gold = [r for r in q["relevant"] if r["grade"] == 2]
@@ -86,16 +119,31 @@ def pack_recall(shown, q):
     return files, (hit / len(spans) if spans else None)
 
 
-def ranked_files_untimed(ken, mode, query, cwd):
+CONTEXT_SIGNALS = ["lexical", "semantic", "mentions", "graph", "prior", "history"]
+
+
+def mode_command(ken, mode):
     if mode == "context":
-        r = run([ken, "context", "--format", "json", "--files", "10", "--", query], cwd)
-        key = "files"
-    else:
-        # The default ranking (hybrid with a semantic part) lists files; `--files` is the
-        # lexical file ranking.
-        extra = ["--files"] if mode == "lexical" else []
-        r = run([ken, "search", "--json", "--limit", "10", *extra, "--", query], cwd)
-        key = "files"
+        return [ken, "context", "--format", "json", "--files", "10"]
+    if mode == "context-fused":
+        return [ken, "context", "--format", "json", "--files", "10", "--ranker", "fused"]
+    if mode.startswith("context-without-"):
+        gone = mode[len("context-without-"):]
+        keep = ",".join(s for s in CONTEXT_SIGNALS if s != gone)
+        return [ken, "context", "--format", "json", "--files", "10", "--signals", keep]
+    search = [ken, "search", "--json", "--limit", "10"]
+    if mode == "lexical":
+        return search + ["--lexical", "--files"]
+    if mode == "bm25":
+        return search + ["--lexical", "--files", "--plain-bm25"]
+    if mode.startswith("search-without-"):
+        return search + ["--files", "--without", mode[len("search-without-"):]]
+    return search + ["--files"]
+
+
+def ranked_files_untimed(ken, mode, query, cwd):
+    r = run(mode_command(ken, mode) + ["--", query], cwd)
+    key = "files"
     if r.returncode not in (0, 1):
         print(f"  {mode} failed ({r.returncode}): {r.stderr.strip()[:200]}", file=sys.stderr)
         return []
@@ -163,20 +211,25 @@ def main():
                 ranked, ms = ranked_files(ken, mode, q["query"], dest)
                 rows.append({"id": q["id"], "mode": mode, "language": q["language"], "ms": ms,
                              "category": q["category"], "ranked": ranked, **metrics(ranked, q)})
+            chunks = search_chunks(ken, q["query"], dest) if budgets else []
             for budget in budgets:
                 shown, tokens = packed(ken, q["query"], dest, budget)
                 files, spans = pack_recall(shown, q)
-                packs.append({"id": q["id"], "budget": budget, "tokens": tokens, "files": files, "spans": spans})
+                packs.append({"id": q["id"], "tool": "context", "budget": budget, "tokens": tokens, "files": files, "spans": spans})
+                shown, tokens = read_within(chunks, dest, budget)
+                files, spans = pack_recall(shown, q)
+                packs.append({"id": q["id"], "tool": "search", "budget": budget, "tokens": tokens, "files": files, "spans": spans})
         print(f"{repo}: {len(qs)} queries", file=sys.stderr)
     report(rows, modes)
     if packs:
-        print("\n| `ken context --budget` | code tokens packed (mean) | grade-2 files with code shown | grade-2 spans overlapped |")
-        print("|---:|---:|---:|---:|")
-        for b in budgets:
-            sel = [p for p in packs if p["budget"] == b]
-            spans = [p["spans"] for p in sel if p["spans"] is not None]
-            print(f"| {b} | {sum(p['tokens'] for p in sel) / len(sel):.0f} | {sum(p['files'] for p in sel) / len(sel):.3f} | "
-                  f"{sum(spans) / len(spans) if spans else 0:.3f} |")
+        print("\n| tool | budget (tokens) | code tokens (mean) | grade-2 files with code shown | grade-2 spans overlapped |")
+        print("|---|---:|---:|---:|---:|")
+        for tool in ("context", "search"):
+            for b in budgets:
+                sel = [p for p in packs if p["budget"] == b and p["tool"] == tool]
+                spans = [p["spans"] for p in sel if p["spans"] is not None]
+                print(f"| {tool} | {b} | {sum(p['tokens'] for p in sel) / len(sel):.0f} | {sum(p['files'] for p in sel) / len(sel):.3f} | "
+                      f"{sum(spans) / len(spans) if spans else 0:.3f} |")
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"rows": rows, "packs": packs}, f)

@@ -300,3 +300,127 @@ fn an_exact_identifier_ranks_its_definition_first_in_the_default_mode_and_names_
         "{human}"
     );
 }
+
+/// A file with several definitions: the answer names the spans to read, not the file.
+const LONG_FILE: &str = r#"
+//- src/storage.py
+class BlobStore:
+    """Stores blobs on disk under their content hash."""
+
+    def put_blob(self, data):
+        """Writes the blob under its hash and returns the hash."""
+        digest = content_hash(data)
+        write_file(self.root, digest, data)
+        return digest
+
+    def get_blob(self, digest):
+        """Reads a blob back by its hash."""
+        return read_file(self.root, digest)
+
+    def compact_storage(self):
+        """Merges small blob files into packs to save space."""
+        for small in self.small_files():
+            self.pack.append(small)
+
+
+def content_hash(data):
+    """The blake3 digest of the bytes."""
+    return blake3(data).hexdigest()
+
+
+def unrelated_helper():
+    """Formats a log line with a timestamp."""
+    return format_line(now())
+//- src/network.py
+def retry_request(url, attempts=3):
+    """Sends an HTTP request again when the connection drops."""
+    for _ in range(attempts):
+        try:
+            return send(url)
+        except ConnectionError:
+            continue
+"#;
+
+#[test]
+fn the_default_answer_lists_the_spans_to_read_and_files_stay_one_flag_away() {
+    let repo = materialize(LONG_FILE);
+    let out = ken(&["index", "build", ".", "--semantic"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ken(&["search", "write a blob under its hash", "--json"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let first = &v["files"][0];
+    assert_eq!(first["path"], "src/storage.py", "{v}");
+    let chunks = first["chunks"].as_array().unwrap();
+    assert!(!chunks.is_empty() && chunks.len() <= 3, "{v}");
+    // The spans are definitions inside the file, not the whole of it, and never overlap.
+    let spans: Vec<(u64, u64)> = chunks
+        .iter()
+        .map(|c| (c["start_line"].as_u64().unwrap(), c["end_line"].as_u64().unwrap()))
+        .collect();
+    assert!(spans.iter().all(|(s, e)| s <= e && e - s < 20), "{spans:?}");
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            assert!(a.1 < b.0 || b.1 < a.0, "overlapping spans {spans:?}");
+        }
+    }
+    // `put_blob` (lines 4-8) is among them.
+    assert!(spans.iter().any(|(s, e)| *s <= 4 && *e >= 5), "{spans:?}");
+    assert!(
+        chunks
+            .iter()
+            .all(|c| ["lexical", "semantic", "definition"].contains(&c["by"].as_str().unwrap())),
+        "{v}"
+    );
+
+    // The text lists each span under its file.
+    let out = ken(&["search", "write a blob under its hash"], repo.path());
+    let text = stdout(&out);
+    assert!(text.starts_with("src/storage.py:"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("    :")), "{text}");
+
+    // `--per-file 1` keeps one; `--files` none, with the same files in the same order.
+    let out = ken(
+        &[
+            "search",
+            "write a blob under its hash",
+            "--json",
+            "--per-file",
+            "1",
+        ],
+        repo.path(),
+    );
+    let one: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(one["files"][0]["chunks"].as_array().unwrap().len(), 1, "{one}");
+    let out = ken(
+        &["search", "write a blob under its hash", "--json", "--files"],
+        repo.path(),
+    );
+    let files: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(files["mode"], "hybrid", "{files}");
+    let paths = |v: &serde_json::Value| -> Vec<String> {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(paths(&files), paths(&v));
+    assert!(
+        files["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f.get("chunks").is_none()),
+        "{files}"
+    );
+    // `--lexical --files` is the lexical file ranking.
+    let out = ken(&["search", "blob", "--json", "--lexical", "--files"], repo.path());
+    let lexical: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(lexical["mode"], "files", "{lexical}");
+    // Out of range is refused naming the flag.
+    let out = ken(&["search", "blob", "--per-file", "11"], repo.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--per-file"), "{}", stderr(&out));
+}

@@ -61,7 +61,7 @@ fn cli_json_is_the_servers_response_for_every_operation() {
             json!({"query": "charge the card again when the connection drops", "mode": "semantic"}),
         ),
         (
-            vec!["search", "--files", "discount tax", "--json"],
+            vec!["search", "--lexical", "--files", "discount tax", "--json"],
             "search",
             json!({"query": "discount tax", "mode": "files"}),
         ),

@@ -44,6 +44,8 @@ pub use page::{MAX_QUERY_BYTES, PageInfo};
 pub use private_path::PrivatePath;
 pub use repo_file::{ReadSpanRequest, ReadSpanResponse, confined_file, repo_path};
 pub use repo_watcher::RepoWatcher;
-pub use search::{ChunkHit, SearchFile, SearchMode, SearchRequest, SearchResponse};
+pub use search::{
+    ChunkHit, ChunkSource, FileChunk, SearchFile, SearchMode, SearchRequest, SearchResponse, SearchSignal,
+};
 pub use watch_state::{RefreshReport, Staleness, WatchState};
 pub use workspace::{ReindexRequest, ReindexResponse, Workspace};

@@ -53,6 +53,68 @@ pub struct SearchRequest {
     /// With `files`: plain whole-file BM25 without priors (the evaluation's baseline).
     #[serde(default)]
     pub plain_bm25: bool,
+    /// Hybrid: the spans worth reading listed under each ranked file (default 3; 0 lists
+    /// files only).
+    #[serde(default)]
+    pub chunks_per_file: Option<usize>,
+    /// Signals left out (the evaluation's ablation; not part of the served request).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub without: Vec<SearchSignal>,
+}
+
+/// A signal of the hybrid ranking that an ablation can leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchSignal {
+    /// The semantic ranking (the fusion keeps the lexical one alone).
+    Semantic,
+    /// Everything paths say: name matches, copy priors, tests and examples last.
+    PathEvidence,
+    /// Only the listing of unasked tests and examples last.
+    SetAside,
+    /// The files defining exactly the identifier the query is, first.
+    ExactDefinitions,
+}
+
+impl std::str::FromStr for SearchSignal {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "semantic" => SearchSignal::Semantic,
+            "path-evidence" => SearchSignal::PathEvidence,
+            "set-aside" => SearchSignal::SetAside,
+            "exact-definitions" => SearchSignal::ExactDefinitions,
+            other => {
+                return Err(format!(
+                    "unknown signal `{other}` (semantic, path-evidence, set-aside, exact-definitions)"
+                ));
+            }
+        })
+    }
+}
+
+/// One span of a ranked file worth reading: a definition, or a cohesive block of one.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct FileChunk {
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The definition it is, or lies in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// What found it.
+    pub by: ChunkSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkSource {
+    /// The definition of exactly the identifier the query is.
+    Definition,
+    /// A definition the lexical ranking matched.
+    Lexical,
+    /// A chunk near the query in meaning.
+    Semantic,
 }
 
 /// A semantic chunk hit with the definition that owns it.
@@ -81,6 +143,10 @@ pub struct SearchFile {
     pub symbol: Option<String>,
     /// The file defines exactly the identifier the query is (ranked first).
     pub defines_query: bool,
+    /// Hybrid: the best spans to read in this file, best first (a few lines each, not the
+    /// whole file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<FileChunk>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -169,6 +235,12 @@ impl Filters {
 
 /// Reciprocal rank fusion constant for hybrid (the usual 60: neither list dominates).
 const HYBRID_RRF_K: f32 = 60.0;
+/// Spans listed per file by default, and at most.
+const CHUNKS_PER_FILE: usize = 3;
+const MAX_CHUNKS_PER_FILE: usize = 10;
+/// A definition longer than this is listed by its first lines (a class's chunks, found by
+/// meaning, point inside it).
+const MAX_CHUNK_LINES: u32 = 60;
 const MAX_LIMIT: usize = 1000;
 const MAX_LINES: usize = 100_000;
 
@@ -183,10 +255,23 @@ impl Analysis {
         if r.plain_bm25 && mode != SearchMode::Files {
             return Err(ApiError::invalid("plain_bm25", "needs mode files"));
         }
+        let per_file = r.chunks_per_file.unwrap_or(CHUNKS_PER_FILE);
+        if per_file > MAX_CHUNKS_PER_FILE {
+            return Err(ApiError::invalid(
+                "chunks_per_file",
+                format!("at most {MAX_CHUNKS_PER_FILE}, got {per_file}"),
+            ));
+        }
         let lines = matches!(mode, SearchMode::Literal | SearchMode::Regex);
         let (default, max) = if lines { (1000, MAX_LINES) } else { (20, MAX_LIMIT) };
         let paging = Paging::new(r.cursor.as_deref(), r.limit, default, max, r.max_tokens)?;
-        let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone());
+        let without = |s: SearchSignal| r.without.contains(&s);
+        let paths = crate::index::PathWeighing {
+            weigh: !without(SearchSignal::PathEvidence),
+            set_aside: !without(SearchSignal::PathEvidence) && !without(SearchSignal::SetAside),
+        };
+        let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone())
+            .weighing_paths(paths);
         let filters = Filters::parse(&query)?;
         let mut out = SearchResponse {
             query: query.clone(),
@@ -234,11 +319,15 @@ impl Analysis {
                 let sem = self.semantic()?;
                 // The two rankings side by side: each is a few milliseconds of one core.
                 let (hits, lexical) = rayon::join(
-                    || self.semantic_hits(sem, &filters, &query, (need * 4).max(50)),
+                    || match without(SearchSignal::Semantic) {
+                        true => Ok(Vec::new()),
+                        false => self.semantic_hits(sem, &filters, &query, (need * 4).max(50)),
+                    },
                     || engine.search(&query, SearchTarget::Files, need * 2),
                 );
                 let (hits, lexical) = (hits?, lexical?);
                 out.terms = lexical.terms;
+                let lexical_hits = lexical.hits;
                 let lex = lexical.files.unwrap_or_default();
                 let lex_files: Vec<String> = lex.iter().map(|f| f.path.clone()).collect();
                 let best: std::collections::HashMap<String, SearchHit> =
@@ -249,14 +338,21 @@ impl Analysis {
                     .into_iter()
                     .map(SearchFile::fused)
                     .collect();
-                self.weigh_paths(&mut fused, &filters, &query);
+                if paths.weigh {
+                    self.weigh_paths(&mut fused, &filters, &query, paths.set_aside);
+                }
                 self.name_fused(&mut fused, &best, &hits)?;
-                self.exact_definitions_first(&mut fused, &filters, &query)?;
+                if !without(SearchSignal::ExactDefinitions) {
+                    self.exact_definitions_first(&mut fused, &filters, &query)?;
+                }
                 fused.truncate(need);
                 out.chunks_searched = Some(sem.chunks());
                 out.rrf_k = Some(HYBRID_RRF_K);
                 let total = fused.len();
                 (out.files, out.page) = paging.apply(fused, total);
+                if per_file > 0 {
+                    self.chunk_files(&mut out.files, &lexical_hits, &hits, per_file)?;
+                }
             }
             SearchMode::Lexical | SearchMode::Files | SearchMode::Symbols => {
                 let target = match mode {
@@ -333,7 +429,7 @@ impl Analysis {
 
     /// Weighs each fused file by what its path says of the query ([`PathEvidence`]), and adds
     /// the indexed files named exactly as a query word that neither ranking found.
-    fn weigh_paths(&self, fused: &mut Vec<SearchFile>, filters: &Filters, query: &str) {
+    fn weigh_paths(&self, fused: &mut Vec<SearchFile>, filters: &Filters, query: &str, set_aside: bool) {
         let evidence = PathEvidence::of_query(&filters.semantic_text(query));
         for f in fused.iter_mut() {
             f.score = evidence.weigh(&f.path, f.score, HYBRID_RRF_K);
@@ -358,8 +454,10 @@ impl Analysis {
             }
         }
         fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
-        // Stable: the files set aside go last, each group keeping its order.
-        fused.sort_by_cached_key(|f| evidence.set_aside(&f.path));
+        if set_aside {
+            // Stable: the files set aside go last, each group keeping its order.
+            fused.sort_by_cached_key(|f| evidence.set_aside(&f.path));
+        }
     }
 
     /// Each fused file's best lexical hit, or the name of its best chunk's definition.
@@ -444,6 +542,64 @@ impl Analysis {
         Ok(())
     }
 
+    /// Lists under each file the spans worth reading, at most `per_file`: the definition the
+    /// query names, then the lexical ranking's definitions and the chunks nearest in meaning
+    /// taken in turn, each span once (an overlapping one adds nothing).
+    fn chunk_files(
+        &self,
+        files: &mut [SearchFile],
+        lexical: &[SearchHit],
+        semantic: &[SemanticHit],
+        per_file: usize,
+    ) -> Result<(), ApiError> {
+        let on_page: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let near: Vec<SemanticHit> = semantic
+            .iter()
+            .filter(|h| on_page.contains(h.path.as_str()))
+            .cloned()
+            .collect();
+        let near = self.chunk_hits(&near)?;
+        for f in files.iter_mut() {
+            let mut picked: Vec<FileChunk> = Vec::new();
+            if f.defines_query
+                && let Some((start, end)) = f.lines
+            {
+                picked.push(FileChunk::new(
+                    start,
+                    end,
+                    f.symbol.clone(),
+                    ChunkSource::Definition,
+                ));
+            }
+            let by_lexical: Vec<FileChunk> = lexical
+                .iter()
+                .filter(|h| h.path == f.path && h.grain == crate::lexical::Grain::Symbol)
+                .map(|h| FileChunk::new(h.line, h.end_line, h.qualified_name.clone(), ChunkSource::Lexical))
+                .collect();
+            let by_meaning: Vec<FileChunk> = near
+                .iter()
+                .filter(|c| c.path == f.path)
+                .map(|c| FileChunk::new(c.start_line, c.end_line, c.symbol.clone(), ChunkSource::Semantic))
+                .collect();
+            let mut sources = [by_lexical.into_iter(), by_meaning.into_iter()];
+            let mut exhausted = [false, false];
+            while picked.len() < per_file && !exhausted.iter().all(|e| *e) {
+                for (source, done) in sources.iter_mut().zip(exhausted.iter_mut()) {
+                    if picked.len() >= per_file || *done {
+                        continue;
+                    }
+                    // The source's next span that overlaps none picked so far.
+                    match source.find(|c| !picked.iter().any(|p| p.overlaps(c))) {
+                        Some(c) => picked.push(c),
+                        None => *done = true,
+                    }
+                }
+            }
+            f.chunks = picked;
+        }
+        Ok(())
+    }
+
     /// The definition owning each hit's chunk: its qualified name and kind (decoding each
     /// hit file's records once; a damaged record is an error naming its segment, not a hit
     /// without a name).
@@ -477,6 +633,23 @@ impl Analysis {
                 score: h.score,
             })
             .collect())
+    }
+}
+
+impl FileChunk {
+    fn new(start_line: u32, end_line: u32, symbol: Option<String>, by: ChunkSource) -> FileChunk {
+        let start_line = start_line.max(1);
+        let end_line = end_line.max(start_line).min(start_line + MAX_CHUNK_LINES - 1);
+        FileChunk {
+            start_line,
+            end_line,
+            symbol,
+            by,
+        }
+    }
+
+    fn overlaps(&self, other: &FileChunk) -> bool {
+        self.start_line <= other.end_line && other.start_line <= self.end_line
     }
 }
 

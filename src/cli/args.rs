@@ -757,9 +757,13 @@ pub struct SearchArgs {
     /// Read the query from a file (`-` for stdin), e.g. a whole issue text.
     #[arg(long, value_name = "FILE")]
     pub query_file: Option<PathBuf>,
-    /// Rank files by their best hits.
-    #[arg(long, conflicts_with = "symbols")]
+    /// Files only: the ranked files without the spans under each (with --lexical, or without
+    /// a semantic part: files ranked by their best lexical hits).
+    #[arg(long, conflicts_with_all = ["symbols", "per_file"])]
     pub files: bool,
+    /// Spans listed under each ranked file (the best definitions and chunks to read).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=10))]
+    pub per_file: u8,
     /// Only definitions.
     #[arg(long)]
     pub symbols: bool,
@@ -767,12 +771,15 @@ pub struct SearchArgs {
     /// query term, no priors.
     #[arg(long, hide = true, requires = "files")]
     pub plain_bm25: bool,
+    /// Leave these signals out of the ranking (the evaluation's ablation).
+    #[arg(long, hide = true, value_delimiter = ',')]
+    pub without: Vec<crate::api::SearchSignal>,
     /// Search by meaning: code chunks nearest to the query in the embedding model's space.
     #[arg(long, conflicts_with_all = ["literal", "regex", "hybrid", "lexical"])]
     pub semantic: bool,
     /// Rank files by fusing the lexical and the semantic rankings (reciprocal rank fusion);
     /// the default when the index has a semantic part.
-    #[arg(long, conflicts_with_all = ["literal", "regex", "lexical", "files", "symbols"])]
+    #[arg(long, conflicts_with_all = ["literal", "regex", "lexical", "symbols"])]
     pub hybrid: bool,
     /// Lexical ranking only (BM25 over symbols and code; the default without a semantic part).
     #[arg(long)]

@@ -227,6 +227,10 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
 fn search(a: SearchArgs) -> Result<ExitCode> {
     let query = read_task(&a.query, a.query_file.as_deref())?;
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
+    let analysis = ws.analysis();
+    // `--files` keeps the ranking and drops the spans; the lexical file ranking is what
+    // `--lexical --files` asks for, and all there is without a semantic part.
+    let lexical_files = a.files && (a.lexical || !(a.hybrid || analysis.has_semantic()));
     let mode = if a.semantic {
         Some(SearchMode::Semantic)
     } else if a.hybrid {
@@ -235,7 +239,7 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
         Some(SearchMode::Literal)
     } else if a.regex {
         Some(SearchMode::Regex)
-    } else if a.files {
+    } else if lexical_files {
         Some(SearchMode::Files)
     } else if a.symbols {
         Some(SearchMode::Symbols)
@@ -244,8 +248,7 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let r = ws
-        .analysis()
+    let r = analysis
         .search(&SearchRequest {
             query,
             mode,
@@ -254,6 +257,8 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
             max_tokens: None,
             cursor: None,
             plain_bm25: a.plain_bm25,
+            chunks_per_file: Some(if a.files { 0 } else { usize::from(a.per_file) }),
+            without: a.without.clone(),
         })
         .map_err(cli_error)?;
     let found = !(r.hits.is_empty() && r.files.is_empty() && r.chunks.is_empty() && r.matches.is_empty());

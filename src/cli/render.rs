@@ -374,12 +374,23 @@ pub fn search_response(out: &mut impl Write, r: &SearchResponse) -> io::Result<(
                         rank(f.semantic_rank)
                     ),
                 };
-                writeln!(
-                    out,
-                    "{}{lines}  {}  ({why})",
-                    f.path,
-                    f.symbol.as_deref().unwrap_or("-")
-                )?;
+                if f.chunks.is_empty() {
+                    writeln!(
+                        out,
+                        "{}{lines}  {}  ({why})",
+                        f.path,
+                        f.symbol.as_deref().unwrap_or("-")
+                    )?;
+                    continue;
+                }
+                // The file's best span on its line, the others under it.
+                for (i, c) in f.chunks.iter().enumerate() {
+                    let name = c.symbol.as_deref().unwrap_or("-");
+                    match i {
+                        0 => writeln!(out, "{}:{}-{}  {name}  ({why})", f.path, c.start_line, c.end_line)?,
+                        _ => writeln!(out, "    :{}-{}  {name}", c.start_line, c.end_line)?,
+                    }
+                }
             }
             Ok(())
         }

@@ -71,6 +71,25 @@ pub struct CodeSearch<'s> {
     /// Files read for snippets and phrase checks, once per file for this engine's life (it
     /// is made per request; several hits of one file read it once).
     files: std::sync::Mutex<std::collections::HashMap<String, Option<std::sync::Arc<String>>>>,
+    paths: PathWeighing,
+}
+
+/// What the file ranking takes from paths ([`PathEvidence`]); both on but in an ablation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathWeighing {
+    /// Name matches and the priors of copies (tests, examples, generated, legacy, platform).
+    pub weigh: bool,
+    /// Tests and examples the query does not ask for listed last.
+    pub set_aside: bool,
+}
+
+impl Default for PathWeighing {
+    fn default() -> Self {
+        PathWeighing {
+            weigh: true,
+            set_aside: true,
+        }
+    }
 }
 
 /// What to return.
@@ -90,6 +109,7 @@ impl<'s> CodeSearch<'s> {
             root: root.to_path_buf(),
             lexical: snapshot.lexical()?,
             files: Default::default(),
+            paths: PathWeighing::default(),
         })
     }
 
@@ -100,7 +120,14 @@ impl<'s> CodeSearch<'s> {
             root: root.to_path_buf(),
             lexical,
             files: Default::default(),
+            paths: PathWeighing::default(),
         }
+    }
+
+    /// The same engine weighing paths as `paths` says (an ablation turns a part off).
+    pub fn weighing_paths(mut self, paths: PathWeighing) -> CodeSearch<'s> {
+        self.paths = paths;
+        self
     }
 
     pub fn search(
@@ -190,14 +217,19 @@ impl<'s> CodeSearch<'s> {
         let evidence = PathEvidence::of_query(&q.text);
         let mut ranked: Vec<(String, f32)> = fused
             .into_iter()
-            .map(|(path, score)| {
-                let score = evidence.weigh(&path, score, RRF_K);
-                (path, score)
+            .map(|(path, score)| match self.paths.weigh {
+                true => {
+                    let score = evidence.weigh(&path, score, RRF_K);
+                    (path, score)
+                }
+                false => (path, score),
             })
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        // Stable: tests and examples not asked for go last, each group keeping its order.
-        ranked.sort_by_cached_key(|(path, _)| evidence.set_aside(path));
+        if self.paths.set_aside {
+            // Stable: tests and examples not asked for go last, each group keeping its order.
+            ranked.sort_by_cached_key(|(path, _)| evidence.set_aside(path));
+        }
         // Every hit is listed (without a snippet); each ranked file's best hit gets one.
         let hits: Vec<SearchHit> = hit_kept
             .iter()

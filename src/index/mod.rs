@@ -30,7 +30,9 @@ mod vector_part;
 mod working_tree_diff;
 
 pub use build_observer::{BuildObserver, NoProgress};
-pub use code_search::{CodeSearch, FileHit, LineResults, SearchHit, SearchResults, SearchTarget};
+pub use code_search::{
+    CodeSearch, FileHit, LineResults, PathWeighing, SearchHit, SearchResults, SearchTarget,
+};
 pub use coverage::Coverage;
 pub use file_table::{FileRecord, FileTable, SkippedFile};
 pub use history_part::{

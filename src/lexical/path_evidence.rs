@@ -164,10 +164,16 @@ impl PathEvidence {
         by_stem.max(by_folder)
     }
 
+    /// [`Self::name_match`] scaled by how much one word of this query says (a name among a
+    /// few words in full, among an issue's hundred words little).
+    pub fn name_evidence(&self, path: &str) -> f32 {
+        self.strength * self.name_match(path)
+    }
+
     /// A file's fused score (`rrf_k`: the fusion's constant) with the path's evidence: times
     /// its prior, plus its name match.
     pub fn weigh(&self, path: &str, score: f32, rrf_k: f32) -> f32 {
-        score * self.prior(path) + NAME_WEIGHT * self.strength * self.name_match(path) / (rrf_k + 1.0)
+        score * self.prior(path) + NAME_WEIGHT * self.name_evidence(path) / (rrf_k + 1.0)
     }
 
     /// Whether the file is a test, an example, a doc or a benchmark the query does not ask

@@ -138,7 +138,8 @@ def mode_command(ken, mode):
         return search + ["--lexical", "--files", "--plain-bm25"]
     if mode.startswith("search-without-"):
         return search + ["--files", "--without", mode[len("search-without-"):]]
-    return search + ["--files"]
+    # The default answer as a user gets it (files with their spans).
+    return search
 
 
 def ranked_files_untimed(ken, mode, query, cwd):

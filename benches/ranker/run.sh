@@ -15,26 +15,20 @@ TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,s
 KEN="$TARGET/release/ken"
 [ -x "$OUT/venv/bin/python" ] || { python3 -m venv "$OUT/venv" && "$OUT/venv/bin/pip" install -q lightgbm numpy; }
 REPOS=(
-  rust-lang/regex:rust@2b527599eb9eea0dcc288c704584f242f26a5c61
-  serde-rs/json:rust@827a315bf2198558f0325b07bcc1e2cd973aba2f
-  tokio-rs/axum:rust@3d78036dcac289d6c1d54934708acb6a5bd73686
+  Textualize/rich:python@42899d8a0a96b121a514516f4be9db44ff7aeaf3
+  Textualize/textual:python@1d99508b928a771b51e1a527319c6b87dcff9e05
+  scrapy/scrapy:python@11079cb1c85b9e75a39a7269943c69d1a975d485
+  python-poetry/poetry:python@f46702336862f30050d5c641d5ed6f7568ded793
+  tqdm/tqdm:python@f6a30fab726ab8e794a9db88b4392ce207760937
   hyperium/hyper:rust@8fcaf1a62787b824fdd7b95a3e7c9ea81acd3449
   starship/starship:rust@6f33dcec91b758ccbae4ed850eaa6feabff798f9
   helix-editor/helix:rust@079a789e8cb08ead67f19e1971a1b7438b37354b
   rust-lang/cargo:rust@af373f761aa4e42b093c2e453078fd73c8ce54dd
-  pallets/click:python@2c8cd3ac958a7eb316d67f2d316c27086c4c0369
-  psf/black:python@8947c48ef2077c3a301b03c1e814dc2e3f78436e
-  encode/httpx:python@ae1b9f66238f75ced3ced5e4485408435de10768
-  pallets/jinja:python@5ef70112a1ff19c05324ff889dd30405b1002044
-  python-attrs/attrs:python@c1dc5dcba16ed827aa6dcad896b41a3afedb4e32
-  Textualize/rich:python@42899d8a0a96b121a514516f4be9db44ff7aeaf3
-  aio-libs/aiohttp:python@495e778360d1924da63e16dba0f0d76baf56a56a
-  scrapy/scrapy:python@11079cb1c85b9e75a39a7269943c69d1a975d485
-  python-poetry/poetry:python@f46702336862f30050d5c641d5ed6f7568ded793
+  rust-lang/mdBook:rust@641d06abe7d10d981ed61dd2711a30e4119666cd
 )
 args=()
 for r in "${REPOS[@]}"; do args+=(--repo "$r"); done
 python3 benches/ranker/mine.py --mirrors "$EVAL_MIRRORS" --out "$OUT/mined" --work "$OUT/work" \
-  --per-repo 200 --since-commits 10000 --ken "$KEN" "${args[@]}"
+  --per-repo ${PER_REPO:-150} --since-commits 10000 --ken "$KEN" "${args[@]}"
 "$OUT/venv/bin/python" benches/ranker/train.py --data "$OUT/mined" --rounds 100 --leaves 7 --lr 0.1 \
   --report "$OUT/validation.md"

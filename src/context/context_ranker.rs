@@ -818,6 +818,7 @@ impl<'s> ContextRanker<'s> {
             .filter(|t| t.len() > 2)
             .collect();
         let history = self.history.map(|h| HistorySignal { history: h });
+        let evidence = crate::lexical::PathEvidence::of_query(task);
         for (i, f) in files.iter_mut().take(n).enumerate() {
             let graph_file = self
                 .graph
@@ -834,6 +835,8 @@ impl<'s> ContextRanker<'s> {
                 path_prior: path_prior(&f.path),
                 is_test: is_test_path(&f.path),
                 path_overlap: path_overlap(&task_words, &f.path),
+                name_match: evidence.name_evidence(&f.path),
+                copy_prior: evidence.prior(&f.path),
                 history: history.as_ref().map(|h| h.facts(&f.path)),
             };
             let sig = sigs.get(&f.path).copied().unwrap_or_default();

@@ -35,6 +35,8 @@ pub const FEATURE_NAMES: &[&str] = &[
     "log_changes",
     "log_age_days",
     "log_span_days",
+    "name_match",
+    "copy_prior",
 ];
 
 /// What each signal said of one file (zero where it said nothing).
@@ -66,6 +68,11 @@ pub struct FileFacts {
     pub is_test: bool,
     /// Share of the task's distinct words that appear in the path's words.
     pub path_overlap: f32,
+    /// How strongly the task names the file ([`crate::lexical::PathEvidence::name_evidence`]).
+    pub name_match: f32,
+    /// The weight the file keeps for the kind of copy it is (tests, examples, generated,
+    /// legacy, platform variants), unless the task asks for that kind.
+    pub copy_prior: f32,
     /// `None`: no history part.
     pub history: Option<HistoryFacts>,
 }
@@ -111,6 +118,8 @@ impl RankFeatures {
             } else {
                 (1.0 + h.span_days).ln()
             },
+            f.name_match,
+            f.copy_prior,
         ];
         debug_assert_eq!(v.len(), FEATURE_NAMES.len());
         RankFeatures(v)

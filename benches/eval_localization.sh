@@ -30,10 +30,10 @@ search() { # mode flags -> the command that appends one prediction to preds-<mod
 }
 if [ "$MODE" = all ]; then
   MODES="lexical semantic hybrid"
-  CMD="$KEN -q index build {dir} >/dev/null && $(search lexical '--files --limit 20') && $(search semantic '--semantic --limit 200') && $(search hybrid '--hybrid --limit 20')"
+  CMD="$KEN -q index build {dir} >/dev/null && $(search lexical '--lexical --files --limit 20') && $(search semantic '--semantic --limit 200') && $(search hybrid '--hybrid --limit 20')"
 else
   MODES="$MODE"
-  CMD="$KEN -q index build {dir} --no-semantic >/dev/null && $(search "$MODE" "--files $EXTRA --limit 20")"
+  CMD="$KEN -q index build {dir} --no-semantic >/dev/null && $(search "$MODE" "--lexical --files $EXTRA --limit 20")"
 fi
 for m in $MODES; do rm -f "$OUT/preds-$m.jsonl"; done
 python3 "$EVAL/materialize.py" --all --out "$OUT/ws" --keep 0 "$@" --cmd "$CMD" >"$OUT/materialize.log" 2>&1

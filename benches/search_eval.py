@@ -11,6 +11,7 @@ detached worktree is made under `<corpora>/.eval/`), indexed once with `ken inde
 every query runs through each mode:
 
   search   `ken search --json` (the default ranking: hybrid when the index has vectors), its files
+  semantic `ken search --semantic --json`: files in the order of their best chunk (the model alone)
   lexical  `ken search --lexical --files --json` (the lexical file ranking over the same index)
   bm25     `ken search --lexical --files --plain-bm25 --json` (plain whole-file BM25: the floor)
   search-without-<signal>  `ken search --without <signal>`: the default ranking less one signal
@@ -134,6 +135,8 @@ def mode_command(ken, mode):
     search = [ken, "search", "--json", "--limit", "10"]
     if mode == "lexical":
         return search + ["--lexical", "--files"]
+    if mode == "semantic":
+        return [ken, "search", "--json", "--semantic", "--limit", "60"]
     if mode == "bm25":
         return search + ["--lexical", "--files", "--plain-bm25"]
     if mode.startswith("search-without-"):
@@ -144,7 +147,7 @@ def mode_command(ken, mode):
 
 def ranked_files_untimed(ken, mode, query, cwd):
     r = run(mode_command(ken, mode) + ["--", query], cwd)
-    key = "files"
+    key = "chunks" if mode == "semantic" else "files"
     if r.returncode not in (0, 1):
         print(f"  {mode} failed ({r.returncode}): {r.stderr.strip()[:200]}", file=sys.stderr)
         return []
@@ -152,7 +155,8 @@ def ranked_files_untimed(ken, mode, query, cwd):
         out = json.loads(r.stdout)
     except json.JSONDecodeError:
         return []
-    return [f["path"] for f in out.get(key, [])][:10]
+    # Semantic chunks name a file once per chunk: the files in the order of their best chunk.
+    return list(dict.fromkeys(f["path"] for f in out.get(key, [])))[:10]
 
 
 def ndcg(ranked, grades, k=10):

@@ -554,9 +554,10 @@ fn send(stdin: &mut impl Write, v: Value) {
 #[test]
 fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
     let repo = shop_repo();
-    for version in ["2025-06-18", "2025-11-25"] {
+    // The first session gets the default (core) tool list, the second the full one.
+    for (version, set) in [("2025-06-18", "core"), ("2025-11-25", "full")] {
         let mut child = Command::new(ken_bin())
-            .args(["serve", "--mcp", "--no-watch", "--repo"])
+            .args(["serve", "--mcp", "--no-watch", "--tools", set, "--repo"])
             .arg(repo.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -590,30 +591,49 @@ fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
             &mut stdin,
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         );
-        let tools = reply(2);
-        let tools = tools["result"]["tools"].as_array().unwrap();
+        let listed = reply(2);
+        let listed_chars = listed["result"].to_string().len();
+        let tools = listed["result"]["tools"].as_array().unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        for n in [
+        let core = [
             "search",
+            "context",
             "symbol",
             "callers",
-            "callees",
             "refs",
-            "deps",
-            "context",
             "impact",
-            "overview",
-            "index_status",
             "read_span",
-            "reindex",
-        ] {
-            assert!(names.contains(&n), "{n} missing from {names:?}");
+            "overview",
+        ];
+        let full = ["callees", "deps", "index_status", "reindex"];
+        match set {
+            "core" => {
+                assert_eq!(names, core, "{names:?}");
+                // Paid by every session before it asks anything.
+                assert!(
+                    listed_chars <= 8000,
+                    "core tools/list is {listed_chars} characters"
+                );
+                for t in tools {
+                    assert!(t.get("outputSchema").is_none(), "{t}");
+                    assert!(t["inputSchema"].get("$schema").is_none(), "{t}");
+                    assert!(!t["description"].as_str().unwrap().is_empty());
+                }
+            }
+            _ => {
+                for n in core.iter().chain(&full) {
+                    assert!(names.contains(n), "{n} missing from {names:?}");
+                }
+                assert!(listed_chars > 8000, "{listed_chars}");
+                for t in tools {
+                    assert_eq!(t["outputSchema"]["type"], "object");
+                    assert!(t["description"].as_str().unwrap().len() > 40);
+                }
+            }
         }
         for t in tools {
             assert_eq!(t["annotations"]["readOnlyHint"], t["name"] != "reindex", "{t}");
             assert_eq!(t["annotations"]["openWorldHint"], false);
-            assert_eq!(t["outputSchema"]["type"], "object");
-            assert!(t["description"].as_str().unwrap().len() > 40);
         }
         send(
             &mut stdin,
@@ -623,8 +643,30 @@ fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
         let r = reply(3);
         let sc = &r["result"]["structuredContent"];
         assert!(sc["generation"].as_u64().is_some(), "{r}");
-        let text: Value = serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-        assert_eq!(&text, sc);
+        // The model reads spans and a coverage line, not the JSON again.
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        assert!(text.len() < sc.to_string().len() / 2, "{text}");
+        let first = &sc["files"][0];
+        assert!(
+            text.starts_with(&format!(
+                "{}:{}-",
+                first["path"].as_str().unwrap(),
+                first["chunks"][0]["start_line"]
+            )),
+            "{text}\n{sc}"
+        );
+        assert!(text.contains("\ncoverage: generation "), "{text}");
+        if set == "core" {
+            // A tool not offered is not answered either.
+            send(
+                &mut stdin,
+                json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+                "name": "reindex", "arguments": {}}}),
+            );
+            let r = reply(9);
+            assert!(r["error"].is_object(), "{r}");
+        }
         send(
             &mut stdin,
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
@@ -769,4 +811,87 @@ fn metrics_count_and_time_every_operation_by_outcome() {
         sample(&again, r#"ken_requests_total{operation="search",outcome="ok"}"#),
         Some(2.0)
     );
+}
+
+/// Every core tool, over MCP, at budgets from 100 to 8,000 tokens: the text the model reads
+/// (every content block, counted with cl100k) stays within the budget plus a tenth, and a
+/// call without a budget gets the server's default, never more than 4,000 tokens.
+#[test]
+fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
+    let repo = shop_repo();
+    let mut child = Command::new(ken_bin())
+        .args(["serve", "--mcp", "--no-watch", "--repo"])
+        .arg(repo.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut reply = |id: u64| -> Value {
+        loop {
+            let v: Value = serde_json::from_str(&lines.next().expect("a reply").unwrap()).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    reply(1);
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let calls = [
+        ("search", json!({"query": "discount tax total"})),
+        (
+            "context",
+            json!({"task": "the discount is applied twice when tax is added"}),
+        ),
+        ("symbol", json!({"name": "Cart"})),
+        ("callers", json!({"symbol": "shop.cart.Cart.total"})),
+        ("refs", json!({"symbol": "shop.cart.Cart.total"})),
+        ("impact", json!({"symbols": ["shop.cart.Cart.total"]})),
+        ("read_span", json!({"span": "shop/cart.py"})),
+        ("overview", json!({})),
+    ];
+    let mut id = 10;
+    let mut over = Vec::new();
+    for (tool, args) in &calls {
+        for budget in [None, Some(100), Some(300), Some(1000), Some(4000), Some(8000)] {
+            let mut a = args.clone();
+            if let Some(b) = budget {
+                a["max_tokens"] = json!(b);
+            }
+            id += 1;
+            send(
+                &mut stdin,
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": a}}),
+            );
+            let r = reply(id);
+            assert_ne!(r["result"]["isError"], true, "{tool} {budget:?}: {r}");
+            let text: String = r["result"]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["text"].as_str().unwrap_or(""))
+                .collect();
+            let tokens = kenning::context::count_tokens(&text);
+            let limit = match budget {
+                Some(b) => b + b / 10,
+                None => 4000,
+            };
+            if tokens > limit {
+                over.push(format!("{tool} at {budget:?}: {tokens} tokens\n{text}"));
+            }
+        }
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    assert!(over.is_empty(), "{}", over.join("\n---\n"));
 }

@@ -196,6 +196,12 @@ impl Analysis {
         let total = affected.len();
         let (affected, page) = paging.apply(affected, total);
         impact.affected = affected;
+        // What the note saying so takes is kept out of the lists' share.
+        if let Some(budget) = r.max_tokens
+            && let Some(cut) = fit_lists(&mut impact, budget.saturating_sub(45))
+        {
+            notes.push(cut);
+        }
         Ok(ImpactResponse {
             impact,
             page,
@@ -394,4 +400,62 @@ fn collect(
             id,
         });
     }
+}
+
+/// Cuts the answer's other lists (the affected definitions are paged already) until the
+/// whole impact fits `budget` tokens: the longest list loses half its tail at a time, the
+/// tests to run last of all. Says what was left out, or `None` when it fit.
+fn fit_lists(impact: &mut crate::impact::Impact, budget: usize) -> Option<String> {
+    let tokens =
+        |i: &crate::impact::Impact| serde_json::to_string(i).map_or(0, |t| crate::context::count_tokens(&t));
+    let before = (
+        impact.affected.len(),
+        impact.affected_files.len(),
+        impact.public_api.len(),
+        impact.entry_points.len(),
+        impact.tests.len(),
+        impact.test_commands.len(),
+    );
+    // A few halvings per list reach any budget; the bound keeps a pathological answer finite.
+    for _ in 0..64 {
+        if tokens(impact) <= budget {
+            break;
+        }
+        let lens = [
+            impact.affected_files.len(),
+            impact.public_api.len(),
+            impact.entry_points.len(),
+            impact.affected.len(),
+        ];
+        let longest = (0..lens.len()).max_by_key(|&i| lens[i]).filter(|&i| lens[i] > 0);
+        match longest {
+            Some(0) => impact.affected_files.truncate(lens[0] / 2),
+            Some(1) => impact.public_api.truncate(lens[1] / 2),
+            Some(2) => impact.entry_points.truncate(lens[2] / 2),
+            Some(_) => impact.affected.truncate(lens[3] / 2),
+            None if !impact.tests.is_empty() => {
+                let keep = impact.tests.len() / 2;
+                impact.tests.truncate(keep);
+                impact.test_commands.truncate(keep);
+            }
+            // Past every list: the changed definitions and the risk's reasons (the level stays).
+            None if impact.changed.len() > 1 => impact.changed.truncate(impact.changed.len() / 2),
+            None if impact.risk.reasons.len() > 1 => impact.risk.reasons.truncate(1),
+            None => break,
+        }
+    }
+    let after = (
+        impact.affected.len(),
+        impact.affected_files.len(),
+        impact.public_api.len(),
+        impact.entry_points.len(),
+        impact.tests.len(),
+        impact.test_commands.len(),
+    );
+    (after != before).then(|| {
+        format!(
+            "cut to max_tokens; shown: definitions {}/{}, files {}/{}, API {}/{}, entries {}/{}, tests {}/{}",
+            after.0, before.0, after.1, before.1, after.2, before.2, after.3, before.3, after.4, before.4
+        )
+    })
 }

@@ -87,6 +87,54 @@ impl Operation {
 
     /// Served as an MCP tool (`ask` needs a model of its own and `graph_stats` is for people;
     /// both stay in the JSON API).
+    /// The tools offered by default: what an agent needs for a task, nothing it does not.
+    pub const CORE: [Operation; 8] = [
+        Operation::Search,
+        Operation::Context,
+        Operation::Symbol,
+        Operation::Callers,
+        Operation::Refs,
+        Operation::Impact,
+        Operation::ReadSpan,
+        Operation::Overview,
+    ];
+
+    /// One or two sentences for a model choosing a tool (the core tool list; [`Self::description`]
+    /// is the long form).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Operation::Search => {
+                "Find code by identifier, message or meaning: ranked files with the line spans to read. mode literal/regex lists matching lines."
+            }
+            Operation::Context => {
+                "Call first for a new task: the relevant files and definitions, and their code, within max_tokens."
+            }
+            Operation::Symbol => "Definitions by name or qualified name: kind, path:line, signature.",
+            Operation::Callers => "Who calls a function (qualified name or path:line), with call sites.",
+            Operation::Refs => "Every reference to a symbol, with the enclosing definition.",
+            Operation::Impact => {
+                "What a change (patch, git range, symbols; default: working tree) breaks, and the tests to run."
+            }
+            Operation::ReadSpan => "Read lines: path:START-END, path:LINE or path.",
+            Operation::Overview => "A map of the repository: layout, central modules, entry points.",
+            other => other.description(),
+        }
+    }
+
+    /// The arguments' schema as the core tool list sends it: no `$schema`, titles or null
+    /// defaults, enums as plain lists, each description its first sentence, and the
+    /// evaluation-only arguments left out (they are still accepted).
+    pub fn lean_input_schema(self) -> serde_json::Value {
+        let mut v = self.input_schema();
+        lean(&mut v);
+        if let Some(serde_json::Value::Object(props)) = v.get_mut("properties") {
+            for hidden in ["plain_bm25", "features", "ranker", "signals"] {
+                props.remove(hidden);
+            }
+        }
+        v
+    }
+
     pub fn is_tool(self) -> bool {
         !matches!(self, Operation::Ask | Operation::GraphStats)
     }
@@ -241,6 +289,43 @@ fn portable(v: &mut serde_json::Value) {
             m.values_mut().for_each(portable);
         }
         Value::Array(a) => a.iter_mut().for_each(portable),
+        _ => {}
+    }
+}
+
+/// See [`Operation::lean_input_schema`].
+fn lean(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            m.remove("$schema");
+            m.remove("title");
+            if m.get("default")
+                .is_some_and(|d| d.is_null() || *d == Value::Bool(false))
+            {
+                m.remove("default");
+            }
+            if let Some(Value::String(d)) = m.get_mut("description") {
+                let flat = d.split_whitespace().collect::<Vec<_>>().join(" ");
+                let first = match flat.find(". ") {
+                    Some(i) => flat[..=i].to_string(),
+                    None => flat,
+                };
+                *d = first;
+            }
+            // `oneOf` of documented constants: a plain `enum` of their values.
+            let consts: Option<Vec<Value>> = match m.get("oneOf") {
+                Some(Value::Array(alts)) => alts.iter().map(|a| a.get("const").cloned()).collect(),
+                _ => None,
+            };
+            if let Some(values) = consts {
+                m.remove("oneOf");
+                m.insert("enum".into(), Value::Array(values));
+                m.insert("type".into(), Value::String("string".into()));
+            }
+            m.values_mut().for_each(lean);
+        }
+        Value::Array(a) => a.iter_mut().for_each(lean),
         _ => {}
     }
 }

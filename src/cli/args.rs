@@ -257,6 +257,12 @@ pub struct ReadSpanArgs {
     pub at: QueryLocation,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolSetArg {
+    Core,
+    Full,
+}
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Serve the Model Context Protocol: on stdin/stdout, or at /mcp with --http.
@@ -281,6 +287,11 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 2 << 20, value_name = "BYTES")]
     pub max_body: usize,
+    /// MCP tools offered: `core` (search, context, symbol, callers, refs, impact, read_span,
+    /// overview; short descriptions, lean schemas) or `full` (every tool, full descriptions,
+    /// output schemas).
+    #[arg(long, value_enum, default_value = "core", value_name = "SET")]
+    pub tools: ToolSetArg,
     /// Repository root (default: found upwards from the current folder; indexed first if it
     /// has no index).
     #[arg(long)]

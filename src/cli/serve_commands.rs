@@ -37,6 +37,10 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         token: std::env::var("KEN_SERVE_TOKEN").ok().filter(|t| !t.is_empty()),
         deadline: Duration::from_secs_f64(a.deadline),
         max_body: a.max_body,
+        tools: match a.tools {
+            super::args::ToolSetArg::Core => crate::server::ToolSet::Core,
+            super::args::ToolSetArg::Full => crate::server::ToolSet::Full,
+        },
     };
     config.check()?;
     if let Some(dir) = super::exec_commands::agent_sessions_dir() {

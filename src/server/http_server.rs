@@ -79,7 +79,7 @@ impl HttpServer {
             if config.allow_remote {
                 mcp_config = mcp_config.disable_allowed_hosts();
             }
-            let handler = KenMcp::new(ws, config.deadline);
+            let handler = KenMcp::new(ws, config.deadline, config.tools);
             let service: StreamableHttpService<KenMcp, LocalSessionManager> = StreamableHttpService::new(
                 move || Ok(handler.clone()),
                 Arc::new(LocalSessionManager::default()),

@@ -1,7 +1,7 @@
 //! `KenMcp`: the query layer as an MCP server (rmcp). One tool per operation, each with a
-//! description for a model, its input and output schemas, annotations, and results as
-//! `structuredContent` plus the same JSON as text; the overview and the index status as
-//! resources. Errors a model can fix come back as tool errors (`isError`), with the reason.
+//! description for a model, its input schema (and, with `--tools full`, its output schema),
+//! annotations, and results as `structuredContent` plus a compact text rendering for the
+//! model (`tool_text`); the overview and the index status as resources. Errors a model can fix come back as tool errors (`isError`), with the reason.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::request_runner;
+use super::{ToolSet, request_runner, tool_text};
 use crate::api::{ApiError, Operation, Workspace};
 
 pub const OVERVIEW_URI: &str = "kenning://overview";
@@ -28,12 +28,11 @@ pub struct KenMcp {
     deadline: Duration,
 }
 
-const INSTRUCTIONS: &str = "Kenning indexes this repository: definitions, references, calls, imports, a lexical and a \
-semantic search index. For a new task call `context` with the task text first: it returns the relevant files and \
-definitions with the code packed into a token budget. Use `search` for identifiers, messages or concepts, `symbol` for \
-definitions by name, `callers`/`callees`/`refs`/`deps` to follow the code graph, `impact` before or after an edit to see \
-what depends on it and which tests to run, and `read_span` to read exact lines. Every result states its coverage, the \
-index generation and how many files changed since it was built; the server re-indexes changed files by itself.";
+const INSTRUCTIONS: &str = "Kenning indexes this repository: definitions, references, calls, a lexical and a semantic \
+search index. For a new task call `context` with the task text first: the relevant files and definitions, with their \
+code, within a token budget. `search` finds code by identifier, message or meaning and lists the line spans to read; \
+`symbol`, `callers` and `refs` follow the code; `impact` says what a change breaks and which tests to run; `read_span` \
+reads exact lines. Every answer ends with its coverage; the server re-indexes changed files by itself.";
 
 fn object(v: serde_json::Value) -> JsonObject {
     match v {
@@ -42,24 +41,63 @@ fn object(v: serde_json::Value) -> JsonObject {
     }
 }
 
-fn tool(op: Operation) -> Tool {
+/// The token budget a model's call gets when it names none: every answer stays a small
+/// share of a context window, and the rest is a page (or a larger `max_tokens`) away.
+fn default_budget(op: Operation) -> Option<usize> {
+    Some(match op {
+        Operation::Context => 4000,
+        Operation::Impact | Operation::ReadSpan => 3000,
+        Operation::Search
+        | Operation::Callers
+        | Operation::Callees
+        | Operation::Refs
+        | Operation::Deps
+        | Operation::Overview => 2000,
+        Operation::Symbol | Operation::IndexStatus => 1500,
+        _ => return None,
+    })
+}
+
+/// Tokens kept for the lines `tool_text` adds under an answer.
+const FOOTER_TOKENS: usize = 30;
+
+/// The lean schema with `max_tokens` saying the default this server applies.
+fn core_schema(op: Operation) -> JsonObject {
+    let mut schema = object(op.lean_input_schema());
+    if let (Some(n), Some(serde_json::Value::Object(props))) =
+        (default_budget(op), schema.get_mut("properties"))
+        && let Some(serde_json::Value::Object(budget)) = props.get_mut("max_tokens")
+    {
+        budget.insert(
+            "description".into(),
+            format!("Token budget (cl100k) for the answer; default {n}.").into(),
+        );
+    }
+    schema
+}
+
+fn tool(op: Operation, set: ToolSet) -> Tool {
     let annotations = ToolAnnotations::new()
         .read_only(op.read_only())
         .destructive(false)
         .idempotent(op.read_only())
         .open_world(false);
-    Tool::new(op.name(), op.description(), object(op.input_schema()))
-        .with_raw_output_schema(Arc::new(object(op.output_schema())))
-        .with_annotations(annotations)
+    match set {
+        // Structured content still comes back; only its schema is not listed.
+        ToolSet::Core => Tool::new(op.name(), op.summary(), core_schema(op)),
+        ToolSet::Full => Tool::new(op.name(), op.description(), object(op.input_schema()))
+            .with_raw_output_schema(Arc::new(object(op.output_schema()))),
+    }
+    .with_annotations(annotations)
 }
 
 impl KenMcp {
-    pub fn new(ws: Arc<Workspace>, deadline: Duration) -> KenMcp {
-        let tools = Operation::ALL
-            .into_iter()
-            .filter(|o| o.is_tool())
-            .map(tool)
-            .collect();
+    pub fn new(ws: Arc<Workspace>, deadline: Duration, set: ToolSet) -> KenMcp {
+        let ops: Vec<Operation> = match set {
+            ToolSet::Core => Operation::CORE.to_vec(),
+            ToolSet::Full => Operation::ALL.into_iter().filter(|o| o.is_tool()).collect(),
+        };
+        let tools = ops.into_iter().map(|op| tool(op, set)).collect();
         KenMcp {
             ws,
             tools: Arc::new(tools),
@@ -101,19 +139,37 @@ impl ServerHandler for KenMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(op) = Operation::from_name(&request.name).filter(|o| o.is_tool()) else {
+        let listed = self.tools.iter().any(|t| t.name == request.name);
+        let Some(op) = Operation::from_name(&request.name).filter(|o| o.is_tool() && listed) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {:?}; tools/list names them", request.name),
                 None,
             ));
         };
-        let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let mut args = request.arguments.unwrap_or_default();
+        if let Some(n) = default_budget(op) {
+            // The budget is for the text as the model reads it: the operation gets it less
+            // the lines the rendering adds (notes, the next page, the coverage).
+            let asked = args.get("max_tokens").and_then(serde_json::Value::as_u64);
+            let whole = asked.map_or(n, |a| usize::try_from(a).unwrap_or(usize::MAX));
+            args.insert(
+                "max_tokens".into(),
+                whole.saturating_sub(FOOTER_TOKENS).max(1).into(),
+            );
+        }
+        let args = serde_json::Value::Object(args);
         let answer = tokio::select! {
             _ = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
             a = request_runner::call(&self.ws, op, args, self.deadline) => a,
         };
         Ok(match answer {
-            Ok(v) => CallToolResult::structured(v),
+            Ok(v) => {
+                // The model reads the compact text; the JSON stays as structured content.
+                let text = tool_text::render(op, &v);
+                let mut r = CallToolResult::structured(v);
+                r.content = vec![ContentBlock::text(text)];
+                r
+            }
             Err(e) => Self::error_result(&e),
         }
         .into())

@@ -15,11 +15,12 @@ mod mcp_server;
 mod request_runner;
 mod serve_config;
 mod server_metrics;
+mod tool_text;
 
 pub use http_guard::HttpGuard;
 pub use http_server::HttpServer;
 pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
-pub use serve_config::{ServeConfig, parse_addr};
+pub use serve_config::{ServeConfig, ToolSet, parse_addr};
 pub use server_metrics::ServerMetrics;
 
 use std::sync::Arc;
@@ -40,7 +41,7 @@ pub enum ServerError {
 
 /// MCP over stdin/stdout until the client closes it (or Ctrl-C).
 pub async fn serve_stdio(ws: Arc<Workspace>, config: &ServeConfig) -> Result<(), ServerError> {
-    let service = KenMcp::new(ws, config.deadline)
+    let service = KenMcp::new(ws, config.deadline, config.tools)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServerError::Mcp(e.to_string()))?;

@@ -19,6 +19,20 @@ pub struct ServeConfig {
     pub deadline: Duration,
     /// Largest request body accepted.
     pub max_body: usize,
+    /// The MCP tools listed.
+    pub tools: ToolSet,
+}
+
+/// Which tools an MCP client is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolSet {
+    /// The eight an agent needs (search, context, symbol, callers, refs, impact, read_span,
+    /// overview), with short descriptions and lean argument schemas: a tool list of a few
+    /// thousand characters, paid by every session.
+    #[default]
+    Core,
+    /// Every tool with its full description and its output schema.
+    Full,
 }
 
 impl Default for ServeConfig {
@@ -30,6 +44,7 @@ impl Default for ServeConfig {
             token: None,
             deadline: Duration::from_secs(30),
             max_body: 2 << 20,
+            tools: ToolSet::Core,
         }
     }
 }

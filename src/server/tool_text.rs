@@ -1,0 +1,309 @@
+//! The text a model reads of a tool's answer: paths with spans, names and signatures, the
+//! code itself where the answer carries it, one line of coverage. The same answer stays
+//! whole as `structuredContent` for clients that read it; the model is not sent it twice.
+
+use serde_json::Value;
+
+use crate::api::Operation;
+
+/// The answer `v` of `op`, written for a model.
+pub fn render(op: Operation, v: &Value) -> String {
+    let mut out = String::new();
+    match op {
+        Operation::Search => search(v, &mut out),
+        Operation::Callers | Operation::Callees | Operation::Refs if v["status"].as_str() == Some("ok") => {
+            graph(v, &mut out)
+        }
+        Operation::Context => context(v, &mut out),
+        Operation::Impact => impact(&v["impact"], &mut out),
+        Operation::ReadSpan => {
+            out.push_str(&format!(
+                "{}:{}-{}\n",
+                s(&v["path"]),
+                v["start_line"],
+                v["end_line"]
+            ));
+            out.push_str(s(&v["text"]));
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        Operation::Overview => {
+            out.push_str(s(&v["markdown"]));
+            out.push('\n');
+        }
+        _ => {
+            let mut lean = v.clone();
+            if let Value::Object(m) = &mut lean {
+                for k in ["coverage", "generation", "notes", "page"] {
+                    m.remove(k);
+                }
+            }
+            prune(&mut lean);
+            out.push_str(&lean.to_string());
+            out.push('\n');
+        }
+    }
+    footer(v, &mut out);
+    out
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+fn items(v: &Value) -> &[Value] {
+    v.as_array().map_or(&[], Vec::as_slice)
+}
+
+fn search(v: &Value, out: &mut String) {
+    for f in items(&v["files"]) {
+        let chunks = items(&f["chunks"]);
+        if chunks.is_empty() {
+            let line = match (&f["best"]["line"], &f["lines"]) {
+                (Value::Number(n), _) => format!(":{n}"),
+                (_, Value::Array(l)) if l.len() == 2 => format!(":{}-{}", l[0], l[1]),
+                _ => String::new(),
+            };
+            out.push_str(&format!("{}{line}  {}\n", s(&f["path"]), s(&f["symbol"])));
+            continue;
+        }
+        for (i, c) in chunks.iter().enumerate() {
+            let place = match i {
+                0 => s(&f["path"]).to_string(),
+                _ => "  ".to_string(),
+            };
+            out.push_str(&format!(
+                "{place}:{}-{}  {}\n",
+                c["start_line"],
+                c["end_line"],
+                s(&c["symbol"])
+            ));
+        }
+    }
+    for h in items(&v["hits"]) {
+        let name = h["qualified_name"].as_str().unwrap_or("(file)");
+        out.push_str(&format!(
+            "{}:{}-{}  {name}",
+            s(&h["path"]),
+            h["line"],
+            h["end_line"]
+        ));
+        if let Some(sig) = h["signature"].as_str() {
+            out.push_str(&format!("  {sig}"));
+        }
+        out.push('\n');
+    }
+    for c in items(&v["chunks"]) {
+        out.push_str(&format!(
+            "{}:{}-{}  {}\n",
+            s(&c["path"]),
+            c["start_line"],
+            c["end_line"],
+            s(&c["symbol"])
+        ));
+    }
+    for m in items(&v["matches"]) {
+        out.push_str(&format!("{}:{}: {}\n", s(&m["path"]), m["line"], s(&m["text"])));
+    }
+}
+
+/// Callers, callees and refs: one line per definition reached, its place, and where it
+/// calls (or uses) the target.
+fn graph(v: &Value, out: &mut String) {
+    let place = |d: &Value| format!("{}:{}-{}", s(&d["path"]), d["line"], d["end_line"]);
+    let sites = |list: &[Value]| -> String {
+        let lines: Vec<String> = list.iter().map(|x| format!("{}", x["line"])).collect();
+        let kind = list.first().map_or("", |x| s(&x["kind"]));
+        let confidence = list.first().map_or(Value::Null, |x| x["confidence"].clone());
+        format!("{kind} at :{} (confidence {confidence})", lines.join(","))
+    };
+    for r in items(&v["reached"]) {
+        out.push_str(&format!(
+            "depth {}  {}  {}  {}\n",
+            r["depth"],
+            s(&r["symbol"]["qualified"]),
+            place(&r["symbol"]),
+            sites(items(&r["sites"]))
+        ));
+    }
+    for r in items(&v["refs"]) {
+        let site = &r["site"];
+        out.push_str(&format!(
+            "{}:{}  {} in {}  (confidence {})\n",
+            s(&site["path"]),
+            site["line"],
+            s(&site["kind"]),
+            r["from"]["qualified"].as_str().unwrap_or("(module)"),
+            site["confidence"]
+        ));
+    }
+    if v["truncated"] == Value::Bool(true) {
+        out.push_str("truncated: more lie deeper or past the budget\n");
+    }
+}
+
+/// The risk, what changed, what it reaches, and the tests to run, a line each.
+fn impact(i: &Value, out: &mut String) {
+    let reasons: Vec<&str> = items(&i["risk"]["reasons"]).iter().map(s).collect();
+    out.push_str(&format!(
+        "risk {}: {}\n",
+        s(&i["risk"]["level"]),
+        reasons.join("; ")
+    ));
+    for c in items(&i["changed"]) {
+        out.push_str(&format!(
+            "changed: {} ({}) {}:{}-{}\n",
+            s(&c["qualified_name"]),
+            s(&c["change"]),
+            s(&c["path"]),
+            c["start_line"],
+            c["end_line"]
+        ));
+    }
+    out.push_str(&format!(
+        "dependents: {} direct, {} transitive\n",
+        i["direct_dependents"], i["transitive_dependents"]
+    ));
+    for a in items(&i["affected"]) {
+        out.push_str(&format!(
+            "  {} {}:{} depth {}\n",
+            s(&a["qualified_name"]),
+            s(&a["path"]),
+            a["line"],
+            a["depth"]
+        ));
+    }
+    let list = |key: &str, field: &str| -> Vec<String> {
+        items(&i[key]).iter().map(|x| s(&x[field]).to_string()).collect()
+    };
+    for (label, names) in [
+        ("files", list("affected_files", "path")),
+        ("entry points", list("entry_points", "name")),
+        ("tests", list("tests", "command")),
+    ] {
+        if !names.is_empty() {
+            out.push_str(&format!("{label}: {}\n", names.join(", ")));
+        }
+    }
+    let api: Vec<&str> = items(&i["public_api"]).iter().map(s).collect();
+    if !api.is_empty() {
+        out.push_str(&format!("public API: {}\n", api.join(", ")));
+    }
+    let commands: Vec<&str> = items(&i["test_commands"]).iter().map(s).collect();
+    if !commands.is_empty() {
+        out.push_str(&format!("run: {}\n", commands.join(" && ")));
+    }
+}
+
+fn context(v: &Value, out: &mut String) {
+    let files: Vec<&str> = items(&v["files"]).iter().map(|f| s(&f["path"])).collect();
+    if !files.is_empty() {
+        out.push_str(&format!("ranked files: {}\n\n", files.join(", ")));
+    }
+    out.push_str(s(&v["pack"]["text"]));
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+/// Notes, the next page, and what the index covered, one line each.
+fn footer(v: &Value, out: &mut String) {
+    for n in items(&v["notes"]) {
+        out.push_str(&format!("note: {}\n", s(n)));
+    }
+    if let Some(c) = v["page"]["next_cursor"].as_str() {
+        out.push_str(&format!("more: cursor \"{c}\"\n"));
+    }
+    let c = &v["coverage"];
+    if c.is_object() {
+        let mut line = format!(
+            "coverage: generation {}, {} files indexed, {} skipped, {} with errors",
+            c["generation"], c["files_indexed"], c["files_skipped"], c["files_with_errors"]
+        );
+        if let Some(stale) = c["stale"].as_u64().filter(|n| *n > 0) {
+            line.push_str(&format!(", {stale} stale"));
+        }
+        let damaged: Vec<&str> = items(&c["damaged"]).iter().map(s).collect();
+        if !damaged.is_empty() {
+            line.push_str(&format!(", damaged: {}", damaged.join("; ")));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+}
+
+/// Drops what says nothing: nulls, `false`, empty strings, lists and objects.
+fn prune(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.values_mut().for_each(prune);
+            m.retain(|_, x| !empty(x));
+        }
+        Value::Array(a) => a.iter_mut().for_each(prune),
+        _ => {}
+    }
+}
+
+fn empty(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn search_answers_read_as_spans_with_the_coverage_line() {
+        let v = json!({
+            "mode": "hybrid", "files": [{"path": "a.py", "symbol": "a.f", "chunks": [
+                {"start_line": 3, "end_line": 9, "symbol": "a.f", "by": "lexical"},
+                {"start_line": 20, "end_line": 24, "symbol": "a.g", "by": "semantic"}]}],
+            "hits": [], "chunks": [], "matches": [], "notes": ["cut"],
+            "page": {"next_cursor": "c2"},
+            "coverage": {"generation": 4, "files_indexed": 10, "files_skipped": 1, "files_with_errors": 0,
+                         "stale": 2, "damaged": []}
+        });
+        let text = render(Operation::Search, &v);
+        assert_eq!(
+            text,
+            "a.py:3-9  a.f\n  :20-24  a.g\nnote: cut\nmore: cursor \"c2\"\n\
+             coverage: generation 4, 10 files indexed, 1 skipped, 0 with errors, 2 stale\n"
+        );
+    }
+
+    #[test]
+    fn other_answers_are_compact_json_without_empty_fields() {
+        let v = json!({"symbol": "x", "callers": [], "status": "ok", "ambiguous": false, "n": 0,
+                       "coverage": {"generation": 1, "files_indexed": 2, "files_skipped": 0, "files_with_errors": 0}});
+        let text = render(Operation::Symbol, &v);
+        assert!(
+            text.starts_with("{\"n\":0,\"status\":\"ok\",\"symbol\":\"x\"}\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("coverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"));
+    }
+
+    #[test]
+    fn callers_read_as_one_line_per_definition_reached() {
+        let v = json!({"status": "ok", "reached": [{"depth": 1,
+            "symbol": {"qualified": "m.C.f", "path": "m.py", "line": 3, "end_line": 9},
+            "sites": [{"path": "m.py", "line": 5, "kind": "calls", "confidence": 0.9},
+                      {"path": "m.py", "line": 7, "kind": "calls", "confidence": 0.9}]}],
+            "truncated": false});
+        assert_eq!(
+            render(Operation::Callers, &v),
+            "depth 1  m.C.f  m.py:3-9  calls at :5,7 (confidence 0.9)\n"
+        );
+        // An ambiguous name keeps every field (the candidates are the answer).
+        let v = json!({"status": "ambiguous", "candidates": [{"qualified": "a.f"}, {"qualified": "b.f"}]});
+        assert!(render(Operation::Callers, &v).contains("\"candidates\""));
+    }
+}

@@ -895,3 +895,101 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
     child.wait().unwrap();
     assert!(over.is_empty(), "{}", over.join("\n---\n"));
 }
+
+/// On a repository without an index, the handshake and the tool list come at once; a call
+/// made while the first build runs waits for it up to the deadline and past it says the
+/// build is under way; once built, the same call answers.
+#[test]
+fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile() {
+    let repo = tempfile::tempdir().unwrap();
+    // Enough code that the first build takes far longer than a handshake.
+    let body: String = (0..40)
+        .map(|i| format!("def helper_{i}(x):\n    return x * {i}\n\n"))
+        .collect();
+    for i in 0..2500 {
+        let dir = repo.path().join(format!("pkg{}", i % 50));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("mod_{i}.py")), &body).unwrap();
+    }
+    std::fs::write(
+        repo.path().join("target_module.py"),
+        "def settle_the_invoice(total):\n    return total\n",
+    )
+    .unwrap();
+    let mut child = Command::new(ken_bin())
+        .args(["serve", "--mcp", "--no-watch", "--deadline", "0.5", "--repo"])
+        .arg(repo.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut reply = |id: u64| -> Value {
+        loop {
+            let v: Value = serde_json::from_str(&lines.next().expect("a reply").unwrap()).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    assert_eq!(reply(1)["result"]["serverInfo"]["name"], "kenning");
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    let tools = reply(2);
+    // Listed before the first generation was committed.
+    assert!(
+        !repo.path().join(".kenning/CURRENT").exists(),
+        "the tool list waited for the build"
+    );
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 8);
+    let mut id = 10;
+    let mut building = 0;
+    let answer = loop {
+        id += 1;
+        assert!(id < 3000, "no answer after {id} calls");
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "symbol", "arguments": {"name": "settle_the_invoice"}}}),
+        );
+        let r = reply(id);
+        if r["result"]["isError"] != true {
+            break r;
+        }
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        // Right after the build, the first query's cold open may pass the short deadline.
+        if text.starts_with("deadline_exceeded") {
+            continue;
+        }
+        assert!(
+            text.contains("first index build of this repository is under way"),
+            "{text}"
+        );
+        building += 1;
+        assert!(building < 3000, "the build never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        building > 0,
+        "the first call came after the build: nothing was tested"
+    );
+    assert_eq!(
+        answer["result"]["structuredContent"]["hits"][0]["path"], "target_module.py",
+        "{answer}"
+    );
+    drop(stdin);
+    child.wait().unwrap();
+}

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use super::args::ServeArgs;
 use super::shared::build_default;
 use crate::api::{ApiError, RepoWatcher, Staleness, WatchState, Workspace};
-use crate::server::{HttpServer, ServeConfig, parse_addr, serve_stdio};
+use crate::server::{HttpServer, ServeConfig, WorkspaceSlot, parse_addr, serve_stdio};
 
 pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
     if a.fleet {
@@ -46,23 +46,52 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
     if let Some(dir) = super::exec_commands::agent_sessions_dir() {
         crate::server::ServerMetrics::get().collect_agent_logs(dir);
     }
-    let (root, index_dir) = match Workspace::locate(a.repo.as_deref(), a.location.index_dir.clone()) {
-        Ok(found) => found,
-        Err(ApiError::NotFound(_)) => first_build(&a, quiet)?,
-        Err(e) => return Err(e.into()),
-    };
     let staleness = match a.no_watch {
         true => Staleness::Scan,
         false => Staleness::Watched(Arc::new(WatchState::default())),
     };
-    let ws = Arc::new(Workspace::open_at(root.clone(), index_dir, staleness)?);
-    ws.analysis().warm(true);
-    let _watcher = match a.no_watch {
-        true => None,
-        false => Some(RepoWatcher::start(
-            ws.clone(),
-            Duration::from_millis(a.debounce_ms),
-        )?),
+    let debounce = Duration::from_millis(a.debounce_ms);
+    let (root, slot) = match Workspace::locate(a.repo.as_deref(), a.location.index_dir.clone()) {
+        Ok((root, index_dir)) => {
+            let ws = Arc::new(Workspace::open_at(root.clone(), index_dir, staleness)?);
+            ws.analysis().warm(true);
+            let slot = WorkspaceSlot::ready(ws.clone());
+            if !a.no_watch {
+                slot.keep(Box::new(RepoWatcher::start(ws, debounce)?));
+            }
+            (root, slot)
+        }
+        // No index yet: answer the handshake and the tool list now, build in the background.
+        Err(ApiError::NotFound(_)) => {
+            let root = match &a.repo {
+                Some(r) => r.clone(),
+                None => std::env::current_dir().context("cannot read the current folder")?,
+            };
+            let slot = WorkspaceSlot::pending();
+            let (building, index_dir, watch) = (slot.clone(), a.location.index_dir.clone(), !a.no_watch);
+            let at = root.clone();
+            std::thread::spawn(move || {
+                match first_build(&at, index_dir, staleness, quiet, watch, debounce) {
+                    Ok((ws, watcher)) => {
+                        if let Some(w) = watcher {
+                            building.keep(Box::new(w));
+                        }
+                        building.fill(ws);
+                    }
+                    Err(e) => {
+                        eprintln!("error: the first index build failed: {e:#}");
+                        building.fail(format!("{e:#}"));
+                    }
+                }
+            });
+            (root, slot)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let generation = |slot: &WorkspaceSlot| {
+        slot.now().map_or("building its first index".to_string(), |ws| {
+            format!("generation {}", ws.analysis().generation())
+        })
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -72,24 +101,20 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         match config.http {
             None => {
                 eprintln!(
-                    "serving MCP on stdio for {} (generation {})",
+                    "serving MCP on stdio for {} ({})",
                     root.display(),
-                    ws.analysis().generation()
+                    generation(&slot)
                 );
-                serve_stdio(ws, &config).await?;
+                serve_stdio(slot, &config).await?;
             }
             Some(_) => {
-                let server = HttpServer::bind(ws.clone(), config.clone()).await?;
+                let server = HttpServer::bind(slot.clone(), config.clone()).await?;
                 let addr = server.local_addr()?;
                 let what = match config.mcp {
                     true => format!("MCP at http://{addr}/mcp and the JSON API"),
                     false => "the JSON API".to_string(),
                 };
-                eprintln!(
-                    "serving {what} for {} (generation {})",
-                    root.display(),
-                    ws.analysis().generation()
-                );
+                eprintln!("serving {what} for {} ({})", root.display(), generation(&slot));
                 eprintln!("listening on http://{addr}");
                 server.run().await?;
             }
@@ -99,13 +124,23 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// No index at or above the repository: build one at the repository root.
-fn first_build(a: &ServeArgs, quiet: bool) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
-    let root = match &a.repo {
-        Some(r) => r.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
+/// No index at or above the repository: build one at the repository root, then open it
+/// (and watch it) as a server does.
+fn first_build(
+    root: &std::path::Path,
+    index_dir: Option<std::path::PathBuf>,
+    staleness: Staleness,
+    quiet: bool,
+    watch: bool,
+    debounce: Duration,
+) -> Result<(Arc<Workspace>, Option<RepoWatcher>)> {
+    eprintln!("no index for {}: building one while serving", root.display());
+    let (root, report) = build_default(root, index_dir, quiet)?;
+    let ws = Arc::new(Workspace::open_at(root, report.index_dir, staleness)?);
+    ws.analysis().warm(true);
+    let watcher = match watch {
+        true => Some(RepoWatcher::start(ws.clone(), debounce)?),
+        false => None,
     };
-    eprintln!("no index for {}: building one first", root.display());
-    let (root, report) = build_default(&root, a.location.index_dir.clone(), quiet)?;
-    Ok((root, report.index_dir))
+    Ok((ws, watcher))
 }

@@ -16,12 +16,12 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::mcp_server::KenMcp;
-use super::{ServeConfig, ServerError, ServerMetrics, request_runner};
-use crate::api::{ApiError, ErrorBody, Operation, Workspace};
+use super::{ServeConfig, ServerError, ServerMetrics, WorkspaceSlot, request_runner};
+use crate::api::{ApiError, ErrorBody, Operation};
 
 #[derive(Clone)]
 struct AppState {
-    ws: Arc<Workspace>,
+    ws: Arc<WorkspaceSlot>,
     config: Arc<ServeConfig>,
 }
 
@@ -53,7 +53,7 @@ fn api_error(e: &ApiError) -> Response {
 
 impl HttpServer {
     /// Binds the address (checked by [`ServeConfig::check`] first).
-    pub async fn bind(ws: Arc<Workspace>, config: ServeConfig) -> Result<HttpServer, ServerError> {
+    pub async fn bind(ws: Arc<WorkspaceSlot>, config: ServeConfig) -> Result<HttpServer, ServerError> {
         config.check()?;
         let Some(addr) = config.http else {
             return Err(ServerError::Config("no --http address".into()));
@@ -138,26 +138,33 @@ pub(super) async fn shutdown_signal() {
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
-    let a = state.ws.analysis();
-    axum::Json(serde_json::json!({ "ok": true, "generation": a.generation() })).into_response()
+    match state.ws.now() {
+        Some(ws) => axum::Json(serde_json::json!({ "ok": true, "generation": ws.analysis().generation() })),
+        None => axum::Json(serde_json::json!({ "ok": true, "building": true })),
+    }
+    .into_response()
+}
+
+/// An operation on the workspace once it is there (waiting for a first build up to the
+/// deadline).
+async fn call(
+    state: &AppState,
+    op: Operation,
+    args: serde_json::Value,
+) -> Result<serde_json::Value, ApiError> {
+    let ws = state.ws.wait(state.config.deadline).await?;
+    request_runner::call(&ws, op, args, state.config.deadline).await
 }
 
 async fn status(State(state): State<AppState>) -> Response {
-    match request_runner::call(
-        &state.ws,
-        Operation::IndexStatus,
-        serde_json::json!({}),
-        state.config.deadline,
-    )
-    .await
-    {
+    match call(&state, Operation::IndexStatus, serde_json::json!({})).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => api_error(&e),
     }
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
-    let body = ServerMetrics::get().render(&state.ws);
+    let body = ServerMetrics::get().render(state.ws.now().as_deref());
     (
         [(
             axum::http::header::CONTENT_TYPE,
@@ -204,7 +211,7 @@ async fn operation(State(state): State<AppState>, Path(name): Path<String>, body
             Err(e) => return api_error(&ApiError::invalid("body", format!("not JSON: {e}"))),
         },
     };
-    match request_runner::call(&state.ws, op, args, state.config.deadline).await {
+    match call(&state, op, args).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => api_error(&e),
     }

@@ -15,15 +15,15 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::{ToolSet, request_runner, tool_text};
-use crate::api::{ApiError, Operation, Workspace};
+use super::{ToolSet, WorkspaceSlot, request_runner, tool_text};
+use crate::api::{ApiError, Operation};
 
 pub const OVERVIEW_URI: &str = "kenning://overview";
 pub const STATUS_URI: &str = "kenning://index-status";
 
 #[derive(Clone)]
 pub struct KenMcp {
-    ws: Arc<Workspace>,
+    ws: Arc<WorkspaceSlot>,
     tools: Arc<Vec<Tool>>,
     deadline: Duration,
 }
@@ -92,7 +92,7 @@ fn tool(op: Operation, set: ToolSet) -> Tool {
 }
 
 impl KenMcp {
-    pub fn new(ws: Arc<Workspace>, deadline: Duration, set: ToolSet) -> KenMcp {
+    pub fn new(ws: Arc<WorkspaceSlot>, deadline: Duration, set: ToolSet) -> KenMcp {
         let ops: Vec<Operation> = match set {
             ToolSet::Core => Operation::CORE.to_vec(),
             ToolSet::Full => Operation::ALL.into_iter().filter(|o| o.is_tool()).collect(),
@@ -160,7 +160,10 @@ impl ServerHandler for KenMcp {
         let args = serde_json::Value::Object(args);
         let answer = tokio::select! {
             _ = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
-            a = request_runner::call(&self.ws, op, args, self.deadline) => a,
+            a = async {
+                let ws = self.ws.wait(self.deadline).await?;
+                request_runner::call(&ws, op, args, self.deadline).await
+            } => a,
         };
         Ok(match answer {
             Ok(v) => {
@@ -205,7 +208,12 @@ impl ServerHandler for KenMcp {
                 ));
             }
         };
-        let v = request_runner::call(&self.ws, op, serde_json::json!({}), self.deadline)
+        let ws = self
+            .ws
+            .wait(self.deadline)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let v = request_runner::call(&ws, op, serde_json::json!({}), self.deadline)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let text = match op {

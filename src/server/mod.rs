@@ -16,18 +16,18 @@ mod request_runner;
 mod serve_config;
 mod server_metrics;
 mod tool_text;
+mod workspace_slot;
 
 pub use http_guard::HttpGuard;
 pub use http_server::HttpServer;
 pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
 pub use serve_config::{ServeConfig, ToolSet, parse_addr};
 pub use server_metrics::ServerMetrics;
+pub use workspace_slot::WorkspaceSlot;
 
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
-
-use crate::api::Workspace;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -40,7 +40,7 @@ pub enum ServerError {
 }
 
 /// MCP over stdin/stdout until the client closes it (or Ctrl-C).
-pub async fn serve_stdio(ws: Arc<Workspace>, config: &ServeConfig) -> Result<(), ServerError> {
+pub async fn serve_stdio(ws: Arc<WorkspaceSlot>, config: &ServeConfig) -> Result<(), ServerError> {
     let service = KenMcp::new(ws, config.deadline, config.tools)
         .serve(rmcp::transport::stdio())
         .await

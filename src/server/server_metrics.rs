@@ -123,10 +123,13 @@ impl ServerMetrics {
     }
 
     /// The text exposition, with the served generation read now.
-    pub fn render(&self, ws: &Workspace) -> String {
-        let a = ws.analysis();
-        self.generation.set(a.generation() as i64);
-        self.files.set(a.snapshot().table.files.len() as i64);
+    /// (`None`: the first build is still under way; the index gauges keep their last value.)
+    pub fn render(&self, ws: Option<&Workspace>) -> String {
+        if let Some(ws) = ws {
+            let a = ws.analysis();
+            self.generation.set(a.generation() as i64);
+            self.files.set(a.snapshot().table.files.len() as i64);
+        }
         let mut out = String::new();
         let registry = match self.registry.lock() {
             Ok(r) => r,

@@ -882,6 +882,12 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
                 .map(|c| c["text"].as_str().unwrap_or(""))
                 .collect();
             let tokens = kenning::context::count_tokens(&text);
+            // What the answer cost, against the files it drew from, for the client.
+            let meta = &r["result"]["_meta"]["kenning/tokens"];
+            assert_eq!(meta["returned"], tokens, "{tool}: {r}");
+            if *tool == "search" {
+                assert!(meta["files_drawn_from"].as_u64().unwrap() > 0, "{r}");
+            }
             let limit = match budget {
                 Some(b) => b + b / 10,
                 None => 4000,

@@ -162,15 +162,28 @@ impl ServerHandler for KenMcp {
             _ = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
             a = async {
                 let ws = self.ws.wait(self.deadline).await?;
-                request_runner::call(&ws, op, args, self.deadline).await
+                request_runner::call(&ws, op, args, self.deadline).await.map(|v| (v, ws))
             } => a,
         };
         Ok(match answer {
-            Ok(v) => {
+            Ok((v, ws)) => {
                 // The model reads the compact text; the JSON stays as structured content.
                 let text = tool_text::render(op, &v);
+                let returned = crate::context::count_tokens(&text) as u64;
+                let snapshot = ws.analysis();
+                let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);
+                let drawn = tool_text::drawn_tokens(&v, &size_of);
+                super::ServerMetrics::get().answered(op.name(), returned, drawn);
                 let mut r = CallToolResult::structured(v);
                 r.content = vec![ContentBlock::text(text)];
+                // What the answer cost against what reading its files would have: for the
+                // client, never for the model.
+                let mut meta = JsonObject::new();
+                meta.insert(
+                    "kenning/tokens".into(),
+                    serde_json::json!({"returned": returned, "files_drawn_from": drawn}),
+                );
+                r.meta = Some(rmcp::model::MetaObject(meta));
                 r
             }
             Err(e) => Self::error_result(&e),

@@ -41,6 +41,8 @@ pub struct ServerMetrics {
     in_flight: Gauge,
     generation: Gauge,
     files: Gauge,
+    tokens_returned: Family<OperationLabels, Counter>,
+    tokens_drawn: Family<OperationLabels, Counter>,
 }
 
 static METRICS: LazyLock<ServerMetrics> = LazyLock::new(ServerMetrics::new);
@@ -78,7 +80,23 @@ impl ServerMetrics {
             "Files in the generation being served",
             files.clone(),
         );
+        let (tokens_returned, tokens_drawn) = (
+            Family::<OperationLabels, Counter>::default(),
+            Family::<OperationLabels, Counter>::default(),
+        );
+        registry.register(
+            "mcp_tokens_returned",
+            "Tokens (cl100k) of the text MCP answers gave the model, by tool",
+            tokens_returned.clone(),
+        );
+        registry.register(
+            "mcp_tokens_drawn_from",
+            "Tokens (estimated as bytes / 4) of the indexed files those answers drew from, by tool",
+            tokens_drawn.clone(),
+        );
         ServerMetrics {
+            tokens_returned,
+            tokens_drawn,
             registry: Mutex::new(registry),
             requests,
             seconds,
@@ -110,6 +128,15 @@ impl ServerMetrics {
                 operation: operation.to_string(),
             })
             .observe(took.as_secs_f64());
+    }
+
+    /// One MCP answer: the tokens it gave the model and those of the files it drew from.
+    pub fn answered(&self, operation: &str, returned: u64, drawn: u64) {
+        let labels = OperationLabels {
+            operation: operation.to_string(),
+        };
+        self.tokens_returned.get_or_create(&labels).inc_by(returned);
+        self.tokens_drawn.get_or_create(&labels).inc_by(drawn);
     }
 
     /// Also report the agent sessions whose audit logs are under `dir` (`ken_agent_*`,

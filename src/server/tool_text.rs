@@ -48,6 +48,30 @@ pub fn render(op: Operation, v: &Value) -> String {
     out
 }
 
+/// The indexed files an answer names (every `path` in it, each once) and their size in
+/// tokens, estimated as bytes / 4: what an agent would have read without the answer.
+pub fn drawn_tokens(v: &Value, size_of: &dyn Fn(&str) -> Option<u64>) -> u64 {
+    fn paths<'v>(v: &'v Value, out: &mut std::collections::BTreeSet<&'v str>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("path", Value::String(p)) => {
+                            out.insert(p.as_str());
+                        }
+                        _ => paths(x, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| paths(x, out)),
+            _ => {}
+        }
+    }
+    let mut found = std::collections::BTreeSet::new();
+    paths(v, &mut found);
+    found.into_iter().filter_map(size_of).map(|bytes| bytes / 4).sum()
+}
+
 fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
@@ -289,6 +313,18 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("coverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"));
+    }
+
+    #[test]
+    fn the_files_an_answer_draws_from_are_counted_once() {
+        let v = json!({"files": [{"path": "a.py", "chunks": []}, {"path": "b.py"}],
+                       "hits": [{"path": "a.py"}], "pack": {"shown": [{"path": "c.py"}]}});
+        let size = |p: &str| match p {
+            "a.py" => Some(400),
+            "b.py" => Some(40),
+            _ => None,
+        };
+        assert_eq!(drawn_tokens(&v, &size), 110);
     }
 
     #[test]

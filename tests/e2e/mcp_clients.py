@@ -817,6 +817,16 @@ def run_all(a: argparse.Namespace, ken: Path, repo: Path, work: Path) -> HttpSer
         if url:
             run_guarded("sdk-http: session", sdk_session("sdk-http", lambda: url, repo))
             run_guarded("sdk-http: mode=auto session", sdk_auto("sdk-http", lambda: url))
+            # The session's answers are counted: tokens given to the model, and of the files drawn from.
+            status, _, _, raw = post(url.rsplit("/mcp", 1)[0] + "/metrics", None, method="GET")
+            def sample(name: str) -> float:
+                return sum(float(l.rsplit(" ", 1)[1]) for l in raw.splitlines()
+                           if l.startswith(name + "{") and 'operation="search"' in l)
+            returned, drawn = sample("ken_mcp_tokens_returned_total"), sample("ken_mcp_tokens_drawn_from_total")
+            R.check("sdk-http: /metrics counts the tokens answers returned and drew from",
+                    status == 200 and returned > 0 and drawn > 0,
+                    f"HTTP {status}, returned {returned}, drawn {drawn}\n{short(raw, 600)}",
+                    detail=f"search: {returned:.0f} returned, {drawn:.0f} drawn from")
             print("== raw HTTP", flush=True)
             raw_http(url)
 

@@ -95,6 +95,12 @@ pub enum Command {
     /// Print lines of a repository file: `path:START-END`, `path:LINE` or `path` (the
     /// server's `read_span`; paths cannot leave the repository).
     ReadSpan(ReadSpanArgs),
+    /// Register `ken serve --mcp` with the coding agents here (Claude Code, Codex, Cursor,
+    /// VS Code, Gemini CLI, OpenCode), with instructions on when to call which tool and a
+    /// Claude Code sub-agent; `--dry-run` lists the files first.
+    Install(InstallArgs),
+    /// Remove exactly what `ken install` wrote.
+    Uninstall(InstallArgs),
     /// Serve the index to coding agents and scripts: MCP on stdio (`--mcp`), MCP over
     /// streamable HTTP at /mcp (`--mcp --http ADDR`), and the JSON API (`--http ADDR`). The
     /// index stays open and is rebuilt in the background when files change.
@@ -107,6 +113,30 @@ pub enum Command {
     /// workers and every repository's current snapshot, and query the shard servers.
     #[command(subcommand)]
     Fleet(FleetCommand),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InstallScope {
+    /// The repository's own files (`.mcp.json`, `AGENTS.md`, ...).
+    Project,
+    /// The agents' files in the home folder, serving this repository.
+    User,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The agents (claude, codex, cursor, vscode, gemini, opencode; repeatable); default:
+    /// those found on this machine.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Vec<String>,
+    #[arg(long, value_enum, default_value = "project")]
+    pub scope: InstallScope,
+    /// The repository (default: the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// List the files that would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

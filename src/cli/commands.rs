@@ -52,6 +52,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Graph(GraphCommand::Stats(a)) => graph_commands::stats(a),
         Command::ReadSpan(a) => read_span(a),
         Command::Serve(a) => serve_commands::serve(a, quiet),
+        Command::Install(a) => super::install_commands::install(a),
+        Command::Uninstall(a) => super::install_commands::uninstall(a),
         Command::Worker(a) => fleet_commands::worker(a),
         Command::Fleet(FleetCommand::Enqueue(a)) => fleet_commands::enqueue(a),
         Command::Fleet(FleetCommand::Status(a)) => fleet_commands::status(a),

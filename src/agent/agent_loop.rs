@@ -195,19 +195,14 @@ impl<'a> Agent<'a> {
         let ws = &self.tools.workspace;
         let overview = ws
             .call(Operation::Overview, json!({}))
-            .map(|v| serde_json::to_string(&v).unwrap_or_default())
+            .map(|v| crate::api::answer_text::render(Operation::Overview, &v))
             .unwrap_or_else(|e| format!("(no overview: {e})"));
         let context = ws
             .call(
                 Operation::Context,
                 json!({"task": self.config.task, "max_tokens": budget * 2 / 3}),
             )
-            .map(|v| {
-                v["text"]
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string())
-            })
+            .map(|v| crate::api::answer_text::render(Operation::Context, &v))
             .unwrap_or_else(|e| format!("(no context: {e})"));
         format!(
             "Task:\n{}\n\nRepository overview:\n{}\n\nCode relevant to the task (from the index):\n{}",

@@ -218,7 +218,8 @@ impl ToolBox {
 
     fn index(&self, op: Operation, args: Value) -> ToolResult {
         match self.workspace.call(op, args) {
-            Ok(v) => ToolResult::ok(serde_json::to_string(&v).unwrap_or_default()),
+            // What the model reads: spans, names, code, a coverage line; not the JSON.
+            Ok(v) => ToolResult::ok(crate::api::answer_text::render(op, &v)),
             Err(e) => ToolResult::err(e.to_string()),
         }
     }

@@ -13,6 +13,7 @@
 //!   are checked here, once, for every front end.
 
 mod analysis;
+pub mod answer_text;
 mod api_error;
 mod context_ops;
 mod graph_ops;

@@ -1,7 +1,7 @@
 //! `KenMcp`: the query layer as an MCP server (rmcp). One tool per operation, each with a
 //! description for a model, its input schema (and, with `--tools full`, its output schema),
 //! annotations, and results as `structuredContent` plus a compact text rendering for the
-//! model (`tool_text`); the overview and the index status as resources. Errors a model can fix come back as tool errors (`isError`), with the reason.
+//! model (`api::answer_text`); the overview and the index status as resources. Errors a model can fix come back as tool errors (`isError`), with the reason.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::{ToolSet, WorkspaceSlot, request_runner, tool_text};
+use super::{ToolSet, WorkspaceSlot, request_runner};
+use crate::api::answer_text as tool_text;
 use crate::api::{ApiError, Operation};
 
 pub const OVERVIEW_URI: &str = "kenning://overview";

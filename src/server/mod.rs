@@ -15,7 +15,6 @@ mod mcp_server;
 mod request_runner;
 mod serve_config;
 mod server_metrics;
-mod tool_text;
 mod workspace_slot;
 
 pub use http_guard::HttpGuard;

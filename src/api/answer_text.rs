@@ -1,10 +1,11 @@
-//! The text a model reads of a tool's answer: paths with spans, names and signatures, the
-//! code itself where the answer carries it, one line of coverage. The same answer stays
-//! whole as `structuredContent` for clients that read it; the model is not sent it twice.
+//! The text a model reads of an answer: paths with spans, names and signatures, the code
+//! itself where the answer carries it, one line of coverage. MCP sends it beside the whole
+//! answer as `structuredContent` (the model is not sent it twice); the bundled agent puts
+//! it in its prompts and tool results.
 
 use serde_json::Value;
 
-use crate::api::Operation;
+use super::Operation;
 
 /// The answer `v` of `op`, written for a model.
 pub fn render(op: Operation, v: &Value) -> String {

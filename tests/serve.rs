@@ -897,6 +897,17 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
             }
         }
     }
+    // A tool not offered (the full set's) is refused, not answered.
+    id += 1;
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "index_status", "arguments": {}}}),
+    );
+    let status = reply(id);
+    assert!(
+        status["error"].is_object(),
+        "index_status is not a core tool: {status}"
+    );
     drop(stdin);
     child.wait().unwrap();
     assert!(over.is_empty(), "{}", over.join("\n---\n"));

@@ -26,7 +26,9 @@ example files in the top 10 of queries that do not ask for them, and each mode's
 latency (p50, p90). With `--budgets 1000,2000,4000,8000`, also recall against tokens: for each
 `ken context --budget B`, the share of grade-2 files whose code is packed and of grade-2 line
 spans a packed span overlaps; and the same for `ken search`'s chunks read in order (the answer's
-spans, best file first) until B tokens of code are read (tokens estimated as bytes / 4).
+spans, best file first) until B tokens of code are read (tokens estimated as bytes / 4); and
+for the baseline without an index: `git grep` the query's words, then read whole files, most
+matching lines first, while they fit in B tokens.
 Nothing here is tuned on: the set is for measuring.
 """
 import argparse
@@ -105,6 +107,38 @@ def read_within(chunks, cwd, budget):
             break
         used += cost
         shown.append({"path": path, "start_line": start, "end_line": end})
+    return shown, used
+
+
+STOP = set("the and for with from that this what when where which how does into are is was has have not its it of to in on by an a or be do can".split())
+
+
+def grep_and_read(query, cwd, budget):
+    """The baseline an agent without an index has: `git grep` the query's words, then read
+    whole files, most matching lines first, until `budget` tokens (bytes / 4)."""
+    words = sorted({w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", query)} - STOP)
+    if not words:
+        return [], 0
+    args = ["git", "-C", cwd, "grep", "-I", "-i", "-c"]
+    for w in words:
+        args += ["-e", w]
+    r = run(args)
+    counts = []
+    for line in r.stdout.splitlines():
+        path, _, n = line.rpartition(":")
+        if n.isdigit():
+            counts.append((-int(n), path))
+    shown, used = [], 0
+    for _, path in sorted(counts):
+        try:
+            size = os.path.getsize(os.path.join(cwd, path))
+        except OSError:
+            continue
+        cost = max(1, size // 4)
+        if used + cost > budget:
+            continue
+        used += cost
+        shown.append({"path": path, "start_line": 1, "end_line": 10**9})
     return shown, used
 
 
@@ -224,12 +258,15 @@ def main():
                 shown, tokens = read_within(chunks, dest, budget)
                 files, spans = pack_recall(shown, q)
                 packs.append({"id": q["id"], "tool": "search", "budget": budget, "tokens": tokens, "files": files, "spans": spans})
+                shown, tokens = grep_and_read(q["query"], dest, budget)
+                files, spans = pack_recall(shown, q)
+                packs.append({"id": q["id"], "tool": "grep", "budget": budget, "tokens": tokens, "files": files, "spans": spans})
         print(f"{repo}: {len(qs)} queries", file=sys.stderr)
     report(rows, modes)
     if packs:
         print("\n| tool | budget (tokens) | code tokens (mean) | grade-2 files with code shown | grade-2 spans overlapped |")
         print("|---|---:|---:|---:|---:|")
-        for tool in ("context", "search"):
+        for tool in ("context", "search", "grep"):
             for b in budgets:
                 sel = [p for p in packs if p["budget"] == b and p["tool"] == tool]
                 spans = [p["spans"] for p in sel if p["spans"] is not None]

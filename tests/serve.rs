@@ -551,47 +551,80 @@ fn send(stdin: &mut impl Write, v: Value) {
     stdin.flush().unwrap();
 }
 
-#[test]
-fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
-    let repo = shop_repo();
-    // The first session gets the default (core) tool list, the second the full one.
-    for (version, set) in [("2025-06-18", "core"), ("2025-11-25", "full")] {
+/// `ken serve --mcp ARGS --repo REPO` on stdio, driven by raw JSON-RPC lines.
+struct McpStdio {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl McpStdio {
+    fn start(repo: &std::path::Path, args: &[&str]) -> McpStdio {
         let mut child = Command::new(ken_bin())
-            .args(["serve", "--mcp", "--no-watch", "--tools", set, "--repo"])
-            .arg(repo.path())
+            .args(["serve", "--mcp"])
+            .args(args)
+            .arg("--repo")
+            .arg(repo)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut reply = |id: u64| -> Value {
-            loop {
-                let line = lines.next().expect("a reply").unwrap();
-                let v: Value = serde_json::from_str(&line).unwrap();
-                if v["id"] == id {
-                    return v;
-                }
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        McpStdio { child, stdin, lines }
+    }
+
+    fn send(&mut self, v: Value) {
+        send(&mut self.stdin, v);
+    }
+
+    /// The reply to request `id` (notifications and other replies skipped).
+    fn reply(&mut self, id: u64) -> Value {
+        loop {
+            let v: Value = serde_json::from_str(&self.lines.next().expect("a reply").unwrap()).unwrap();
+            if v["id"] == id {
+                return v;
             }
-        };
-        send(
-            &mut stdin,
+        }
+    }
+
+    /// `initialize` at `version`, then `notifications/initialized`; the initialize reply.
+    fn initialize(&mut self, version: &str) -> Value {
+        self.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
         );
-        let init = reply(1);
+        let init = self.reply(1);
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init
+    }
+
+    /// One `tools/call`, answered.
+    fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}));
+        self.reply(id)
+    }
+
+    /// Closes the client's side; the server process, to wait for.
+    fn close(self) -> std::process::Child {
+        drop(self.stdin);
+        self.child
+    }
+}
+
+#[test]
+fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
+    let repo = shop_repo();
+    // The first session gets the default (core) tool list, the second the full one.
+    for (version, set) in [("2025-06-18", "core"), ("2025-11-25", "full")] {
+        let mut mcp = McpStdio::start(repo.path(), &["--no-watch", "--tools", set]);
+        let init = mcp.initialize(version);
         assert_eq!(init["result"]["protocolVersion"], version, "{init}");
         assert_eq!(init["result"]["serverInfo"]["name"], "kenning");
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        );
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        );
-        let listed = reply(2);
+        mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let listed = mcp.reply(2);
         let listed_chars = listed["result"].to_string().len();
         let tools = listed["result"]["tools"].as_array().unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -635,12 +668,7 @@ fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
             assert_eq!(t["annotations"]["readOnlyHint"], t["name"] != "reindex", "{t}");
             assert_eq!(t["annotations"]["openWorldHint"], false);
         }
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "search", "arguments": {"query": "discount", "max_tokens": 200}}}),
-        );
-        let r = reply(3);
+        let r = mcp.call(3, "search", json!({"query": "discount", "max_tokens": 200}));
         let sc = &r["result"]["structuredContent"];
         assert!(sc["generation"].as_u64().is_some(), "{r}");
         // The model reads spans and a coverage line, not the JSON again.
@@ -659,20 +687,10 @@ fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
         assert!(text.contains("\ncoverage: generation "), "{text}");
         if set == "core" {
             // A tool not offered is not answered either.
-            send(
-                &mut stdin,
-                json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-                "name": "reindex", "arguments": {}}}),
-            );
-            let r = reply(9);
+            let r = mcp.call(9, "reindex", json!({}));
             assert!(r["error"].is_object(), "{r}");
         }
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
-            "name": "read_span", "arguments": {"span": "../etc/passwd"}}}),
-        );
-        let r = reply(4);
+        let r = mcp.call(4, "read_span", json!({"span": "../etc/passwd"}));
         assert_eq!(r["result"]["isError"], true, "{r}");
         assert!(
             r["result"]["content"][0]["text"]
@@ -680,7 +698,7 @@ fn mcp_over_stdio_speaks_the_session_protocol_revisions() {
                 .unwrap()
                 .contains("../etc/passwd")
         );
-        drop(stdin);
+        let mut child = mcp.close();
         let t0 = Instant::now();
         while child.try_wait().unwrap().is_none() {
             assert!(
@@ -819,34 +837,8 @@ fn metrics_count_and_time_every_operation_by_outcome() {
 #[test]
 fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
     let repo = shop_repo();
-    let mut child = Command::new(ken_bin())
-        .args(["serve", "--mcp", "--no-watch", "--repo"])
-        .arg(repo.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut reply = |id: u64| -> Value {
-        loop {
-            let v: Value = serde_json::from_str(&lines.next().expect("a reply").unwrap()).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    };
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
-    );
-    reply(1);
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
+    let mut mcp = McpStdio::start(repo.path(), &["--no-watch"]);
+    mcp.initialize("2025-06-18");
     let calls = [
         ("search", json!({"query": "discount tax total"})),
         (
@@ -869,11 +861,7 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
                 a["max_tokens"] = json!(b);
             }
             id += 1;
-            send(
-                &mut stdin,
-                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": a}}),
-            );
-            let r = reply(id);
+            let r = mcp.call(id, tool, a);
             assert_ne!(r["result"]["isError"], true, "{tool} {budget:?}: {r}");
             let text: String = r["result"]["content"]
                 .as_array()
@@ -898,18 +886,12 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
         }
     }
     // A tool not offered (the full set's) is refused, not answered.
-    id += 1;
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "index_status", "arguments": {}}}),
-    );
-    let status = reply(id);
+    let status = mcp.call(id + 1, "index_status", json!({}));
     assert!(
         status["error"].is_object(),
         "index_status is not a core tool: {status}"
     );
-    drop(stdin);
-    child.wait().unwrap();
+    mcp.close().wait().unwrap();
     assert!(over.is_empty(), "{}", over.join("\n---\n"));
 }
 
@@ -933,39 +915,13 @@ fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile(
         "def settle_the_invoice(total):\n    return total\n",
     )
     .unwrap();
-    let mut child = Command::new(ken_bin())
-        .args(["serve", "--mcp", "--no-watch", "--deadline", "0.5", "--repo"])
-        .arg(repo.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut reply = |id: u64| -> Value {
-        loop {
-            let v: Value = serde_json::from_str(&lines.next().expect("a reply").unwrap()).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    };
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    let mut mcp = McpStdio::start(repo.path(), &["--no-watch", "--deadline", "0.5"]);
+    assert_eq!(
+        mcp.initialize("2025-06-18")["result"]["serverInfo"]["name"],
+        "kenning"
     );
-    assert_eq!(reply(1)["result"]["serverInfo"]["name"], "kenning");
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-    );
-    let tools = reply(2);
+    mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let tools = mcp.reply(2);
     // Listed before the first generation was committed.
     assert!(
         !repo.path().join(".kenning/CURRENT").exists(),
@@ -977,12 +933,7 @@ fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile(
     let answer = loop {
         id += 1;
         assert!(id < 3000, "no answer after {id} calls");
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "symbol", "arguments": {"name": "settle_the_invoice"}}}),
-        );
-        let r = reply(id);
+        let r = mcp.call(id, "symbol", json!({"name": "settle_the_invoice"}));
         if r["result"]["isError"] != true {
             break r;
         }
@@ -1007,6 +958,5 @@ fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile(
         answer["result"]["structuredContent"]["hits"][0]["path"], "target_module.py",
         "{answer}"
     );
-    drop(stdin);
-    child.wait().unwrap();
+    mcp.close().wait().unwrap();
 }

@@ -408,14 +408,19 @@ fn collect(
 fn fit_lists(impact: &mut crate::impact::Impact, budget: usize) -> Option<String> {
     let tokens =
         |i: &crate::impact::Impact| serde_json::to_string(i).map_or(0, |t| crate::context::count_tokens(&t));
-    let before = (
-        impact.affected.len(),
-        impact.affected_files.len(),
-        impact.public_api.len(),
-        impact.entry_points.len(),
-        impact.tests.len(),
-        impact.test_commands.len(),
-    );
+    // Affected, files, public API, entry points, tests, then what is cut last.
+    let counts = |i: &crate::impact::Impact| {
+        [
+            i.affected.len(),
+            i.affected_files.len(),
+            i.public_api.len(),
+            i.entry_points.len(),
+            i.tests.len(),
+            i.changed.len(),
+            i.risk.reasons.len(),
+        ]
+    };
+    let before = counts(impact);
     // A few halvings per list reach any budget; the bound keeps a pathological answer finite.
     for _ in 0..64 {
         if tokens(impact) <= budget {
@@ -444,18 +449,20 @@ fn fit_lists(impact: &mut crate::impact::Impact, budget: usize) -> Option<String
             None => break,
         }
     }
-    let after = (
-        impact.affected.len(),
-        impact.affected_files.len(),
-        impact.public_api.len(),
-        impact.entry_points.len(),
-        impact.tests.len(),
-        impact.test_commands.len(),
-    );
+    let after = counts(impact);
     (after != before).then(|| {
         format!(
             "cut to max_tokens; shown: definitions {}/{}, files {}/{}, API {}/{}, entries {}/{}, tests {}/{}",
-            after.0, before.0, after.1, before.1, after.2, before.2, after.3, before.3, after.4, before.4
+            after[0],
+            before[0],
+            after[1],
+            before[1],
+            after[2],
+            before[2],
+            after[3],
+            before[3],
+            after[4],
+            before[4]
         )
     })
 }

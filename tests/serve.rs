@@ -581,10 +581,19 @@ impl McpStdio {
 
     /// The reply to request `id` (notifications and other replies skipped).
     fn reply(&mut self, id: u64) -> Value {
+        self.reply_and_notifications(id).0
+    }
+
+    /// The reply to request `id`, and the notifications that came before it.
+    fn reply_and_notifications(&mut self, id: u64) -> (Value, Vec<Value>) {
+        let mut notes = Vec::new();
         loop {
             let v: Value = serde_json::from_str(&self.lines.next().expect("a reply").unwrap()).unwrap();
             if v["id"] == id {
-                return v;
+                return (v, notes);
+            }
+            if v.get("id").is_none() {
+                notes.push(v);
             }
         }
     }
@@ -930,10 +939,31 @@ fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile(
     assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 8);
     let mut id = 10;
     let mut building = 0;
+    let mut progress: Vec<Value> = Vec::new();
+    let mut status_while_building = None;
     let answer = loop {
         id += 1;
         assert!(id < 3000, "no answer after {id} calls");
-        let r = mcp.call(id, "symbol", json!({"name": "settle_the_invoice"}));
+        // The client asks for progress; while the call waits, the build's comes back.
+        mcp.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "symbol", "arguments": {"name": "settle_the_invoice"},
+                       "_meta": {"progressToken": format!("p{id}")}}}));
+        let (r, notes) = mcp.reply_and_notifications(id);
+        progress.extend(
+            notes
+                .into_iter()
+                .filter(|n| n["method"] == "notifications/progress")
+                // A call's last notification may come just after its answer, so among the next
+                // call's; it is always one of the tokens sent.
+                .inspect(|n| {
+                    let t = n["params"]["progressToken"].as_str().unwrap_or_default();
+                    let k: u64 = t
+                        .strip_prefix('p')
+                        .and_then(|k| k.parse().ok())
+                        .unwrap_or(u64::MAX);
+                    assert!(k <= id, "{n}");
+                }),
+        );
         if r["result"]["isError"] != true {
             break r;
         }
@@ -943,17 +973,65 @@ fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile(
             continue;
         }
         assert!(
-            text.contains("first index build of this repository is under way"),
+            text.contains("first index build of this repository is under way") && text.contains("phase"),
             "{text}"
         );
         building += 1;
         assert!(building < 3000, "the build never finished");
+        if status_while_building.is_none() {
+            id += 1;
+            mcp.send(json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+                "params": {"uri": "kenning://index-status"}}));
+            let r = mcp.reply(id);
+            let text = r["result"]["contents"][0]["text"].as_str().unwrap_or("{}");
+            let v: Value = serde_json::from_str(text).unwrap();
+            if v["building"] == true {
+                status_while_building = Some(v);
+            }
+        }
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(
         building > 0,
         "the first call came after the build: nothing was tested"
     );
+    // Progress notifications came for the waiting calls, each rising within its call.
+    assert!(
+        !progress.is_empty(),
+        "no progress notification while the build ran"
+    );
+    for pair in progress.windows(2) {
+        if pair[0]["params"]["progressToken"] == pair[1]["params"]["progressToken"] {
+            assert!(pair[0]["params"]["progress"].as_f64() < pair[1]["params"]["progress"].as_f64());
+        }
+    }
+    assert!(progress.iter().all(|n| {
+        let p = n["params"]["progress"].as_f64().unwrap_or(-1.0);
+        (0.0..=100.0).contains(&p)
+    }));
+    assert_eq!(progress[0]["params"]["total"], 100.0);
+    assert!(
+        progress[0]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("first index build"),
+        "{}",
+        progress[0]
+    );
+    // The status resource said how far the build had got, counting the files to parse (it
+    // was read after the first "under way"; a second one means the build still ran then).
+    if building >= 2 {
+        assert!(
+            status_while_building.is_some(),
+            "the status resource did not say the build runs"
+        );
+    }
+    if let Some(s) = status_while_building {
+        let total = s["files_total"].as_u64().unwrap();
+        assert!(total == 0 || total == 2501, "{s}");
+        assert!(s["files_parsed"].as_u64().unwrap() <= total, "{s}");
+        assert!(s["elapsed_secs"].as_f64().is_some(), "{s}");
+    }
     assert_eq!(
         answer["result"]["structuredContent"]["hits"][0]["path"], "target_module.py",
         "{answer}"

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::args::ServeArgs;
-use super::shared::build_default;
+use super::shared::build_default_observed;
 use crate::api::{ApiError, RepoWatcher, Staleness, WatchState, Workspace};
 use crate::server::{HttpServer, ServeConfig, WorkspaceSlot, parse_addr, serve_stdio};
 
@@ -71,7 +71,16 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
             let (building, index_dir, watch) = (slot.clone(), a.location.index_dir.clone(), !a.no_watch);
             let at = root.clone();
             std::thread::spawn(move || {
-                match first_build(&at, index_dir, staleness, quiet, watch, debounce) {
+                let progress = building.progress();
+                match first_build(
+                    &at,
+                    index_dir,
+                    staleness,
+                    quiet,
+                    watch,
+                    debounce,
+                    progress.as_ref(),
+                ) {
                     Ok((ws, watcher)) => {
                         if let Some(w) = watcher {
                             building.keep(Box::new(w));
@@ -133,9 +142,10 @@ fn first_build(
     quiet: bool,
     watch: bool,
     debounce: Duration,
+    progress: &dyn crate::index::BuildObserver,
 ) -> Result<(Arc<Workspace>, Option<RepoWatcher>)> {
     eprintln!("no index for {}: building one while serving", root.display());
-    let (root, report) = build_default(root, index_dir, quiet)?;
+    let (root, report) = build_default_observed(root, index_dir, quiet, progress)?;
     let ws = Arc::new(Workspace::open_at(root, report.index_dir, staleness)?);
     ws.analysis().warm(true);
     let watcher = match watch {

@@ -103,8 +103,19 @@ pub(super) fn build_default(
     index_dir: Option<std::path::PathBuf>,
     quiet: bool,
 ) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
+    build_default_observed(root, index_dir, quiet, &crate::index::NoProgress)
+}
+
+/// [`build_default`], also telling `also` how far the build has got (a server's first build).
+pub(super) fn build_default_observed(
+    root: &Path,
+    index_dir: Option<std::path::PathBuf>,
+    quiet: bool,
+    also: &dyn crate::index::BuildObserver,
+) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
     use std::io::IsTerminal;
-    let progress = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
+    let bars = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
+    let progress = crate::index::BothObservers(&bars, also);
     let root = root
         .canonicalize()
         .with_context(|| format!("cannot index {}", root.display()))?;

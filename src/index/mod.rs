@@ -29,7 +29,7 @@ mod symbol_lookup;
 mod vector_part;
 mod working_tree_diff;
 
-pub use build_observer::{BuildObserver, NoProgress};
+pub use build_observer::{BothObservers, BuildObserver, NoProgress};
 pub use code_search::{
     CodeSearch, FileHit, LineResults, PathWeighing, SearchHit, SearchResults, SearchTarget,
 };

@@ -140,7 +140,9 @@ pub(super) async fn shutdown_signal() {
 async fn healthz(State(state): State<AppState>) -> Response {
     match state.ws.now() {
         Some(ws) => axum::Json(serde_json::json!({ "ok": true, "generation": ws.analysis().generation() })),
-        None => axum::Json(serde_json::json!({ "ok": true, "building": true })),
+        None => {
+            axum::Json(serde_json::json!({ "ok": true, "building": true, "progress": state.ws.building() }))
+        }
     }
     .into_response()
 }
@@ -157,6 +159,10 @@ async fn call(
 }
 
 async fn status(State(state): State<AppState>) -> Response {
+    // While the first build runs, the status is how far it has got.
+    if let Some(b) = state.ws.building() {
+        return axum::Json(b).into_response();
+    }
     match call(&state, Operation::IndexStatus, serde_json::json!({})).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => api_error(&e),

@@ -111,6 +111,40 @@ impl KenMcp {
     }
 }
 
+/// How often a waiting call that asked for progress hears how the first build goes.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// While the first build runs, sends `notifications/progress` for `token` (if the client gave
+/// one) every [`PROGRESS_EVERY`], the percentage rising only; then waits forever, so that the
+/// call's own answer ends the `select!` it runs in.
+async fn report_build_progress(
+    slot: &WorkspaceSlot,
+    peer: &rmcp::Peer<RoleServer>,
+    token: Option<rmcp::model::ProgressToken>,
+) {
+    if let Some(token) = token {
+        let mut last = -1.0_f64;
+        while let Some(b) = slot.building() {
+            if b.percent > last {
+                last = b.percent;
+                let note = rmcp::model::ProgressNotificationParam::new(token.clone(), b.percent)
+                    .with_total(100.0)
+                    .with_message(format!("first index build: {}", b.line()));
+                if peer.notify_progress(note).await.is_err() {
+                    break;
+                }
+            }
+            tokio::time::sleep(PROGRESS_EVERY).await;
+        }
+    }
+    std::future::pending::<()>().await
+}
+
+/// The type a branch that never finishes gives `select!`.
+fn unreachable_answer() -> Result<(serde_json::Value, Arc<crate::api::Workspace>), ApiError> {
+    Err(ApiError::Internal("progress reporting ended a call".into()))
+}
+
 impl ServerHandler for KenMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -158,9 +192,24 @@ impl ServerHandler for KenMcp {
                 whole.saturating_sub(FOOTER_TOKENS).max(1).into(),
             );
         }
+        // While the first build runs, the status is how far it has got.
+        if op == Operation::IndexStatus
+            && let Some(b) = self.ws.building()
+        {
+            let text = format!(
+                "The first index build is under way: {}. Other tools answer once it is done.",
+                b.line()
+            );
+            let mut r = CallToolResult::structured(serde_json::to_value(&b).unwrap_or_default());
+            r.content = vec![ContentBlock::text(text)];
+            return Ok(r.into());
+        }
         let args = serde_json::Value::Object(args);
+        let token = context.meta.get_progress_token();
         let answer = tokio::select! {
             _ = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
+            // Never ends: tells a client that asked for progress how the first build goes.
+            _ = report_build_progress(&self.ws, &context.peer, token) => unreachable_answer(),
             a = async {
                 let ws = self.ws.wait(self.deadline).await?;
                 request_runner::call(&ws, op, args, self.deadline).await.map(|v| (v, ws))
@@ -222,6 +271,15 @@ impl ServerHandler for KenMcp {
                 ));
             }
         };
+        if op == Operation::IndexStatus
+            && let Some(b) = self.ws.building()
+        {
+            let text = serde_json::to_string_pretty(&b).unwrap_or_default();
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, request.uri.clone()).with_mime_type(mime),
+            ])
+            .into());
+        }
         let ws = self
             .ws
             .wait(self.deadline)

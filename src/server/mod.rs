@@ -22,7 +22,7 @@ pub use http_server::HttpServer;
 pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
 pub use serve_config::{ServeConfig, ToolSet, parse_addr};
 pub use server_metrics::ServerMetrics;
-pub use workspace_slot::WorkspaceSlot;
+pub use workspace_slot::{BuildProgress, BuildSnapshot, WorkspaceSlot};
 
 use std::sync::Arc;
 

@@ -115,8 +115,13 @@ pub struct RefsResponse {
     pub query: String,
     pub status: LookupStatus,
     pub target: Option<SymbolInfo>,
+    /// Calls, type uses and inheritance the graph resolved (`kind` calls, references,
+    /// inherits, implements), then every other use found in the files that can see the
+    /// definition (`kind: uses`: reads, writes, member accesses, imports, decorators).
     pub refs: Vec<RefSite>,
     pub candidates: Vec<SymbolInfo>,
+    /// What could not be done (a search for uses cut short).
+    pub notes: Vec<String>,
     pub page: PageInfo,
     pub generation: u64,
     pub coverage: Coverage,
@@ -254,16 +259,27 @@ impl Analysis {
             target: None,
             refs: Vec::new(),
             candidates,
+            notes: Vec::new(),
             page: paging.apply(Vec::<()>::new(), 0).1,
             generation: self.generation(),
             coverage: self.coverage(),
         };
         if let Some(s) = found {
-            let all: Vec<RefSite> = q
+            let mut all: Vec<RefSite> = q
                 .refs(s)
                 .into_iter()
                 .map(|(site, from)| RefSite { site, from })
                 .collect();
+            // Then the uses the graph has no edge for: reads, writes, member accesses, imports.
+            let known: std::collections::HashSet<(String, u32)> =
+                all.iter().map(|r| (r.site.path.clone(), r.site.line)).collect();
+            let (more, cut) = super::uses::uses(&q, s, self.root(), &known);
+            if cut {
+                out.notes.push(
+                    "only the first 2000 files that can see the definition were read for its uses".into(),
+                );
+            }
+            all.extend(more.into_iter().map(|(site, from)| RefSite { site, from }));
             out.target = Some(q.info(s));
             let total = all.len();
             (out.refs, out.page) = paging.apply(all, total);

@@ -288,10 +288,11 @@ pub fn pack(
                     ));
                 }
             }
-            // Resolved callees.
+            // Resolved callees (not names that merely matched: those are often noise).
             if let Some((refs, res)) = g.file_body(id.file.index()) {
                 for (r, rn) in res.refs.iter().zip(refs.iter()) {
-                    if rn.enclosing != Some(id.def) || r.targets.len() != 1 {
+                    let by_name = r.provenance.is_some_and(|p| !p.is_resolved());
+                    if rn.enclosing != Some(id.def) || r.targets.len() != 1 || by_name {
                         continue;
                     }
                     let Some(t) = r.targets.first() else { continue };

@@ -195,7 +195,7 @@ impl<'g> GraphQuery<'g> {
         }
     }
 
-    fn file_info(&self, file: FileId) -> SymbolInfo {
+    pub fn file_info(&self, file: FileId) -> SymbolInfo {
         let f = &self.graph.files[file.index()];
         SymbolInfo {
             name: "<module>".to_string(),

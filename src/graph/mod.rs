@@ -29,7 +29,9 @@ pub use graph_query::{
     Traversal,
 };
 pub use provenance::Provenance;
-pub use resolver::{Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, segments};
+pub use resolver::{
+    Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, binding as import_binding, segments,
+};
 pub use symbol_graph::{Edge, EdgeKind, Node, SymbolGraph};
 pub use symbol_id::SymbolId;
 pub use symbol_table::{SymbolTable, is_type_like};

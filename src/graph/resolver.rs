@@ -128,6 +128,11 @@ pub struct Resolver<'t, 'a> {
     /// Types of fields and attributes resolved in their own files, by (file, text).
     foreign_types: HashMap<(FileId, String), Option<SymbolId>>,
     binding_depth: u32,
+    /// What `in_globs` found for a name in this file.
+    glob_names: HashMap<String, Option<Vec<SymbolId>>>,
+    /// The language's standard-library method names never matched by name on an unknown
+    /// receiver (`grammars/<lang>/language.toml`'s `common_members`).
+    common: Option<&'static HashSet<String>>,
     pub deps: DepSet,
 }
 
@@ -209,6 +214,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
             at_line: 0,
             foreign_types: HashMap::new(),
             binding_depth: 0,
+            glob_names: HashMap::new(),
+            common: crate::lang::LanguageRegistry::builtin()
+                .ok()
+                .and_then(|r| r.by_name(&sk.language))
+                .map(|l| &l.common_members),
             deps,
         })
     }
@@ -290,13 +300,17 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 None => (Entity::Unknown, Via::Receiver),
             },
         };
+        // `x.len()` on a value whose type the graph cannot see is almost always the standard
+        // library's `len`: the repository's one `len` must not collect every such call.
+        let common_member = member_call && self.common.is_some_and(|c| c.contains(r.name.as_str()));
         match e {
             Entity::Symbols(v) if !v.is_empty() => Resolution::of(via.provenance(), v),
             Entity::External => Resolution::unresolved(true),
+            Entity::Unknown if common_member => Resolution::unresolved(false),
             Entity::Unknown => self.by_name(r, member_call),
             // A receiver whose type is known but has no such member (it comes through a base
             // the graph cannot see): the name is still worth matching.
-            Entity::Symbols(_) if via == Via::Receiver => self.by_name(r, member_call),
+            Entity::Symbols(_) if via == Via::Receiver && !common_member => self.by_name(r, member_call),
             _ => Resolution::unresolved(false),
         }
     }
@@ -879,8 +893,14 @@ impl<'t, 'a> Resolver<'t, 'a> {
         }
         self.deps.module(m);
         let files = t.module(fam, m);
-        if depth >= MAX_DEPTH {
-            return Entity::Missing;
+        // Java packages and Go packages re-export nothing: what a file of the package imports
+        // is not a name of the package, so there is no walk through the package's files (on
+        // a large package reached through glob imports that walk was most of a build).
+        if depth >= MAX_DEPTH || matches!(fam, Family::Java | Family::Go) {
+            return match files.is_empty() && !self.in_repo(m) {
+                true => Entity::External,
+                false => Entity::Missing,
+            };
         }
         for &f in files {
             self.deps.files.insert(f.0);
@@ -979,17 +999,25 @@ impl<'t, 'a> Resolver<'t, 'a> {
             .collect()
     }
 
+    /// `h` through the file's glob imports, once per name and file: the answer (and the
+    /// dependencies it recorded) holds for every later reference to the same name.
     fn in_globs(&mut self, h: &str) -> Option<Vec<SymbolId>> {
+        if let Some(known) = self.glob_names.get(h) {
+            return known.clone();
+        }
         let sk = self.sk;
+        let mut found = None;
         for imp in sk.imports.iter().filter(|i| i.glob && i.alias.is_none()) {
             let Some(m) = self.import_module(self.file, &imp.path) else {
                 continue;
             };
             if let Entity::Symbols(v) = self.in_module(&m, h, MAX_DEPTH - 2) {
-                return Some(v);
+                found = Some(v);
+                break;
             }
         }
-        None
+        self.glob_names.insert(h.to_string(), found.clone());
+        found
     }
 
     fn has_open_glob(&mut self) -> bool {
@@ -1195,8 +1223,8 @@ impl<'t, 'a> Resolver<'t, 'a> {
     }
 }
 
-/// The name an import binds in the importing file.
-fn binding(fam: Family, i: &Import) -> Option<&str> {
+/// The local name an import binds (`import numpy as np` -> `np`, `from x import y` -> `y`).
+pub fn binding(fam: Family, i: &Import) -> Option<&str> {
     if i.glob {
         // `import * as ns` / `const ns = require(..)` bind the namespace; `use a::*` nothing.
         return i.alias.as_deref();

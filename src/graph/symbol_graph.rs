@@ -189,9 +189,11 @@ impl SymbolGraph {
         })
     }
 
-    /// PageRank of every definition, per file.
+    /// PageRank of every definition, per file: centrality. Edges matched by name alone
+    /// (`name-unique`, `name-ambiguous`) carry no rank here: one common method name called on
+    /// values of unknown type would otherwise make its one repository definition central.
     pub fn global_rank(&self) -> Vec<Vec<f32>> {
-        let r = self.page_rank(None);
+        let r = self.page_rank_with(None, false);
         self.per_symbol(&r)
     }
 
@@ -220,6 +222,11 @@ impl SymbolGraph {
     /// from a member to its container (a type matters when its methods are used), and along
     /// imports; dangling rank restarts at the personalization (or uniformly).
     fn page_rank(&self, personalization: Option<&[f32]>) -> Vec<f32> {
+        self.page_rank_with(personalization, true)
+    }
+
+    /// `name_matched`: whether edges resolved by name alone carry rank.
+    fn page_rank_with(&self, personalization: Option<&[f32]>, name_matched: bool) -> Vec<f32> {
         let n = self.graph.node_count();
         if n == 0 {
             return Vec::new();
@@ -230,6 +237,9 @@ impl SymbolGraph {
         let mut flows: Vec<(u32, u32, f32)> = Vec::with_capacity(self.graph.edge_count());
         for e in self.graph.edge_references() {
             let (s, t, w) = (e.source().index() as u32, e.target().index() as u32, e.weight());
+            if !name_matched && w.provenance.is_some_and(|p| !p.is_resolved()) {
+                continue;
+            }
             flows.push(match w.kind {
                 EdgeKind::Contains => (t, s, 0.3),
                 EdgeKind::Imports => (s, t, 0.5),

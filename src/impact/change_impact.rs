@@ -149,6 +149,23 @@ pub struct ChangedFile<'a> {
     pub language: String,
 }
 
+/// Added to the score of a test that reaches a changed definition in one step (a call, a
+/// type use, inheritance): above history's `1 + s`, so direct tests always come first.
+const DIRECT_TEST: f32 = 3.0;
+
+/// A definition inside a test that calls, uses or inherits a changed definition itself (an
+/// import of the changed file is not a use of it).
+fn reaches_directly(a: &Affected) -> bool {
+    a.direct
+        && a.symbol.is_some()
+        && a.via.first().is_some_and(|s| {
+            matches!(
+                s.edge,
+                EdgeKind::Calls | EdgeKind::References | EdgeKind::Inherits | EdgeKind::Implements
+            ) && s.confidence >= 0.5
+        })
+}
+
 const MAX_DEPTH: usize = 8;
 const MAX_NODES: usize = 5000;
 const MIN_SCORE: f32 = 0.01;
@@ -367,15 +384,23 @@ impl<'g> ImpactAnalysis<'g> {
             // (`test_item` decides by each language's rules: a Rust test is any function with
             // a test attribute, whatever its name.)
             let name = a.symbol.and_then(|s| runners.test_item(s));
+            // A test that calls or uses the changed code itself comes before every test that
+            // only reaches it through other code or history: the one most likely to break.
+            let score = match reaches_directly(a) {
+                true => DIRECT_TEST + a.score,
+                false => a.score,
+            };
             // A file-level entry adds nothing next to a test of the same file.
             let named_already = name.is_none() && tests.iter().any(|t| t.path == a.path);
-            if !named_already && seen.insert((a.path.clone(), name.clone())) {
+            if let Some(t) = tests.iter_mut().find(|t| t.path == a.path && t.name == name) {
+                t.score = t.score.max(score);
+            } else if !named_already && seen.insert((a.path.clone(), name.clone())) {
                 tests.push(TestToRun {
                     command: None,
                     path: a.path.clone(),
                     name,
                     found_by: "graph",
-                    score: a.score,
+                    score,
                     driver: None,
                 });
             }
@@ -822,7 +847,7 @@ impl<'g> ImpactAnalysis<'g> {
                         from: self.sg.node(cur).map(|x| self.name_of(x)).unwrap_or_default(),
                         to: self.sg.node(next).map(|x| self.name_of(x)).unwrap_or_default(),
                         edge: e.kind,
-                        provenance: e.provenance.map(|p| format!("{p:?}").to_lowercase()),
+                        provenance: e.provenance.map(|p| p.as_str().to_string()),
                         confidence: e.confidence,
                     });
                 }

@@ -84,6 +84,8 @@ struct Manifest {
     separator: String,
     #[serde(default)]
     import_style: Option<String>,
+    #[serde(default)]
+    common_members: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -209,6 +211,7 @@ fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
         grammar,
         tags_source,
         imports_source,
+        common_members: m.common_members.into_iter().collect(),
         queries: OnceLock::new(),
     })
 }

@@ -23,6 +23,10 @@ pub struct LanguageSpec {
     /// The separator of qualified names (`::` for Rust and C++, `.` elsewhere).
     pub separator: String,
     pub import_style: ImportStyle,
+    /// Method names of the language's standard library so common (`len`, `push`, `append`,
+    /// `size`) that a call `x.name()` on a value of unknown type is not linked to a
+    /// repository method by the name alone (`language.toml`'s `common_members`).
+    pub common_members: std::collections::HashSet<String>,
     pub grammar: Language,
     /// Query sources with `; inherits:` resolved.
     pub(super) tags_source: String,

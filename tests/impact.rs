@@ -375,3 +375,73 @@ fn the_blast_radius_decides_whether_an_edit_needs_approval() {
     assert_eq!(v["class"], "protected", "{v}");
     assert_eq!(v["decision"], "ask");
 }
+
+/// A test that calls the changed function itself comes first, above tests that only changed
+/// together with the file in the past and above tests that reach it through other code; a
+/// test file named after the changed definition, in a folder named after its file, is listed
+/// though nothing imports it.
+#[test]
+fn a_test_that_calls_the_change_directly_comes_first() {
+    let r = materialize(
+        "//- shop/__init__.py\n//- shop/pricing.py\ndef apply_discount(amount, percent):\n    return amount * (100 - percent) / 100\n\
+//- shop/cart.py\nfrom shop.pricing import apply_discount\n\n\ndef total(amount):\n    return apply_discount(amount, 0)\n\
+//- tests/test_cart.py\nfrom shop.cart import total\n\n\ndef test_total():\n    assert total(10) == 10\n\
+//- tests/test_history.py\ndef test_unrelated():\n    assert True\n",
+    );
+    let commit = |msg: &str| {
+        git(r.path(), &["add", "-A"]);
+        git(
+            r.path(),
+            &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", msg],
+        );
+    };
+    git(r.path(), &["init", "-q"]);
+    commit("base");
+    // Two past commits change pricing.py together with test_history.py.
+    for i in 0..2 {
+        edit(
+            r.path(),
+            "shop/pricing.py",
+            "/ 100\n",
+            &format!("/ 100\n# v{i}\n"),
+        );
+        let h = r.path().join("tests/test_history.py");
+        let text = std::fs::read_to_string(&h).unwrap();
+        std::fs::write(&h, format!("{text}# v{i}\n")).unwrap();
+        commit(&format!("tweak {i}"));
+    }
+    std::fs::write(
+        r.path().join("tests/test_pricing_direct.py"),
+        "from shop.pricing import apply_discount\n\n\ndef test_half():\n    assert apply_discount(100, 50) == 50\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(r.path().join("tests/pricing")).unwrap();
+    std::fs::write(
+        r.path().join("tests/pricing/test_apply_discount.py"),
+        "def test_named():\n    assert True\n",
+    )
+    .unwrap();
+    commit("direct test");
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    edit(
+        r.path(),
+        "shop/pricing.py",
+        "(100 - percent)",
+        "(100 - int(percent))",
+    );
+    let v = impact(r.path(), &[]);
+    let tests: Vec<(&str, &str)> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["path"].as_str().unwrap(), t["found_by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(tests[0], ("tests/test_pricing_direct.py", "graph"), "{tests:?}");
+    let at = |p: &str| tests.iter().position(|t| t.0 == p);
+    assert!(at("tests/test_history.py").is_some(), "{tests:?}");
+    assert!(at("tests/test_cart.py").is_some(), "{tests:?}");
+    assert!(
+        tests.contains(&("tests/pricing/test_apply_discount.py", "naming")),
+        "{tests:?}"
+    );
+}

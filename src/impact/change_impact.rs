@@ -422,6 +422,7 @@ impl<'g> ImpactAnalysis<'g> {
             .filter(|p| !is_test_path(p))
             .collect();
         self.named_tests(&changes, &mut tests);
+        self.definition_named_tests(changed, &mut tests);
         self.package_suites(&changes, &mut tests);
         // Only tests in the changed code's languages, and no test data.
         let families = self.families_of(changed_files);
@@ -509,6 +510,49 @@ impl<'g> ImpactAnalysis<'g> {
                     name: None,
                     found_by: "naming",
                     score: 0.05,
+                    driver: None,
+                });
+            }
+        }
+    }
+
+    /// Runnable tests named after a changed definition inside a folder named after its file:
+    /// `__tests__/response/body.test.js` for `body` in `lib/response.js`,
+    /// `tests/client/test_send.py` for `send` in `client.py` (one test file per member).
+    fn definition_named_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
+        let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-'], "");
+        let wanted: HashSet<(String, String)> = changed
+            .iter()
+            .filter(|c| !is_test_path(&c.path))
+            .filter_map(|c| {
+                let name = c.qualified_name.rsplit(['.', ':', '/']).next()?;
+                Some((norm(&stem(&c.path)?), norm(name)))
+            })
+            .filter(|(f, n)| f.len() > 2 && n.len() > 2)
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        for f in &self.graph.files {
+            let p = f.path.as_str();
+            if !self.test_files.runnable(p) || tests.iter().any(|t| t.path == p) {
+                continue;
+            }
+            let Some(s) = stem(p) else { continue };
+            let bare = norm(
+                s.trim_start_matches("test_")
+                    .trim_end_matches("_test")
+                    .trim_end_matches(".test")
+                    .trim_end_matches(".spec"),
+            );
+            let mut dirs = p.split('/').rev().skip(1).map(norm);
+            if dirs.any(|d| wanted.contains(&(d, bare.clone()))) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "naming",
+                    score: 0.06,
                     driver: None,
                 });
             }

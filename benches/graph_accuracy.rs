@@ -96,10 +96,125 @@ fn main() -> Result<()> {
     };
     let report = score(&graph, &oracle, &repo, scip_path, show)?;
     print_report(&report);
+    let refs = score_refs(&graph, &oracle, &repo);
+    print_refs(&refs);
     if let Some(out) = json {
-        std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
+        let both = serde_json::json!({"calls": report, "references": refs});
+        std::fs::write(&out, serde_json::to_vec_pretty(&both)?)?;
     }
     Ok(())
+}
+
+/// Every reference, not only calls: what `ken refs` answers (the graph's edges, then the
+/// uses found at query time) against the oracle's non-definition occurrences, by line.
+#[derive(Default, Debug, serde::Serialize)]
+struct RefsReport {
+    /// Oracle occurrences of repository definitions we could map to ours.
+    oracle_refs: u64,
+    /// Of those, the ones on a line `ken refs` lists for the same definition.
+    found: u64,
+    /// The same for occurrences that are not call sites.
+    oracle_non_call: u64,
+    found_non_call: u64,
+    /// `kind: uses` lines listed, those on a line where the oracle has occurrences, and those
+    /// where one of the oracle's occurrences is the same definition.
+    uses_listed: u64,
+    uses_scored: u64,
+    uses_correct: u64,
+}
+
+fn score_refs(graph: &CodeGraph, oracle: &Oracle, repo: &Path) -> RefsReport {
+    let q = kenning::graph::GraphQuery::new(graph);
+    let mut columns: HashMap<u32, Columns> = HashMap::new();
+    // Our definitions by the position of their name.
+    let mut by_pos: HashMap<Pos, SymbolId> = HashMap::new();
+    for (fi, f) in graph.files.iter().enumerate() {
+        let c = columns
+            .entry(fi as u32)
+            .or_insert_with(|| Columns::new(std::fs::read_to_string(f.path.to_fs(repo)).unwrap_or_default()));
+        for (di, d) in f.defs.iter().enumerate() {
+            let (l, col) = c.at(d.name_byte, oracle.utf16);
+            by_pos.insert((f.path.to_string(), l, col), SymbolId::new(fi as u32, di as u32));
+        }
+    }
+    // The oracle's symbols on each line.
+    let mut on_line: HashMap<(String, u32), Vec<&str>> = HashMap::new();
+    for (p, syms) in &oracle.refs {
+        on_line
+            .entry((p.0.clone(), p.1))
+            .or_default()
+            .extend(syms.iter().map(String::as_str));
+    }
+    let calls: HashSet<&Pos> = oracle.call_sites.iter().map(|(p, _)| p).collect();
+    let mut ours: HashMap<SymbolId, HashSet<(String, u32)>> = HashMap::new();
+    let mut uses_of: HashMap<SymbolId, Vec<(String, u32)>> = HashMap::new();
+    let mut r = RefsReport::default();
+    let mut positions: Vec<&Pos> = oracle.refs.keys().collect();
+    positions.sort();
+    for p in positions {
+        if by_pos.contains_key(p) {
+            continue;
+        }
+        let Some(syms) = oracle.refs.get(p) else { continue };
+        let targets: Vec<SymbolId> = syms
+            .iter()
+            .flat_map(|s| oracle.def_of(s))
+            .filter_map(|d| by_pos.get(d).copied())
+            .collect();
+        if targets.is_empty() {
+            continue;
+        }
+        let mut hit = false;
+        for t in &targets {
+            let lines = ours.entry(*t).or_insert_with(|| {
+                let mut set: HashSet<(String, u32)> = q
+                    .refs(*t)
+                    .into_iter()
+                    .map(|(s, _)| (s.path, s.line - 1))
+                    .collect();
+                let (more, _) = kenning::api::uses::uses(&q, *t, repo, &HashSet::new());
+                let listed: Vec<(String, u32)> =
+                    more.into_iter().map(|(s, _)| (s.path, s.line - 1)).collect();
+                set.extend(listed.iter().cloned());
+                uses_of.insert(*t, listed);
+                set
+            });
+            hit |= lines.contains(&(p.0.clone(), p.1));
+        }
+        r.oracle_refs += 1;
+        r.found += u64::from(hit);
+        if !calls.contains(p) {
+            r.oracle_non_call += 1;
+            r.found_non_call += u64::from(hit);
+        }
+    }
+    for (t, listed) in &uses_of {
+        for at in listed {
+            r.uses_listed += 1;
+            let Some(syms) = on_line.get(at) else { continue };
+            r.uses_scored += 1;
+            let same = syms
+                .iter()
+                .flat_map(|s| oracle.def_of(s))
+                .any(|d| by_pos.get(d) == Some(t));
+            r.uses_correct += u64::from(same);
+        }
+    }
+    r
+}
+
+fn print_refs(r: &RefsReport) {
+    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    println!(
+        "references (ken refs, all kinds): recall {:.1}% of {} oracle occurrences; non-call {:.1}% of {}; uses listed {}, precision {:.1}% of {} scored",
+        pct(r.found, r.oracle_refs),
+        r.oracle_refs,
+        pct(r.found_non_call, r.oracle_non_call),
+        r.oracle_non_call,
+        r.uses_listed,
+        pct(r.uses_correct, r.uses_scored),
+        r.uses_scored
+    );
 }
 
 /// The JSON oracles' format: occurrences per document, 0-based lines and columns.

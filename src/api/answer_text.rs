@@ -15,6 +15,8 @@ pub fn render(op: Operation, v: &Value) -> String {
         Operation::Callers | Operation::Callees | Operation::Refs if v["status"].as_str() == Some("ok") => {
             graph(v, &mut out)
         }
+        Operation::Callers | Operation::Callees | Operation::Refs => candidates(v, &mut out),
+        Operation::Symbol => symbols(v, &mut out),
         Operation::Context => context(v, &mut out),
         Operation::Impact => impact(&v["impact"], &mut out),
         Operation::ReadSpan => {
@@ -222,14 +224,130 @@ fn impact(i: &Value, out: &mut String) {
 }
 
 fn context(v: &Value, out: &mut String) {
-    let files: Vec<&str> = items(&v["files"]).iter().map(|f| s(&f["path"])).collect();
-    if !files.is_empty() {
-        out.push_str(&format!("ranked files: {}\n\n", files.join(", ")));
+    // The pack heads each file it shows and names the ranked files it left out; the line
+    // here adds the next few ranked files beyond those.
+    let pack = s(&v["pack"]["text"]);
+    let more: Vec<&str> = items(&v["files"])
+        .iter()
+        .map(|f| s(&f["path"]))
+        .filter(|p| !pack.contains(p))
+        .take(RANKED_BEYOND)
+        .collect();
+    if !more.is_empty() {
+        out.push_str(&format!("also ranked: {}\n\n", more.join(", ")));
     }
     out.push_str(s(&v["pack"]["text"]));
     if !out.ends_with('\n') {
         out.push('\n');
     }
+}
+
+/// Ranked files named beyond those the pack shows or lists as left out.
+const RANKED_BEYOND: usize = 5;
+
+/// Candidates shown for an ambiguous name.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// An ambiguous or unknown name: what it could mean, a line each.
+fn candidates(v: &Value, out: &mut String) {
+    let all = items(&v["candidates"]);
+    match v["status"].as_str() {
+        Some("ambiguous") => out.push_str(&format!(
+            "{} names {} definitions; ask again with one of these (qualified name or path:line):\n",
+            s(&v["query"]),
+            all.len()
+        )),
+        _ => out.push_str(&format!("no definition named {}\n", s(&v["query"]))),
+    }
+    for c in all.iter().take(CANDIDATES_SHOWN) {
+        out.push_str(&format!(
+            "  {} {}  {}:{}\n",
+            s(&c["kind"]),
+            s(&c["qualified"]),
+            s(&c["path"]),
+            c["line"]
+        ));
+    }
+    if all.len() > CANDIDATES_SHOWN {
+        out.push_str(&format!("  ... and {} more\n", all.len() - CANDIDATES_SHOWN));
+    }
+}
+
+/// Definitions: kind, qualified name and place, then the signature and the doc's first line.
+fn symbols(v: &Value, out: &mut String) {
+    let hits = items(&v["hits"]);
+    if hits.is_empty() {
+        out.push_str(&format!("no definition matches {}\n", s(&v["query"])));
+    }
+    for h in hits {
+        out.push_str(&format!(
+            "{} {}  {}:{}-{}\n",
+            s(&h["kind"]),
+            s(&h["qualified_name"]),
+            s(&h["path"]),
+            h["line"],
+            h["end_line"]
+        ));
+        if let Some(sig) = h["signature"].as_str().filter(|x| !x.is_empty()) {
+            out.push_str(&format!("  {sig}\n"));
+        }
+        if let Some(doc) = h["doc"]
+            .as_str()
+            .and_then(|d| d.lines().find(|l| !l.trim().is_empty()))
+        {
+            out.push_str(&format!("  {}\n", doc.trim()));
+        }
+    }
+}
+
+/// `text` within `budget` tokens (cl100k) as a model reads it: when over, body lines are
+/// dropped from the end and a note says so; the closing lines (notes, the next page, the
+/// coverage) are kept.
+pub fn fit(text: String, budget: usize) -> String {
+    use crate::context::count_tokens;
+    if count_tokens(&text) <= budget {
+        return text;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines
+        .iter()
+        .rev()
+        .take_while(|l| l.starts_with("note: ") || l.starts_with("more: ") || l.starts_with("coverage: "))
+        .count();
+    let (body, footer) = lines.split_at(lines.len() - tail);
+    let cut = format!(
+        "note: the answer was cut here to fit max_tokens {budget}; ask with a larger max_tokens for the rest"
+    );
+    let assemble = |n: usize| {
+        let mut out: Vec<&str> = body[..n].to_vec();
+        out.push(&cut);
+        out.extend_from_slice(footer);
+        out.join("\n") + "\n"
+    };
+    // The most body lines that fit, by bisection (token counts grow with lines kept).
+    let (mut lo, mut hi) = (0usize, body.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        match count_tokens(&assemble(mid)) <= budget {
+            true => lo = mid,
+            false => hi = mid - 1,
+        }
+    }
+    let out = assemble(lo);
+    if count_tokens(&out) <= budget {
+        return out;
+    }
+    // Not even the closing lines fit: the cut note alone, shortened to the budget.
+    let words: Vec<&str> = cut.split(' ').collect();
+    let mut short = String::new();
+    for w in words {
+        let next = format!("{short}{w} ");
+        if count_tokens(&next) > budget {
+            break;
+        }
+        short = next;
+    }
+    short.trim_end().to_string() + "\n"
 }
 
 /// Notes, the next page, and what the index covered, one line each.
@@ -308,7 +426,7 @@ mod tests {
     fn other_answers_are_compact_json_without_empty_fields() {
         let v = json!({"symbol": "x", "callers": [], "status": "ok", "ambiguous": false, "n": 0,
                        "coverage": {"generation": 1, "files_indexed": 2, "files_skipped": 0, "files_with_errors": 0}});
-        let text = render(Operation::Symbol, &v);
+        let text = render(Operation::Deps, &v);
         assert!(
             text.starts_with("{\"n\":0,\"status\":\"ok\",\"symbol\":\"x\"}\n"),
             "{text}"
@@ -339,8 +457,45 @@ mod tests {
             render(Operation::Callers, &v),
             "depth 1  m.C.f  m.py:3-9  calls at :5,7 (confidence 0.9)\n"
         );
-        // An ambiguous name keeps every field (the candidates are the answer).
-        let v = json!({"status": "ambiguous", "candidates": [{"qualified": "a.f"}, {"qualified": "b.f"}]});
-        assert!(render(Operation::Callers, &v).contains("\"candidates\""));
+        // An ambiguous name lists what it could mean, a line each.
+        let v = json!({"status": "ambiguous", "query": "f", "candidates": [
+            {"kind": "function", "qualified": "a.f", "path": "a.py", "line": 1},
+            {"kind": "method", "qualified": "b.C.f", "path": "b.py", "line": 7}]});
+        assert_eq!(
+            render(Operation::Callers, &v),
+            "f names 2 definitions; ask again with one of these (qualified name or path:line):\n  function a.f  a.py:1\n  method b.C.f  b.py:7\n"
+        );
+    }
+
+    #[test]
+    fn definitions_read_as_place_signature_and_doc() {
+        let v = json!({"query": "Cart", "hits": [{"kind": "class", "qualified_name": "shop.cart.Cart",
+            "path": "shop/cart.py", "line": 4, "end_line": 20, "signature": "class Cart:",
+            "doc": "\nA shopping cart.\nMore."}]});
+        assert_eq!(
+            render(Operation::Symbol, &v),
+            "class shop.cart.Cart  shop/cart.py:4-20\n  class Cart:\n  A shopping cart.\n"
+        );
+    }
+
+    #[test]
+    fn a_text_over_its_budget_is_cut_at_a_line_keeping_its_closing_lines() {
+        let body: String = (0..200).map(|i| format!("line {i} of the answer\n")).collect();
+        let text = format!(
+            "{body}more: cursor \"c\"\ncoverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"
+        );
+        let cut = fit(text.clone(), 120);
+        assert!(crate::context::count_tokens(&cut) <= 120, "{cut}");
+        assert!(cut.starts_with("line 0 of the answer\n"), "{cut}");
+        assert!(
+            cut.contains("note: the answer was cut here to fit max_tokens 120"),
+            "{cut}"
+        );
+        assert!(
+            cut.ends_with("coverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"),
+            "{cut}"
+        );
+        assert_eq!(fit(text.clone(), 100_000), text);
+        assert!(crate::context::count_tokens(&fit(text, 5)) <= 5);
     }
 }

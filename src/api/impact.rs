@@ -221,8 +221,15 @@ impl Analysis {
         let mut files = Vec::new();
         let mut changed = Vec::new();
         for name in names {
-            let id = match q.find(name) {
-                Lookup::Found(id) => id,
+            let ids = match q.find(name) {
+                Lookup::Found(id) => vec![id],
+                // Overloads (one qualified name, several definitions) change together.
+                Lookup::Ambiguous(c)
+                    if c.windows(2)
+                        .all(|w| q.info(w[0]).qualified == q.info(w[1]).qualified) =>
+                {
+                    c
+                }
                 Lookup::Ambiguous(c) => {
                     return Err(ApiError::invalid(
                         "symbols",
@@ -242,29 +249,31 @@ impl Analysis {
                     ));
                 }
             };
-            let info = q.info(id);
-            let Some(gf) = graph.files.get(id.file.index()) else {
-                continue;
-            };
-            let Some(kind) = gf.defs.get(id.def as usize).map(|d| d.kind) else {
-                continue;
-            };
-            let public = records(&info.path)
-                .as_ref()
-                .and_then(|r| r.definitions.get(id.def as usize))
-                .is_some_and(|d| is_public(&gf.language, d));
-            files.push(info.path.clone());
-            changed.push(ChangedSymbol {
-                qualified_name: info.qualified.clone(),
-                kind,
-                path: info.path.clone(),
-                start_line: info.line,
-                end_line: info.end_line,
-                change: ChangeKind::Signature,
-                public,
-                in_graph: true,
-                id: Some(id),
-            });
+            for id in ids {
+                let info = q.info(id);
+                let Some(gf) = graph.files.get(id.file.index()) else {
+                    continue;
+                };
+                let Some(kind) = gf.defs.get(id.def as usize).map(|d| d.kind) else {
+                    continue;
+                };
+                let public = records(&info.path)
+                    .as_ref()
+                    .and_then(|r| r.definitions.get(id.def as usize))
+                    .is_some_and(|d| is_public(&gf.language, d));
+                files.push(info.path.clone());
+                changed.push(ChangedSymbol {
+                    qualified_name: info.qualified.clone(),
+                    kind,
+                    path: info.path.clone(),
+                    start_line: info.line,
+                    end_line: info.end_line,
+                    change: ChangeKind::Signature,
+                    public,
+                    in_graph: true,
+                    id: Some(id),
+                });
+            }
         }
         Ok((files, changed))
     }

@@ -25,7 +25,7 @@ mod private_path;
 mod repo_file;
 mod repo_watcher;
 mod search;
-mod uses;
+pub mod uses;
 mod watch_state;
 mod workspace;
 

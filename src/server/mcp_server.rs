@@ -182,11 +182,13 @@ impl ServerHandler for KenMcp {
             ));
         };
         let mut args = request.arguments.unwrap_or_default();
+        let mut whole_budget = None;
         if let Some(n) = default_budget(op) {
             // The budget is for the text as the model reads it: the operation gets it less
             // the lines the rendering adds (notes, the next page, the coverage).
             let asked = args.get("max_tokens").and_then(serde_json::Value::as_u64);
             let whole = asked.map_or(n, |a| usize::try_from(a).unwrap_or(usize::MAX));
+            whole_budget = Some(whole);
             args.insert(
                 "max_tokens".into(),
                 whole.saturating_sub(FOOTER_TOKENS).max(1).into(),
@@ -218,7 +220,13 @@ impl ServerHandler for KenMcp {
         Ok(match answer {
             Ok((v, ws)) => {
                 // The model reads the compact text; the JSON stays as structured content.
+                // The budget holds for the text as the model reads it, whatever the operation
+                // could not cut itself.
                 let text = tool_text::render(op, &v);
+                let text = match whole_budget {
+                    Some(b) => tool_text::fit(text, b),
+                    None => text,
+                };
                 let returned = crate::context::count_tokens(&text) as u64;
                 let snapshot = ws.analysis();
                 let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);

@@ -27,8 +27,13 @@ const MAX_USES: usize = 5000;
 enum Seen {
     /// As itself (its own file, imported by name or through a glob); the local name.
     Bare(String),
-    /// As a member of a module binding (`ns.name`).
-    Member,
+    /// As a member of a module binding (`ns.name`); the binding.
+    Member(String),
+    /// As a member of any object (a member whose name is the repository's only one).
+    AnyMember,
+    /// As a member of the enclosing object (`self.name`, `this.name`, `Self::name`): a
+    /// field or method in its own file.
+    Own,
 }
 
 /// Uses of `s` the graph holds no edge for, on lines not in `known` (path, line); and whether
@@ -51,10 +56,34 @@ pub fn uses(
         return (Vec::new(), false);
     }
     let fam = f.family();
+    // A member (a method, a field) is named bare everywhere for other things: in its own
+    // file it is a use only through the object itself; elsewhere the graph's receiver
+    // resolution is what can tell.
+    let member = d
+        .parent
+        .and_then(|p| f.defs.get(p as usize))
+        .is_some_and(|p| crate::graph::is_type_like(p.kind));
+    // A member whose name no other definition in the repository has is taken on any object
+    // (`resp.status_code`) in the files that can see its type; any other member only on the
+    // object itself.
+    let unique_member = member
+        && g.files
+            .iter()
+            .flat_map(|x| x.defs.iter())
+            .filter(|x| x.name == d.name)
+            .count()
+            == 1;
+    let own = match (member, unique_member) {
+        (true, true) => Seen::AnyMember,
+        (true, false) => Seen::Own,
+        (false, _) => Seen::Bare(name.clone()),
+    };
     // The definition's own file sees it bare; every importer as its import binds it.
-    let mut files: Vec<(usize, Vec<Seen>, Provenance)> =
-        vec![(s.file.index(), vec![Seen::Bare(name.clone())], Provenance::Scope)];
+    let mut files: Vec<(usize, Vec<Seen>, Provenance)> = vec![(s.file.index(), vec![own], Provenance::Scope)];
     for (from, _, e) in q.sg.edges(q.sg.file_node(s.file), petgraph::Direction::Incoming) {
+        if member && !unique_member {
+            break;
+        }
         if e.kind != EdgeKind::Imports {
             continue;
         }
@@ -68,9 +97,13 @@ pub fn uses(
             continue;
         };
         let seen = match (&imp.name, imp.glob) {
+            _ if unique_member => Seen::AnyMember,
             (Some(n), _) if *n == name => Seen::Bare(import_binding(fam, imp).unwrap_or(&name).to_string()),
             (_, true) if imp.alias.is_none() => Seen::Bare(name.clone()),
-            _ => Seen::Member,
+            _ => match import_binding(src.family(), imp) {
+                Some(b) => Seen::Member(b.to_string()),
+                None => continue,
+            },
         };
         match files.iter_mut().find(|(i, _, _)| *i == ff.index()) {
             Some((_, v, _)) if !v.contains(&seen) => v.push(seen),
@@ -98,22 +131,38 @@ pub fn uses(
             continue;
         };
         let own = (fi == s.file.index()).then_some(d.name_byte as usize);
+        // Other definitions' own names in this file are not uses.
+        let def_names: HashSet<usize> = file.defs.iter().map(|x| x.name_byte as usize).collect();
         for way in &ways {
             let word = match way {
                 Seen::Bare(local) => local.as_str(),
-                Seen::Member => name.as_str(),
+                Seen::Member(_) | Seen::Own | Seen::AnyMember => name.as_str(),
             };
             for at in word_positions(&text, word.as_bytes()) {
                 if Some(at) == own {
                     continue;
                 }
-                if *way == Seen::Member && !after_member_access(&text, at, fam) {
+                if def_names.contains(&at) {
+                    continue;
+                }
+                let through = match way {
+                    // `other.name` is another object's member, not this name.
+                    Seen::Bare(_) => !after_access(&text, at),
+                    Seen::Member(binding) => member_of(&text, at, fam, &[binding.as_str()]),
+                    Seen::Own => member_of(&text, at, fam, &["self", "this", "cls", "Self"]),
+                    Seen::AnyMember => after_access(&text, at),
+                };
+                if !through {
                     continue;
                 }
                 let Some(node) = tree.root_node().descendant_for_byte_range(at, at + word.len()) else {
                     continue;
                 };
-                if !is_identifier(node.kind()) || node.byte_range() != (at..at + word.len()) {
+                if !is_identifier(node.kind()) || node.byte_range() != (at..at + word.len()) || is_label(node)
+                {
+                    continue;
+                }
+                if matches!(way, Seen::Bare(_)) && shadowed(node, word.as_bytes(), &text) {
                     continue;
                 }
                 let line = node.start_position().row as u32 + 1;
@@ -170,12 +219,64 @@ fn word_positions(text: &[u8], word: &[u8]) -> Vec<usize> {
     out
 }
 
-/// The occurrence at `at` follows `.`, `?.`, `->` or `::` (spaces allowed).
-fn after_member_access(text: &[u8], at: usize, fam: Family) -> bool {
+/// The occurrence at `at` is a member of one of `objects`: `ns.name`, `ns?.name`,
+/// `self->name`, `Self::name` (spaces allowed around the operator).
+fn member_of(text: &[u8], at: usize, fam: Family, objects: &[&str]) -> bool {
     let before = text[..at].trim_ascii_end();
-    before.ends_with(b".")
-        || (matches!(fam, Family::Rust | Family::C) && before.ends_with(b"::"))
-        || before.ends_with(b"->")
+    let rest = if let Some(r) = before.strip_suffix(b"?.").or_else(|| before.strip_suffix(b".")) {
+        r
+    } else if let Some(r) = before.strip_suffix(b"->") {
+        r
+    } else if let Some(r) = before
+        .strip_suffix(b"::")
+        .filter(|_| matches!(fam, Family::Rust | Family::C))
+    {
+        r
+    } else {
+        return false;
+    };
+    let rest = rest.trim_ascii_end();
+    objects.iter().any(|o| {
+        rest.ends_with(o.as_bytes())
+            && rest[..rest.len() - o.len()]
+                .last()
+                .is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
+    })
+}
+
+/// The occurrence at `at` follows a member operator (`.`, `->`, `::`).
+fn after_access(text: &[u8], at: usize) -> bool {
+    let before = text[..at].trim_ascii_end();
+    before.ends_with(b".") || before.ends_with(b"->") || before.ends_with(b"::")
+}
+
+/// A name that labels rather than uses: a keyword argument's name (`f(email=x)`), an object
+/// literal's key (`{email: x}`), a named parameter.
+fn is_label(node: tree_sitter::Node) -> bool {
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    let first = parent.child(0).is_some_and(|c| c.id() == node.id());
+    match parent.kind() {
+        "keyword_argument" | "pair" | "field_initializer" | "named_argument" => first,
+        "default_parameter" | "typed_default_parameter" | "typed_parameter" | "parameter" => first,
+        _ => false,
+    }
+}
+
+/// A bare name inside a function that has a parameter of the same name: the parameter.
+fn shadowed(node: tree_sitter::Node, word: &[u8], text: &[u8]) -> bool {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if let Some(params) = n.child_by_field_name("parameters")
+            && !(params.start_byte() <= node.start_byte() && node.end_byte() <= params.end_byte())
+            && !word_positions(&text[params.byte_range()], word).is_empty()
+        {
+            return true;
+        }
+        at = n.parent();
+    }
+    false
 }
 
 /// Syntax node kinds that name something (each grammar's spelling of it).
@@ -215,9 +316,12 @@ mod tests {
 
     #[test]
     fn member_access_is_read_before_the_name() {
-        let t = b"regexes.email + regexes . email + email";
-        assert!(after_member_access(t, 8, Family::Js));
-        assert!(after_member_access(t, 26, Family::Js));
-        assert!(!after_member_access(t, 34, Family::Js));
+        let t = b"regexes.email + regexes . email + email + myregexes.email + this?.email";
+        assert!(member_of(t, 8, Family::Js, &["regexes"]));
+        assert!(member_of(t, 26, Family::Js, &["regexes"]));
+        assert!(!member_of(t, 34, Family::Js, &["regexes"]));
+        assert!(!member_of(t, 52, Family::Js, &["regexes"]));
+        assert!(member_of(t, 66, Family::Js, &["self", "this"]));
+        assert!(after_access(t, 8) && !after_access(t, 34));
     }
 }

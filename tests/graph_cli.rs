@@ -406,3 +406,49 @@ fn cpp_out_of_line_members_see_their_class_and_declarations_pair_with_definition
         "{got:?}"
     );
 }
+
+/// `ken refs` lists every use, not only calls: a constant read as a default argument, a
+/// namespace member passed on by `export * as`, the import lines; never a string, a comment,
+/// another object's member of the same name, a keyword label or a shadowing parameter.
+#[test]
+fn refs_list_reads_member_accesses_and_imports_not_lookalikes() {
+    let repo = support::materialize(
+        "//- pkg/__init__.py\n//- pkg/config.py\nDEFAULT_TIMEOUT = 5.0\n\
+//- pkg/client.py\nfrom pkg.config import DEFAULT_TIMEOUT\n\n\ndef get(url, timeout=DEFAULT_TIMEOUT):\n    # DEFAULT_TIMEOUT is used when none is given\n    label = \"DEFAULT_TIMEOUT\"\n    return other.DEFAULT_TIMEOUT, timeout\n\n\ndef put(url, DEFAULT_TIMEOUT=1):\n    return DEFAULT_TIMEOUT\n\n\ndef post(url):\n    return send(url, DEFAULT_TIMEOUT=2, t=DEFAULT_TIMEOUT)\n\
+//- core/regexes.ts\nexport const email: RegExp = /@/;\n\
+//- core/index.ts\nexport * as regexes from \"./regexes\";\n\
+//- app.ts\nimport * as core from \"./core/index\";\n\nexport function check(s: string): boolean {\n  return core.regexes.email.test(s) && other.email;\n}\n",
+    );
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let lines = |q: &str| -> Vec<(String, u64, String)> {
+        let out = ken(&["refs", q, "--json"], repo.path());
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let mut found: Vec<(String, u64, String)> = v["refs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["site"]["path"].as_str().unwrap().to_string(),
+                    r["site"]["line"].as_u64().unwrap(),
+                    r["site"]["kind"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let u = |p: &str, l: u64| (p.to_string(), l, "uses".to_string());
+    // The import, the default argument and the keyword argument's value; not the comment,
+    // the string, `other.DEFAULT_TIMEOUT`, `put`'s parameter or the keyword's label.
+    assert_eq!(
+        lines("pkg.config.DEFAULT_TIMEOUT"),
+        [
+            u("pkg/client.py", 1),
+            u("pkg/client.py", 4),
+            u("pkg/client.py", 15)
+        ]
+    );
+    // Through `export * as regexes`, two files away; not `other.email`.
+    assert_eq!(lines("core/regexes.email"), [u("app.ts", 4)]);
+}

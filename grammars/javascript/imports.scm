@@ -18,6 +18,10 @@
   (export_clause (export_specifier name: (_) @import.name alias: (_)? @import.alias))
   source: (string (string_fragment) @import.path)) @import
 (export_statement "*" @import.glob source: (string (string_fragment) @import.path)) @import
+; `export * as ns from "./x"`: the module's namespace passed on under a name.
+(export_statement
+  (namespace_export "*" @import.glob (identifier) @import.alias)
+  source: (string (string_fragment) @import.path)) @import
 
 ; CommonJS.
 (variable_declarator

@@ -9,13 +9,26 @@
 //! is in scope (its own file, an import of the name, a glob import), after a `.`/`::` where an
 //! import binds the module (`regexes.email`, `config.DEFAULT_TIMEOUT`).
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 
 use crate::graph::{
     EdgeKind, Family, GraphQuery, Node, Provenance, Site, SymbolId, SymbolInfo, import_binding,
 };
 use crate::lang::LanguageRegistry;
+use crate::symbols::FileId;
+
+/// How far from the definition's file a name passed on by re-exports is followed.
+const RE_EXPORT_DEPTH: usize = 2;
+
+/// How a file sees the name it passes on to its importers.
+#[derive(Clone)]
+enum View {
+    /// As the name itself.
+    Direct,
+    /// As a member of this binding (`export * as regexes from`, then `core.regexes.email`).
+    Through(String),
+}
 
 /// Files read for one query at most: past it the answer says it stopped.
 const MAX_FILES: usize = 2000;
@@ -78,37 +91,59 @@ pub fn uses(
         (true, false) => Seen::Own,
         (false, _) => Seen::Bare(name.clone()),
     };
-    // The definition's own file sees it bare; every importer as its import binds it.
+    // The definition's own file sees it bare; every importer as its import binds it, and the
+    // importers of a file that passes the name on (`export * from`, `export * as ns from`, a
+    // package's `__init__` importing it), to `RE_EXPORT_DEPTH` files away.
     let mut files: Vec<(usize, Vec<Seen>, Provenance)> = vec![(s.file.index(), vec![own], Provenance::Scope)];
-    for (from, _, e) in q.sg.edges(q.sg.file_node(s.file), petgraph::Direction::Incoming) {
+    let mut queue: VecDeque<(FileId, View, usize)> = VecDeque::from([(s.file, View::Direct, 0)]);
+    let mut passed_on: HashSet<FileId> = HashSet::from([s.file]);
+    while let Some((at, view, depth)) = queue.pop_front() {
         if member && !unique_member {
             break;
         }
-        if e.kind != EdgeKind::Imports {
-            continue;
-        }
-        let Some(Node::File(ff)) = q.sg.node(from) else {
-            continue;
-        };
-        let Some(src) = g.files.get(ff.index()) else {
-            continue;
-        };
-        let Some(imp) = src.imports.get(e.index as usize) else {
-            continue;
-        };
-        let seen = match (&imp.name, imp.glob) {
-            _ if unique_member => Seen::AnyMember,
-            (Some(n), _) if *n == name => Seen::Bare(import_binding(fam, imp).unwrap_or(&name).to_string()),
-            (_, true) if imp.alias.is_none() => Seen::Bare(name.clone()),
-            _ => match import_binding(src.family(), imp) {
-                Some(b) => Seen::Member(b.to_string()),
-                None => continue,
-            },
-        };
-        match files.iter_mut().find(|(i, _, _)| *i == ff.index()) {
-            Some((_, v, _)) if !v.contains(&seen) => v.push(seen),
-            Some(_) => {}
-            None => files.push((ff.index(), vec![seen], Provenance::Import)),
+        for (from, _, e) in q.sg.edges(q.sg.file_node(at), petgraph::Direction::Incoming) {
+            if e.kind != EdgeKind::Imports {
+                continue;
+            }
+            let Some(Node::File(ff)) = q.sg.node(from) else {
+                continue;
+            };
+            let Some(src) = g.files.get(ff.index()) else {
+                continue;
+            };
+            let Some(imp) = src.imports.get(e.index as usize) else {
+                continue;
+            };
+            let seen = match (&view, &imp.name, imp.glob) {
+                _ if unique_member => Seen::AnyMember,
+                (View::Through(b), _, _) => Seen::Member(b.clone()),
+                (View::Direct, Some(n), _) if *n == name => {
+                    Seen::Bare(import_binding(fam, imp).unwrap_or(&name).to_string())
+                }
+                (View::Direct, _, true) if imp.alias.is_none() => Seen::Bare(name.clone()),
+                (View::Direct, _, _) => match import_binding(src.family(), imp) {
+                    Some(b) => Seen::Member(b.to_string()),
+                    None => continue,
+                },
+            };
+            // What this importer's own importers see of the name, if it passes it on.
+            let next = match &seen {
+                Seen::Bare(local) if *local == name => Some(View::Direct),
+                Seen::AnyMember => Some(View::Direct),
+                Seen::Member(b) => Some(View::Through(b.clone())),
+                _ => None,
+            };
+            if let Some(v) = next
+                && depth < RE_EXPORT_DEPTH
+                && passed_on.insert(ff)
+            {
+                queue.push_back((ff, v, depth + 1));
+            }
+            match files.iter_mut().find(|(i, _, _)| *i == ff.index()) {
+                Some((_, v, _)) if !v.contains(&seen) => v.push(seen),
+                Some(_) => {}
+                None => files.push((ff.index(), vec![seen], Provenance::Import)),
+            }
         }
     }
     let cut = files.len() > MAX_FILES;

@@ -50,57 +50,101 @@ enum Seen {
 }
 
 /// Uses of `s` the graph holds no edge for, on lines not in `known` (path, line); and whether
-/// the file limit cut the search.
+/// a limit cut the search.
 pub fn uses(
     q: &GraphQuery,
     s: SymbolId,
     root: &Path,
     known: &HashSet<(String, u32)>,
 ) -> (Vec<(Site, SymbolInfo)>, bool) {
-    let g = q.graph;
-    let Some(f) = g.files.get(s.file.index()) else {
+    let Some(target) = Target::of(q, s) else {
         return (Vec::new(), false);
     };
-    let Some(d) = f.defs.get(s.def as usize) else {
-        return (Vec::new(), false);
-    };
-    let name = d.name.to_string();
-    if name.chars().count() < 2 {
-        return (Vec::new(), false);
+    let mut files = visible_files(q, &target);
+    let cut = files.len() > MAX_FILES;
+    files.truncate(MAX_FILES);
+    let mut parser = tree_sitter::Parser::new();
+    let mut out = Vec::new();
+    for (fi, ways, provenance) in files {
+        uses_in_file(
+            q,
+            &target,
+            (fi, &ways, provenance),
+            root,
+            known,
+            &mut parser,
+            &mut out,
+        );
+        if out.len() >= MAX_USES {
+            out.truncate(MAX_USES);
+            return (dedup(out), true);
+        }
     }
-    let fam = f.family();
-    // A member (a method, a field) is named bare everywhere for other things: in its own
-    // file it is a use only through the object itself; elsewhere the graph's receiver
-    // resolution is what can tell.
-    let member = d
-        .parent
-        .and_then(|p| f.defs.get(p as usize))
-        .is_some_and(|p| crate::graph::is_type_like(p.kind));
-    // A member whose name no other definition in the repository has is taken on any object
-    // (`resp.status_code`) in the files that can see its type; any other member only on the
-    // object itself.
-    let unique_member = member
-        && g.files
-            .iter()
-            .flat_map(|x| x.defs.iter())
-            .filter(|x| x.name == d.name)
-            .count()
-            == 1;
-    let own = match (member, unique_member) {
+    (dedup(out), cut)
+}
+
+/// The definition whose uses are looked for.
+struct Target {
+    file: FileId,
+    name: String,
+    fam: Family,
+    /// A method or a field: named bare everywhere for other things.
+    member: bool,
+    /// A member whose name no other definition in the repository has.
+    unique_member: bool,
+}
+
+impl Target {
+    fn of(q: &GraphQuery, s: SymbolId) -> Option<Target> {
+        let g = q.graph;
+        let f = g.files.get(s.file.index())?;
+        let d = f.defs.get(s.def as usize)?;
+        if d.name.chars().count() < 2 {
+            return None;
+        }
+        let member = d
+            .parent
+            .and_then(|p| f.defs.get(p as usize))
+            .is_some_and(|p| crate::graph::is_type_like(p.kind));
+        let unique_member = member
+            && g.files
+                .iter()
+                .flat_map(|x| x.defs.iter())
+                .filter(|x| x.name == d.name)
+                .take(2)
+                .count()
+                == 1;
+        Some(Target {
+            file: s.file,
+            name: d.name.to_string(),
+            fam: f.family(),
+            member,
+            unique_member,
+        })
+    }
+}
+
+/// The files that can see the definition and how each names it. Its own file sees it bare
+/// (a member: through the object itself, or on any object when its name is unique); every
+/// importer as its import binds it, and the importers of a file that passes the name on
+/// (`export * from`, `export * as ns from`, a package's `__init__` importing it), to
+/// `RE_EXPORT_DEPTH` files away. A member with a common name is left to the graph's receiver
+/// resolution outside its own file.
+fn visible_files(q: &GraphQuery, t: &Target) -> Vec<(usize, Vec<Seen>, Provenance)> {
+    let g = q.graph;
+    let name = &t.name;
+    let own = match (t.member, t.unique_member) {
         (true, true) => Seen::AnyMember,
         (true, false) => Seen::Own,
         (false, _) => Seen::Bare(name.clone()),
     };
-    // The definition's own file sees it bare; every importer as its import binds it, and the
-    // importers of a file that passes the name on (`export * from`, `export * as ns from`, a
-    // package's `__init__` importing it), to `RE_EXPORT_DEPTH` files away.
-    let mut files: Vec<(usize, Vec<Seen>, Provenance)> = vec![(s.file.index(), vec![own], Provenance::Scope)];
-    let mut queue: VecDeque<(FileId, View, usize)> = VecDeque::from([(s.file, View::Direct, 0)]);
-    let mut passed_on: HashSet<FileId> = HashSet::from([s.file]);
+    let mut files: Vec<(usize, Vec<Seen>, Provenance)> = vec![(t.file.index(), vec![own], Provenance::Scope)];
+    if t.member && !t.unique_member {
+        return files;
+    }
+    let mut queue: VecDeque<(FileId, View, usize)> = VecDeque::from([(t.file, View::Direct, 0)]);
+    let mut passed_on: HashSet<FileId> = HashSet::from([t.file]);
     while let Some((at, view, depth)) = queue.pop_front() {
-        if member && !unique_member {
-            break;
-        }
         for (from, _, e) in q.sg.edges(q.sg.file_node(at), petgraph::Direction::Incoming) {
             if e.kind != EdgeKind::Imports {
                 continue;
@@ -115,10 +159,10 @@ pub fn uses(
                 continue;
             };
             let seen = match (&view, &imp.name, imp.glob) {
-                _ if unique_member => Seen::AnyMember,
+                _ if t.unique_member => Seen::AnyMember,
                 (View::Through(b), _, _) => Seen::Member(b.clone()),
-                (View::Direct, Some(n), _) if *n == name => {
-                    Seen::Bare(import_binding(fam, imp).unwrap_or(&name).to_string())
+                (View::Direct, Some(n), _) if n == name => {
+                    Seen::Bare(import_binding(t.fam, imp).unwrap_or(name).to_string())
                 }
                 (View::Direct, _, true) if imp.alias.is_none() => Seen::Bare(name.clone()),
                 (View::Direct, _, _) => match import_binding(src.family(), imp) {
@@ -128,7 +172,7 @@ pub fn uses(
             };
             // What this importer's own importers see of the name, if it passes it on.
             let next = match &seen {
-                Seen::Bare(local) if *local == name => Some(View::Direct),
+                Seen::Bare(local) if local == name => Some(View::Direct),
                 Seen::AnyMember => Some(View::Direct),
                 Seen::Member(b) => Some(View::Through(b.clone())),
                 _ => None,
@@ -146,83 +190,80 @@ pub fn uses(
             }
         }
     }
-    let cut = files.len() > MAX_FILES;
-    files.truncate(MAX_FILES);
-    let registry = LanguageRegistry::builtin().ok();
-    let mut parser = tree_sitter::Parser::new();
-    let mut out = Vec::new();
-    for (fi, ways, provenance) in files {
-        let Some(file) = g.files.get(fi) else { continue };
-        let Some(spec) = registry.and_then(|r| r.by_name(&file.language)) else {
-            continue;
+    files
+}
+
+/// The uses of `t` in one file, read and parsed once, for each way the file names it.
+fn uses_in_file(
+    q: &GraphQuery,
+    t: &Target,
+    (fi, ways, provenance): (usize, &[Seen], Provenance),
+    root: &Path,
+    known: &HashSet<(String, u32)>,
+    parser: &mut tree_sitter::Parser,
+    out: &mut Vec<(Site, SymbolInfo)>,
+) {
+    let Some(file) = q.graph.files.get(fi) else { return };
+    let Some(spec) = LanguageRegistry::builtin()
+        .ok()
+        .and_then(|r| r.by_name(&file.language))
+    else {
+        return;
+    };
+    let Ok(text) = std::fs::read(root.join(file.path.as_str())) else {
+        return;
+    };
+    if parser.set_language(&spec.grammar).is_err() {
+        return;
+    }
+    let Some(tree) = parser.parse(&text, None) else {
+        return;
+    };
+    // Definitions' own names in this file (the target's among them) are not uses.
+    let def_names: HashSet<usize> = file.defs.iter().map(|x| x.name_byte as usize).collect();
+    for way in ways {
+        let word = match way {
+            Seen::Bare(local) => local.as_str(),
+            Seen::Member(_) | Seen::Own | Seen::AnyMember => t.name.as_str(),
         };
-        let Ok(text) = std::fs::read(root.join(file.path.as_str())) else {
-            continue;
-        };
-        if parser.set_language(&spec.grammar).is_err() {
-            continue;
-        }
-        let Some(tree) = parser.parse(&text, None) else {
-            continue;
-        };
-        let own = (fi == s.file.index()).then_some(d.name_byte as usize);
-        // Other definitions' own names in this file are not uses.
-        let def_names: HashSet<usize> = file.defs.iter().map(|x| x.name_byte as usize).collect();
-        for way in &ways {
-            let word = match way {
-                Seen::Bare(local) => local.as_str(),
-                Seen::Member(_) | Seen::Own | Seen::AnyMember => name.as_str(),
-            };
-            for at in word_positions(&text, word.as_bytes()) {
-                if Some(at) == own {
-                    continue;
-                }
-                if def_names.contains(&at) {
-                    continue;
-                }
-                let through = match way {
-                    // `other.name` is another object's member, not this name.
-                    Seen::Bare(_) => !after_access(&text, at),
-                    Seen::Member(binding) => member_of(&text, at, fam, &[binding.as_str()]),
-                    Seen::Own => member_of(&text, at, fam, &["self", "this", "cls", "Self"]),
-                    Seen::AnyMember => after_access(&text, at),
-                };
-                if !through {
-                    continue;
-                }
-                let Some(node) = tree.root_node().descendant_for_byte_range(at, at + word.len()) else {
-                    continue;
-                };
-                if !is_identifier(node.kind()) || node.byte_range() != (at..at + word.len()) || is_label(node)
-                {
-                    continue;
-                }
-                if matches!(way, Seen::Bare(_)) && shadowed(node, word.as_bytes(), &text) {
-                    continue;
-                }
-                let line = node.start_position().row as u32 + 1;
-                if known.contains(&(file.path.to_string(), line)) {
-                    continue;
-                }
-                let from = enclosing(q, fi, line);
-                out.push((
-                    Site {
-                        path: file.path.to_string(),
-                        line,
-                        kind: "uses",
-                        provenance,
-                        confidence: provenance.confidence(1),
-                        candidates: 1,
-                    },
-                    from,
-                ));
-                if out.len() >= MAX_USES {
-                    return (dedup(out), true);
-                }
+        for at in word_positions(&text, word.as_bytes()) {
+            if def_names.contains(&at) {
+                continue;
             }
+            let through = match way {
+                // `other.name` is another object's member, not this name.
+                Seen::Bare(_) => object_before(&text, at).is_none(),
+                Seen::Member(binding) => member_of(&text, at, &[binding.as_str()]),
+                Seen::Own => member_of(&text, at, &["self", "this", "cls", "Self"]),
+                Seen::AnyMember => object_before(&text, at).is_some(),
+            };
+            if !through {
+                continue;
+            }
+            let Some(node) = tree.root_node().descendant_for_byte_range(at, at + word.len()) else {
+                continue;
+            };
+            if !is_identifier(node.kind()) || node.byte_range() != (at..at + word.len()) || is_label(node) {
+                continue;
+            }
+            if matches!(way, Seen::Bare(_)) && shadowed(node, word.as_bytes(), &text) {
+                continue;
+            }
+            let line = node.start_position().row as u32 + 1;
+            if known.contains(&(file.path.to_string(), line)) {
+                continue;
+            }
+            let site = Site {
+                path: file.path.to_string(),
+                line,
+                kind: "uses",
+                provenance,
+                confidence: provenance.confidence(1),
+                candidates: 1,
+            };
+            out.push((site, enclosing(q, fi, line)));
         }
     }
-    (dedup(out), cut)
 }
 
 /// One use per line.
@@ -254,35 +295,28 @@ fn word_positions(text: &[u8], word: &[u8]) -> Vec<usize> {
     out
 }
 
-/// The occurrence at `at` is a member of one of `objects`: `ns.name`, `ns?.name`,
-/// `self->name`, `Self::name` (spaces allowed around the operator).
-fn member_of(text: &[u8], at: usize, fam: Family, objects: &[&str]) -> bool {
+/// What stands before a member operator (`.`, `?.`, `->`, `::`) just before `at`, if one
+/// does (spaces allowed around the operator).
+fn object_before(text: &[u8], at: usize) -> Option<&[u8]> {
     let before = text[..at].trim_ascii_end();
-    let rest = if let Some(r) = before.strip_suffix(b"?.").or_else(|| before.strip_suffix(b".")) {
-        r
-    } else if let Some(r) = before.strip_suffix(b"->") {
-        r
-    } else if let Some(r) = before
-        .strip_suffix(b"::")
-        .filter(|_| matches!(fam, Family::Rust | Family::C))
-    {
-        r
-    } else {
+    [b"?.".as_slice(), b".", b"->", b"::"]
+        .iter()
+        .find_map(|op| before.strip_suffix(*op))
+        .map(<[u8]>::trim_ascii_end)
+}
+
+/// The occurrence at `at` is a member of one of `objects`: `ns.name`, `ns?.name`,
+/// `self->name`, `Self::name`.
+fn member_of(text: &[u8], at: usize, objects: &[&str]) -> bool {
+    let Some(rest) = object_before(text, at) else {
         return false;
     };
-    let rest = rest.trim_ascii_end();
     objects.iter().any(|o| {
         rest.ends_with(o.as_bytes())
             && rest[..rest.len() - o.len()]
                 .last()
                 .is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
     })
-}
-
-/// The occurrence at `at` follows a member operator (`.`, `->`, `::`).
-fn after_access(text: &[u8], at: usize) -> bool {
-    let before = text[..at].trim_ascii_end();
-    before.ends_with(b".") || before.ends_with(b"->") || before.ends_with(b"::")
 }
 
 /// A name that labels rather than uses: a keyword argument's name (`f(email=x)`), an object
@@ -352,11 +386,11 @@ mod tests {
     #[test]
     fn member_access_is_read_before_the_name() {
         let t = b"regexes.email + regexes . email + email + myregexes.email + this?.email";
-        assert!(member_of(t, 8, Family::Js, &["regexes"]));
-        assert!(member_of(t, 26, Family::Js, &["regexes"]));
-        assert!(!member_of(t, 34, Family::Js, &["regexes"]));
-        assert!(!member_of(t, 52, Family::Js, &["regexes"]));
-        assert!(member_of(t, 66, Family::Js, &["self", "this"]));
-        assert!(after_access(t, 8) && !after_access(t, 34));
+        assert!(member_of(t, 8, &["regexes"]));
+        assert!(member_of(t, 26, &["regexes"]));
+        assert!(!member_of(t, 34, &["regexes"]));
+        assert!(!member_of(t, 52, &["regexes"]));
+        assert!(member_of(t, 66, &["self", "this"]));
+        assert!(object_before(t, 8).is_some() && object_before(t, 34).is_none());
     }
 }

@@ -149,6 +149,15 @@ pub struct ChangedFile<'a> {
     pub language: String,
 }
 
+/// What a test file's stem names: `test_x`, `x_test`, `x_tests`, `x.test`, `x.spec` -> `x`.
+fn tested_name(stem: &str) -> &str {
+    stem.trim_start_matches("test_")
+        .trim_end_matches("_test")
+        .trim_end_matches("_tests")
+        .trim_end_matches(".test")
+        .trim_end_matches(".spec")
+}
+
 /// Added to the score of a test that reaches a changed definition in one step (a call, a
 /// type use, inheritance): above history's `1 + s`, so direct tests always come first.
 const DIRECT_TEST: f32 = 3.0;
@@ -496,13 +505,7 @@ impl<'g> ImpactAnalysis<'g> {
                 continue;
             }
             let Some(s) = stem(p) else { continue };
-            let bare = s
-                .trim_start_matches("test_")
-                .trim_end_matches("_test")
-                .trim_end_matches("_tests")
-                .trim_end_matches(".test")
-                .trim_end_matches(".spec")
-                .to_string();
+            let bare = tested_name(&s).to_string();
             if stems.iter().any(|c| *c == bare && bare.len() > 2) {
                 tests.push(TestToRun {
                     command: None,
@@ -539,12 +542,7 @@ impl<'g> ImpactAnalysis<'g> {
                 continue;
             }
             let Some(s) = stem(p) else { continue };
-            let bare = norm(
-                s.trim_start_matches("test_")
-                    .trim_end_matches("_test")
-                    .trim_end_matches(".test")
-                    .trim_end_matches(".spec"),
-            );
+            let bare = norm(tested_name(&s));
             let mut dirs = p.split('/').rev().skip(1).map(norm);
             if dirs.any(|d| wanted.contains(&(d, bare.clone()))) {
                 tests.push(TestToRun {

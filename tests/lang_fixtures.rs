@@ -23,11 +23,32 @@ fn fixture_files(lang: &str) -> Vec<std::path::PathBuf> {
 #[test]
 fn every_query_compiles_within_the_vocabulary() {
     let registry = LanguageRegistry::builtin().expect("registry");
-    assert!(registry.languages().len() >= 9);
+    assert!(registry.languages().len() >= 20);
     for spec in registry.languages() {
         let (tags, imports) = spec.validate().unwrap_or_else(|e| panic!("{}: {e}", spec.name));
         assert!(tags > 0, "{} has no tag patterns", spec.name);
         assert!(imports > 0, "{} has no import patterns", spec.name);
+    }
+}
+
+/// Every grammar crate is built for an ABI this tree-sitter reads, and a parser accepts it:
+/// a grammar crate of another generation fails here, not on a user's first file.
+#[test]
+fn every_grammar_speaks_this_tree_sitter_abi() {
+    let registry = LanguageRegistry::builtin().expect("registry");
+    for spec in registry.languages() {
+        let abi = spec.grammar.abi_version();
+        assert!(
+            (tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION..=tree_sitter::LANGUAGE_VERSION).contains(&abi),
+            "{}: grammar ABI {abi} outside {}..={}",
+            spec.name,
+            tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION,
+            tree_sitter::LANGUAGE_VERSION
+        );
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&spec.grammar)
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
     }
 }
 
@@ -123,4 +144,59 @@ fn c_extraction() {
 #[test]
 fn cpp_extraction() {
     check("cpp");
+}
+
+#[test]
+fn bash_extraction() {
+    check("bash");
+}
+
+#[test]
+fn csharp_extraction() {
+    check("csharp");
+}
+
+#[test]
+fn elixir_extraction() {
+    check("elixir");
+}
+
+#[test]
+fn haskell_extraction() {
+    check("haskell");
+}
+
+#[test]
+fn kotlin_extraction() {
+    check("kotlin");
+}
+
+#[test]
+fn lua_extraction() {
+    check("lua");
+}
+
+#[test]
+fn php_extraction() {
+    check("php");
+}
+
+#[test]
+fn ruby_extraction() {
+    check("ruby");
+}
+
+#[test]
+fn scala_extraction() {
+    check("scala");
+}
+
+#[test]
+fn swift_extraction() {
+    check("swift");
+}
+
+#[test]
+fn zig_extraction() {
+    check("zig");
 }

@@ -130,7 +130,12 @@ impl<'g> TestCommands<'g> {
             }
             Family::Js if mocha_layout(path) => format!("npx mocha {path}"),
             Family::Js => format!("npx jest {path}"),
-            _ => return None,
+            // Languages whose `language.toml` names a test command (rspec, phpunit, dotnet
+            // test, mix test...): the whole file.
+            _ => crate::lang::LanguageRegistry::builtin()
+                .ok()?
+                .by_name(&f.language)?
+                .test_command_for(&[path])?,
         })
     }
 
@@ -343,6 +348,7 @@ pub fn runnable_test_file(path: &str) -> bool {
     (rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file))
         || js_suite_in_test_dir(path)
         || named_test_file(path, file)
+        || crate::lexical::language_test_file(path)
 }
 
 /// A JavaScript or TypeScript file in a `test/` (or `tests/`) folder, as mocha and ava lay

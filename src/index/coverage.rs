@@ -1,5 +1,7 @@
 //! `Coverage`: what an answer was computed over, attached to every result.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::{IndexSnapshot, WorkingTreeDiff};
@@ -20,6 +22,31 @@ pub struct Coverage {
     /// the command that repairs it; the answer was made without them (or is an error).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub damaged: Vec<String>,
+    /// Files read, by language.
+    pub languages: BTreeMap<String, u64>,
+    /// Files no language reads, by extension (`""`: none): the five most common, the rest
+    /// summed under `"other"`. Answers say nothing about these files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_read: BTreeMap<String, u64>,
+}
+
+/// Extensions named in `not_read` before the rest is summed.
+const NOT_READ_SHOWN: usize = 5;
+
+/// The most common unread extensions, the rest summed under `other`.
+fn not_read(by_ext: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut v: Vec<(&String, &u64)> = by_ext.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let mut out: BTreeMap<String, u64> = v
+        .iter()
+        .take(NOT_READ_SHOWN)
+        .map(|(k, n)| ((*k).clone(), **n))
+        .collect();
+    let rest: u64 = v.iter().skip(NOT_READ_SHOWN).map(|(_, n)| **n).sum();
+    if rest > 0 {
+        *out.entry("other".to_string()).or_default() += rest;
+    }
+    out
 }
 
 impl Coverage {
@@ -37,6 +64,28 @@ impl Coverage {
             generation: snapshot.generation(),
             index_age_secs: now_ms.saturating_sub(snapshot.manifest.created_unix_ms) / 1000,
             damaged: Vec::new(),
+            languages: s.by_language.iter().map(|(l, x)| (l.clone(), x.files)).collect(),
+            not_read: not_read(&s.unsupported_by_extension),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_read_names_the_five_most_common_and_sums_the_rest() {
+        let by_ext: BTreeMap<String, u64> = [("md", 9), ("yml", 7), ("png", 5), ("", 4), ("txt", 3), ("lock", 2), ("svg", 1)]
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+        let shown = not_read(&by_ext);
+        assert_eq!(shown.len(), 6);
+        assert_eq!(shown.get("md"), Some(&9));
+        assert_eq!(shown.get(""), Some(&4));
+        assert_eq!(shown.get("other"), Some(&3));
+        assert!(!shown.contains_key("svg"));
+        assert_eq!(shown.values().sum::<u64>(), by_ext.values().sum::<u64>());
     }
 }

@@ -915,6 +915,7 @@ fn summarize(table: &FileTable) -> Summary {
             .entry(k.reason.as_str().to_string())
             .or_default() += 1;
     }
+    s.unsupported_by_extension = table.unsupported_by_extension.clone();
     let unsupported: u64 = table.unsupported_by_extension.values().sum();
     if unsupported > 0 {
         s.skipped_by_reason

@@ -123,4 +123,7 @@ pub struct Summary {
     /// Files with at least one diagnostic, by diagnostic kind.
     pub diagnostics_by_kind: BTreeMap<String, u64>,
     pub files_with_diagnostics: u64,
+    /// Files not read because no language reads them, by extension (`""`: none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unsupported_by_extension: BTreeMap<String, u64>,
 }

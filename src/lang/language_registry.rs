@@ -29,11 +29,13 @@ pub enum LangError {
     Builtin(String),
 }
 
-struct Embedded {
-    dir: &'static str,
-    manifest: &'static str,
-    tags: &'static str,
-    imports: &'static str,
+/// One language folder's files: embedded at compile time, or read from a folder by
+/// [`LanguageRegistry::from_dir`] (for editing queries without rebuilding).
+struct Embedded<'a> {
+    dir: &'a str,
+    manifest: &'a str,
+    tags: &'a str,
+    imports: &'a str,
 }
 
 macro_rules! embed {
@@ -47,22 +49,44 @@ macro_rules! embed {
     };
 }
 
-const EMBEDDED: &[Embedded] = &[
+const EMBEDDED: &[Embedded<'static>] = &[
+    embed!("bash"),
     embed!("c"),
     embed!("cpp"),
+    embed!("csharp"),
+    embed!("elixir"),
     embed!("go"),
+    embed!("haskell"),
     embed!("java"),
     embed!("javascript"),
+    embed!("kotlin"),
+    embed!("lua"),
+    embed!("php"),
     embed!("python"),
+    embed!("ruby"),
     embed!("rust"),
+    embed!("scala"),
+    embed!("swift"),
     embed!("tsx"),
     embed!("typescript"),
+    embed!("zig"),
 ];
 
 /// The grammar crates this build links, by the name `language.toml` uses.
 fn grammar(name: &str) -> Option<Language> {
     Some(match name {
+        "tree-sitter-bash" => tree_sitter_bash::LANGUAGE.into(),
         "tree-sitter-c" => tree_sitter_c::LANGUAGE.into(),
+        "tree-sitter-c-sharp" => tree_sitter_c_sharp::LANGUAGE.into(),
+        "tree-sitter-elixir" => tree_sitter_elixir::LANGUAGE.into(),
+        "tree-sitter-haskell" => tree_sitter_haskell::LANGUAGE.into(),
+        "tree-sitter-kotlin-ng" => tree_sitter_kotlin_ng::LANGUAGE.into(),
+        "tree-sitter-lua" => tree_sitter_lua::LANGUAGE.into(),
+        "tree-sitter-php" => tree_sitter_php::LANGUAGE_PHP.into(),
+        "tree-sitter-ruby" => tree_sitter_ruby::LANGUAGE.into(),
+        "tree-sitter-scala" => tree_sitter_scala::LANGUAGE.into(),
+        "tree-sitter-swift" => tree_sitter_swift::LANGUAGE.into(),
+        "tree-sitter-zig" => tree_sitter_zig::LANGUAGE.into(),
         "tree-sitter-cpp" => tree_sitter_cpp::LANGUAGE.into(),
         "tree-sitter-go" => tree_sitter_go::LANGUAGE.into(),
         "tree-sitter-java" => tree_sitter_java::LANGUAGE.into(),
@@ -86,6 +110,10 @@ struct Manifest {
     import_style: Option<String>,
     #[serde(default)]
     common_members: Vec<String>,
+    #[serde(default)]
+    test_files: Vec<String>,
+    #[serde(default)]
+    test_command: Option<String>,
 }
 
 #[derive(Debug)]
@@ -107,12 +135,58 @@ impl LanguageRegistry {
     }
 
     fn build() -> Result<LanguageRegistry, LangError> {
+        Self::build_from(EMBEDDED)
+    }
+
+    /// The registry of a `grammars/` folder on disk, for the languages this build links: how
+    /// query edits are tried without rebuilding (`cargo run --example extract`). A folder
+    /// whose grammar this build does not link is an error naming it.
+    pub fn from_dir(dir: &std::path::Path) -> Result<LanguageRegistry, LangError> {
+        let read = |lang: &str, file: &str| {
+            std::fs::read_to_string(dir.join(lang).join(file)).map_err(|e| LangError::Query {
+                lang: lang.into(),
+                file: file.into(),
+                message: e.to_string(),
+            })
+        };
+        let mut folders: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| LangError::Manifest {
+                lang: dir.display().to_string(),
+                message: e.to_string(),
+            })?
+            .flatten()
+            .filter(|e| e.path().join("language.toml").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        folders.sort();
+        let mut texts = Vec::new();
+        for lang in &folders {
+            texts.push([
+                read(lang, "language.toml")?,
+                read(lang, "tags.scm")?,
+                read(lang, "imports.scm")?,
+            ]);
+        }
+        let sources: Vec<Embedded<'_>> = folders
+            .iter()
+            .zip(&texts)
+            .map(|(dir, [manifest, tags, imports])| Embedded {
+                dir,
+                manifest,
+                tags,
+                imports,
+            })
+            .collect();
+        Self::build_from(&sources)
+    }
+
+    fn build_from(sources: &[Embedded<'_>]) -> Result<LanguageRegistry, LangError> {
         let mut languages = Vec::new();
         let mut by_extension = HashMap::new();
         let mut hasher = blake3::Hasher::new();
         hasher.update(&crate::symbols::RECORD_VERSION.to_le_bytes());
-        for e in EMBEDDED {
-            let spec = load(e)?;
+        for e in sources {
+            let spec = load(e, sources)?;
             for ext in &spec.extensions {
                 by_extension.insert(ext.clone(), languages.len());
             }
@@ -150,12 +224,13 @@ impl LanguageRegistry {
     }
 }
 
-fn embedded(dir: &str) -> Option<&'static Embedded> {
-    EMBEDDED.iter().find(|e| e.dir == dir)
-}
-
 /// Resolves `; inherits: other` on the first line, recursively (bounded: no cycles).
-fn query_source(lang: &str, file: &str, text: &'static str) -> Result<String, LangError> {
+fn query_source(
+    lang: &str,
+    file: &str,
+    text: &str,
+    sources: &[Embedded<'_>],
+) -> Result<String, LangError> {
     let mut parts = vec![text];
     let mut current = text;
     while let Some(parent) = current
@@ -164,8 +239,10 @@ fn query_source(lang: &str, file: &str, text: &'static str) -> Result<String, La
         .and_then(|l| l.strip_prefix("; inherits:"))
         .map(str::trim)
     {
-        let base = embedded(parent)
-            .filter(|_| parts.len() <= EMBEDDED.len())
+        let base = sources
+            .iter()
+            .find(|e| e.dir == parent)
+            .filter(|_| parts.len() <= sources.len())
             .ok_or_else(|| LangError::Query {
                 lang: lang.into(),
                 file: file.into(),
@@ -182,7 +259,7 @@ fn query_source(lang: &str, file: &str, text: &'static str) -> Result<String, La
     Ok(parts.join("\n"))
 }
 
-fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
+fn load(e: &Embedded<'_>, sources: &[Embedded<'_>]) -> Result<LanguageSpec, LangError> {
     let m: Manifest = toml::from_str(e.manifest).map_err(|err| LangError::Manifest {
         lang: e.dir.into(),
         message: err.to_string(),
@@ -194,6 +271,7 @@ fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
     let import_style = match m.import_style.as_deref() {
         None | Some("plain") => ImportStyle::Plain,
         Some("rust-use-tree") => ImportStyle::RustUseTree,
+        Some("path-ends-with-name") => ImportStyle::PathEndsWithName,
         Some(other) => {
             return Err(LangError::Manifest {
                 lang: e.dir.into(),
@@ -201,8 +279,18 @@ fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
             });
         }
     };
-    let tags_source = query_source(e.dir, "tags.scm", e.tags)?;
-    let imports_source = query_source(e.dir, "imports.scm", e.imports)?;
+    let test_files = test_globs(e.dir, &m.test_files)?;
+    if let Some(c) = &m.test_command
+        && !c.contains("{files}")
+        && !c.contains("{stems}")
+    {
+        return Err(LangError::Manifest {
+            lang: e.dir.into(),
+            message: format!("test_command {c:?} names neither {{files}} nor {{stems}}"),
+        });
+    }
+    let tags_source = query_source(e.dir, "tags.scm", e.tags, sources)?;
+    let imports_source = query_source(e.dir, "imports.scm", e.imports, sources)?;
     Ok(LanguageSpec {
         name: m.name,
         extensions: m.extensions.iter().map(|x| x.to_ascii_lowercase()).collect(),
@@ -212,6 +300,34 @@ fn load(e: &Embedded) -> Result<LanguageSpec, LangError> {
         tags_source,
         imports_source,
         common_members: m.common_members.into_iter().collect(),
+        test_files,
+        test_command: m.test_command,
         queries: OnceLock::new(),
+    })
+}
+
+/// `test_files` globs as one set; a glob without `/` matches in any folder.
+fn test_globs(lang: &str, globs: &[String]) -> Result<Option<globset::GlobSet>, LangError> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs {
+        let pattern = match g.contains('/') {
+            true => g.clone(),
+            false => format!("**/{g}"),
+        };
+        let glob = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| LangError::Manifest {
+                lang: lang.into(),
+                message: format!("test_files: {e}"),
+            })?;
+        b.add(glob);
+    }
+    b.build().map(Some).map_err(|e| LangError::Manifest {
+        lang: lang.into(),
+        message: format!("test_files: {e}"),
     })
 }

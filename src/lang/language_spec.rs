@@ -14,6 +14,9 @@ pub enum ImportStyle {
     /// The captured node is a Rust use-tree (`a::{b as c, d::*}`), flattened into one import
     /// per leaf.
     RustUseTree,
+    /// `@import.path` is the whole dotted name, `@import.name` its last part (Kotlin's
+    /// `import a.b.C`): the path is cut to `a.b`.
+    PathEndsWithName,
 }
 
 pub struct LanguageSpec {
@@ -27,6 +30,11 @@ pub struct LanguageSpec {
     /// `size`) that a call `x.name()` on a value of unknown type is not linked to a
     /// repository method by the name alone (`language.toml`'s `common_members`).
     pub common_members: std::collections::HashSet<String>,
+    /// Test files by the conventions of the language's test frameworks (`language.toml`'s
+    /// `test_files`: globs on the repository path, `**/` implied for a glob without `/`).
+    pub test_files: Option<globset::GlobSet>,
+    /// The command that runs test files (`test_command`, `{files}` replaced by their paths).
+    pub test_command: Option<String>,
     pub grammar: Language,
     /// Query sources with `; inherits:` resolved.
     pub(super) tags_source: String,
@@ -44,6 +52,29 @@ pub struct LanguageQueries {
 }
 
 impl LanguageSpec {
+    /// A test file by this language's conventions (`test_files`).
+    pub fn is_test_file(&self, path: &str) -> bool {
+        self.test_files.as_ref().is_some_and(|g| g.is_match(path))
+    }
+
+    /// The command that runs `files` by this language's `test_command`: `{files}` is their
+    /// paths, `{stems}` their file names without extension (a JVM test class), each once.
+    pub fn test_command_for(&self, files: &[&str]) -> Option<String> {
+        let template = self.test_command.as_ref()?;
+        let stems: Vec<&str> = files
+            .iter()
+            .map(|f| {
+                let name = f.rsplit('/').next().unwrap_or(f);
+                name.split_once('.').map_or(name, |(s, _)| s)
+            })
+            .collect();
+        Some(
+            template
+                .replace("{files}", &files.join(" "))
+                .replace("{stems}", &stems.join(" ")),
+        )
+    }
+
     /// The compiled queries; fails if a query does not compile or leaves the vocabulary.
     pub fn queries(&self) -> Result<&LanguageQueries, LangError> {
         self.queries

@@ -642,7 +642,8 @@ pub fn path_prior(path: &str) -> f32 {
             "test.java",
         ]
         .iter()
-        .any(|suffix| file.ends_with(suffix));
+        .any(|suffix| file.ends_with(suffix))
+        || language_test_file(path);
     if test_file
         || in_dir(&[
             "test",
@@ -669,6 +670,16 @@ pub fn path_prior(path: &str) -> f32 {
     } else {
         1.0
     }
+}
+
+/// A test file by the conventions its language declares (`test_files` in `language.toml`:
+/// `*_spec.rb`, `*Tests.cs`, `*_test.exs`...).
+pub fn language_test_file(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    crate::lang::LanguageRegistry::builtin()
+        .ok()
+        .and_then(|r| r.for_file_name(file))
+        .is_some_and(|(_, spec)| spec.is_test_file(path))
 }
 
 /// Ranks files by their hits: the best hit plus a little for further distinct hits, times

@@ -13,7 +13,12 @@ const MAX_DOC: usize = 4_000;
 fn is_annotation(kind: &str) -> bool {
     matches!(
         kind,
-        "attribute_item" | "decorator" | "annotation" | "marker_annotation"
+        "attribute_item"
+            | "decorator"
+            | "annotation"
+            | "marker_annotation"
+            | "attribute_list"
+            | "attribute"
     )
 }
 
@@ -31,6 +36,7 @@ fn is_wrapper(kind: &str) -> bool {
             | "lexical_declaration"
             | "variable_declaration"
             | "expression_statement"
+            | "body_statement"
     )
 }
 
@@ -83,7 +89,7 @@ fn leading_comments(node: Node, source: &[u8]) -> Option<String> {
     let mut top_line = node.start_position().row;
     loop {
         match anchor.prev_named_sibling() {
-            Some(prev) if prev.kind().contains("comment") => {
+            Some(prev) if prev.kind().contains("comment") || prev.kind() == "haddock" => {
                 // A JSDoc/Javadoc block documents what follows it across one blank line.
                 let doc_block = comments.is_empty() && source[prev.byte_range()].starts_with(b"/**");
                 let gap = if doc_block { 2 } else { 1 };
@@ -119,11 +125,13 @@ fn leading_comments(node: Node, source: &[u8]) -> Option<String> {
 /// Strips comment markers and string quotes, dedents, and caps the length.
 pub(super) fn clean(raw: &str) -> String {
     let unquoted = strip_string_quotes(raw.trim());
+    let unquoted = &*xml_doc_tags(unquoted);
     let mut lines: Vec<&str> = unquoted
         .lines()
         .map(|l| {
             let l = l.trim();
-            let l = ["///", "//!", "//", "/**", "/*!", "/*", "#"]
+            // `--` only before a space: Lua's `---`/`-- `, Haskell's `-- |`.
+            let l = ["///", "//!", "//", "/**", "/*!", "/*", "#", "---", "-- |", "-- ^", "-- "]
                 .iter()
                 .find_map(|m| l.strip_prefix(m))
                 .unwrap_or(l);
@@ -145,6 +153,27 @@ pub(super) fn clean(raw: &str) -> String {
     truncate(lines.join("\n"), MAX_DOC)
 }
 
+/// C#'s XML doc comments read as text: `<summary>` and the like dropped, `<see cref="X"/>` as
+/// `X`, `<param name="x">` as `x: `.
+fn xml_doc_tags(s: &str) -> std::borrow::Cow<'_, str> {
+    static TAGS: std::sync::LazyLock<Option<[regex::Regex; 3]>> = std::sync::LazyLock::new(|| {
+        Some([
+            regex::Regex::new(r#"<(?:see|seealso|paramref|typeparamref)\s+(?:cref|name|langword)="([^"]*)"\s*/>"#).ok()?,
+            regex::Regex::new(r#"<(?:param|typeparam)\s+name="([^"]*)"\s*>"#).ok()?,
+            regex::Regex::new(r"</?(?:summary|remarks|returns|value|para|example|param|typeparam|c|code|exception[^>]*)>").ok()?,
+        ])
+    });
+    if !s.contains('<') {
+        return s.into();
+    }
+    let Some([see, param, tag]) = TAGS.as_ref() else {
+        return s.into();
+    };
+    let s = see.replace_all(s, "$1");
+    let s = param.replace_all(&s, "$1: ");
+    tag.replace_all(&s, "").into_owned().into()
+}
+
 fn strip_string_quotes(s: &str) -> &str {
     let s = s.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B', 'f', 'F']);
     for q in ["\"\"\"", "'''", "\"", "'"] {
@@ -157,18 +186,48 @@ fn strip_string_quotes(s: &str) -> &str {
 
 /// The declaration up to its body, whitespace collapsed: `def get(url, params=None, **kwargs)`.
 pub(super) fn signature(node: Node, source: &[u8]) -> String {
-    let end = node
-        .child_by_field_name("body")
+    // A comment between the header and the body (Ruby `class A # why`) is not signature.
+    let mut cursor = node.walk();
+    let comment = node
+        .children(&mut cursor)
+        .find(|c| c.kind().contains("comment"))
+        .map(|c| c.start_byte());
+    // Grammars without a `body` field (Kotlin): the first `*_body` child.
+    let body = node.child_by_field_name("body").or_else(|| {
+        let mut cursor = node.walk();
+        node.children(&mut cursor)
+            .find(|c| c.kind().ends_with("_body"))
+    });
+    let end = body
         .map(|b| b.start_byte())
+        .into_iter()
+        .chain(comment)
+        .min()
         .filter(|&e| e > node.start_byte())
         .unwrap_or_else(|| {
             let bytes = &source[node.byte_range()];
             node.start_byte() + bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len())
         });
     let raw = String::from_utf8_lossy(&source[node.start_byte()..end]);
+    // Annotations on lines of their own (`@Test`, `#[Fact]`) are not the declaration.
+    let mut raw: &str = &raw;
+    while let Some((first, rest)) = raw.split_once('\n')
+        && is_annotation_line(first)
+        && !rest.trim().is_empty()
+    {
+        raw = rest;
+    }
     let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     let trimmed = collapsed.trim_end_matches(['{', ':', ' ']).trim_end();
     truncate(trimmed.to_string(), MAX_SIGNATURE)
+}
+
+/// A line holding only annotations or attributes: `@Test`, `@Composable`, `[Fact]`, `#[X]`.
+fn is_annotation_line(line: &str) -> bool {
+    let l = line.trim();
+    (l.starts_with('@') && !l.contains(" fun ") && !l.contains('{'))
+        || (l.starts_with("#[") && l.ends_with(']'))
+        || (l.starts_with('[') && l.ends_with(']'))
 }
 
 fn truncate(mut s: String, max: usize) -> String {
@@ -193,6 +252,12 @@ mod tests {
             "Return the thing.\n\nMore."
         );
         assert_eq!(clean("# a comment"), "a comment");
+        assert_eq!(clean("-- | Parses it.\n-- Twice."), "Parses it.\nTwice.");
+        assert_eq!(clean("--- Sends it."), "Sends it.");
+        assert_eq!(
+            clean("/// <summary>\n/// Ships the <see cref=\"Order\"/>.\n/// </summary>\n/// <param name=\"id\">The id.</param>"),
+            "Ships the Order.\n\nid: The id."
+        );
     }
 
     #[test]

@@ -25,7 +25,14 @@ impl ImportCollector {
     /// Takes the match if it is an import or package match; `false` leaves it to the tags.
     pub(super) fn accept(&mut self, m: &QueryMatch<'_, '_>, captures: &[Capture], source: &[u8]) -> bool {
         let mut statement = None;
-        let mut path = None;
+        // Several @import.path captures (Scala's `import a.b.C` has no node spanning `a.b`)
+        // make one path: the text from the first to the last.
+        let mut path: Option<Node> = None;
+        let mut path_end = 0;
+        let mut multi_path = false;
+        // Several @package captures in one match (Scala's chained `package a.b` `package c`)
+        // make one package, joined with `.`.
+        let mut package: Vec<String> = Vec::new();
         let mut name = None;
         let mut alias = None;
         let mut glob = false;
@@ -35,13 +42,22 @@ impl ImportCollector {
             mine |= c.is_some_and(|c| c.belongs_to_imports() && *c != Capture::Private);
             match c {
                 Some(Capture::Import) => statement = Some(cap.node),
-                Some(Capture::ImportPath) => path = Some(cap.node),
+                Some(Capture::ImportPath) => {
+                    multi_path |= path.is_some();
+                    if path.is_none_or(|p| cap.node.start_byte() < p.start_byte()) {
+                        path = Some(cap.node);
+                    }
+                    path_end = path_end.max(cap.node.end_byte());
+                }
                 Some(Capture::ImportName) => name = Some(text(cap.node, source)),
                 Some(Capture::ImportAlias) => alias = Some(text(cap.node, source)),
                 Some(Capture::ImportGlob) => glob = true,
-                Some(Capture::Package) => self.package = Some(text(cap.node, source)),
+                Some(Capture::Package) => package.push(text(cap.node, source)),
                 _ => {}
             }
+        }
+        if !package.is_empty() {
+            self.package = Some(package.join("."));
         }
         let (Some(statement), Some(path)) = (statement, path) else {
             return mine;
@@ -50,6 +66,35 @@ impl ImportCollector {
         match self.style {
             ImportStyle::RustUseTree if alias.is_none() => {
                 flatten_use_tree(path, source, &mut Vec::new(), line, &mut self.imports);
+            }
+            ImportStyle::PathEndsWithName => {
+                // `import a.b.C` captured whole: the path is `a.b`, the name `C`.
+                let full = unquote(&text(path, source));
+                let path = match &name {
+                    Some(n) => full
+                        .strip_suffix(n.as_str())
+                        .and_then(|p| p.strip_suffix('.'))
+                        .map_or(full.clone(), str::to_string),
+                    None => full,
+                };
+                self.imports.push(Import {
+                    path,
+                    name,
+                    alias,
+                    glob,
+                    line,
+                });
+            }
+            _ if multi_path => {
+                let raw = String::from_utf8_lossy(&source[path.start_byte()..path_end]);
+                let joined: String = raw.chars().filter(|c| !c.is_whitespace() && *c != '`').collect();
+                self.imports.push(Import {
+                    path: joined,
+                    name,
+                    alias,
+                    glob,
+                    line,
+                });
             }
             _ => self.imports.push(Import {
                 path: unquote(&text(path, source)),

@@ -103,7 +103,8 @@ impl ModulePaths {
                 .map(str::to_string)
                 .unwrap_or_else(|| path.parent().replace('/', ".")),
             "javascript" | "typescript" | "tsx" => js_module(path),
-            _ => String::new(),
+            // The namespace or package a file declares (C#, Kotlin, Scala, PHP, Haskell...).
+            _ => package.map(str::to_string).unwrap_or_default(),
         }
     }
 

@@ -176,11 +176,18 @@ fn build_definitions(separator: &str, defs: &[RawDef], source: &[u8]) -> Vec<Def
             }
             stack.pop();
         }
+        // The innermost enclosing container's own path, which carries its `@container`
+        // (`module A::B` then `class C` inside is `A::B::C`).
         let mut container: Vec<String> = stack
             .iter()
-            .filter(|&&j| out[j].kind.is_container() || is_scope(out[j].kind))
-            .map(|&j| out[j].name.clone())
-            .collect();
+            .rev()
+            .find(|&&j| out[j].kind.is_container() || is_scope(out[j].kind))
+            .map(|&j| {
+                let mut c = out[j].container.clone();
+                c.push(out[j].name.clone());
+                c
+            })
+            .unwrap_or_default();
         if let Some(c) = raw.container {
             let t = text(c, source);
             container.extend(
@@ -197,7 +204,7 @@ fn build_definitions(separator: &str, defs: &[RawDef], source: &[u8]) -> Vec<Def
         };
         out.push(Definition {
             kind,
-            name: text(raw.name, source),
+            name: def_name(raw.name, source),
             container,
             span: sp,
             name_span: span(raw.name),
@@ -212,6 +219,15 @@ fn build_definitions(separator: &str, defs: &[RawDef], source: &[u8]) -> Vec<Def
         }
     }
     out
+}
+
+/// A definition's name as written, without a symbol's colon (Ruby `attr_reader :name`).
+fn def_name(name: Node, source: &[u8]) -> String {
+    let t = text(name, source);
+    match name.kind().contains("symbol") {
+        true => t.trim_start_matches(':').to_string(),
+        false => t,
+    }
 }
 
 /// Functions scope the names defined inside them (`outer.inner` for a closure).
@@ -311,7 +327,12 @@ fn callee_text(r: &RawRef, source: &[u8]) -> String {
         String::from_utf8_lossy(&source[start..r.name.end_byte()]).into_owned()
     };
     let collapsed: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-    let trimmed = collapsed.strip_prefix("new ").unwrap_or(&collapsed).trim();
+    // Keywords the grammar keeps inside a call chain: `new Foo`, Swift's `try x.f()`.
+    let mut trimmed = collapsed.as_str();
+    for kw in ["new ", "try? ", "try! ", "try ", "await "] {
+        trimmed = trimmed.strip_prefix(kw).unwrap_or(trimmed);
+    }
+    let trimmed = trimmed.trim();
     let mut s = trimmed.to_string();
     if s.len() > MAX_CALLEE_LEN {
         let cut = s.len() - MAX_CALLEE_LEN;
@@ -349,10 +370,15 @@ fn receiver_of(callee: &str, name: &str) -> Option<String> {
     let trimmed = before
         .trim_end()
         .trim_end_matches("::")
+        .trim_end_matches(':')
+        .trim_end_matches("?->")
         .trim_end_matches("->")
+        .trim_end_matches('\\')
         .trim_end_matches("?.")
+        .trim_end_matches("&.")
         .trim_end_matches('.')
-        .trim_end();
+        .trim_end()
+        .trim_start_matches('\\');
     (!trimmed.is_empty()).then(|| trimmed.to_string())
 }
 
@@ -369,6 +395,11 @@ mod tests {
         assert_eq!(receiver_of("Vec::new", "new").as_deref(), Some("Vec"));
         assert_eq!(receiver_of("p->next", "next").as_deref(), Some("p"));
         assert_eq!(receiver_of("a?.b", "b").as_deref(), Some("a"));
+        assert_eq!(receiver_of("logger&.warn", "warn").as_deref(), Some("logger"));
+        assert_eq!(receiver_of("$a?->b?->m", "m").as_deref(), Some("$a?->b"));
+        assert_eq!(receiver_of("\\App\\fmt", "fmt").as_deref(), Some("App"));
+        assert_eq!(receiver_of("\\count", "count"), None);
+        assert_eq!(receiver_of("item:restock", "restock").as_deref(), Some("item"));
         assert_eq!(receiver_of("send", "send"), None);
     }
 

@@ -5,6 +5,8 @@
 //! Facts that depend on the rest of the repository (a Python module path depends on which
 //! `__init__.py` files exist) live in the index's file table and are recomputed every build.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use super::{Diagnostic, ReferenceKind, Span, SymbolKind};
@@ -82,6 +84,74 @@ pub struct FileSymbols {
     /// The package a file declares about itself (Java `package a.b;`, Go `package x`).
     pub package: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl FileSymbols {
+    /// A deterministic text rendering for snapshots and query authoring: one line per definition, reference and import, in file order.
+    pub fn render(&self, module: &str, sep: &str) -> String {
+            let s = self;
+        let mut out = String::new();
+        let in_def = |i: Option<u32>| {
+            i.and_then(|i| s.definitions.get(i as usize))
+                .map(|d| d.local_name(sep))
+                .unwrap_or_else(|| "-".into())
+        };
+        if let Some(p) = &s.package {
+            let _ = writeln!(out, "package {p}");
+        }
+        for d in &s.definitions {
+            let _ = writeln!(
+                out,
+                "def {:<9} {} @{}-{} sig={:?}{}",
+                d.kind.as_str(),
+                d.qualified_name(module, sep),
+                d.span.start_line,
+                d.span.end_line,
+                d.signature,
+                d.doc.as_ref().map(|x| format!(" doc={x:?}")).unwrap_or_default()
+            )
+            ;
+        }
+        for r in &s.references {
+            let enclosing = in_def(r.enclosing);
+            let _ = writeln!(
+                out,
+                "ref {:<14} {} @{} callee={:?} receiver={:?} in={}",
+                r.kind.as_str(),
+                r.name,
+                r.span.start_line,
+                r.callee,
+                r.receiver,
+                enclosing
+            )
+            ;
+        }
+        for i in &s.imports {
+            let _ = writeln!(
+                out,
+                "import @{} path={:?} name={:?} alias={:?}{}",
+                i.line,
+                i.path,
+                i.name,
+                i.alias,
+                if i.glob { " glob" } else { "" }
+            )
+            ;
+        }
+        for b in &s.bindings {
+            let enclosing = in_def(b.enclosing);
+            let _ = writeln!(
+                out,
+                "binding @{} {} value={:?} type={:?} in={}",
+                b.line, b.name, b.value, b.type_name, enclosing
+            )
+            ;
+        }
+        for d in &s.diagnostics {
+            let _ = writeln!(out, "diagnostic {:?} @{} {}", d.kind, d.line, d.message);
+        }
+        out
+    }
 }
 
 impl Definition {

@@ -110,67 +110,7 @@ pub fn separator(lang: &str) -> &'static str {
 
 /// One line per definition, reference and import, in file order.
 pub fn render_symbols(s: &FileSymbols, module: &str, sep: &str) -> String {
-    let mut out = String::new();
-    let in_def = |i: Option<u32>| {
-        i.and_then(|i| s.definitions.get(i as usize))
-            .map(|d| d.local_name(sep))
-            .unwrap_or_else(|| "-".into())
-    };
-    if let Some(p) = &s.package {
-        writeln!(out, "package {p}").unwrap();
-    }
-    for d in &s.definitions {
-        writeln!(
-            out,
-            "def {:<9} {} @{}-{} sig={:?}{}",
-            d.kind.as_str(),
-            d.qualified_name(module, sep),
-            d.span.start_line,
-            d.span.end_line,
-            d.signature,
-            d.doc.as_ref().map(|x| format!(" doc={x:?}")).unwrap_or_default()
-        )
-        .unwrap();
-    }
-    for r in &s.references {
-        let enclosing = in_def(r.enclosing);
-        writeln!(
-            out,
-            "ref {:<14} {} @{} callee={:?} receiver={:?} in={}",
-            r.kind.as_str(),
-            r.name,
-            r.span.start_line,
-            r.callee,
-            r.receiver,
-            enclosing
-        )
-        .unwrap();
-    }
-    for i in &s.imports {
-        writeln!(
-            out,
-            "import @{} path={:?} name={:?} alias={:?}{}",
-            i.line,
-            i.path,
-            i.name,
-            i.alias,
-            if i.glob { " glob" } else { "" }
-        )
-        .unwrap();
-    }
-    for b in &s.bindings {
-        let enclosing = in_def(b.enclosing);
-        writeln!(
-            out,
-            "binding @{} {} value={:?} type={:?} in={}",
-            b.line, b.name, b.value, b.type_name, enclosing
-        )
-        .unwrap();
-    }
-    for d in &s.diagnostics {
-        writeln!(out, "diagnostic {:?} @{} {}", d.kind, d.line, d.message).unwrap();
-    }
-    out
+    s.render(module, sep)
 }
 
 /// Runs git in `dir`; panics with its stderr when it fails; its stdout.

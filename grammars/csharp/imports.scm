@@ -1,0 +1,37 @@
+; `using A.B;` and `using static A.B.C;` bring every type (or every static member) of the
+; path into scope: a glob import of the path. `using X = A.B.C;` binds X to `C` of `A.B`.
+; `global using` has the same forms. A leading `global::` is dropped where it stands alone
+; (`using global::System;`); inside a longer path it stays in the path text.
+(using_directive
+  !name
+  [(identifier) (qualified_name)] @import.path @import.glob) @import
+(using_directive
+  !name
+  (alias_qualified_name alias: (_) @_global name: (_) @import.path @import.glob)
+  (#eq? @_global "global")) @import
+
+(using_directive
+  name: (identifier) @import.alias
+  (qualified_name
+    qualifier: (_) @import.path
+    name: [(identifier) @import.name (generic_name (identifier) @import.name)])) @import
+(using_directive
+  name: (identifier) @import.alias
+  (alias_qualified_name
+    alias: (_) @import.path
+    name: [(identifier) @import.name (generic_name (identifier) @import.name)])
+  (#not-eq? @import.path "global")) @import
+(using_directive
+  name: (identifier) @import.alias
+  [
+    (identifier) @import.path
+    (generic_name (identifier) @import.path)
+    (alias_qualified_name
+      alias: (_) @_global
+      name: [(identifier) @import.path (generic_name (identifier) @import.path)])
+  ]
+  (#eq? @_global "global")) @import
+
+; `namespace A.B;` (file-scoped) names the file's namespace. Block namespaces
+; (`namespace A.B { }`) are definitions in tags.scm, so they qualify what they contain.
+(file_scoped_namespace_declaration name: (_) @package)

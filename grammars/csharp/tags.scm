@@ -1,0 +1,232 @@
+; C# definitions and references. A block namespace (`namespace A.B { }`) is a definition whose
+; name (`A.B`) qualifies what it contains; a file-scoped one (`namespace A.B;`) is the file's
+; @package (imports.scm). `///` XML doc comments above a definition are found generically.
+
+(namespace_declaration name: (_) @name) @definition.namespace
+
+(record_declaration "struct" name: (identifier) @name) @definition.struct
+(record_declaration name: (identifier) @name) @definition.class
+; Positional record parameters are public properties.
+(record_declaration
+  (parameter_list (parameter name: (identifier) @name) @definition.field))
+(class_declaration name: (identifier) @name) @definition.class
+(struct_declaration name: (identifier) @name) @definition.struct
+(interface_declaration name: (identifier) @name) @definition.interface
+(enum_declaration name: (identifier) @name) @definition.enum
+(enum_member_declaration name: (identifier) @name) @definition.constant
+(delegate_declaration name: (identifier) @name) @definition.type
+
+(method_declaration name: (identifier) @name) @definition.method
+(constructor_declaration name: (identifier) @name) @definition.method
+(local_function_statement name: (identifier) @name) @definition.function
+
+(field_declaration
+  (modifier) @_const
+  (variable_declaration (variable_declarator name: (identifier) @name))
+  (#eq? @_const "const")) @definition.constant
+(field_declaration
+  (variable_declaration (variable_declarator name: (identifier) @name))) @definition.field
+(event_field_declaration
+  (variable_declaration (variable_declarator name: (identifier) @name))) @definition.field
+(property_declaration name: (identifier) @name) @definition.field
+(event_declaration name: (identifier) @name) @definition.field
+
+; Calls: `M()`, `M<T>()`, `obj.M()`, `obj.M<T>()`, `obj?.M()`.
+(invocation_expression
+  function: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+  ]
+  (#not-eq? @name "nameof")) @reference.call
+(invocation_expression
+  function: (member_access_expression
+    name: [
+      (identifier) @name
+      (generic_name (identifier) @name)
+    ])) @reference.call
+(invocation_expression
+  function: (conditional_access_expression
+    (member_binding_expression
+      name: [
+        (identifier) @name
+        (generic_name (identifier) @name)
+      ]))) @reference.call
+
+; Instantiations: `new Foo()`, `new Foo<T>()`, `new A.B.Foo()`.
+(object_creation_expression
+  type: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ]) @reference.class
+
+; Base lists. C# allows one base class, first; every other entry is an interface. An
+; `I`-prefixed first entry is taken for an interface too (a naming convention, not a rule).
+(class_declaration
+  (base_list
+    [
+      (identifier) @name
+      (generic_name (identifier) @name)
+      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    ] @reference.implementation)
+  (#match? @name "^I[A-Z]"))
+(record_declaration
+  (base_list
+    [
+      (identifier) @name
+      (generic_name (identifier) @name)
+      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    ] @reference.implementation)
+  (#match? @name "^I[A-Z]"))
+(class_declaration
+  (base_list
+    .
+    [
+      (identifier) @name
+      (generic_name (identifier) @name)
+      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    ] @reference.class))
+(record_declaration
+  (base_list
+    .
+    [
+      (identifier) @name
+      (generic_name (identifier) @name)
+      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+      (primary_constructor_base_type
+        type: [
+          (identifier) @name
+          (generic_name (identifier) @name)
+          (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+        ])
+    ] @reference.class))
+(base_list
+  [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.implementation)
+
+; Attributes: `[Serializable]`, `[HttpGet("x")]`.
+(attribute
+  name: [
+    (identifier) @name
+    (qualified_name name: (identifier) @name)
+  ] @reference.type)
+
+; `IEnumerable<T>.GetEnumerator()`: the interface of an explicit implementation.
+(explicit_interface_specifier
+  [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.type)
+
+; Type uses: declared types of variables, parameters, fields, properties, returns, casts,
+; `typeof`, patterns, constraints, and type arguments (catch-all, last).
+(_
+  type: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.type)
+(_
+  returns: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.type)
+(as_expression
+  right: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.type)
+(is_expression
+  right: [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.type)
+(type_argument_list
+  [
+    (identifier) @name
+    (generic_name (identifier) @name)
+    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+  ] @reference.type)
+
+; Locals, parameters, fields and properties whose type is written or constructed:
+; `Repo r = ...`, `var r = new Repo()`, `void M(Repo r)`, `private readonly Repo _r;`,
+; `catch (IOException e)`, `x is Order o`, `out Order o`, `foreach (Order o in ...)`.
+; Predefined types (`int`, `string`) are left out; `Foo?` binds `Foo`.
+(variable_declaration
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  (variable_declarator name: (identifier) @binding.name)) @binding
+(parameter
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  name: (identifier) @binding.name) @binding
+(property_declaration
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  name: (identifier) @binding.name) @binding
+(catch_declaration
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  name: (identifier) @binding.name) @binding
+(declaration_expression
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  name: (identifier) @binding.name) @binding
+(declaration_pattern
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  name: (identifier) @binding.name) @binding
+(recursive_pattern
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+  ]
+  name: (identifier) @binding.name) @binding
+(foreach_statement
+  type: [
+    (identifier) @binding.type
+    (generic_name) @binding.type
+    (qualified_name) @binding.type
+  ]
+  left: (identifier) @binding.name) @binding
+(variable_declaration
+  type: (implicit_type)
+  (variable_declarator
+    name: (identifier) @binding.name
+    [
+      (object_creation_expression type: (_) @binding.value)
+      (invocation_expression function: [(identifier) (member_access_expression)] @binding.value)
+    ])) @binding

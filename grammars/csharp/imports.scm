@@ -32,6 +32,7 @@
   ]
   (#eq? @_global "global")) @import
 
-; `namespace A.B;` (file-scoped) names the file's namespace. Block namespaces
-; (`namespace A.B { }`) are definitions in tags.scm, so they qualify what they contain.
+; The file's namespace: `namespace A.B;` (file-scoped) or the outermost `namespace A.B { }`.
+; Namespaces nested inside it are definitions in tags.scm.
 (file_scoped_namespace_declaration name: (_) @package)
+(compilation_unit (namespace_declaration name: (_) @package))

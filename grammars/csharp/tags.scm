@@ -1,8 +1,9 @@
-; C# definitions and references. A block namespace (`namespace A.B { }`) is a definition whose
-; name (`A.B`) qualifies what it contains; a file-scoped one (`namespace A.B;`) is the file's
-; @package (imports.scm). `///` XML doc comments above a definition are found generically.
+; C# definitions and references. A file's outermost namespace, block (`namespace A.B { }`) or
+; file-scoped (`namespace A.B;`), is its @package (imports.scm), as a Java package is; a
+; namespace nested in another is a definition whose name qualifies what it contains. `///` XML
+; doc comments above a definition are found generically.
 
-(namespace_declaration name: (_) @name) @definition.namespace
+(declaration_list (namespace_declaration name: (_) @name) @definition.namespace)
 
 (record_declaration "struct" name: (identifier) @name) @definition.struct
 (record_declaration name: (identifier) @name) @definition.class

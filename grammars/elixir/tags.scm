@@ -1,8 +1,9 @@
 ; Elixir definitions and references. Everything is a `call`: `defmodule A.B do`, `def f(x)`,
 ; `@attr value` (a `unary_operator` `@` around a call). Docs are `@moduledoc`/`@doc`/`@typedoc`
 ; strings, captured with @doc; `# comments` right above a definition are found generically.
-; Each clause of a multi-clause function is its own definition (same qualified name); the
-; `@doc` goes to the clause right after it.
+; Each clause of a multi-clause function is a definition (they share one qualified name; the
+; `@doc` goes to the first): a clause head is a `call`, so a clause that is not a definition
+; would read as a call of itself, and calls in it would have no enclosing definition.
 
 ; ---------------------------------------------------------------------------------------------
 ; Modules (`defmodule A.B` names the module `A.B`; a nested `defmodule C` is `A.B.C`).
@@ -15,7 +16,7 @@
       operator: "@"
       operand: (call
         target: (identifier) @_doc
-        (arguments [(string) @doc (sigil (quoted_content) @doc)]))))
+        (arguments (string) @doc))))
   (#eq? @_kw "defmodule")
   (#eq? @_doc "moduledoc")) @definition.module
 (call
@@ -32,7 +33,7 @@
       operator: "@"
       operand: (call
         target: (identifier) @_doc
-        (arguments [(string) @doc (sigil (quoted_content) @doc)]))))
+        (arguments (string) @doc))))
   (#eq? @_kw "defprotocol")
   (#eq? @_doc "moduledoc")) @definition.interface
 (call
@@ -60,14 +61,16 @@
 
 ; ---------------------------------------------------------------------------------------------
 ; Functions, macros and guards: `def f(x)`, `def f`, `def f(x) when g`, `def f(x), do: ...`.
-; A `@doc` string right before the clause (possibly with one or two other attributes such as
-; `@spec` or `@impl` in between) is its doc.
+; A `@doc` string before the clause (possibly with other attributes such as `@spec` or `@impl`
+; in between) is its doc.
 
 ((unary_operator
    operator: "@"
    operand: (call
      target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
+     (arguments (string) @doc)))
+ .
+ (unary_operator)*
  .
  (call
    target: (identifier) @_kw
@@ -85,70 +88,9 @@
    operator: "@"
    operand: (call
      target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
+     (arguments (string) @doc)))
  .
- (unary_operator)
- .
- (call
-   target: (identifier) @_kw
-   (arguments
-     [
-       (identifier) @name
-       (call target: (identifier) @name)
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
-         operator: "when")
-     ])) @definition.function
- (#eq? @_doc "doc")
- (#any-of? @_kw "def" "defp" "defdelegate"))
-((unary_operator
-   operator: "@"
-   operand: (call
-     target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
- .
- (unary_operator)
- .
- (unary_operator)
- .
- (call
-   target: (identifier) @_kw
-   (arguments
-     [
-       (identifier) @name
-       (call target: (identifier) @name)
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
-         operator: "when")
-     ])) @definition.function
- (#eq? @_doc "doc")
- (#any-of? @_kw "def" "defp" "defdelegate"))
-
-((unary_operator
-   operator: "@"
-   operand: (call
-     target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
- .
- (call
-   target: (identifier) @_kw
-   (arguments
-     [
-       (identifier) @name
-       (call target: (identifier) @name)
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
-         operator: "when")
-     ])) @definition.macro
- (#eq? @_doc "doc")
- (#any-of? @_kw "defmacro" "defmacrop" "defguard" "defguardp"))
-((unary_operator
-   operator: "@"
-   operand: (call
-     target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
- .
- (unary_operator)
+ (unary_operator)*
  .
  (call
    target: (identifier) @_kw
@@ -194,7 +136,7 @@
    operator: "@"
    operand: (call
      target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
+     (arguments (string) @doc)))
  .
  (unary_operator
    operator: "@"
@@ -221,23 +163,16 @@
    operator: "@"
    operand: (call
      target: (identifier) @_doc
-     (arguments [(string) @doc (sigil (quoted_content) @doc)])))
+     (arguments (string) @doc)))
  .
  (unary_operator
    operator: "@"
    operand: (call
      target: (identifier) @_kw
      (arguments
-       [
-         (binary_operator
-           left: [(identifier) @name (call target: (identifier) @name)]
-           operator: "::")
-         (binary_operator
-           left: (binary_operator
-             left: [(identifier) @name (call target: (identifier) @name)]
-             operator: "::")
-           operator: "when")
-       ]))) @definition.function
+       (binary_operator
+         left: [(identifier) @name (call target: (identifier) @name)]
+         operator: "::")))) @definition.function
  (#eq? @_doc "doc")
  (#any-of? @_kw "callback" "macrocallback"))
 (unary_operator
@@ -319,29 +254,19 @@
     "map" "tuple" "fun" "module" "timeout" "reference" "port" "struct" "node" "function"
     "identifier")) @reference.call
 
-; Local calls, but definition and special forms, module attributes (`@doc "..."`, where the
-; attribute is a call under `@`), the typespec names above, and the function head of a
-; `@spec f(x) :: y` (left of `::`): every parent a call can have but the left of a binary
-; operator and the operand of `@`, then those two.
+; Local calls, but definition and special forms, the typespec names above and
+; `optional`/`required` (below), listed by parent so as to leave out a module attribute (`@doc
+; "..."` is a call under `@`) and the head of a `@spec f(x) :: t` (left of `::`).
 ([
-  (access_call (call target: (identifier) @name) @reference.call)
-  (after_block (call target: (identifier) @name) @reference.call)
   (arguments (call target: (identifier) @name) @reference.call)
-  (bitstring (call target: (identifier) @name) @reference.call)
-  (block (call target: (identifier) @name) @reference.call)
-  (body (call target: (identifier) @name) @reference.call)
-  (call (call target: (identifier) @name) @reference.call)
-  (catch_block (call target: (identifier) @name) @reference.call)
   (do_block (call target: (identifier) @name) @reference.call)
+  (body (call target: (identifier) @name) @reference.call)
   (else_block (call target: (identifier) @name) @reference.call)
-  (interpolation (call target: (identifier) @name) @reference.call)
   (list (call target: (identifier) @name) @reference.call)
+  (tuple (call target: (identifier) @name) @reference.call)
   (map_content (call target: (identifier) @name) @reference.call)
   (pair (call target: (identifier) @name) @reference.call)
-  (rescue_block (call target: (identifier) @name) @reference.call)
-  (source (call target: (identifier) @name) @reference.call)
-  (struct (call target: (identifier) @name) @reference.call)
-  (tuple (call target: (identifier) @name) @reference.call)
+  (interpolation (call target: (identifier) @name) @reference.call)
   (unary_operator
     operator: _ @_op
     operand: (call target: (identifier) @name) @reference.call
@@ -353,7 +278,6 @@
     operator: _ @_op
     (#not-eq? @_op "::"))
  ]
- (#not-eq? @_op "=>")
  (#not-any-of? @name
     "def" "defp" "defmacro" "defmacrop" "defguard" "defguardp" "defdelegate" "defn" "defnp"
     "defmodule" "defprotocol" "defimpl" "defstruct" "defexception" "defoverridable"
@@ -364,19 +288,15 @@
     "binary" "bitstring" "boolean" "term" "any" "none" "no_return" "keyword" "list"
     "nonempty_list" "maybe_improper_list" "nonempty_improper_list" "charlist"
     "nonempty_charlist" "iodata" "iolist" "pid" "arity" "byte" "char" "mfa"
-    "as_boolean" "nonempty_binary" "nonempty_bitstring"
+    "as_boolean" "nonempty_binary" "nonempty_bitstring" "optional" "required"
     "map" "tuple" "fun" "module" "timeout" "reference" "port" "struct" "node" "function"
     "identifier"))
 
-; Map keys: `%{key(x) => v}`; in a typespec, `optional(k) => v` and `required(k) => v`.
+; In a typespec map, `optional(k) => v` and `required(k) => v` (never calls).
 (binary_operator
   left: (call target: (identifier) @name) @reference.type
   operator: "=>"
   (#any-of? @name "optional" "required"))
-(binary_operator
-  left: (call target: (identifier) @name) @reference.call
-  operator: "=>"
-  (#not-any-of? @name "optional" "required"))
 
 ; Remote calls: `Mod.fun(x)` and `Mod.fun` (receiver `Mod`), `:ets.new(...)`, `mod.fun(x)`;
 ; `value.field` without parentheses is a field access, not a call.

@@ -19,6 +19,7 @@ pub enum Family {
     /// JavaScript, TypeScript and TSX.
     Js,
     Go,
+    /// Java, Kotlin, Scala, C# and PHP.
     Java,
     /// C and C++.
     C,
@@ -32,7 +33,9 @@ impl Family {
             "rust" => Family::Rust,
             "javascript" | "typescript" | "tsx" => Family::Js,
             "go" => Family::Go,
-            "java" => Family::Java,
+            // Package- or namespace-scoped languages on the JVM and .NET, and PHP's
+            // namespaces: a file declares its package, imports name a package and a type.
+            "java" | "kotlin" | "scala" | "csharp" | "php" => Family::Java,
             "c" | "cpp" => Family::C,
             _ => Family::Other,
         }

@@ -423,6 +423,34 @@ mod tests {
     }
 
     #[test]
+    fn test_files_and_commands_of_the_languages_that_declare_them() {
+        for path in [
+            "spec/models/user_spec.rb",
+            "test/shop/cart_test.exs",
+            "Tests/AppTests/CartTests.swift",
+            "tests/Unit/CartTest.php",
+            "src/test/kotlin/com/acme/CartTest.kt",
+            "test/deploy.bats",
+        ] {
+            assert!(runnable_test_file(path), "{path}");
+        }
+        for path in ["lib/shop/cart.ex", "Sources/App/Cart.swift", "app/models/user.rb", "src/Cart.php"] {
+            assert!(!runnable_test_file(path), "{path}");
+        }
+        let registry = crate::lang::LanguageRegistry::builtin().unwrap();
+        let command = |lang: &str, file: &str| registry.by_name(lang).unwrap().test_command_for(&[file]);
+        assert_eq!(
+            command("ruby", "spec/a_spec.rb").as_deref(),
+            Some("bundle exec rspec spec/a_spec.rb")
+        );
+        assert_eq!(
+            command("kotlin", "src/test/kotlin/a/CartTest.kt").as_deref(),
+            Some("./gradlew test --tests CartTest")
+        );
+        assert_eq!(command("haskell", "test/CartSpec.hs").as_deref(), Some("cabal test"));
+    }
+
+    #[test]
     fn rust_test_attributes() {
         let src = "fn helper() {}\n\n#[test]\nfn a() {}\n#[tokio::test(flavor = \"multi_thread\")]\n/// doc\nasync fn b() {}\n#[cfg(test)]\nfn c() {}\n#[test] fn d() {}\n";
         assert!(!has_test_attribute(src, 1));

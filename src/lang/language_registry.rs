@@ -280,15 +280,6 @@ fn load(e: &Embedded<'_>, sources: &[Embedded<'_>]) -> Result<LanguageSpec, Lang
         }
     };
     let test_files = test_globs(e.dir, &m.test_files)?;
-    if let Some(c) = &m.test_command
-        && !c.contains("{files}")
-        && !c.contains("{stems}")
-    {
-        return Err(LangError::Manifest {
-            lang: e.dir.into(),
-            message: format!("test_command {c:?} names neither {{files}} nor {{stems}}"),
-        });
-    }
     let tags_source = query_source(e.dir, "tags.scm", e.tags, sources)?;
     let imports_source = query_source(e.dir, "imports.scm", e.imports, sources)?;
     Ok(LanguageSpec {

@@ -33,7 +33,8 @@ pub struct LanguageSpec {
     /// Test files by the conventions of the language's test frameworks (`language.toml`'s
     /// `test_files`: globs on the repository path, `**/` implied for a glob without `/`).
     pub test_files: Option<globset::GlobSet>,
-    /// The command that runs test files (`test_command`, `{files}` replaced by their paths).
+    /// The command that runs test files (`test_command`: `{files}` is replaced by their paths,
+    /// `{stems}` by their names without extension; without either it runs every test).
     pub test_command: Option<String>,
     pub grammar: Language,
     /// Query sources with `; inherits:` resolved.

@@ -191,8 +191,10 @@ fn build_definitions(separator: &str, defs: &[RawDef], source: &[u8]) -> Vec<Def
         if let Some(c) = raw.container {
             let t = text(c, source);
             container.extend(
+                // Ruby writes `class A::B::C` with a `.`-separated qualified name.
                 strip_generics(&t)
                     .split(separator)
+                    .flat_map(|s| s.split("::"))
                     .map(|s| s.trim().to_string())
                     .filter(|s| !s.is_empty()),
             );

@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use kenning::graph::Resolver;
 use kenning::symbols::ReferenceKind;
 use kenning::{IndexBuilder, IndexConfig, IndexSnapshot, NoProgress};
 
@@ -47,7 +48,10 @@ fn main() -> Result<()> {
             continue;
         }
         for (ri, (r, rr)) in f.refs.iter().zip(&graph.resolved[fi].refs).enumerate() {
-            if r.kind != ReferenceKind::Call && r.kind != ReferenceKind::Class {
+            // Calls and instantiations, as `graph_accuracy` counts them: not base classes.
+            let call = r.kind == ReferenceKind::Call
+                || (r.kind == ReferenceKind::Class && !Resolver::is_base_ref(f, r));
+            if !call {
                 continue;
             }
             let Some(prov) = rr.provenance else { continue };

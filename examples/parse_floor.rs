@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use kenning::LanguageRegistry;
-use kenning::index::{RepoWalker, WalkConfig};
+use kenning::index::{Reader, RepoWalker, WalkConfig};
 use rayon::prelude::*;
 
 fn main() -> anyhow::Result<()> {
@@ -30,7 +30,11 @@ fn main() -> anyhow::Result<()> {
                 let Ok(bytes) = std::fs::read(&c.abs) else {
                     return (0u64, 0u64);
                 };
-                let Some(spec) = registry.languages().get(c.language) else {
+                // The parse floor is code: files read as text are not parsed.
+                let Reader::Grammar(language) = c.language else {
+                    return (0, 0);
+                };
+                let Some(spec) = registry.languages().get(language) else {
                     return (0, 0);
                 };
                 if parser.set_language(&spec.grammar).is_err() {

@@ -51,12 +51,13 @@ fn no_change_rebuild_parses_nothing() {
     let repo = materialize(REPO);
     let first = build(repo.path(), &cfg()).manifest;
     assert!(first.stats.full);
-    assert_eq!(first.stats.parsed, 5);
+    // Five source files, and Cargo.toml and README.md read as text.
+    assert_eq!(first.stats.parsed, 7);
     let second = build(repo.path(), &cfg()).manifest;
     assert!(!second.stats.full);
     assert_eq!(
         (second.stats.parsed, second.stats.reused, second.stats.removed),
-        (0, 5, 0)
+        (0, 7, 0)
     );
     assert_eq!(second.generation, first.generation + 1);
     assert_eq!(second.summary, first.summary);
@@ -179,7 +180,7 @@ fn module_paths_follow_each_ecosystem() {
 fn skipped_files_are_counted_by_reason() {
     let repo = materialize(
         "//- .gitignore\nignored.py\n//- .kenignore\nsecret/\n//- ignored.py\nx = 1\n//- secret/a.py\nx = 1\n\
-         //- node_modules/lib/index.js\nmodule.exports = 1\n//- app.min.js\nvar a=1\n//- ok.py\nx = 1\n//- notes.txt\nhello\n//- big.py\n",
+         //- node_modules/lib/index.js\nmodule.exports = 1\n//- app.min.js\nvar a=1\n//- ok.py\nx = 1\n//- notes.txt\nhello\n//- photo.xyz\nhello\n//- big.py\n",
     );
     let root = repo.path();
     std::fs::write(root.join("big.py"), "x = 1\n".repeat(100)).unwrap();
@@ -200,7 +201,8 @@ fn skipped_files_are_counted_by_reason() {
     };
     let m = build(root, &config).manifest;
     let by = |r: &str| m.summary.skipped_by_reason.get(r).copied().unwrap_or(0);
-    assert_eq!(m.summary.files, 1, "only ok.py is indexed: {:?}", m.summary);
+    assert_eq!(m.summary.files, 2, "ok.py, and notes.txt as text: {:?}", m.summary);
+    assert_eq!(m.summary.by_language.get("text").map(|l| l.files), Some(1));
     assert_eq!(by("too-large"), 1);
     assert_eq!(by("binary"), 1);
     assert_eq!(
@@ -213,9 +215,9 @@ fn skipped_files_are_counted_by_reason() {
     assert_eq!(
         by("unsupported-language"),
         1,
-        "notes.txt; hidden files are not visited at all"
+        "photo.xyz; hidden files are not visited at all"
     );
-    assert_eq!(snap_unsupported(root, &config), vec![("txt".to_string(), 1)]);
+    assert_eq!(snap_unsupported(root, &config), vec![("xyz".to_string(), 1)]);
     let snap = IndexSnapshot::open(&index_dir(root, &config)).unwrap();
     assert!(snap.table.skipped.iter().any(|s| s.path == "node_modules"));
     assert!(snap.table.find("ignored.py").is_none() && snap.table.find("secret/a.py").is_none());

@@ -367,6 +367,33 @@ fn footer(v: &Value, out: &mut String) {
         if let Some(stale) = c["stale"].as_u64().filter(|n| *n > 0) {
             line.push_str(&format!(", {stale} stale"));
         }
+        if let Some(langs) = c["languages"].as_object().filter(|m| !m.is_empty()) {
+            let read: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
+            line.push_str(&format!("; read: {}", read.join(", ")));
+        }
+        if let Some(text) = c["read_as_text"].as_object().filter(|m| !m.is_empty()) {
+            let read: Vec<String> = text.iter().map(|(l, n)| format!("{l} {n}")).collect();
+            line.push_str(&format!("; as text: {}", read.join(", ")));
+        }
+        if let Some(unread) = c["not_read"].as_object().filter(|m| !m.is_empty()) {
+            // The three most common, and what is left as one count.
+            let mut v: Vec<(&String, u64)> = unread.iter().map(|(k, n)| (k, n.as_u64().unwrap_or(0))).collect();
+            v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            let mut parts: Vec<String> = v
+                .iter()
+                .take(3)
+                .map(|(k, n)| match k.as_str() {
+                    "" => format!("{n} without extension"),
+                    "other" => format!("{n} other"),
+                    k => format!("{n} .{k}"),
+                })
+                .collect();
+            let rest: u64 = v.iter().skip(3).map(|(_, n)| n).sum();
+            if rest > 0 {
+                parts.push(format!("{rest} other"));
+            }
+            line.push_str(&format!("; not read: {}", parts.join(", ")));
+        }
         let damaged: Vec<&str> = items(&c["damaged"]).iter().map(s).collect();
         if !damaged.is_empty() {
             line.push_str(&format!(", damaged: {}", damaged.join("; ")));
@@ -419,6 +446,22 @@ mod tests {
             text,
             "a.py:3-9  a.f\n  :20-24  a.g\nnote: cut\nmore: cursor \"c2\"\n\
              coverage: generation 4, 10 files indexed, 1 skipped, 0 with errors, 2 stale\n"
+        );
+    }
+
+    #[test]
+    fn the_coverage_line_names_languages_read_and_the_most_common_files_not_read() {
+        let v = json!({"symbol": "x", "n": 1,
+                       "coverage": {"generation": 3, "files_indexed": 25, "files_skipped": 61, "files_with_errors": 0,
+                                    "languages": {"kotlin": 20, "bash": 5}, "read_as_text": {"markdown": 4},
+                                    "not_read": {"md": 30, "yml": 12, "": 9, "png": 4, "other": 6}}});
+        let text = render(Operation::Deps, &v);
+        assert!(
+            text.ends_with(
+                "coverage: generation 3, 25 files indexed, 61 skipped, 0 with errors; read: bash 5, kotlin 20; \
+                 as text: markdown 4; not read: 30 .md, 12 .yml, 9 without extension, 10 other\n"
+            ),
+            "{text}"
         );
     }
 

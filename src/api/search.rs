@@ -233,6 +233,11 @@ impl Filters {
     }
 }
 
+/// The best raw lexical score of the top few ranked files' best hits.
+fn best_raw(files: &[crate::index::FileHit]) -> Option<f32> {
+    files.iter().take(5).map(|f| f.best.score).reduce(f32::max)
+}
+
 /// Reciprocal rank fusion constant for hybrid (the usual 60: neither list dominates).
 const HYBRID_RRF_K: f32 = 60.0;
 /// Spans listed per file by default, and at most.
@@ -292,6 +297,9 @@ impl Analysis {
         };
         // One more than the page needs: whether a next page exists.
         let need = paging.needed() + 1;
+        // The best raw lexical score among the top code files, against which a document's is
+        // weighed.
+        let mut code_best: Option<f32> = None;
         match mode {
             SearchMode::Literal | SearchMode::Regex => {
                 let m = match mode {
@@ -329,6 +337,7 @@ impl Analysis {
                 out.terms = lexical.terms;
                 let lexical_hits = lexical.hits;
                 let lex = lexical.files.unwrap_or_default();
+                code_best = best_raw(&lex);
                 let lex_files: Vec<String> = lex.iter().map(|f| f.path.clone()).collect();
                 let best: std::collections::HashMap<String, SearchHit> =
                     lex.into_iter().map(|f| (f.path, f.best)).collect();
@@ -365,6 +374,7 @@ impl Analysis {
                     false => engine.search(&query, target, need)?,
                 };
                 out.terms = res.terms;
+                code_best = res.files.as_deref().and_then(best_raw);
                 match res.files {
                     Some(files) => {
                         // The best definitions behind the ranked files (not paged).
@@ -389,7 +399,31 @@ impl Analysis {
                 }
             }
         }
+        let ranked = matches!(mode, SearchMode::Hybrid | SearchMode::Lexical | SearchMode::Files);
+        if ranked && !filters.query.wants_text() && r.cursor.is_none() {
+            out.notes.extend(Self::document_hint(&engine, &query, code_best)?);
+        }
         Ok(out)
+    }
+
+    /// A note naming the document (README, design doc...) that matches the query better than
+    /// any code file does, lexically: architecture questions are often answered there. Docs
+    /// stay out of the ranking itself unless asked for (`kind:doc`).
+    fn document_hint(engine: &CodeSearch, query: &str, code_best: Option<f32>) -> Result<Option<String>, ApiError> {
+        let docs = engine.search(&format!("{query} kind:doc"), SearchTarget::Files, 1)?;
+        let Some(best) = docs.files.and_then(|f| f.into_iter().next()) else {
+            return Ok(None);
+        };
+        if code_best.is_some_and(|c| c >= best.best.score) {
+            return Ok(None);
+        }
+        let at = match best.best.grain {
+            crate::lexical::Grain::Symbol => format!("{}:{}-{}", best.path, best.best.line, best.best.end_line),
+            crate::lexical::Grain::File => best.path.clone(),
+        };
+        Ok(Some(format!(
+            "a document matches this better than any code: {at} (`kind:doc` searches docs, `kind:config` config)"
+        )))
     }
 
     /// The `k` best chunks that pass the query's filters, embedding the query without them.

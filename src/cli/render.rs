@@ -11,28 +11,39 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     let m = &r.manifest;
     let s = &m.summary;
     let st = &m.stats;
-    if s.files == 0 {
+    let as_text: u64 = s
+        .by_language
+        .iter()
+        .filter(|(l, _)| crate::lang::text_kind(l).is_some())
+        .map(|(_, x)| x.files)
+        .sum();
+    if s.files == as_text {
         let unsupported: Vec<String> = s
             .skipped_by_reason
             .iter()
             .map(|(k, n)| format!("{n} {k}"))
             .collect();
-        let why = match unsupported.is_empty() {
+        let mut why = match unsupported.is_empty() {
             true => "the tree is empty or everything in it is ignored".to_string(),
             false => format!("skipped: {}", unsupported.join(", ")),
         };
+        if as_text > 0 {
+            why.push_str(&format!("; {as_text} files read as text only"));
+        }
         // Only unsupported files (or none) is a tree Kenning cannot read; files skipped for
         // other reasons (too large, a parse bound) are said as such.
         let only_unsupported = s.skipped_by_reason.keys().all(|k| k == "unsupported-language");
         match only_unsupported {
             true => writeln!(
                 out,
-                "no supported source files: nothing was indexed ({why}); Kenning reads Rust, Python, \
-                 TypeScript/TSX, JavaScript, Go, Java, C and C++"
+                "no supported source files: no code was indexed ({why}); Kenning reads {}",
+                crate::lang::LanguageRegistry::builtin()
+                    .map(|r| r.languages().iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default()
             )?,
             false => writeln!(
                 out,
-                "nothing was indexed ({why}); `ken index status` lists each skipped file with its reason"
+                "no code was indexed ({why}); `ken index status` lists each skipped file with its reason"
             )?,
         }
     }
@@ -47,12 +58,17 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         st.removed,
         if st.full { " (full build)" } else { "" }
     )?;
-    let langs: Vec<String> = s
-        .by_language
-        .iter()
-        .map(|(l, x)| format!("{l} {}", x.files))
-        .collect();
-    writeln!(out, "languages: {}", langs.join(", "))?;
+    let langs = |text: bool| -> Vec<String> {
+        s.by_language
+            .iter()
+            .filter(|(l, _)| crate::lang::text_kind(l).is_some() == text)
+            .map(|(l, x)| format!("{l} {}", x.files))
+            .collect()
+    };
+    writeln!(out, "languages: {}", langs(false).join(", "))?;
+    if !langs(true).is_empty() {
+        writeln!(out, "read as text: {}", langs(true).join(", "))?;
+    }
     let kinds: Vec<String> = s
         .symbols_by_kind
         .iter()
@@ -176,7 +192,28 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
     writeln!(out, "{} files, {} lines, {} bytes", s.files, s.lines, s.bytes)?;
     writeln!(out, "\nfiles by language:")?;
     for (l, x) in &s.by_language {
-        writeln!(out, "  {l:<12} {:>8} files {:>10} lines", x.files, x.lines)?;
+        let how = match crate::lang::text_kind(l) {
+            Some(k) => format!("  (as text: {})", k.as_str()),
+            None => String::new(),
+        };
+        writeln!(out, "  {l:<16} {:>8} files {:>10} lines{how}", x.files, x.lines)?;
+    }
+    if !s.unsupported_by_extension.is_empty() {
+        let mut v: Vec<(&String, &u64)> = s.unsupported_by_extension.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let total: u64 = v.iter().map(|(_, n)| **n).sum();
+        writeln!(out, "\nnot read ({total} files no language reads), by extension:")?;
+        let shown = if details { v.len() } else { v.len().min(10) };
+        for (ext, n) in &v[..shown] {
+            let ext = match ext.as_str() {
+                "" => "(none)".to_string(),
+                e => format!(".{e}"),
+            };
+            writeln!(out, "  {ext:<12} {n:>8} files")?;
+        }
+        if shown < v.len() {
+            writeln!(out, "  ... {} more extensions (--details lists all)", v.len() - shown)?;
+        }
     }
     writeln!(out, "\nsymbols by kind:")?;
     for (k, n) in &s.symbols_by_kind {

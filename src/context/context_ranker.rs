@@ -410,6 +410,10 @@ impl<'s> ContextRanker<'s> {
         self.graph_stage(&mut c, index.as_ref());
         self.prior_stage(&mut c, index.as_ref());
         self.cochange_stage(&mut c);
+        // Docs and config (read as text) enter through history and co-change; a context pack is
+        // code, so they stay out unless the task names them.
+        c.files
+            .retain(|path, a| a.why.mention.is_some() || !crate::lang::is_text_path(path));
         let (ranked_files, reranked) = self.order_files(task, &mut c, index.as_ref());
         let symbols = self.order_symbols(std::mem::take(&mut c.symbols), &ranked_files, index.as_ref())?;
         Ok(Ranking {

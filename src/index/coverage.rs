@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{IndexSnapshot, WorkingTreeDiff};
+use crate::lang::text_kind;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Coverage {
@@ -22,8 +23,11 @@ pub struct Coverage {
     /// the command that repairs it; the answer was made without them (or is an error).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub damaged: Vec<String>,
-    /// Files read, by language.
+    /// Files read by a grammar, by language.
     pub languages: BTreeMap<String, u64>,
+    /// Files read as text (docs and config: no symbols, no graph), by format.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub read_as_text: BTreeMap<String, u64>,
     /// Files no language reads, by extension (`""`: none): the five most common, the rest
     /// summed under `"other"`. Answers say nothing about these files.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -64,7 +68,18 @@ impl Coverage {
             generation: snapshot.generation(),
             index_age_secs: now_ms.saturating_sub(snapshot.manifest.created_unix_ms) / 1000,
             damaged: Vec::new(),
-            languages: s.by_language.iter().map(|(l, x)| (l.clone(), x.files)).collect(),
+            languages: s
+                .by_language
+                .iter()
+                .filter(|(l, _)| text_kind(l).is_none())
+                .map(|(l, x)| (l.clone(), x.files))
+                .collect(),
+            read_as_text: s
+                .by_language
+                .iter()
+                .filter(|(l, _)| text_kind(l).is_some())
+                .map(|(l, x)| (l.clone(), x.files))
+                .collect(),
             not_read: not_read(&s.unsupported_by_extension),
         }
     }

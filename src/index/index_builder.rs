@@ -16,14 +16,14 @@ use rayon::prelude::*;
 use super::history_part::{HISTORY_FILE, HISTORY_VERSION, HistoryError, HistoryPart, HistoryRead};
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
-use super::repo_walker::Candidate;
+use super::repo_walker::{Candidate, Reader};
 use super::vector_part::{VECTORS_DIR, VECTORS_FILE, VectorBuild, VectorStore};
 use super::{
     BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
     LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary, WalkOutcome,
 };
 use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
-use crate::lang::LanguageRegistry;
+use crate::lang::{LanguageRegistry, TextFormats};
 use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
 use crate::symbols::{FileSymbols, SymbolKind};
@@ -664,7 +664,38 @@ impl<'a> IndexBuilder<'a> {
                 None,
             );
         }
-        let Some(spec) = registry.languages().get(c.language) else {
+        let language = match c.language {
+            Reader::Grammar(i) => i,
+            // Docs and config: a record without symbols; the lexical part cuts the text into
+            // sections.
+            Reader::Text(i) => {
+                let Some(format) = TextFormats::builtin().ok().and_then(|t| t.formats().get(i)) else {
+                    return (
+                        skip(c, SkipReason::UnsupportedLanguage, "text format vanished".into()),
+                        None,
+                    );
+                };
+                let symbols = FileSymbols::default();
+                let record = FileRecord {
+                    path: c.path.clone(),
+                    language: format.name.clone(),
+                    size: bytes.len() as u64,
+                    mtime_ns: c.mtime_ns,
+                    hash,
+                    lines: count_lines(&bytes),
+                    module: String::new(),
+                    package: None,
+                    symbol_counts: count_kinds(&symbols),
+                    references: 0,
+                    imports: 0,
+                    diagnostics: Vec::new(),
+                    segment: 0,
+                    slot: 0,
+                };
+                return (Outcome::Parsed(record, symbols), Some(bytes));
+            }
+        };
+        let Some(spec) = registry.languages().get(language) else {
             return (
                 skip(
                     c,

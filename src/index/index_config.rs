@@ -26,6 +26,14 @@ pub struct WalkConfig {
     /// costs memory per node, so this bounds a worker's memory for one file.
     #[serde(default = "default_max_tree_nodes")]
     pub max_tree_nodes: u64,
+    /// Files no grammar reads but a text format does (`grammars/text.toml`: docs and config)
+    /// are indexed as text; off, they are counted as not read.
+    #[serde(default = "default_text")]
+    pub text: bool,
+}
+
+fn default_text() -> bool {
+    true
 }
 
 fn default_max_parse_ms() -> u64 {
@@ -71,6 +79,7 @@ impl Default for WalkConfig {
             .to_vec(),
             max_parse_ms: default_max_parse_ms(),
             max_tree_nodes: default_max_tree_nodes(),
+            text: default_text(),
         }
     }
 }

@@ -45,7 +45,7 @@ pub use index_snapshot::IndexSnapshot;
 pub use index_store::{FORMAT_VERSION, IndexStore};
 pub use index_verifier::{Damage, IndexVerifier, VerifyReport};
 pub use manifest::{BuildStats, LanguageSummary, Manifest, SegmentInfo, Summary};
-pub use repo_walker::{Candidate, RepoWalker, WalkOutcome};
+pub use repo_walker::{Candidate, Reader, RepoWalker, WalkOutcome};
 pub use skip_reason::SkipReason;
 pub use symbol_lookup::{MatchQuality, SymbolHit, SymbolLookup};
 pub use vector_part::{FusedFile, SemanticHit, SemanticIndex, VectorStore, fuse_files, semantic_files};

@@ -12,16 +12,26 @@ use std::time::UNIX_EPOCH;
 use ignore::WalkBuilder;
 
 use super::{SkipReason, SkippedFile, WalkConfig};
-use crate::lang::LanguageRegistry;
+use crate::lang::{LanguageRegistry, TextFormats};
 use crate::parse::LayoutFile;
 use crate::symbols::RepoPath;
 
-/// A file to index: it has a grammar and passed the metadata checks.
+/// How a candidate is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// By the grammar of this language (an index into the registry's languages).
+    Grammar(usize),
+    /// As text of this format (an index into [`TextFormats::formats`]), when no grammar reads
+    /// it.
+    Text(usize),
+}
+
+/// A file to index: a grammar or a text format reads it, and it passed the metadata checks.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub path: RepoPath,
     pub abs: PathBuf,
-    pub language: usize,
+    pub language: Reader,
     pub size: u64,
     pub mtime_ns: i64,
 }
@@ -145,7 +155,17 @@ impl<'a> RepoWalker<'a> {
         if LayoutFile::BUILD_MANIFESTS.contains(&name.as_ref()) {
             self.read_layout(e.path(), &rel, &name, out);
         }
-        let Some((language, _)) = self.registry.for_file_name(&name) else {
+        let text = || {
+            let t = TextFormats::builtin().ok()?;
+            let f = t.for_file_name(&name)?;
+            t.formats().iter().position(|x| x.name == f.name).map(Reader::Text)
+        };
+        let reader = match self.registry.for_file_name(&name) {
+            Some((i, _)) => Some(Reader::Grammar(i)),
+            None if self.config.text => text(),
+            None => None,
+        };
+        let Some(language) = reader else {
             let ext = name
                 .rsplit_once('.')
                 .map(|(_, x)| x.to_ascii_lowercase())

@@ -286,6 +286,11 @@ impl VectorBuild<'_> {
             .zip(records.par_iter())
             .map(|(&i, symbols)| {
                 let r = &self.files[i];
+                // Docs and config are searched lexically only: their chunks would stand in
+                // code answers' semantic rankings.
+                if crate::lang::text_kind(&r.language).is_some() {
+                    return (i, Vec::new());
+                }
                 let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
                 (i, chunker.chunk(r.path.as_str(), &bytes, symbols))
             })

@@ -1,5 +1,6 @@
 //! The language registry: which grammar parses which file, and the compiled tags and imports
-//! queries for it, all built from the `grammars/<lang>/` folders embedded at compile time.
+//! queries for it, all built from the `grammars/<lang>/` folders embedded at compile time; and
+//! the text formats (`grammars/text.toml`) read as docs or config where no grammar applies.
 //!
 //! Invariants: the capture vocabulary is closed ([`Capture`]); a query that uses a capture
 //! outside it is rejected when the registry is built, and a test builds the registry.
@@ -7,7 +8,9 @@
 mod capture;
 mod language_registry;
 mod language_spec;
+mod text_formats;
 
 pub use capture::Capture;
 pub use language_registry::{LangError, LanguageRegistry};
 pub use language_spec::{ImportStyle, LanguageQueries, LanguageSpec};
+pub use text_formats::{TextFormat, TextFormats, TextKind, TextSection, is_text_path, sections, text_kind};

@@ -513,6 +513,10 @@ impl LexicalIndex {
         for v in &q.not_kinds {
             clauses.push((Occur::MustNot, any_of(s.kind, std::slice::from_ref(v))));
         }
+        // Docs and config stay out of code answers unless the query asks for them.
+        if !q.wants_text() {
+            clauses.push((Occur::MustNot, any_of(s.kind, &["doc".to_string(), "config".to_string()])));
+        }
         if let Some(g) = opts.grain {
             let v = match g {
                 Grain::File => "file",

@@ -86,9 +86,16 @@ impl LexicalWriter {
         doc.add_text(s.path_text, f.path);
         doc.add_text(s.lang, f.language);
         doc.add_text(s.content, String::from_utf8_lossy(f.bytes));
+        let text = crate::lang::text_kind(f.language);
+        if let Some(k) = text {
+            doc.add_text(s.kind, k.as_str());
+        }
         doc.add_u64(s.line, 1);
         doc.add_u64(s.end_line, u64::from(f.lines));
         self.add(doc)?;
+        if let Some(k) = text {
+            return self.add_sections(f, k);
+        }
         let mut minor = 0usize;
         // Names of minor definitions beyond the cap, for `ken symbol` to find the file.
         let mut names: Option<TantivyDocument> = None;
@@ -109,6 +116,35 @@ impl LexicalWriter {
             self.add(self.symbol_doc(f, d))?;
         }
         if let Some(doc) = names {
+            self.add(doc)?;
+        }
+        Ok(())
+    }
+
+    /// A text file's sections (headings, or windows of lines) as symbol-grain documents of
+    /// kind `doc` or `config`: the heading is the name, the section's text the body.
+    fn add_sections(&self, f: &FileDoc, kind: crate::lang::TextKind) -> Result<(), LexicalError> {
+        let s = &self.fields;
+        let text = String::from_utf8_lossy(f.bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        for sec in crate::lang::sections(f.language, &text) {
+            let body = lines
+                .get((sec.start_line - 1) as usize..(sec.end_line as usize).min(lines.len()))
+                .map(|l| l.join("\n"))
+                .unwrap_or_default();
+            let mut doc = TantivyDocument::default();
+            doc.add_text(s.grain, "symbol");
+            doc.add_text(s.path, f.path);
+            doc.add_text(s.path_text, f.path);
+            doc.add_text(s.lang, f.language);
+            doc.add_text(s.kind, kind.as_str());
+            doc.add_text(s.name, &sec.title);
+            doc.add_text(s.qualified, &sec.title);
+            let end = body.len().min(MAX_BODY);
+            let end = (0..=end).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
+            doc.add_text(s.body, &body[..end]);
+            doc.add_u64(s.line, u64::from(sec.start_line));
+            doc.add_u64(s.end_line, u64::from(sec.end_line));
             self.add(doc)?;
         }
         Ok(())

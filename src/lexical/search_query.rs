@@ -104,6 +104,25 @@ impl SearchQuery {
         Ok((inc, exc))
     }
 
+    /// Whether the query asks for docs or config, which code answers otherwise leave out:
+    /// `kind:doc`, `kind:config`, `lang:` naming a text format, or a word about them
+    /// (`readme`, `docs`, `changelog`, `yaml`, `dockerfile`...).
+    pub fn wants_text(&self) -> bool {
+        const ABOUT_TEXT: [&str; 22] = [
+            "readme", "docs", "documentation", "changelog", "markdown", "md", "rst", "yaml", "yml",
+            "toml", "json", "dockerfile", "makefile", "cmake", "sql", "proto", "protobuf", "ci",
+            "workflow", "guide", "tutorial", "manual",
+        ];
+        let text_kind = |k: &String| k == "doc" || k == "config";
+        self.kinds.iter().any(text_kind)
+            || self.langs.iter().any(|l| crate::lang::text_kind(l).is_some())
+            || self
+                .text
+                .split(|c: char| !c.is_alphanumeric())
+                .chain(self.phrases.iter().flat_map(|p| p.split(|c: char| !c.is_alphanumeric())))
+                .any(|w| ABOUT_TEXT.contains(&w.to_ascii_lowercase().as_str()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.text.trim().is_empty() && self.phrases.is_empty()
     }
@@ -122,6 +141,16 @@ mod tests {
         assert_eq!(q.kinds, ["function"]);
         assert_eq!(q.not_paths, ["tests/"]);
         assert_eq!(SearchQuery::parse("x !lang:go").not_langs, ["go"]);
+    }
+
+    #[test]
+    fn docs_and_config_are_wanted_only_when_asked() {
+        assert!(!SearchQuery::parse("where is the retry policy configured").wants_text());
+        assert!(!SearchQuery::parse("lang:python session").wants_text());
+        assert!(SearchQuery::parse("kind:doc install").wants_text());
+        assert!(SearchQuery::parse("lang:yaml jobs").wants_text());
+        assert!(SearchQuery::parse("what does the README say about plugins").wants_text());
+        assert!(SearchQuery::parse("CI workflow for releases").wants_text());
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn default_budget(op: Operation) -> Option<usize> {
 }
 
 /// Tokens kept for the lines `tool_text` adds under an answer.
-const FOOTER_TOKENS: usize = 30;
+const FOOTER_TOKENS: usize = 50;
 
 /// The lean schema with `max_tokens` saying the default this server applies.
 fn core_schema(op: Operation) -> JsonObject {

@@ -716,6 +716,9 @@ pub struct BuildArgs {
     /// Follow symbolic links (loops are detected and reported).
     #[arg(long)]
     pub follow_symlinks: bool,
+    /// Do not read docs and config as text (Markdown, YAML, TOML...): count them as not read.
+    #[arg(long)]
+    pub no_text: bool,
     /// Ignore the previous index and parse every file.
     #[arg(long)]
     pub full: bool,

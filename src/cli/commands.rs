@@ -74,6 +74,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         walk.max_tree_nodes = n;
     }
     walk.follow_symlinks = a.follow_symlinks;
+    walk.text = !a.no_text;
     let config = IndexConfig {
         walk,
         index_dir: a.location.index_dir.clone(),

@@ -12,23 +12,23 @@
 
 (using_directive
   name: (identifier) @import.alias
-  (qualified_name
+  (_
     qualifier: (_) @import.path
-    name: [(identifier) @import.name (generic_name (identifier) @import.name)])) @import
+    name: [(identifier) @import.name (_ (identifier) @import.name (type_argument_list))])) @import
 (using_directive
   name: (identifier) @import.alias
   (alias_qualified_name
     alias: (_) @import.path
-    name: [(identifier) @import.name (generic_name (identifier) @import.name)])
+    name: [(identifier) @import.name (_ (identifier) @import.name (type_argument_list))])
   (#not-eq? @import.path "global")) @import
 (using_directive
   name: (identifier) @import.alias
   [
     (identifier) @import.path
-    (generic_name (identifier) @import.path)
+    (_ (identifier) @import.path (type_argument_list))
     (alias_qualified_name
       alias: (_) @_global
-      name: [(identifier) @import.path (generic_name (identifier) @import.path)])
+      name: [(identifier) @import.path (_ (identifier) @import.path (type_argument_list))])
   ]
   (#eq? @_global "global")) @import
 

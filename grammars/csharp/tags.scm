@@ -2,6 +2,13 @@
 ; file-scoped (`namespace A.B;`), is its @package (imports.scm), as a Java package is; a
 ; namespace nested in another is a definition whose name qualifies what it contains. `///` XML
 ; doc comments above a definition are found generically.
+;
+; Compile time: tree-sitter analyses each named node that has children in a pattern against
+; the parse table when the query is compiled, so nested names are written as wildcards pinned
+; down by what only they have: `(_ qualifier: (_) name: ...)` is a `qualified_name`, `(_
+; (identifier) (type_argument_list))` a `generic_name` (the only parent of a
+; `type_argument_list`), `(_ type: ... "?")` a `nullable_type`. The catch-all `type:` and
+; `returns:` patterns keep them concrete: a wildcard there would be tried at every node.
 
 (declaration_list (namespace_declaration name: (_) @name) @definition.namespace)
 
@@ -36,29 +43,29 @@
 (invocation_expression
   function: [
     (identifier) @name
-    (generic_name (identifier) @name)
+    (_ (identifier) @name (type_argument_list))
   ]
   (#not-eq? @name "nameof")) @reference.call
 (invocation_expression
   function: (member_access_expression
     name: [
       (identifier) @name
-      (generic_name (identifier) @name)
+      (_ (identifier) @name (type_argument_list))
     ])) @reference.call
 (invocation_expression
   function: (conditional_access_expression
     (member_binding_expression
       name: [
         (identifier) @name
-        (generic_name (identifier) @name)
+        (_ (identifier) @name (type_argument_list))
       ]))) @reference.call
 
 ; Instantiations: `new Foo()`, `new Foo<T>()`, `new A.B.Foo()`.
 (object_creation_expression
   type: [
     (identifier) @name
-    (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (_ (identifier) @name (type_argument_list))
+    (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ]) @reference.class
 
 ; Base lists. C# allows one base class, first; every other entry is an interface. An
@@ -67,16 +74,16 @@
   (base_list
     [
       (identifier) @name
-      (generic_name (identifier) @name)
-      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+      (_ (identifier) @name (type_argument_list))
+      (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
     ] @reference.implementation)
   (#match? @name "^I[A-Z]"))
 (record_declaration
   (base_list
     [
       (identifier) @name
-      (generic_name (identifier) @name)
-      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+      (_ (identifier) @name (type_argument_list))
+      (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
     ] @reference.implementation)
   (#match? @name "^I[A-Z]"))
 (class_declaration
@@ -84,43 +91,43 @@
     .
     [
       (identifier) @name
-      (generic_name (identifier) @name)
-      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+      (_ (identifier) @name (type_argument_list))
+      (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
     ] @reference.class))
 (record_declaration
   (base_list
     .
     [
       (identifier) @name
-      (generic_name (identifier) @name)
-      (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+      (_ (identifier) @name (type_argument_list))
+      (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
       (primary_constructor_base_type
         type: [
           (identifier) @name
-          (generic_name (identifier) @name)
-          (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+          (_ (identifier) @name (type_argument_list))
+          (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
         ])
     ] @reference.class))
 (base_list
   [
     (identifier) @name
-    (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (_ (identifier) @name (type_argument_list))
+    (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.implementation)
 
 ; Attributes: `[Serializable]`, `[HttpGet("x")]`.
 (attribute
   name: [
     (identifier) @name
-    (qualified_name name: (identifier) @name)
+    (_ qualifier: (_) name: (identifier) @name)
   ] @reference.type)
 
 ; `IEnumerable<T>.GetEnumerator()`: the interface of an explicit implementation.
 (explicit_interface_specifier
   [
     (identifier) @name
-    (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (_ (identifier) @name (type_argument_list))
+    (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.type)
 
 ; Type uses: declared types of variables, parameters, fields, properties, returns, casts,
@@ -129,31 +136,31 @@
   type: [
     (identifier) @name
     (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (qualified_name name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.type)
 (_
   returns: [
     (identifier) @name
     (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (qualified_name name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.type)
 (as_expression
   right: [
     (identifier) @name
-    (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (_ (identifier) @name (type_argument_list))
+    (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.type)
 (is_expression
   right: [
     (identifier) @name
-    (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (_ (identifier) @name (type_argument_list))
+    (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.type)
 (type_argument_list
   [
     (identifier) @name
-    (generic_name (identifier) @name)
-    (qualified_name name: [(identifier) @name (generic_name (identifier) @name)])
+    (_ (identifier) @name (type_argument_list))
+    (_ qualifier: (_) name: [(identifier) @name (_ (identifier) @name (type_argument_list))])
   ] @reference.type)
 
 ; Locals, parameters, fields and properties whose type is written or constructed:
@@ -165,7 +172,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   (variable_declarator name: (identifier) @binding.name)) @binding
 (parameter
@@ -173,7 +180,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   name: (identifier) @binding.name) @binding
 (property_declaration
@@ -181,7 +188,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   name: (identifier) @binding.name) @binding
 (catch_declaration
@@ -189,7 +196,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   name: (identifier) @binding.name) @binding
 (declaration_expression
@@ -197,7 +204,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   name: (identifier) @binding.name) @binding
 (declaration_pattern
@@ -205,7 +212,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   name: (identifier) @binding.name) @binding
 (recursive_pattern
@@ -213,7 +220,7 @@
     (identifier) @binding.type
     (generic_name) @binding.type
     (qualified_name) @binding.type
-    (nullable_type type: [(identifier) (generic_name) (qualified_name)] @binding.type)
+    (_ type: [(identifier) (generic_name) (qualified_name)] @binding.type "?")
   ]
   name: (identifier) @binding.name) @binding
 (foreach_statement

@@ -2,19 +2,21 @@
 ; node, so `alias A.B` has path `A.B` (it binds `B`); `alias A.{B, C}` gives path `A` with
 ; names `B` and `C`. A plain `import A` brings every public function in: a glob. Elixir has
 ; no file-level package: `defmodule` names are absolute and come from tags.scm.
+; `(_ target: ... (arguments ...))` is a `call`, written as a wildcard because a `call` parent
+; is slow to compile (see tags.scm).
 
 ; `alias A.B`, `require A.B`; `use A.B` with or without options (`use A, :controller`).
-(call
+(_
   target: (identifier) @_kw
   (arguments . (alias) @import.path .)
   (#any-of? @_kw "alias" "require")) @import
-(call
+(_
   target: (identifier) @_kw
   (arguments . (alias) @import.path)
   (#eq? @_kw "use")) @import
 
 ; `alias A.B, as: C`, `require A.B, as: C`.
-(call
+(_
   target: (identifier) @_kw
   (arguments
     .
@@ -28,7 +30,7 @@
   (#match? @_as "^as:")) @import
 
 ; `alias A.{B, C}` (also `require`/`use`, rare).
-(call
+(_
   target: (identifier) @_kw
   (arguments
     (dot
@@ -39,11 +41,11 @@
 ; `import A` brings in all of A: a glob; `import A, only: [f: 1]` names what it takes (the
 ; names are not captured: a keyword node keeps its colon), while `import A, except: [...]` and
 ; `import A, only: :functions` are still globs.
-(call
+(_
   target: (identifier) @_kw
   (arguments . (alias) @import.path @import.glob .)
   (#eq? @_kw "import")) @import
-(call
+(_
   target: (identifier) @_kw
   (arguments
     .
@@ -55,7 +57,7 @@
         key: (keyword) @_opt)))
   (#eq? @_kw "import")
   (#not-match? @_opt "^only:")) @import
-(call
+(_
   target: (identifier) @_kw
   (arguments
     .
@@ -68,7 +70,7 @@
         value: (atom))))
   (#eq? @_kw "import")
   (#match? @_opt "^only:")) @import
-(call
+(_
   target: (identifier) @_kw
   (arguments
     .

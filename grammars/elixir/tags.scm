@@ -5,38 +5,57 @@
 ; `@doc` goes to the first): a clause head is a `call`, so a clause that is not a definition
 ; would read as a call of itself, and calls in it would have no enclosing definition.
 
-; ---------------------------------------------------------------------------------------------
-; Modules (`defmodule A.B` names the module `A.B`; a nested `defmodule C` is `A.B.C`).
+; Compile time: tree-sitter analyses each named node that has children in a pattern against
+; the parse table when the query is compiled, and `call`, `binary_operator` and `do_block`
+; are slow to analyse (Elixir is made of them). So most patterns write them as wildcards
+; pinned down by fields that only one node type has: `(_ target: ... (arguments ...))` is a
+; `call` (an `access_call` has a `target` but no `arguments`; `!key` rules it out where
+; `arguments` is not required, but not on a pattern's root, whose negated fields tree-sitter
+; skips: those keep `(call ...)`); `(_ operator: "@" operand: ...)` is a `unary_operator`
+; (the only node with `operand`); `(_ left: ... operator: "when")` is a `binary_operator`
+; (`dot` has operator ".", `stab_clause` "->"); `(_ operator: "." right: ...)` is a `dot`;
+; the child of a call holding the anonymous "do" is its `do_block`. Wildcards never match
+; ERROR nodes; patterns of siblings still start with a concrete node, as tree-sitter starts
+; those only outside ERROR nodes. A wildcard's first child should be a concrete node (the
+; pattern then starts there), or the pattern is tried at every node; and a wildcard child is
+; tried on every sibling, so the hot `def` patterns keep `call` and `binary_operator` in their
+; arguments.
 
-(call
+; ---------------------------------------------------------------------------------------------
+; Modules (`defmodule A.B` names the module `A.B`; a nested `defmodule C` is `A.B.C`). The
+; `@moduledoc` sits in the `do_block`, the call's child holding the anonymous "do".
+
+(_
   target: (identifier) @_kw
   (arguments (alias) @name)
-  (do_block
-    (unary_operator
+  (_
+    "do"
+    (_
       operator: "@"
-      operand: (call
+      operand: (_
         target: (identifier) @_doc
         (arguments (string) @doc))))
   (#eq? @_kw "defmodule")
   (#eq? @_doc "moduledoc")) @definition.module
-(call
+(_
   target: (identifier) @_kw
   (arguments (alias) @name)
   (#eq? @_kw "defmodule")) @definition.module
 
 ; Protocols are interfaces; their `def`s are method signatures.
-(call
+(_
   target: (identifier) @_kw
   (arguments (alias) @name)
-  (do_block
-    (unary_operator
+  (_
+    "do"
+    (_
       operator: "@"
-      operand: (call
+      operand: (_
         target: (identifier) @_doc
         (arguments (string) @doc))))
   (#eq? @_kw "defprotocol")
   (#eq? @_doc "moduledoc")) @definition.interface
-(call
+(_
   target: (identifier) @_kw
   (arguments (alias) @name)
   (#eq? @_kw "defprotocol")) @definition.interface
@@ -44,7 +63,7 @@
 ; `defimpl Proto, for: Type` is an impl named after the implementing type (like Rust's
 ; `impl Trait for Type`), and implements `Proto`. Without `for:` (inside the type's own
 ; module) it is no definition: its functions belong to the enclosing module, the type.
-(call
+(_
   target: (identifier) @_kw
   (arguments
     (alias) @_proto
@@ -54,7 +73,7 @@
         value: (alias) @name)))
   (#eq? @_kw "defimpl")
   (#match? @_for "^for:")) @definition.impl
-(call
+(_
   target: (identifier) @_kw
   (arguments . (alias) @name @reference.implementation)
   (#eq? @_kw "defimpl"))
@@ -66,64 +85,64 @@
 
 ((unary_operator
    operator: "@"
-   operand: (call
+   operand: (_
      target: (identifier) @_doc
      (arguments (string) @doc)))
  .
  (unary_operator)*
  .
- (call
+ (_
    target: (identifier) @_kw
    (arguments
      [
        (identifier) @name
-       (call target: (identifier) @name)
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
+       (_ target: (identifier) @name !key)
+       (_
+         left: [(identifier) @name (_ target: (identifier) @name !key)]
          operator: "when")
      ])) @definition.function
  (#eq? @_doc "doc")
  (#any-of? @_kw "def" "defp" "defdelegate"))
 ((unary_operator
    operator: "@"
-   operand: (call
+   operand: (_
      target: (identifier) @_doc
      (arguments (string) @doc)))
  .
  (unary_operator)*
  .
- (call
+ (_
    target: (identifier) @_kw
    (arguments
      [
        (identifier) @name
-       (call target: (identifier) @name)
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
+       (_ target: (identifier) @name !key)
+       (_
+         left: [(identifier) @name (_ target: (identifier) @name !key)]
          operator: "when")
      ])) @definition.macro
  (#eq? @_doc "doc")
  (#any-of? @_kw "defmacro" "defmacrop" "defguard" "defguardp"))
 
-(call
+(_
   target: (identifier) @_kw
   (arguments
     [
       (identifier) @name
       (call target: (identifier) @name)
       (binary_operator
-        left: [(identifier) @name (call target: (identifier) @name)]
+        left: [(identifier) @name (_ target: (identifier) @name !key)]
         operator: "when")
     ])
   (#any-of? @_kw "def" "defp" "defdelegate")) @definition.function
-(call
+(_
   target: (identifier) @_kw
   (arguments
     [
       (identifier) @name
       (call target: (identifier) @name)
       (binary_operator
-        left: [(identifier) @name (call target: (identifier) @name)]
+        left: [(identifier) @name (_ target: (identifier) @name !key)]
         operator: "when")
     ])
   (#any-of? @_kw "defmacro" "defmacrop" "defguard" "defguardp")) @definition.macro
@@ -134,76 +153,76 @@
 ; `@typedoc "..."` then `@type t :: ...` / `@type t(a) :: ...`.
 ((unary_operator
    operator: "@"
-   operand: (call
+   operand: (_
      target: (identifier) @_doc
      (arguments (string) @doc)))
  .
- (unary_operator
+ (_
    operator: "@"
-   operand: (call
+   operand: (_
      target: (identifier) @_kw
      (arguments
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
+       (_
+         left: [(identifier) @name (_ target: (identifier) @name !key)]
          operator: "::")))) @definition.type
  (#eq? @_doc "typedoc")
  (#any-of? @_kw "type" "typep" "opaque"))
-(unary_operator
+(_
   operator: "@"
-  operand: (call
+  operand: (_
     target: (identifier) @_kw
     (arguments
-      (binary_operator
-        left: [(identifier) @name (call target: (identifier) @name)]
+      (_
+        left: [(identifier) @name (_ target: (identifier) @name !key)]
         operator: "::")))
   (#any-of? @_kw "type" "typep" "opaque")) @definition.type
 
 ; Behaviour callbacks: `@callback handle(event) :: :ok` (also with a `when` clause).
 ((unary_operator
    operator: "@"
-   operand: (call
+   operand: (_
      target: (identifier) @_doc
      (arguments (string) @doc)))
  .
- (unary_operator
+ (_
    operator: "@"
-   operand: (call
+   operand: (_
      target: (identifier) @_kw
      (arguments
-       (binary_operator
-         left: [(identifier) @name (call target: (identifier) @name)]
+       (_
+         left: [(identifier) @name (_ target: (identifier) @name !key)]
          operator: "::")))) @definition.function
  (#eq? @_doc "doc")
  (#any-of? @_kw "callback" "macrocallback"))
-(unary_operator
+(_
   operator: "@"
-  operand: (call
+  operand: (_
     target: (identifier) @_kw
     (arguments
       [
-        (binary_operator
-          left: [(identifier) @name (call target: (identifier) @name)]
+        (_
+          left: [(identifier) @name (_ target: (identifier) @name !key)]
           operator: "::")
-        (binary_operator
-          left: (binary_operator
-            left: [(identifier) @name (call target: (identifier) @name)]
+        (_
+          left: (_
+            left: [(identifier) @name (_ target: (identifier) @name !key)]
             operator: "::")
           operator: "when")
       ]))
   (#any-of? @_kw "callback" "macrocallback")) @definition.function
 
 ; `@behaviour Mod` is an implemented interface.
-(unary_operator
+(_
   operator: "@"
-  operand: (call
+  operand: (_
     target: (identifier) @_kw
     (arguments (alias) @name @reference.implementation))
   (#eq? @_kw "behaviour"))
 
 ; Any other attribute set with a value is a constant: `@timeout 5000`.
-(unary_operator
+(_
   operator: "@"
-  operand: (call
+  operand: (_
     target: (identifier) @name
     (arguments))
   (#not-any-of? @name
@@ -217,7 +236,7 @@
 ; References.
 
 ; `use Mod` injects code: a mixin.
-(call
+(_
   target: (identifier) @_kw
   (arguments . (alias) @name @reference.implementation)
   (#eq? @_kw "use"))
@@ -230,7 +249,7 @@
 ; names are types only with empty parentheses (`map()`, `tuple()`). The call patterns below
 ; leave these names out (any reference kind would beat a type).
 (call
-  target: (dot right: (identifier) @name)
+  target: (_ operator: "." right: (identifier) @name)
   (#eq? @name "t")) @reference.type
 (call
   target: (identifier) @name
@@ -240,14 +259,14 @@
     "nonempty_list" "maybe_improper_list" "nonempty_improper_list" "charlist"
     "nonempty_charlist" "iodata" "iolist" "pid" "arity" "byte" "char" "mfa"
     "as_boolean" "nonempty_binary" "nonempty_bitstring")) @reference.type
-(call
+(_
   target: (identifier) @name
   (arguments) @_args
   (#any-of? @name
     "map" "tuple" "fun" "module" "timeout" "reference" "port" "struct" "node" "function"
     "identifier")
   (#eq? @_args "()")) @reference.type
-(call
+(_
   target: (identifier) @name
   (arguments (_))
   (#any-of? @name
@@ -256,24 +275,25 @@
 
 ; Local calls, but definition and special forms, the typespec names above and
 ; `optional`/`required` (below), listed by parent so as to leave out a module attribute (`@doc
-; "..."` is a call under `@`) and the head of a `@spec f(x) :: t` (left of `::`).
+; "..."` is a call under `@`) and the head of a `@spec f(x) :: t` (left of `::`). The parent
+; with "do" is the `do_block`; `left:` with an operator other than `::` is a `binary_operator`
+; or a `dot` (operator "."); only a `binary_operator` has a call on its `right:`.
 ([
-  (arguments (call target: (identifier) @name) @reference.call)
-  (do_block (call target: (identifier) @name) @reference.call)
-  (body (call target: (identifier) @name) @reference.call)
-  (else_block (call target: (identifier) @name) @reference.call)
-  (list (call target: (identifier) @name) @reference.call)
-  (tuple (call target: (identifier) @name) @reference.call)
-  (map_content (call target: (identifier) @name) @reference.call)
-  (pair (call target: (identifier) @name) @reference.call)
-  (interpolation (call target: (identifier) @name) @reference.call)
+  (arguments (_ target: (identifier) @name !key) @reference.call)
+  (_ "do" (_ target: (identifier) @name !key) @reference.call)
+  (body (_ target: (identifier) @name !key) @reference.call)
+  (else_block (_ target: (identifier) @name !key) @reference.call)
+  (list (_ target: (identifier) @name !key) @reference.call)
+  (tuple (_ target: (identifier) @name !key) @reference.call)
+  (map_content (_ target: (identifier) @name !key) @reference.call)
+  (pair (_ target: (identifier) @name !key) @reference.call)
+  (interpolation (_ target: (identifier) @name !key) @reference.call)
   (unary_operator
     operator: _ @_op
-    operand: (call target: (identifier) @name) @reference.call
+    operand: (_ target: (identifier) @name !key) @reference.call
     (#not-eq? @_op "@"))
-  (dot left: (call target: (identifier) @name) @reference.call)
-  (binary_operator right: (call target: (identifier) @name) @reference.call)
-  (binary_operator
+  (_ right: (call target: (identifier) @name) @reference.call)
+  (_
     left: (call target: (identifier) @name) @reference.call
     operator: _ @_op
     (#not-eq? @_op "::"))
@@ -293,7 +313,7 @@
     "identifier"))
 
 ; In a typespec map, `optional(k) => v` and `required(k) => v` (never calls).
-(binary_operator
+(_
   left: (call target: (identifier) @name) @reference.type
   operator: "=>"
   (#any-of? @name "optional" "required"))
@@ -301,36 +321,36 @@
 ; Remote calls: `Mod.fun(x)` and `Mod.fun` (receiver `Mod`), `:ets.new(...)`, `mod.fun(x)`;
 ; `value.field` without parentheses is a field access, not a call.
 (call
-  target: (dot left: (alias) right: (identifier) @name)
+  target: (_ left: (alias) operator: "." right: (identifier) @name)
   (#not-eq? @name "t")) @reference.call
-(call
+(_
   target: (dot right: (identifier) @name)
   (arguments)
   (#not-eq? @name "t")) @reference.call
 
 ; Pipes into a function without parentheses: `x |> f`, `x |> Mod.f`.
-(binary_operator
+(_
   operator: "|>"
   right: (identifier) @name @reference.call)
-(binary_operator
+(_
   operator: "|>"
-  right: (dot right: (identifier) @name) @reference.call)
+  right: (_ operator: "." right: (identifier) @name) @reference.call)
 
 ; Captures: `&Mod.fun/2`, `&fun/1`.
-(unary_operator
+(_
   operator: "&"
-  operand: (binary_operator
+  operand: (_
     left: [
       (identifier) @name
-      (dot right: (identifier) @name)
+      (_ operator: "." right: (identifier) @name)
     ] @reference.call
     operator: "/"))
 
 ; Module names passed as values: `Repo.all(User)`, `GenServer.call(Cache, msg)`.
-(call
+(_
   target: (dot)
   (arguments (alias) @name @reference.type))
-(call
+(_
   target: (identifier) @_f
   (arguments (alias) @name @reference.type)
   (#not-any-of? @_f

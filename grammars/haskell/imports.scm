@@ -37,6 +37,6 @@
          (variable) @import.name
          (name) @import.name
          (qualified) @import.name
-         (prefix_id (operator) @import.name)
+         operator: (_ (operator) @import.name)
        ]))) @import
  (#not-match? @import "\\shiding\\s*\\("))

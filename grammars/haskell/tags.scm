@@ -16,11 +16,25 @@
 ; its signature, so those cases are captured with @doc. Patterns with a preceding sibling
 ; use one pattern per sibling kind: an alternation there loses matches when two siblings of
 ; one kind follow each other. Order matters: constants before functions, docs first.
+;
+; Compile time: tree-sitter analyses each named node that has children in a pattern against
+; the parse table when the query is compiled, which is slow for `apply`, `infix`, `parens`,
+; `signature`, `function` and most other expression nodes, and slower still for a pattern
+; of siblings. So the sibling patterns below `haskell` (the only parent of `declarations`)
+; are rooted there, and nested nodes are written as wildcards pinned down by their fields or
+; context: `(_ constructor: ... argument: (_))` is an `apply` (the only node with
+; `argument`), `(_ id: ...)` a `qualified` (a `do_module` only sits in a `do`), `(_ operator:
+; ... right_operand: ...)` an `infix`, a `type:` beside a variable `name:` a `signature`, a
+; variable `name:` with `patterns:` a `function`, without them a `bind`, and `binds:` holds a
+; `local_binds`. Wildcards never match ERROR nodes. A wildcard as a pattern's root starts the
+; pattern at its first child, which costs an analysis of its own, so roots stay concrete but
+; for one slower `infix`.
 
 ; ---------------------------------------------------------------------------------------------
 ; Types, classes and instances.
 
-((haddock) @doc
+(haskell
+  (haddock) @doc
   .
   (declarations
     .
@@ -29,7 +43,8 @@
       (newtype name: (name) @name)
       (type_synonym name: (name) @name)
     ] @definition.type))
-((imports (haddock) @doc .)
+(haskell
+  (imports (haddock) @doc .)
   .
   (declarations
     .
@@ -38,12 +53,14 @@
       (newtype name: (name) @name)
       (type_synonym name: (name) @name)
     ] @definition.type))
-((haddock) @doc
+(haskell
+  (haddock) @doc
   .
   (declarations
     .
     (class name: (name) @name) @definition.interface))
-((imports (haddock) @doc .)
+(haskell
+  (imports (haddock) @doc .)
   .
   (declarations
     .
@@ -59,9 +76,8 @@
 ; Constructors and record fields.
 (data_constructor
   constructor: [
-    (prefix name: (constructor) @name)
-    (record name: (constructor) @name)
-    (infix operator: (constructor_operator) @name)
+    (_ name: (constructor) @name)
+    (_ operator: (constructor_operator) @name)
   ]) @definition.class
 (gadt_constructor name: (constructor) @name) @definition.class
 (gadt_constructor names: (binding_list name: (constructor) @name @definition.class))
@@ -75,26 +91,29 @@
   .
   (class_declarations
     .
-    (signature name: [(variable) @name (prefix_id (operator) @name)]) @definition.function))
+    (_ name: [(variable) @name (_ (operator) @name)] type: (_)) @definition.function))
 (class_declarations
-  (signature name: [(variable) @name (prefix_id (operator) @name)]) @definition.function)
+  (_ name: [(variable) @name (_ (operator) @name)] type: (_)) @definition.function)
 (class_declarations
-  (signature names: (binding_list name: (variable) @name @definition.function)))
+  (_ names: (binding_list name: (variable) @name @definition.function)))
 
 ; `instance C T`, `instance C (T a)`, `instance C (T a b)`: an impl named `T`; when the first
 ; type is a variable, a list or a tuple, the impl is named after the class.
 (instance patterns: (type_patterns . (name) @name)) @definition.impl
-(instance patterns: (type_patterns . (parens (apply constructor: (name) @name)))) @definition.impl
 (instance
   patterns: (type_patterns
     .
-    (parens (apply constructor: (apply constructor: (name) @name))))) @definition.impl
+    (parens
+      [
+        (_ constructor: (name) @name argument: (_))
+        (_ constructor: (_ constructor: (name) @name argument: (_)) argument: (_))
+      ]))) @definition.impl
 (instance
   name: (name) @name
   patterns: (type_patterns . [(variable) (list) (tuple) (unit)])) @definition.impl
 (instance
   name: (name) @name
-  patterns: (type_patterns . (parens (apply constructor: (variable))))) @definition.impl
+  patterns: (type_patterns . (parens (_ constructor: (variable) argument: (_))))) @definition.impl
 
 ; ---------------------------------------------------------------------------------------------
 ; Functions and constants.
@@ -106,168 +125,171 @@
 (declarations
   (haddock) @doc
   .
-  (signature name: (variable) @_sig)
+  (_ name: (variable) @_sig type: (_))
   .
-  (bind name: (variable) @name match: (match expression: (literal))) @definition.constant
+  (_ name: (variable) @name match: (match expression: (literal)) !patterns) @definition.constant
   (#eq? @_sig @name))
-((haddock) @doc
+(haskell
+  (haddock) @doc
   .
   (declarations
     .
-    (signature name: (variable) @_sig)
+    (_ name: (variable) @_sig type: (_))
     .
-    (bind name: (variable) @name match: (match expression: (literal))) @definition.constant)
+    (_ name: (variable) @name match: (match expression: (literal)) !patterns) @definition.constant)
   (#eq? @_sig @name))
-((imports (haddock) @doc .)
+(haskell
+  (imports (haddock) @doc .)
   .
   (declarations
     .
-    (signature name: (variable) @_sig)
+    (_ name: (variable) @_sig type: (_))
     .
-    (bind name: (variable) @name match: (match expression: (literal))) @definition.constant)
+    (_ name: (variable) @name match: (match expression: (literal)) !patterns) @definition.constant)
   (#eq? @_sig @name))
 
 (declarations
   (bind name: (variable) @name match: (match expression: (literal))) @definition.constant)
 (function
-  binds: (local_binds
+  binds: (_
     (bind name: (variable) @name match: (match expression: (literal))) @definition.constant))
 (bind
-  binds: (local_binds
+  binds: (_
     (bind name: (variable) @name match: (match expression: (literal))) @definition.constant))
 
 ; Functions: a doc above the signature.
 (declarations
   (haddock) @doc
   .
-  (signature name: (variable) @_sig)
+  (_ name: (variable) @_sig type: (_))
   .
-  [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function
+  (_ name: (variable) @name match: (_)) @definition.function
   (#eq? @_sig @name))
-((haddock) @doc
+(haskell
+  (haddock) @doc
   .
   (declarations
     .
-    (signature name: (variable) @_sig)
+    (_ name: (variable) @_sig type: (_))
     .
-    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+    (_ name: (variable) @name match: (_)) @definition.function)
   (#eq? @_sig @name))
-((imports (haddock) @doc .)
+(haskell
+  (imports (haddock) @doc .)
   .
   (declarations
     .
-    (signature name: (variable) @_sig)
+    (_ name: (variable) @_sig type: (_))
     .
-    [(function name: (variable) @name) (bind name: (variable) @name)] @definition.function)
+    (_ name: (variable) @name match: (_)) @definition.function)
   (#eq? @_sig @name))
 
 ; The first equation of each function (top level, `where`/`let` bindings, instance methods).
 (declarations
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (declarations
   (signature)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (declarations
   (function name: (_) @_prev)
   .
-  (function name: (variable) @name) @definition.function
+  (_ name: (variable) @name patterns: (_)) @definition.function
   (#not-eq? @_prev @name))
 (declarations
   (bind)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (declarations
   (function (infix))
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (declarations
   (_) @_other
   .
-  (function name: (variable) @name) @definition.function
+  (_ name: (variable) @name patterns: (_)) @definition.function
   (#match? @_other "^(data|newtype|type|class|instance|deriving|infixl|infixr|infix|foreign|pattern|default)\\s|^--|^\\{-|^#"))
 (declarations
   (top_splice)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (local_binds
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (local_binds
   (signature)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (local_binds
   (function name: (_) @_prev)
   .
-  (function name: (variable) @name) @definition.function
+  (_ name: (variable) @name patterns: (_)) @definition.function
   (#not-eq? @_prev @name))
 (local_binds
   (bind)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (local_binds
   (function (infix))
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (local_binds
   (_) @_other
   .
-  (function name: (variable) @name) @definition.function
+  (_ name: (variable) @name patterns: (_)) @definition.function
   (#match? @_other "^(data|newtype|type|class|instance|deriving|infixl|infixr|infix|foreign|pattern|default)\\s|^--|^\\{-|^#"))
 (instance_declarations
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (instance_declarations
   (signature)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (instance_declarations
   (function name: (_) @_prev)
   .
-  (function name: (variable) @name) @definition.function
+  (_ name: (variable) @name patterns: (_)) @definition.function
   (#not-eq? @_prev @name))
 (instance_declarations
   (bind)
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (instance_declarations
   (function (infix))
   .
-  (function name: (variable) @name) @definition.function)
+  (_ name: (variable) @name patterns: (_)) @definition.function)
 (instance_declarations
   (_) @_other
   .
-  (function name: (variable) @name) @definition.function
+  (_ name: (variable) @name patterns: (_)) @definition.function
   (#match? @_other "^(data|newtype|type|class|instance|deriving|infixl|infixr|infix|foreign|pattern|default)\\s|^--|^\\{-|^#"))
 
 ; Bindings without arguments have a single equation: top level, `where` (not `let`: those are
 ; local values) and instance methods.
 (declarations (bind name: (variable) @name) @definition.function)
-(function binds: (local_binds (bind name: (variable) @name) @definition.function))
-(bind binds: (local_binds (bind name: (variable) @name) @definition.function))
+(function binds: (_ (bind name: (variable) @name) @definition.function))
+(bind binds: (_ (bind name: (variable) @name) @definition.function))
 (instance_declarations (bind name: (variable) @name) @definition.function)
 
 ; Operators defined prefix (`(<+>) a b = ...`) or infix (`a <> b = ...`, x `plus` y = ...);
 ; every equation of a multi-equation operator is a definition.
-(function name: (prefix_id (operator) @name)) @definition.function
-(bind name: (prefix_id (operator) @name)) @definition.function
-(function (infix operator: (operator) @name)) @definition.function
-(function (infix operator: (infix_id (variable) @name))) @definition.function
+(function name: (_ (operator) @name)) @definition.function
+(bind name: (_ (operator) @name)) @definition.function
+(function (_ operator: (operator) @name)) @definition.function
+(function (_ operator: (infix_id (variable) @name))) @definition.function
 
 ; ---------------------------------------------------------------------------------------------
 ; References.
 
 ; The class an instance implements; classes a data type derives.
 (instance name: (name) @name @reference.implementation)
-(instance name: (qualified id: (name) @name) @reference.implementation)
+(instance name: (_ id: (name) @name) @reference.implementation)
 (deriving
   classes: [
     (name) @name
-    (qualified id: (name) @name)
-    (parens [(name) @name (qualified id: (name) @name)])
-    (tuple [(name) @name (qualified id: (name) @name)])
+    (_ id: (name) @name)
+    (_ !argument !operator [(name) @name (_ id: (name) @name)])
   ] @reference.implementation)
 (deriving_instance name: (name) @name @reference.implementation)
 
@@ -275,20 +297,17 @@
 (class
   context: (context
     context: [
-      (apply constructor: (name) @name @reference.class)
-      (tuple (apply constructor: (name) @name @reference.class))
-      (parens (apply constructor: (name) @name @reference.class))
+      (_ constructor: (name) @name @reference.class argument: (_))
+      (_ !argument !operator (_ constructor: (name) @name @reference.class argument: (_)))
     ]))
 
 ; Function application: the head of `f x y` (`M.f x` has receiver `M`).
-(apply function: (variable) @name) @reference.call
-(apply function: (qualified id: (variable) @name)) @reference.call
-(apply function: (constructor) @name) @reference.class
-(apply function: (qualified id: (constructor) @name)) @reference.class
+(apply function: [(variable) @name (_ id: (variable) @name)]) @reference.call
+(apply function: [(constructor) @name (_ id: (constructor) @name)]) @reference.class
 
 ; Infix application with backticks: x `div` y, x `M.f` y.
 (infix_id (variable) @name @reference.call)
-(infix_id (qualified id: (variable) @name) @reference.call)
+(infix_id (_ id: (variable) @name) @reference.call)
 
 ; Functions named without arguments where they are certainly functions: either side of `.`,
 ; the left of `$`, `<$>`, `=<<`, the right of `>>=`, `&`, `<&>`; a point-free definition
@@ -296,22 +315,22 @@
 (infix
   left_operand: [
     (variable) @name
-    (qualified id: (variable) @name)
+    (_ id: (variable) @name)
   ] @reference.call
   operator: (operator) @_op
   (#any-of? @_op "." "$" "$!" "<$>" "<$!>" "=<<" ">=>" "<=<"))
-(infix
+(_
   operator: (operator) @_op
   right_operand: [
     (variable) @name
-    (qualified id: (variable) @name)
+    (_ id: (variable) @name)
   ] @reference.call
   (#any-of? @_op "." ">>=" "&" "<&>" ">=>" "<=<"))
 (bind
   match: (match
     expression: [
       (variable) @name
-      (qualified id: (variable) @name)
+      (_ id: (variable) @name)
     ] @reference.call))
 
 ; Constructors in expressions and patterns: `Backroom`, `Store <$> ...`, `(Shelf w n)`.

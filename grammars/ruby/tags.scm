@@ -1,26 +1,36 @@
 ; Ruby definitions and references. Modules and classes nest (`Billing::Invoice`); a
 ; `class A::B` or `module A::B` names its outer scope explicitly (@container). Doc comments
 ; are the `#` comments right above a definition, found generically.
+;
+; Compile time: tree-sitter analyses each named node that has children in a pattern against
+; the parse table when the query is compiled, which is slow for `call`, `body_statement`,
+; `scope_resolution` and `assignment`. So nested ones are written as wildcards pinned down by
+; fields that only one node type has (`receiver:`, `method:`, `arguments:`, `block:` belong
+; to `call`, `scope:` to `scope_resolution`, the only node in a `left:` or a `name:` of a
+; class or module with a `name:` of its own; `body:` holds a `body_statement`). A wildcard
+; as a pattern's root starts the pattern at its first child, whose analysis is cheaper than
+; a `call`'s, but it drops the root's negated fields (`!receiver`) and is tried at every
+; node when that first child is itself a wildcard: those patterns keep `(call ...)`.
 
 ; Modules and classes.
 (module
   name: [
     (constant) @name
-    (scope_resolution scope: (_)? @container name: (constant) @name)
+    (_ scope: (_)? @container name: (constant) @name)
   ]) @definition.module
 (class
   name: [
     (constant) @name
-    (scope_resolution scope: (_)? @container name: (constant) @name)
+    (_ scope: (_)? @container name: (constant) @name)
   ]) @definition.class
 
 ; `Point = Struct.new(:x, :y) do ... end`, `Klass = Class.new(Base)`, `Coord = Data.define(:lat)`.
 (assignment
   left: [
     (constant) @name
-    (scope_resolution scope: (_)? @container name: (constant) @name)
+    (_ scope: (_)? @container name: (constant) @name)
   ]
-  right: (call
+  right: (_
     receiver: (constant) @_factory
     method: (identifier) @_new)
   (#any-of? @_factory "Struct" "Class" "Data")
@@ -28,9 +38,9 @@
 (assignment
   left: [
     (constant) @name
-    (scope_resolution scope: (_)? @container name: (constant) @name)
+    (_ scope: (_)? @container name: (constant) @name)
   ]
-  right: (call
+  right: (_
     receiver: (constant) @_factory
     method: (identifier) @_new)
   (#eq? @_factory "Module")
@@ -40,29 +50,29 @@
 ; `private def`, or a block such as `class_methods do`) is a method; elsewhere a `def` is a
 ; function, which becomes a method inside a class.
 (module
-  body: (body_statement
+  body: (_
     [
       (method name: (_) @name)
       (singleton_method name: (_) @name)
     ] @definition.method))
 (module
-  body: (body_statement
+  body: (_
     [
       (singleton_class
-        body: (body_statement
+        body: (_
           [
             (method name: (_) @name)
             (singleton_method name: (_) @name)
           ] @definition.method))
-      (call
+      (_
         arguments: (argument_list
           [
             (method name: (_) @name)
             (singleton_method name: (_) @name)
           ] @definition.method))
-      (call
+      (_
         block: (do_block
-          body: (body_statement
+          body: (_
             [
               (method name: (_) @name)
               (singleton_method name: (_) @name)
@@ -77,18 +87,18 @@
 (assignment
   left: [
     (constant) @name
-    (scope_resolution scope: (_)? @container name: (constant) @name)
+    (_ scope: (_)? @container name: (constant) @name)
   ]) @definition.constant
 (operator_assignment
   left: [
     (constant) @name
-    (scope_resolution scope: (_)? @container name: (constant) @name)
+    (_ scope: (_)? @container name: (constant) @name)
   ]) @definition.constant
 (class
-  body: (body_statement
+  body: (_
     (assignment left: (class_variable) @name) @definition.field))
 (module
-  body: (body_statement
+  body: (_
     (assignment left: (class_variable) @name) @definition.field))
 (program
   (assignment left: (identifier) @name) @definition.variable)
@@ -101,7 +111,7 @@
   (#any-of? @_attr "attr_accessor" "attr_reader" "attr_writer" "attr"))
 
 ; Mixins: `include Comparable`, `extend Forwardable`, `prepend Auditing`.
-(call
+(_
   method: (identifier) @_mixin
   arguments: (argument_list
     [
@@ -118,7 +128,7 @@
   ] @reference.class)
 
 ; `Class.new(Base) do ... end`: an anonymous subclass.
-(call
+(_
   receiver: (constant) @_class
   method: (identifier) @_new
   arguments: (argument_list
@@ -131,7 +141,7 @@
   (#eq? @_new "new"))
 
 ; Instantiation: `Invoice.new(...)`, `Billing::Invoice.new` (the `new` itself is no call).
-(call
+(_
   receiver: [
     (constant) @name
     (scope_resolution name: (constant) @name)
@@ -168,13 +178,13 @@
 ; Locals and instance variables bound to a new object: `repo = Repo.new`, `@client = Http::Client.new`.
 (assignment
   left: [(identifier) (instance_variable)] @binding.name
-  right: (call
+  right: (_
     receiver: [(constant) (scope_resolution)] @binding.value
     method: (identifier) @_new)
   (#eq? @_new "new")) @binding
 (operator_assignment
   left: [(identifier) (instance_variable)] @binding.name
-  right: (call
+  right: (_
     receiver: [(constant) (scope_resolution)] @binding.value
     method: (identifier) @_new)
   (#eq? @_new "new")) @binding

@@ -3,57 +3,36 @@
 ; into the span from the first to the last. One statement may hold several comma-separated
 ; expressions (`import a.B, c.d._`): a path is a run of `segment .` pairs, which stops at a comma.
 
-; `import a.b.C` (also the last expression of `import x.Y, a.b.C`), and every expression
-; followed by a comma.
+; `import a.b.C` (also the last expression of `import x.Y, a.b.C`).
 (import_declaration
   ((identifier) @import.path . ".")+
   .
   (identifier) @import.name .) @import
-(import_declaration
-  ((identifier) @import.path . ".")+
-  .
-  (identifier) @import.name
-  .
-  ",") @import
 
-; `import a.b.C as D` (Scala 3).
-(import_declaration
+; One pattern for the other forms (fewer patterns compile faster): every expression followed
+; by a comma; `import a.b.C as D` (Scala 3); `import a.b._` / `import a.b.*`, where
+; `import a.b.given` imports only given instances: the module alone; and
+; `import a.b.{C, D => E, F as G, _}`: one import per selector, where `C => _` hides `C`.
+((import_declaration
   ((identifier) @import.path . ".")+
   .
-  (as_renamed_identifier
-    name: (identifier) @import.name
-    alias: (identifier) @import.alias)) @import
-
-; `import a.b._` / `import a.b.*`; `import a.b.given` imports only given instances: the
-; module alone.
-(import_declaration
-  ((identifier) @import.path . ".")+
-  .
-  (namespace_wildcard) @import.glob
-  (#not-eq? @import.glob "given")) @import
-(import_declaration
-  ((identifier) @import.path . ".")+
-  .
-  (namespace_wildcard) @_given
-  (#eq? @_given "given")) @import
-
-; `import a.b.{C, D => E, F as G, _}`: one import per selector; `C => _` hides `C`.
-(import_declaration
-  ((identifier) @import.path . ".")+
-  .
-  (namespace_selectors (identifier) @import.name)) @import
-(import_declaration
-  ((identifier) @import.path . ".")+
-  .
-  (namespace_selectors
-    [
-      (arrow_renamed_identifier name: (identifier) @import.name alias: (identifier) @import.alias)
-      (as_renamed_identifier name: (identifier) @import.name alias: (identifier) @import.alias)
-    ])) @import
-(import_declaration
-  ((identifier) @import.path . ".")+
-  .
-  (namespace_selectors (namespace_wildcard) @import.glob (#not-eq? @import.glob "given"))) @import
+  [
+    ((identifier) @import.name . ",")
+    (as_renamed_identifier
+      name: (identifier) @import.name
+      alias: (identifier) @import.alias)
+    (namespace_wildcard) @import.glob
+    (namespace_wildcard) @_given
+    (namespace_selectors (identifier) @import.name)
+    (namespace_selectors
+      [
+        (arrow_renamed_identifier name: (identifier) @import.name alias: (identifier) @import.alias)
+        (as_renamed_identifier name: (identifier) @import.name alias: (identifier) @import.alias)
+      ])
+    (namespace_selectors (namespace_wildcard) @import.glob)
+  ]) @import
+  (#not-eq? @import.glob "given")
+  (#eq? @_given "given"))
 
 ; `import scala` (a single segment).
 (import_declaration . (identifier) @import.path .) @import

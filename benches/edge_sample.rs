@@ -69,7 +69,11 @@ fn main() -> Result<()> {
     let line_of = |path: &kenning::symbols::RepoPath, line: u32| -> String {
         std::fs::read_to_string(path.to_fs(&repo))
             .ok()
-            .and_then(|s| s.lines().nth(line.saturating_sub(1) as usize).map(|l| l.trim().chars().take(160).collect()))
+            .and_then(|s| {
+                s.lines()
+                    .nth(line.saturating_sub(1) as usize)
+                    .map(|l| l.trim().chars().take(160).collect())
+            })
             .unwrap_or_default()
     };
     edges.sort();
@@ -89,7 +93,13 @@ fn main() -> Result<()> {
             .filter_map(|t| {
                 let tf = graph.files.get(t.file.index())?;
                 let d = tf.defs.get(t.def as usize)?;
-                Some(format!("`{}` at {}:{} `{}`", tf.qualified(t.def), tf.path, d.line, line_of(&tf.path, d.line)))
+                Some(format!(
+                    "`{}` at {}:{} `{}`",
+                    tf.qualified(t.def),
+                    tf.path,
+                    d.line,
+                    line_of(&tf.path, d.line)
+                ))
             })
             .collect();
         let prov = rr.provenance.map_or("-", |p| p.as_str());

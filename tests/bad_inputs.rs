@@ -550,6 +550,10 @@ fn an_empty_tree_and_a_tree_without_supported_files_say_so() {
     // Text it can read is read, and said to be the only thing read.
     let dir = support::materialize("//- notes.txt\nhello\n//- data.csv\na,b\n");
     let out = support::ken(&["index", "build", "."], dir.path());
-    assert!(stdout(&out).contains("1 files read as text only"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("1 files read as text only"),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("read as text: text 1"), "{}", stdout(&out));
 }

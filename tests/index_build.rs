@@ -201,7 +201,11 @@ fn skipped_files_are_counted_by_reason() {
     };
     let m = build(root, &config).manifest;
     let by = |r: &str| m.summary.skipped_by_reason.get(r).copied().unwrap_or(0);
-    assert_eq!(m.summary.files, 2, "ok.py, and notes.txt as text: {:?}", m.summary);
+    assert_eq!(
+        m.summary.files, 2,
+        "ok.py, and notes.txt as text: {:?}",
+        m.summary
+    );
     assert_eq!(m.summary.by_language.get("text").map(|l| l.files), Some(1));
     assert_eq!(by("too-large"), 1);
     assert_eq!(by("binary"), 1);

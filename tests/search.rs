@@ -251,25 +251,50 @@ fn docs_and_config_are_searched_when_asked_and_named_when_they_answer_best() {
     );
     let dir = indexed(&spec);
     let files = |v: &Value| -> Vec<String> {
-        v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
     };
     // A code query: no doc or config among the files.
     let v = search_json(dir.path(), &["register a hook", "--files"]);
-    assert!(files(&v).iter().all(|p| p.ends_with(".py") || p.ends_with(".rs")), "{v}");
+    assert!(
+        files(&v).iter().all(|p| p.ends_with(".py") || p.ends_with(".rs")),
+        "{v}"
+    );
     // Asked for: the README's section, by its heading's lines.
     let v = search_json(dir.path(), &["kind:doc exponential backoff retried"]);
     let hits = v["hits"].as_array().unwrap();
-    let section = hits.iter().find(|h| h["path"] == "README.md" && h["kind"] == "doc").expect("README section");
-    assert_eq!((section["line"].as_u64(), section["end_line"].as_u64()), (Some(3), Some(6)), "{v}");
+    let section = hits
+        .iter()
+        .find(|h| h["path"] == "README.md" && h["kind"] == "doc")
+        .expect("README section");
+    assert_eq!(
+        (section["line"].as_u64(), section["end_line"].as_u64()),
+        (Some(3), Some(6)),
+        "{v}"
+    );
     assert!(hits.iter().all(|h| h["kind"] == "doc"), "{v}");
     let v = search_json(dir.path(), &["kind:config backoff attempts", "--files"]);
     assert_eq!(files(&v), ["deploy/app.yaml"], "{v}");
     // Not asked for, but a document answers better than any code: a note says so.
-    let v = search_json(dir.path(), &["connection attempts exponential backoff jitter", "--files"]);
+    let v = search_json(
+        dir.path(),
+        &["connection attempts exponential backoff jitter", "--files"],
+    );
     assert_eq!(files(&v), ["requests/sessions.py"], "{v}");
-    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
     assert!(
-        notes.iter().any(|n| n.starts_with("a document matches this better than any code: README.md:3-6")),
+        notes
+            .iter()
+            .any(|n| n.starts_with("a document matches this better than any code: README.md:3-6")),
         "{notes:?}"
     );
     // Coverage: code by language, text by format, the rest by extension.

@@ -377,7 +377,8 @@ fn footer(v: &Value, out: &mut String) {
         }
         if let Some(unread) = c["not_read"].as_object().filter(|m| !m.is_empty()) {
             // The three most common, and what is left as one count.
-            let mut v: Vec<(&String, u64)> = unread.iter().map(|(k, n)| (k, n.as_u64().unwrap_or(0))).collect();
+            let mut v: Vec<(&String, u64)> =
+                unread.iter().map(|(k, n)| (k, n.as_u64().unwrap_or(0))).collect();
             v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
             let mut parts: Vec<String> = v
                 .iter()

@@ -409,7 +409,11 @@ impl Analysis {
     /// A note naming the document (README, design doc...) that matches the query better than
     /// any code file does, lexically: architecture questions are often answered there. Docs
     /// stay out of the ranking itself unless asked for (`kind:doc`).
-    fn document_hint(engine: &CodeSearch, query: &str, code_best: Option<f32>) -> Result<Option<String>, ApiError> {
+    fn document_hint(
+        engine: &CodeSearch,
+        query: &str,
+        code_best: Option<f32>,
+    ) -> Result<Option<String>, ApiError> {
         let docs = engine.search(&format!("{query} kind:doc"), SearchTarget::Files, 1)?;
         let Some(best) = docs.files.and_then(|f| f.into_iter().next()) else {
             return Ok(None);
@@ -418,7 +422,9 @@ impl Analysis {
             return Ok(None);
         }
         let at = match best.best.grain {
-            crate::lexical::Grain::Symbol => format!("{}:{}-{}", best.path, best.best.line, best.best.end_line),
+            crate::lexical::Grain::Symbol => {
+                format!("{}:{}-{}", best.path, best.best.line, best.best.end_line)
+            }
             crate::lexical::Grain::File => best.path.clone(),
         };
         Ok(Some(format!(

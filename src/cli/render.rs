@@ -38,7 +38,12 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
                 out,
                 "no supported source files: no code was indexed ({why}); Kenning reads {}",
                 crate::lang::LanguageRegistry::builtin()
-                    .map(|r| r.languages().iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", "))
+                    .map(|r| r
+                        .languages()
+                        .iter()
+                        .map(|l| l.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "))
                     .unwrap_or_default()
             )?,
             false => writeln!(
@@ -212,7 +217,11 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
             writeln!(out, "  {ext:<12} {n:>8} files")?;
         }
         if shown < v.len() {
-            writeln!(out, "  ... {} more extensions (--details lists all)", v.len() - shown)?;
+            writeln!(
+                out,
+                "  ... {} more extensions (--details lists all)",
+                v.len() - shown
+            )?;
         }
     }
     writeln!(out, "\nsymbols by kind:")?;

@@ -580,7 +580,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
     fn keyword(&mut self, h: &str, enclosing: Option<u32>, is_path: bool) -> Option<(Entity, Via)> {
         let fam = self.fam;
         let instance = match (fam, h) {
-            (Family::Python, "self" | "cls") | (Family::Js | Family::Java | Family::C, "this") | (Family::Java, "$this") => true,
+            (Family::Python, "self" | "cls")
+            | (Family::Js | Family::Java | Family::C, "this")
+            | (Family::Java, "$this") => true,
             (Family::Rust, "self") if !is_path => true,
             _ => false,
         };

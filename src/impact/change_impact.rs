@@ -198,9 +198,9 @@ pub fn is_public(language: &str, d: &Definition) -> bool {
         Family::Python => !d.name.starts_with('_') && d.container.iter().all(|c| !c.starts_with('_')),
         Family::Go => d.name.chars().next().is_some_and(char::is_uppercase),
         // Kotlin and Scala members are public unless they say otherwise.
-        Family::Java if matches!(language, "kotlin" | "scala") => {
-            !["private ", "protected ", "internal "].iter().any(|m| sig.contains(m))
-        }
+        Family::Java if matches!(language, "kotlin" | "scala") => !["private ", "protected ", "internal "]
+            .iter()
+            .any(|m| sig.contains(m)),
         Family::Java => sig.contains("public "),
         Family::Js => sig.starts_with("export ") || sig.contains(" export "),
         Family::C | Family::Other => !sig.starts_with("static "),

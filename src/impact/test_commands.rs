@@ -434,7 +434,12 @@ mod tests {
         ] {
             assert!(runnable_test_file(path), "{path}");
         }
-        for path in ["lib/shop/cart.ex", "Sources/App/Cart.swift", "app/models/user.rb", "src/Cart.php"] {
+        for path in [
+            "lib/shop/cart.ex",
+            "Sources/App/Cart.swift",
+            "app/models/user.rb",
+            "src/Cart.php",
+        ] {
             assert!(!runnable_test_file(path), "{path}");
         }
         let registry = crate::lang::LanguageRegistry::builtin().unwrap();
@@ -447,7 +452,10 @@ mod tests {
             command("kotlin", "src/test/kotlin/a/CartTest.kt").as_deref(),
             Some("./gradlew test --tests CartTest")
         );
-        assert_eq!(command("haskell", "test/CartSpec.hs").as_deref(), Some("cabal test"));
+        assert_eq!(
+            command("haskell", "test/CartSpec.hs").as_deref(),
+            Some("cabal test")
+        );
     }
 
     #[test]

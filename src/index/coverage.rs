@@ -91,10 +91,18 @@ mod tests {
 
     #[test]
     fn not_read_names_the_five_most_common_and_sums_the_rest() {
-        let by_ext: BTreeMap<String, u64> = [("md", 9), ("yml", 7), ("png", 5), ("", 4), ("txt", 3), ("lock", 2), ("svg", 1)]
-            .into_iter()
-            .map(|(k, n)| (k.to_string(), n))
-            .collect();
+        let by_ext: BTreeMap<String, u64> = [
+            ("md", 9),
+            ("yml", 7),
+            ("png", 5),
+            ("", 4),
+            ("txt", 3),
+            ("lock", 2),
+            ("svg", 1),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect();
         let shown = not_read(&by_ext);
         assert_eq!(shown.len(), 6);
         assert_eq!(shown.get("md"), Some(&9));

@@ -158,7 +158,10 @@ impl<'a> RepoWalker<'a> {
         let text = || {
             let t = TextFormats::builtin().ok()?;
             let f = t.for_file_name(&name)?;
-            t.formats().iter().position(|x| x.name == f.name).map(Reader::Text)
+            t.formats()
+                .iter()
+                .position(|x| x.name == f.name)
+                .map(Reader::Text)
         };
         let reader = match self.registry.for_file_name(&name) {
             Some((i, _)) => Some(Reader::Grammar(i)),

@@ -225,12 +225,7 @@ impl LanguageRegistry {
 }
 
 /// Resolves `; inherits: other` on the first line, recursively (bounded: no cycles).
-fn query_source(
-    lang: &str,
-    file: &str,
-    text: &str,
-    sources: &[Embedded<'_>],
-) -> Result<String, LangError> {
+fn query_source(lang: &str, file: &str, text: &str, sources: &[Embedded<'_>]) -> Result<String, LangError> {
     let mut parts = vec![text];
     let mut current = text;
     while let Some(parent) = current

@@ -73,9 +73,7 @@ const MAX_TITLE: usize = 120;
 impl TextFormats {
     pub fn builtin() -> Result<&'static TextFormats, LangError> {
         BUILTIN
-            .get_or_init(|| {
-                Self::parse(include_str!("../../grammars/text.toml")).map_err(|e| e.to_string())
-            })
+            .get_or_init(|| Self::parse(include_str!("../../grammars/text.toml")).map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|m| LangError::Builtin(m.clone()))
     }
@@ -181,7 +179,10 @@ pub fn sections(format: &str, text: &str) -> Vec<TextSection> {
     let mut at = 1;
     while at < first {
         let end = (at + WINDOW_LINES - 1).min(first - 1);
-        if let Some(title) = (at..=end).map(|l| lines[(l - 1) as usize].trim()).find(|l| !l.is_empty()) {
+        if let Some(title) = (at..=end)
+            .map(|l| lines[(l - 1) as usize].trim())
+            .find(|l| !l.is_empty())
+        {
             out.push(TextSection {
                 title: clip(title),
                 start_line: at,
@@ -247,7 +248,10 @@ mod tests {
         for f in t.formats() {
             assert!(langs.by_name(&f.name).is_none(), "{} is a language too", f.name);
             for e in &f.extensions {
-                assert!(langs.for_file_name(&format!("x.{e}")).is_none(), ".{e} has a grammar");
+                assert!(
+                    langs.for_file_name(&format!("x.{e}")).is_none(),
+                    ".{e} has a grammar"
+                );
             }
         }
     }
@@ -256,7 +260,10 @@ mod tests {
     fn markdown_sections_follow_headings_outside_code_fences() {
         let md = "Intro line\n\n# Title\ntext\n```sh\n# not a heading\n```\n## Install\nrun it\n";
         let s = sections("markdown", md);
-        let got: Vec<(&str, u32, u32)> = s.iter().map(|x| (x.title.as_str(), x.start_line, x.end_line)).collect();
+        let got: Vec<(&str, u32, u32)> = s
+            .iter()
+            .map(|x| (x.title.as_str(), x.start_line, x.end_line))
+            .collect();
         assert_eq!(got, [("Intro line", 1, 2), ("Title", 3, 7), ("Install", 8, 9)]);
     }
 
@@ -264,11 +271,17 @@ mod tests {
     fn rst_titles_and_windows_without_headings() {
         let rst = "Usage\n=====\n\nCall it.\n\nLimits\n------\nNone.\n";
         let s = sections("restructuredtext", rst);
-        assert_eq!(s.iter().map(|x| x.title.as_str()).collect::<Vec<_>>(), ["Usage", "Limits"]);
+        assert_eq!(
+            s.iter().map(|x| x.title.as_str()).collect::<Vec<_>>(),
+            ["Usage", "Limits"]
+        );
         assert_eq!((s[1].start_line, s[1].end_line), (6, 8));
         let yaml: String = (1..=130).map(|i| format!("key{i}: {i}\n")).collect();
         let w = sections("yaml", &yaml);
-        assert_eq!(w.iter().map(|x| (x.start_line, x.end_line)).collect::<Vec<_>>(), [(1, 60), (61, 120), (121, 130)]);
+        assert_eq!(
+            w.iter().map(|x| (x.start_line, x.end_line)).collect::<Vec<_>>(),
+            [(1, 60), (61, 120), (121, 130)]
+        );
         assert_eq!(w[0].title, "key1: 1");
     }
 }

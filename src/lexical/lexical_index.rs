@@ -515,7 +515,10 @@ impl LexicalIndex {
         }
         // Docs and config stay out of code answers unless the query asks for them.
         if !q.wants_text() {
-            clauses.push((Occur::MustNot, any_of(s.kind, &["doc".to_string(), "config".to_string()])));
+            clauses.push((
+                Occur::MustNot,
+                any_of(s.kind, &["doc".to_string(), "config".to_string()]),
+            ));
         }
         if let Some(g) = opts.grain {
             let v = match g {

@@ -109,9 +109,28 @@ impl SearchQuery {
     /// (`readme`, `docs`, `changelog`, `yaml`, `dockerfile`...).
     pub fn wants_text(&self) -> bool {
         const ABOUT_TEXT: [&str; 22] = [
-            "readme", "docs", "documentation", "changelog", "markdown", "md", "rst", "yaml", "yml",
-            "toml", "json", "dockerfile", "makefile", "cmake", "sql", "proto", "protobuf", "ci",
-            "workflow", "guide", "tutorial", "manual",
+            "readme",
+            "docs",
+            "documentation",
+            "changelog",
+            "markdown",
+            "md",
+            "rst",
+            "yaml",
+            "yml",
+            "toml",
+            "json",
+            "dockerfile",
+            "makefile",
+            "cmake",
+            "sql",
+            "proto",
+            "protobuf",
+            "ci",
+            "workflow",
+            "guide",
+            "tutorial",
+            "manual",
         ];
         let text_kind = |k: &String| k == "doc" || k == "config";
         self.kinds.iter().any(text_kind)
@@ -119,7 +138,11 @@ impl SearchQuery {
             || self
                 .text
                 .split(|c: char| !c.is_alphanumeric())
-                .chain(self.phrases.iter().flat_map(|p| p.split(|c: char| !c.is_alphanumeric())))
+                .chain(
+                    self.phrases
+                        .iter()
+                        .flat_map(|p| p.split(|c: char| !c.is_alphanumeric())),
+                )
                 .any(|w| ABOUT_TEXT.contains(&w.to_ascii_lowercase().as_str()))
     }
 

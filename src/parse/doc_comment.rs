@@ -13,12 +13,7 @@ const MAX_DOC: usize = 4_000;
 fn is_annotation(kind: &str) -> bool {
     matches!(
         kind,
-        "attribute_item"
-            | "decorator"
-            | "annotation"
-            | "marker_annotation"
-            | "attribute_list"
-            | "attribute"
+        "attribute_item" | "decorator" | "annotation" | "marker_annotation" | "attribute_list" | "attribute"
     )
 }
 
@@ -131,10 +126,12 @@ pub(super) fn clean(raw: &str) -> String {
         .map(|l| {
             let l = l.trim();
             // `--` only before a space: Lua's `---`/`-- `, Haskell's `-- |`.
-            let l = ["///", "//!", "//", "/**", "/*!", "/*", "#", "---", "-- |", "-- ^", "-- "]
-                .iter()
-                .find_map(|m| l.strip_prefix(m))
-                .unwrap_or(l);
+            let l = [
+                "///", "//!", "//", "/**", "/*!", "/*", "#", "---", "-- |", "-- ^", "-- ",
+            ]
+            .iter()
+            .find_map(|m| l.strip_prefix(m))
+            .unwrap_or(l);
             let l = l.strip_suffix("*/").unwrap_or(l);
             let l = if l.starts_with("* ") || l == "*" {
                 &l[1..]
@@ -158,9 +155,15 @@ pub(super) fn clean(raw: &str) -> String {
 fn xml_doc_tags(s: &str) -> std::borrow::Cow<'_, str> {
     static TAGS: std::sync::LazyLock<Option<[regex::Regex; 3]>> = std::sync::LazyLock::new(|| {
         Some([
-            regex::Regex::new(r#"<(?:see|seealso|paramref|typeparamref)\s+(?:cref|name|langword)="([^"]*)"\s*/>"#).ok()?,
+            regex::Regex::new(
+                r#"<(?:see|seealso|paramref|typeparamref)\s+(?:cref|name|langword)="([^"]*)"\s*/>"#,
+            )
+            .ok()?,
             regex::Regex::new(r#"<(?:param|typeparam)\s+name="([^"]*)"\s*>"#).ok()?,
-            regex::Regex::new(r"</?(?:summary|remarks|returns|value|para|example|param|typeparam|c|code|exception[^>]*)>").ok()?,
+            regex::Regex::new(
+                r"</?(?:summary|remarks|returns|value|para|example|param|typeparam|c|code|exception[^>]*)>",
+            )
+            .ok()?,
         ])
     });
     if !s.contains('<') {
@@ -195,8 +198,7 @@ pub(super) fn signature(node: Node, source: &[u8]) -> String {
     // Grammars without a `body` field (Kotlin): the first `*_body` child.
     let body = node.child_by_field_name("body").or_else(|| {
         let mut cursor = node.walk();
-        node.children(&mut cursor)
-            .find(|c| c.kind().ends_with("_body"))
+        node.children(&mut cursor).find(|c| c.kind().ends_with("_body"))
     });
     let end = body
         .map(|b| b.start_byte())
@@ -255,7 +257,9 @@ mod tests {
         assert_eq!(clean("-- | Parses it.\n-- Twice."), "Parses it.\nTwice.");
         assert_eq!(clean("--- Sends it."), "Sends it.");
         assert_eq!(
-            clean("/// <summary>\n/// Ships the <see cref=\"Order\"/>.\n/// </summary>\n/// <param name=\"id\">The id.</param>"),
+            clean(
+                "/// <summary>\n/// Ships the <see cref=\"Order\"/>.\n/// </summary>\n/// <param name=\"id\">The id.</param>"
+            ),
             "Ships the Order.\n\nid: The id."
         );
     }

@@ -89,7 +89,7 @@ pub struct FileSymbols {
 impl FileSymbols {
     /// A deterministic text rendering for snapshots and query authoring: one line per definition, reference and import, in file order.
     pub fn render(&self, module: &str, sep: &str) -> String {
-            let s = self;
+        let s = self;
         let mut out = String::new();
         let in_def = |i: Option<u32>| {
             i.and_then(|i| s.definitions.get(i as usize))
@@ -109,8 +109,7 @@ impl FileSymbols {
                 d.span.end_line,
                 d.signature,
                 d.doc.as_ref().map(|x| format!(" doc={x:?}")).unwrap_or_default()
-            )
-            ;
+            );
         }
         for r in &s.references {
             let enclosing = in_def(r.enclosing);
@@ -123,8 +122,7 @@ impl FileSymbols {
                 r.callee,
                 r.receiver,
                 enclosing
-            )
-            ;
+            );
         }
         for i in &s.imports {
             let _ = writeln!(
@@ -135,8 +133,7 @@ impl FileSymbols {
                 i.name,
                 i.alias,
                 if i.glob { " glob" } else { "" }
-            )
-            ;
+            );
         }
         for b in &s.bindings {
             let enclosing = in_def(b.enclosing);
@@ -144,8 +141,7 @@ impl FileSymbols {
                 out,
                 "binding @{} {} value={:?} type={:?} in={}",
                 b.line, b.name, b.value, b.type_name, enclosing
-            )
-            ;
+            );
         }
         for d in &s.diagnostics {
             let _ = writeln!(out, "diagnostic {:?} @{} {}", d.kind, d.line, d.message);

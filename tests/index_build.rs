@@ -457,3 +457,19 @@ fn an_index_folder_caught_half_created_is_neither_foreign_nor_an_error() {
     let out = ken(&["index", "build", "."], foreign.path());
     assert!(stderr(&out).contains("not a kenning index"), "{}", stderr(&out));
 }
+
+#[test]
+fn scripts_without_an_extension_are_read_by_their_shebang() {
+    let repo = materialize(
+        "//- bin/deploy\n#!/usr/bin/env bash\ndeploy() { echo hi; }\ndeploy\n//- bin/data\nplain words\n",
+    );
+    let m = build(repo.path(), &cfg()).manifest;
+    assert_eq!(
+        m.summary.by_language.get("bash").map(|l| l.files),
+        Some(1),
+        "{:?}",
+        m.summary
+    );
+    assert_eq!(m.summary.files, 1, "bin/data has no #! line: not read");
+    assert_eq!(m.summary.symbols_by_kind.get("function"), Some(&1));
+}

@@ -163,10 +163,26 @@ impl<'a> RepoWalker<'a> {
                 .position(|x| x.name == f.name)
                 .map(Reader::Text)
         };
+        // A script without an extension (`bin/deploy`, rbenv's `libexec/rbenv-init`) is read
+        // by the language its `#!` line names.
+        let shebang = || {
+            let lang = shebang_language(e.path())?;
+            self.registry
+                .languages()
+                .iter()
+                .position(|l| l.name == lang)
+                .map(Reader::Grammar)
+        };
         let reader = match self.registry.for_file_name(&name) {
             Some((i, _)) => Some(Reader::Grammar(i)),
-            None if self.config.text => text(),
-            None => None,
+            None => {
+                let text = if self.config.text { text() } else { None };
+                match text {
+                    Some(t) => Some(t),
+                    None if !name.contains('.') => shebang(),
+                    None => None,
+                }
+            }
         };
         let Some(language) = reader else {
             let ext = name
@@ -267,6 +283,37 @@ fn error_path(err: &ignore::Error) -> (Option<PathBuf>, bool) {
     }
 }
 
+/// The language a `#!` line names (`#!/usr/bin/env bash`, `#!/bin/sh -e`), read from the
+/// file's first 128 bytes.
+fn shebang_language(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = [0u8; 128];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    interpreter_language(&head[..n])
+}
+
+fn interpreter_language(head: &[u8]) -> Option<&'static str> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let mut program = words.next()?.rsplit('/').next()?;
+    if program == "env" {
+        program = words.find(|w| !w.starts_with('-'))?;
+    }
+    let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match program {
+        "bash" | "sh" | "dash" | "ksh" | "zsh" => "bash",
+        "python" => "python",
+        "node" => "javascript",
+        "ruby" => "ruby",
+        "php" => "php",
+        "lua" | "luajit" => "lua",
+        "elixir" => "elixir",
+        _ => return None,
+    })
+}
+
 pub(crate) fn rel_lossy(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     rel.components()
@@ -280,5 +327,27 @@ pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         Ok(Ok(d)) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
         Ok(Err(before)) => -i64::try_from(before.duration().as_nanos()).unwrap_or(i64::MAX),
         Err(_) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interpreter_language;
+
+    #[test]
+    fn shebang_lines_name_the_language() {
+        assert_eq!(
+            interpreter_language(b"#!/usr/bin/env bash\nset -e\n"),
+            Some("bash")
+        );
+        assert_eq!(interpreter_language(b"#!/bin/sh -e\n"), Some("bash"));
+        assert_eq!(
+            interpreter_language(b"#!/usr/bin/env -S python3 -u\n"),
+            Some("python")
+        );
+        assert_eq!(interpreter_language(b"#!/usr/bin/python3.11\n"), Some("python"));
+        assert_eq!(interpreter_language(b"#!/usr/bin/env perl\n"), None);
+        assert_eq!(interpreter_language(b"echo hi\n"), None);
+        assert_eq!(interpreter_language(b""), None);
     }
 }

@@ -71,8 +71,9 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
             .collect()
     };
     writeln!(out, "languages: {}", langs(false).join(", "))?;
-    if !langs(true).is_empty() {
-        writeln!(out, "read as text: {}", langs(true).join(", "))?;
+    let text = langs(true);
+    if !text.is_empty() {
+        writeln!(out, "read as text: {}", text.join(", "))?;
     }
     let kinds: Vec<String> = s
         .symbols_by_kind

@@ -60,6 +60,11 @@ impl Coverage {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
+        let (read_as_text, languages): (BTreeMap<String, u64>, BTreeMap<String, u64>) = s
+            .by_language
+            .iter()
+            .map(|(l, x)| (l.clone(), x.files))
+            .partition(|(l, _)| text_kind(l).is_some());
         Coverage {
             files_indexed: s.files,
             files_skipped: s.skipped_by_reason.values().sum(),
@@ -68,18 +73,8 @@ impl Coverage {
             generation: snapshot.generation(),
             index_age_secs: now_ms.saturating_sub(snapshot.manifest.created_unix_ms) / 1000,
             damaged: Vec::new(),
-            languages: s
-                .by_language
-                .iter()
-                .filter(|(l, _)| text_kind(l).is_none())
-                .map(|(l, x)| (l.clone(), x.files))
-                .collect(),
-            read_as_text: s
-                .by_language
-                .iter()
-                .filter(|(l, _)| text_kind(l).is_some())
-                .map(|(l, x)| (l.clone(), x.files))
-                .collect(),
+            languages,
+            read_as_text,
             not_read: not_read(&s.unsupported_by_extension),
         }
     }

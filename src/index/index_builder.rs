@@ -664,8 +664,7 @@ impl<'a> IndexBuilder<'a> {
                 None,
             );
         }
-        let language = match c.language {
-            Reader::Grammar(i) => i,
+        let (language, symbols) = match c.language {
             // Docs and config: a record without symbols; the lexical part cuts the text into
             // sections.
             Reader::Text(i) => {
@@ -675,43 +674,28 @@ impl<'a> IndexBuilder<'a> {
                         None,
                     );
                 };
-                let symbols = FileSymbols::default();
-                let record = FileRecord {
-                    path: c.path.clone(),
-                    language: format.name.clone(),
-                    size: bytes.len() as u64,
-                    mtime_ns: c.mtime_ns,
-                    hash,
-                    lines: count_lines(&bytes),
-                    module: String::new(),
-                    package: None,
-                    symbol_counts: count_kinds(&symbols),
-                    references: 0,
-                    imports: 0,
-                    diagnostics: Vec::new(),
-                    segment: 0,
-                    slot: 0,
-                };
-                return (Outcome::Parsed(record, symbols), Some(bytes));
+                (format.name.clone(), FileSymbols::default())
             }
-        };
-        let Some(spec) = registry.languages().get(language) else {
-            return (
-                skip(
-                    c,
-                    SkipReason::UnsupportedLanguage,
-                    "language vanished from registry".into(),
-                ),
-                None,
-            );
-        };
-        let symbols = match parser.parse_within(spec, &bytes, Some(&self.config.walk.parse_limits())) {
-            Ok(s) => s,
-            Err(hit) => return (skip(c, SkipReason::ParseLimit, hit.to_string()), None),
+            Reader::Grammar(i) => {
+                let Some(spec) = registry.languages().get(i) else {
+                    return (
+                        skip(
+                            c,
+                            SkipReason::UnsupportedLanguage,
+                            "language vanished from registry".into(),
+                        ),
+                        None,
+                    );
+                };
+                match parser.parse_within(spec, &bytes, Some(&self.config.walk.parse_limits())) {
+                    Ok(s) => (spec.name.clone(), s),
+                    Err(hit) => return (skip(c, SkipReason::ParseLimit, hit.to_string()), None),
+                }
+            }
         };
         let record = FileRecord {
             path: c.path.clone(),
-            language: spec.name.clone(),
+            language,
             size: bytes.len() as u64,
             mtime_ns: c.mtime_ns,
             hash,

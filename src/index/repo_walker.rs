@@ -155,14 +155,6 @@ impl<'a> RepoWalker<'a> {
         if LayoutFile::BUILD_MANIFESTS.contains(&name.as_ref()) {
             self.read_layout(e.path(), &rel, &name, out);
         }
-        let text = || {
-            let t = TextFormats::builtin().ok()?;
-            let f = t.for_file_name(&name)?;
-            t.formats()
-                .iter()
-                .position(|x| x.name == f.name)
-                .map(Reader::Text)
-        };
         // A script without an extension (`bin/deploy`, rbenv's `libexec/rbenv-init`) is read
         // by the language its `#!` line names.
         let shebang = || {
@@ -173,17 +165,15 @@ impl<'a> RepoWalker<'a> {
                 .position(|l| l.name == lang)
                 .map(Reader::Grammar)
         };
-        let reader = match self.registry.for_file_name(&name) {
-            Some((i, _)) => Some(Reader::Grammar(i)),
-            None => {
-                let text = if self.config.text { text() } else { None };
-                match text {
-                    Some(t) => Some(t),
-                    None if !name.contains('.') => shebang(),
-                    None => None,
-                }
-            }
-        };
+        let reader = self
+            .registry
+            .for_file_name(&name)
+            .map(|(i, _)| Reader::Grammar(i))
+            .or_else(|| {
+                let t = TextFormats::builtin().ok().filter(|_| self.config.text)?;
+                t.for_file_name(&name).map(|(i, _)| Reader::Text(i))
+            })
+            .or_else(|| (!name.contains('.')).then(shebang).flatten());
         let Some(language) = reader else {
             let ext = name
                 .rsplit_once('.')

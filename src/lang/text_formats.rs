@@ -107,14 +107,15 @@ impl TextFormats {
         &self.formats
     }
 
-    /// The format of a file, by its whole name first, then its last extension.
-    pub fn for_file_name(&self, file_name: &str) -> Option<&TextFormat> {
+    /// The format of a file (its index in [`formats`](Self::formats) and itself), by its whole
+    /// name first, then its last extension.
+    pub fn for_file_name(&self, file_name: &str) -> Option<(usize, &TextFormat)> {
         let lower = file_name.to_ascii_lowercase();
-        let i = self.by_file_name.get(&lower).or_else(|| {
+        let i = *self.by_file_name.get(&lower).or_else(|| {
             let (_, ext) = lower.rsplit_once('.')?;
             self.by_extension.get(ext)
         })?;
-        self.formats.get(*i)
+        self.formats.get(i).map(|f| (i, f))
     }
 
     pub fn by_name(&self, name: &str) -> Option<&TextFormat> {
@@ -236,11 +237,11 @@ mod tests {
     #[test]
     fn the_table_parses_and_names_win_over_extensions() {
         let t = TextFormats::builtin().unwrap();
-        assert_eq!(t.for_file_name("README.md").unwrap().name, "markdown");
-        assert_eq!(t.for_file_name("CMakeLists.txt").unwrap().name, "make");
-        assert_eq!(t.for_file_name("notes.txt").unwrap().name, "text");
-        assert_eq!(t.for_file_name("Dockerfile").unwrap().kind, TextKind::Config);
-        assert_eq!(t.for_file_name("ci.YML").unwrap().name, "yaml");
+        assert_eq!(t.for_file_name("README.md").unwrap().1.name, "markdown");
+        assert_eq!(t.for_file_name("CMakeLists.txt").unwrap().1.name, "make");
+        assert_eq!(t.for_file_name("notes.txt").unwrap().1.name, "text");
+        assert_eq!(t.for_file_name("Dockerfile").unwrap().1.kind, TextKind::Config);
+        assert_eq!(t.for_file_name("ci.YML").unwrap().1.name, "yaml");
         assert!(t.for_file_name("logo.png").is_none());
         assert!(t.for_file_name("main.rs").is_none());
         // No text format shadows a language.

@@ -140,9 +140,7 @@ impl LexicalWriter {
             doc.add_text(s.kind, kind.as_str());
             doc.add_text(s.name, &sec.title);
             doc.add_text(s.qualified, &sec.title);
-            let end = body.len().min(MAX_BODY);
-            let end = (0..=end).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
-            doc.add_text(s.body, &body[..end]);
+            doc.add_text(s.body, &body[..body.floor_char_boundary(MAX_BODY)]);
             doc.add_u64(s.line, u64::from(sec.start_line));
             doc.add_u64(s.end_line, u64::from(sec.end_line));
             self.add(doc)?;

@@ -189,21 +189,16 @@ fn strip_string_quotes(s: &str) -> &str {
 
 /// The declaration up to its body, whitespace collapsed: `def get(url, params=None, **kwargs)`.
 pub(super) fn signature(node: Node, source: &[u8]) -> String {
-    // A comment between the header and the body (Ruby `class A # why`) is not signature.
+    // The signature ends at the body (the `body` field, or in grammars without one, as
+    // Kotlin's, the first `*_body` child) or at a comment between the header and the body
+    // (Ruby `class A # why`), whichever comes first.
+    let body = node.child_by_field_name("body").map(|b| b.start_byte());
     let mut cursor = node.walk();
-    let comment = node
+    let end = node
         .children(&mut cursor)
-        .find(|c| c.kind().contains("comment"))
-        .map(|c| c.start_byte());
-    // Grammars without a `body` field (Kotlin): the first `*_body` child.
-    let body = node.child_by_field_name("body").or_else(|| {
-        let mut cursor = node.walk();
-        node.children(&mut cursor).find(|c| c.kind().ends_with("_body"))
-    });
-    let end = body
-        .map(|b| b.start_byte())
-        .into_iter()
-        .chain(comment)
+        .filter(|c| c.kind().contains("comment") || (body.is_none() && c.kind().ends_with("_body")))
+        .map(|c| c.start_byte())
+        .chain(body)
         .min()
         .filter(|&e| e > node.start_byte())
         .unwrap_or_else(|| {

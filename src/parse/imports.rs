@@ -63,47 +63,32 @@ impl ImportCollector {
             return mine;
         };
         let line = statement.start_position().row as u32 + 1;
-        match self.style {
-            ImportStyle::RustUseTree if alias.is_none() => {
-                flatten_use_tree(path, source, &mut Vec::new(), line, &mut self.imports);
-            }
-            ImportStyle::PathEndsWithName => {
-                // `import a.b.C` captured whole: the path is `a.b`, the name `C`.
-                let full = unquote(&text(path, source));
-                let path = match &name {
-                    Some(n) => full
-                        .strip_suffix(n.as_str())
-                        .and_then(|p| p.strip_suffix('.'))
-                        .map_or(full.clone(), str::to_string),
-                    None => full,
-                };
-                self.imports.push(Import {
-                    path,
-                    name,
-                    alias,
-                    glob,
-                    line,
-                });
-            }
-            _ if multi_path => {
-                let raw = String::from_utf8_lossy(&source[path.start_byte()..path_end]);
-                let joined: String = raw.chars().filter(|c| !c.is_whitespace() && *c != '`').collect();
-                self.imports.push(Import {
-                    path: joined,
-                    name,
-                    alias,
-                    glob,
-                    line,
-                });
-            }
-            _ => self.imports.push(Import {
-                path: unquote(&text(path, source)),
-                name,
-                alias,
-                glob,
-                line,
-            }),
+        if self.style == ImportStyle::RustUseTree && alias.is_none() {
+            flatten_use_tree(path, source, &mut Vec::new(), line, &mut self.imports);
+            return true;
         }
+        let path = match multi_path {
+            true => String::from_utf8_lossy(&source[path.start_byte()..path_end])
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '`')
+                .collect(),
+            false => unquote(&text(path, source)),
+        };
+        // `import a.b.C` captured whole: the path is `a.b`, the name `C`.
+        let path = match (self.style, &name) {
+            (ImportStyle::PathEndsWithName, Some(n)) => path
+                .strip_suffix(n.as_str())
+                .and_then(|p| p.strip_suffix('.'))
+                .map_or_else(|| path.clone(), str::to_string),
+            _ => path,
+        };
+        self.imports.push(Import {
+            path,
+            name,
+            alias,
+            glob,
+            line,
+        });
         true
     }
 

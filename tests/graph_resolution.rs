@@ -522,3 +522,203 @@ def b2():
     assert!(rank(a2, a1) > rank(a2, b1));
     assert!(rank(b2, b1) > rank(b2, a1));
 }
+
+#[test]
+fn ruby_requires_nested_constants_implicit_self_and_one_name_space_per_language() {
+    check(
+        r#"
+//- lib/shop/cart.rb
+require_relative "item"
+module Shop
+  class Cart
+    def add(item)
+      total(item)
+      Item.build(item)
+    end
+    def total(item)
+      item
+    end
+  end
+end
+//- lib/shop/item.rb
+module Shop
+  class Item
+    def self.build(x)
+      x
+    end
+  end
+end
+//- bin/run.rb
+require "shop/cart"
+Shop::Item.build(1)
+File.read("x")
+obj.frobnicate
+//- tools/x.lua
+function frobnicate() end
+"#,
+        &[
+            ("lib/shop/cart.rb:5 total", "Shop.Cart.total [scope]"),
+            ("lib/shop/cart.rb:6 build", "Shop.Item.build [qualified]"),
+            ("bin/run.rb:2 build", "Shop.Item.build [qualified]"),
+            ("bin/run.rb:3 read", "external"),
+            ("bin/run.rb:4 frobnicate", "unresolved"),
+        ],
+    );
+}
+
+#[test]
+fn lua_require_binds_the_module_table_and_globals_are_shared() {
+    check(
+        r#"
+//- src/util/strings.lua
+local M = {}
+function M.trim(s) return s end
+return M
+//- src/app.lua
+local strings = require("util.strings")
+local function main()
+  return strings.trim(" x ")
+end
+shout("x")
+//- src/globals.lua
+function shout(s) return s end
+"#,
+        &[
+            ("src/app.lua:3 trim", "M.trim [import]"),
+            ("src/app.lua:5 shout", "shout [scope]"),
+        ],
+    );
+}
+
+#[test]
+fn zig_imports_name_files_and_packages_stay_external() {
+    check(
+        r#"
+//- src/ring.zig
+pub const Ring = struct {
+    pub fn init() Ring {
+        return .{};
+    }
+};
+pub fn helper() void {}
+//- src/main.zig
+const std = @import("std");
+const ring = @import("ring.zig");
+const Ring = @import("ring.zig").Ring;
+pub fn main() void {
+    _ = Ring.init();
+    ring.helper();
+    std.debug.print("x", .{});
+}
+"#,
+        &[
+            ("src/main.zig:5 init", "Ring.init [import]"),
+            ("src/main.zig:6 helper", "helper [import]"),
+            ("src/main.zig:7 print", "external"),
+        ],
+    );
+}
+
+#[test]
+fn bash_source_makes_the_sourced_functions_callable() {
+    check(
+        r#"
+//- lib/log.sh
+log_info() { echo "$1"; }
+//- bin/run.sh
+source "$(dirname "$0")/../lib/log.sh"
+log_info "hi"
+"#,
+        &[("bin/run.sh:2 log_info", "log_info [import]")],
+    );
+}
+
+#[test]
+fn elixir_alias_import_and_full_module_names() {
+    check(
+        r#"
+//- lib/shop/inventory.ex
+defmodule Shop.Inventory do
+  def available(sku), do: lookup(sku)
+  defp lookup(sku), do: sku
+end
+//- lib/shop/cart.ex
+defmodule Shop.Cart do
+  alias Shop.Inventory
+  import Shop.Pricing
+  def add(sku) do
+    Inventory.available(sku)
+    Shop.Inventory.available(sku)
+    price(sku)
+    Enum.map([], fn x -> x end)
+  end
+end
+//- lib/shop/pricing.ex
+defmodule Shop.Pricing do
+  def price(sku), do: sku
+end
+"#,
+        &[
+            ("lib/shop/inventory.ex:2 lookup", "Shop.Inventory.lookup [scope]"),
+            (
+                "lib/shop/cart.ex:5 available",
+                "Shop.Inventory.available [import]",
+            ),
+            (
+                "lib/shop/cart.ex:6 available",
+                "Shop.Inventory.available [qualified]",
+            ),
+            ("lib/shop/cart.ex:7 price", "Shop.Pricing.price [import]"),
+            ("lib/shop/cart.ex:8 map", "external"),
+        ],
+    );
+}
+
+#[test]
+fn haskell_imports_name_declared_modules() {
+    check(
+        r#"
+//- src/Data/Shop/Types.hs
+module Data.Shop.Types where
+
+price :: Int -> Int
+price n = n
+//- src/Data/Shop.hs
+module Data.Shop (total) where
+
+import Data.Shop.Types
+import qualified Data.Map as M
+
+total :: Int -> Int
+total x = price x + M.size M.empty
+"#,
+        &[
+            ("src/Data/Shop.hs:7 price", "Data.Shop.Types.price [import]"),
+            ("src/Data/Shop.hs:7 size", "external"),
+        ],
+    );
+}
+
+#[test]
+fn swift_names_are_module_wide_and_methods_call_siblings_without_self() {
+    check(
+        r#"
+//- Sources/Shop/Cart.swift
+struct Cart {
+    func add() {
+        total()
+        Pricing.price()
+    }
+    func total() {}
+}
+//- Sources/Shop/Pricing.swift
+enum Pricing {
+    static func price() {}
+}
+"#,
+        &[
+            ("Sources/Shop/Cart.swift:3 total", "Cart.total [scope]"),
+            ("Sources/Shop/Cart.swift:4 price", "Pricing.price [qualified]"),
+        ],
+    );
+}

@@ -70,6 +70,12 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
             .map(|(l, x)| format!("{l} {}", x.files))
             .collect()
     };
+    let phases: Vec<String> = [("walk", st.walk_ms), ("parse", st.parse_ms)]
+        .into_iter()
+        .chain(st.phases_ms.iter().map(|(k, v)| (k.as_str(), *v)))
+        .map(|(k, v)| format!("{k} {:.2}s", v as f64 / 1000.0))
+        .collect();
+    writeln!(out, "time: {}", phases.join(", "))?;
     writeln!(out, "languages: {}", langs(false).join(", "))?;
     let text = langs(true);
     if !text.is_empty() {

@@ -34,4 +34,4 @@ pub use resolver::{
 };
 pub use symbol_graph::{Edge, EdgeKind, Node, SymbolGraph};
 pub use symbol_id::SymbolId;
-pub use symbol_table::{SymbolTable, is_type_like};
+pub use symbol_table::{Space, SymbolTable, is_type_like};

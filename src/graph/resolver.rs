@@ -10,14 +10,18 @@
 //! `name-ambiguous` with every candidate counted. A name bound to something outside the
 //! repository stays unresolved and is counted as external: it is never guessed.
 
+mod declared;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
 use super::symbol_table::is_type_like;
-use super::{DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, SymbolId, SymbolTable};
+use super::{DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, Space, SymbolId, SymbolTable};
+use crate::lang::{ImportsName, LanguageSpec};
 use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
 use crate::util::{join_relative, strip_js_ext};
+use declared::declared;
 
 /// Most targets kept for one ambiguous reference (the count of all candidates is kept).
 pub const MAX_TARGETS: usize = 8;
@@ -85,6 +89,9 @@ enum Entity {
     Unknown,
     /// A name that should be in the repository and is not: no guess.
     Missing,
+    /// Files an import binds as a value (`local m = require("a.b")`, `@import("x.zig")`):
+    /// their top-level definitions are its members.
+    Files(Vec<FileId>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,6 +120,11 @@ pub struct Resolver<'t, 'a> {
     file: FileId,
     sk: &'a FileSkeleton,
     fam: Family,
+    /// The name space of this file's language (see `Space`).
+    space: Space,
+    /// This file's language, for the resolution a language outside the built-in families
+    /// declares in its `language.toml`.
+    spec: Option<&'static LanguageSpec>,
     sep: &'static str,
     /// (parent, name) -> definitions of this file.
     local: HashMap<(Option<u32>, &'a str), Vec<u32>>,
@@ -145,6 +157,10 @@ impl<'t, 'a> Resolver<'t, 'a> {
     ) -> Option<Resolver<'t, 'a>> {
         let sk = table.file(file)?;
         let fam = sk.family();
+        let space = table.space(file);
+        let spec = crate::lang::LanguageRegistry::builtin()
+            .ok()
+            .and_then(|r| r.by_name(&sk.language));
         let mut local: HashMap<(Option<u32>, &'a str), Vec<u32>> = HashMap::new();
         for (i, d) in sk.defs.iter().enumerate() {
             // A Go method (`func (f *FlagSet) Set`) or a CommonJS member (`res.send = ..`) sits
@@ -188,7 +204,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 .filter_map(|(i, d)| {
                     deps.name(d.container.last()?);
                     let class = table
-                        .qualified(fam, &d.container.join("::"))
+                        .qualified(space, &d.container.join("::"))
                         .iter()
                         .copied()
                         .find(|s| table.def(*s).is_some_and(|x| is_type_like(x.kind)))?;
@@ -204,6 +220,8 @@ impl<'t, 'a> Resolver<'t, 'a> {
             file,
             sk,
             fam,
+            space,
+            spec,
             sep: fam.separator(),
             local,
             js_objects,
@@ -215,10 +233,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             foreign_types: HashMap::new(),
             binding_depth: 0,
             glob_names: HashMap::new(),
-            common: crate::lang::LanguageRegistry::builtin()
-                .ok()
-                .and_then(|r| r.by_name(&sk.language))
-                .map(|l| &l.common_members),
+            common: spec.map(|l| &l.common_members),
             deps,
         })
     }
@@ -252,8 +267,18 @@ impl<'t, 'a> Resolver<'t, 'a> {
             Some(recv) => match segments(recv) {
                 Some(segs) => {
                     let is_path = recv.contains("::");
-                    let (mut e, mut via) = self.head(segs[0], r.enclosing, is_path, true);
-                    for s in &segs[1..] {
+                    let declared = match self.fam == Family::Other && segs.len() > 1 {
+                        true => self.declared_prefix(&segs),
+                        false => None,
+                    };
+                    let (mut e, mut via, rest) = match declared {
+                        Some((e, k)) => (e, Via::Qualified, &segs[k..]),
+                        None => {
+                            let (e, via) = self.head(segs[0], r.enclosing, is_path, true);
+                            (e, via, &segs[1..])
+                        }
+                    };
+                    for s in rest {
                         (e, via) = self.step(e, via, s, 0);
                     }
                     self.step(e, via, &r.name, 0)
@@ -323,7 +348,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let root = |m: &str| m.split(self.sep).next().unwrap_or(m).to_string();
         let own = root(&self.sk.module);
         let macros: Vec<SymbolId> = t
-            .by_name(self.fam, &r.name)
+            .by_name(self.space, &r.name)
             .iter()
             .copied()
             .filter(|s| t.def(*s).is_some_and(|d| d.kind == SymbolKind::Macro))
@@ -366,7 +391,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             })
         };
         let found: Vec<SymbolId> = t
-            .by_name(self.fam, &r.name)
+            .by_name(self.space, &r.name)
             .iter()
             .copied()
             .filter(fits)
@@ -511,7 +536,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 if pd.kind == SymbolKind::Impl {
                     let key = format!("{}{}{}", fsk.module, fsk.family().separator(), pd.name);
                     self.deps.name(&pd.name);
-                    if let Some(real) = t.qualified(fsk.family(), &key).first() {
+                    if let Some(real) = t.qualified(t.space(s.file), &key).first() {
                         return Entity::Instance(*real);
                     }
                 }
@@ -520,7 +545,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
             let last = ret.rsplit(['.', ':']).next().unwrap_or(ret);
             let key = format!("{}{}{last}", fsk.module, fsk.family().separator());
             self.deps.name(last);
-            if let Some(real) = t.qualified(fsk.family(), &key).iter().find(|x| self.is_type(**x)) {
+            if let Some(real) = t
+                .qualified(t.space(s.file), &key)
+                .iter()
+                .find(|x| self.is_type(**x))
+            {
                 return Entity::Instance(*real);
             }
             // A type the function's file imports (`@return {Option}` with `Option` imported).
@@ -542,24 +571,32 @@ impl<'t, 'a> Resolver<'t, 'a> {
             return (Entity::Symbols(v), Via::Scope);
         }
         let sk = self.sk;
-        if let Some(imp) = sk.imports.iter().rev().find(|i| binding(self.fam, i) == Some(h)) {
+        let other = self.fam == Family::Other;
+        let bound = |i: &&Import| match other {
+            true => self.declared_binding(i) == Some(h),
+            false => binding(self.fam, i) == Some(h),
+        };
+        if let Some(imp) = sk.imports.iter().rev().find(bound) {
             return (self.import_entity(self.file, imp, 0), Via::Import);
         }
         if !python && let Some(v) = self.visible(None, h) {
             return (Entity::Symbols(v), Via::Scope);
         }
-        if self.fam == Family::Rust && self.table.is_root(self.fam, h) {
+        if self.fam == Family::Rust && self.table.is_root(self.space, h) {
             self.deps.module(h);
             return (Entity::Module(h.to_string()), Via::Qualified);
         }
         if let Some(v) = self.in_globs(h) {
             return (Entity::Symbols(v), Via::Import);
         }
+        if other && let Some(found) = self.declared_unbound(h, enclosing) {
+            return found;
+        }
         if matches!(self.fam, Family::Go | Family::Java) && !sk.module.is_empty() {
             self.deps.name(h);
             let found = self
                 .table
-                .qualified(self.fam, &format!("{}{}{h}", sk.module, self.sep));
+                .qualified(self.space, &format!("{}{}{h}", sk.module, self.sep));
             if !found.is_empty() {
                 return (Entity::Symbols(found.to_vec()), Via::Scope);
             }
@@ -617,7 +654,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
     /// Definitions named `h` visible from `enclosing`: nested first, then outwards. Class
     /// bodies are not scopes for their methods except in Java and C++.
     fn scope(&mut self, h: &str, enclosing: Option<u32>, top_level: bool) -> Option<Vec<SymbolId>> {
-        let class_scopes = matches!(self.fam, Family::Java | Family::C);
+        // Ruby and Swift methods call their siblings without `self`; a Zig container's
+        // declarations are in scope in its body.
+        let class_scopes = matches!(self.fam, Family::Java | Family::C | Family::Other);
         let mut at = enclosing;
         for _ in 0..64 {
             if at.is_none() && !top_level {
@@ -776,6 +815,10 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 }
                 (Entity::Unknown, via)
             }
+            Entity::Files(files) => match self.file_members(&files, seg) {
+                v if v.is_empty() => (Entity::Missing, via),
+                v => (Entity::Symbols(v), via),
+            },
             Entity::Instance(t) => {
                 let found = self.member(t, seg);
                 if found.is_empty()
@@ -867,17 +910,17 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     /// `seg` inside module `m`: a submodule, a definition, or a re-export of the module.
     fn in_module(&mut self, m: &str, seg: &str, depth: u32) -> Entity {
-        let (t, fam, sep) = (self.table, self.fam, self.sep);
+        let (t, fam, sep, space) = (self.table, self.fam, self.sep, self.space);
         let sub = match m.is_empty() {
             true => seg.to_string(),
             false => format!("{m}{sep}{seg}"),
         };
         self.deps.module(&sub);
         self.deps.name(seg);
-        if !t.module(fam, &sub).is_empty() {
+        if !t.module(space, &sub).is_empty() {
             return Entity::Module(sub);
         }
-        let found = t.qualified(fam, &sub);
+        let found = t.qualified(space, &sub);
         if !found.is_empty() {
             return Entity::Symbols(found.to_vec());
         }
@@ -886,7 +929,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         if fam == Family::Rust
             && !m.contains("::")
             && in_test_suite(self.sk.path.as_str())
-            && t.module(fam, seg)
+            && t.module(space, seg)
                 .iter()
                 .any(|f| t.file(*f).is_some_and(|x| in_test_suite(x.path.as_str())))
         {
@@ -894,7 +937,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             return Entity::Module(seg.to_string());
         }
         self.deps.module(m);
-        let files = t.module(fam, m);
+        let files = t.module(space, m);
         // Java packages and Go packages re-export nothing: what a file of the package imports
         // is not a name of the package, so there is no walk through the package's files (on
         // a large package reached through glob imports that walk was most of a build).
@@ -927,7 +970,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
     fn in_repo(&mut self, m: &str) -> bool {
         let root = m.split(self.sep).next().unwrap_or(m);
         self.deps.module(root);
-        self.table.is_root(self.fam, root)
+        self.table.is_root(self.space, root)
     }
 
     /// Members named `name` of type `t`, then of its bases (breadth first, bounded).
@@ -978,7 +1021,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         };
         let fam = fsk.family();
         let key = format!("{}{}{name}", fsk.qualified(ty.def), fam.separator());
-        let found = t.qualified(fam, &key);
+        let found = t.qualified(t.space(ty.file), &key);
         if !found.is_empty() {
             return found.to_vec();
         }
@@ -995,7 +1038,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             }
         };
         let own_root = root(&fsk.module);
-        t.members(fam, &d.name, name)
+        t.members(t.space(ty.file), &d.name, name)
             .into_iter()
             .filter(|s| fam == Family::C || t.file(s.file).is_some_and(|f| root(&f.module) == own_root))
             .collect()
@@ -1048,7 +1091,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         self.deps.name(h);
         let t = self.table;
         let v: Vec<SymbolId> = t
-            .by_name(self.fam, h)
+            .by_name(self.space, h)
             .iter()
             .copied()
             .filter(|s| files.contains(&s.file) && t.def(*s).is_some_and(|d| d.container.is_empty()))
@@ -1074,6 +1117,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
     }
 
     fn import_entity(&mut self, from: FileId, imp: &Import, depth: u32) -> Entity {
+        if let Some(e) = self.declared_import(from, imp) {
+            return e;
+        }
         let Some(m) = self.import_module(from, &imp.path) else {
             return Entity::External;
         };
@@ -1099,6 +1145,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let t = self.table;
         let fsk = t.file(from)?;
         let fam = fsk.family();
+        let space = t.space(from);
         let module = fsk.module.as_str();
         let m = match fam {
             Family::Python => {
@@ -1135,8 +1182,8 @@ impl<'t, 'a> Resolver<'t, 'a> {
                         let relative = format!("{module}::{first}");
                         self.deps.module(&relative);
                         self.deps.name(first);
-                        let local_mod =
-                            !t.module(fam, &relative).is_empty() || !t.qualified(fam, &relative).is_empty();
+                        let local_mod = !t.module(space, &relative).is_empty()
+                            || !t.qualified(space, &relative).is_empty();
                         match local_mod {
                             true => relative,
                             false => first.to_string(),
@@ -1148,8 +1195,8 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 if first == "crate"
                     && in_test_suite(fsk.path.as_str())
                     && let Some((next, more)) = rest.split_first()
-                    && t.module(fam, &format!("{base}::{next}")).is_empty()
-                    && !t.module(fam, next).is_empty()
+                    && t.module(space, &format!("{base}::{next}")).is_empty()
+                    && !t.module(space, next).is_empty()
                 {
                     base = next.to_string();
                     rest = more;
@@ -1175,24 +1222,45 @@ impl<'t, 'a> Resolver<'t, 'a> {
                     _ => stripped.strip_suffix("/index").unwrap_or(stripped).to_string(),
                 };
                 self.deps.module(&m);
-                return (!t.module(fam, &m).is_empty()).then_some(m);
+                return (!t.module(space, &m).is_empty()).then_some(m);
             }
             Family::Go | Family::Java => path.to_string(),
-            Family::C | Family::Other => return None,
+            Family::Other => {
+                return match declared(&fsk.language).map(|s| s.imports_name) {
+                    Some(ImportsName::Modules) => {
+                        self.deps.module(path);
+                        (!t.module(space, path).is_empty()).then(|| path.to_string())
+                    }
+                    Some(ImportsName::Definitions) => {
+                        self.deps.name(path.rsplit('.').next().unwrap_or(path));
+                        self.deps.name(path);
+                        (!t.qualified(space, path).is_empty()).then(|| path.to_string())
+                    }
+                    _ => None,
+                };
+            }
+            Family::C => return None,
         };
         let sep = fam.separator();
         let root = m.split(sep).next().unwrap_or(&m);
         self.deps.module(root);
         self.deps.module(&m);
         let in_repo = match fam {
-            Family::Python | Family::Rust => t.is_root(fam, root),
-            _ => !t.module(fam, &m).is_empty(),
+            Family::Python | Family::Rust => t.is_root(space, root),
+            _ => !t.module(space, &m).is_empty(),
         };
         in_repo.then_some(m)
     }
 
     /// The files an import leads to.
     fn import_target(&mut self, imp: &Import) -> ImportTarget {
+        if let Some(mut files) = self.declared_import_files(imp) {
+            files.sort_unstable();
+            files.dedup();
+            files.retain(|f| *f != self.file);
+            let external = files.is_empty();
+            return ImportTarget { files, external };
+        }
         if self.fam == Family::C {
             let files = self.include_files(self.file, &imp.path);
             let external = files.is_empty();
@@ -1206,14 +1274,14 @@ impl<'t, 'a> Resolver<'t, 'a> {
         };
         let mut files: Vec<FileId> = match &imp.name {
             Some(n) => match self.in_module(&m, n, 0) {
-                Entity::Module(sub) => self.table.module(self.fam, &sub).to_vec(),
+                Entity::Module(sub) => self.table.module(self.space, &sub).to_vec(),
                 Entity::Symbols(v) => v.iter().map(|s| s.file).collect(),
                 _ => Vec::new(),
             },
             None => Vec::new(),
         };
         if files.is_empty() {
-            files = self.table.module(self.fam, &m).to_vec();
+            files = self.table.module(self.space, &m).to_vec();
         }
         files.sort_unstable();
         files.dedup();

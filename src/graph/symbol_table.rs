@@ -11,11 +11,25 @@ use super::deps::key_hash;
 use super::{Family, FileSkeleton, SymbolId};
 use crate::symbols::{FileId, SymbolKind};
 
-const FAMILIES: usize = 7;
+/// The name space a file's definitions live in and its references resolve in: one per
+/// language, shared where `language.toml` says `shares_names_with` (Kotlin and Java), so a
+/// Lua call is never matched to a Ruby method of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space(usize);
+
+impl Space {
+    pub fn of(language: &str) -> Space {
+        match crate::lang::LanguageRegistry::builtin() {
+            Ok(r) => Space(r.name_space(language)),
+            Err(_) => Space(0),
+        }
+    }
+}
 
 pub struct SymbolTable<'a> {
     pub files: &'a [FileSkeleton],
     pub families: Vec<Family>,
+    spaces: Vec<Space>,
     /// Keyed by the hash of the qualified name (the strings themselves would double the
     /// table's memory); hits are checked against the definition's name.
     qualified: Vec<HashMap<u64, Vec<SymbolId>>>,
@@ -36,8 +50,8 @@ fn member_key(owner: &str, name: &str) -> u64 {
     key_hash(owner).rotate_left(17) ^ key_hash(name)
 }
 
-fn slot(f: Family) -> usize {
-    f as usize
+fn slot(s: Space) -> usize {
+    s.0
 }
 
 pub fn is_type_like(kind: SymbolKind) -> bool {
@@ -55,20 +69,23 @@ pub fn is_type_like(kind: SymbolKind) -> bool {
 
 impl<'a> SymbolTable<'a> {
     pub fn new(files: &'a [FileSkeleton], js_aliases: &'a [(String, String)]) -> SymbolTable<'a> {
+        let spaces: Vec<Space> = files.iter().map(|f| Space::of(&f.language)).collect();
+        let n = spaces.iter().map(|s| s.0 + 1).max().unwrap_or(1);
         let mut t = SymbolTable {
             files,
             js_aliases,
             families: files.iter().map(FileSkeleton::family).collect(),
-            qualified: (0..FAMILIES).map(|_| HashMap::new()).collect(),
-            by_name: (0..FAMILIES).map(|_| HashMap::new()).collect(),
-            members: (0..FAMILIES).map(|_| HashMap::new()).collect(),
-            modules: (0..FAMILIES).map(|_| HashMap::new()).collect(),
-            roots: (0..FAMILIES).map(|_| HashSet::new()).collect(),
+            spaces,
+            qualified: (0..n).map(|_| HashMap::new()).collect(),
+            by_name: (0..n).map(|_| HashMap::new()).collect(),
+            members: (0..n).map(|_| HashMap::new()).collect(),
+            modules: (0..n).map(|_| HashMap::new()).collect(),
+            roots: (0..n).map(|_| HashSet::new()).collect(),
             paths: HashMap::with_capacity(files.len()),
             by_file_name: HashMap::new(),
         };
         for (fi, f) in files.iter().enumerate() {
-            let fam = slot(t.families[fi]);
+            let fam = slot(t.spaces[fi]);
             let id = FileId(fi as u32);
             t.paths.insert(f.path.as_str(), id);
             t.by_file_name.entry(f.path.file_name()).or_default().push(id);
@@ -111,6 +128,10 @@ impl<'a> SymbolTable<'a> {
         self.families.get(file.index()).copied().unwrap_or(Family::Other)
     }
 
+    pub fn space(&self, file: FileId) -> Space {
+        self.spaces.get(file.index()).copied().unwrap_or(Space(0))
+    }
+
     pub fn file(&self, file: FileId) -> Option<&'a FileSkeleton> {
         self.files.get(file.index())
     }
@@ -119,24 +140,38 @@ impl<'a> SymbolTable<'a> {
         self.files.get(s.file.index())?.defs.get(s.def as usize)
     }
 
-    pub fn qualified(&self, fam: Family, key: &str) -> &[SymbolId] {
-        let hits = self.qualified[slot(fam)]
-            .get(&key_hash(key))
+    pub fn qualified(&self, fam: Space, key: &str) -> &[SymbolId] {
+        let hits = self
+            .qualified
+            .get(slot(fam))
+            .and_then(|m| m.get(&key_hash(key)))
             .map_or(&[][..], Vec::as_slice);
-        let name = key.rsplit([':', '.']).next().unwrap_or(key);
-        match hits.iter().all(|s| self.def(*s).is_some_and(|d| d.name == name)) {
+        // A name may hold its own dots (Elixir's `defmodule Shop.Inventory`): the key ends
+        // with it after a separator.
+        let named = |n: &str| {
+            key.strip_suffix(n)
+                .is_some_and(|head| head.is_empty() || head.ends_with(['.', ':']))
+        };
+        match hits.iter().all(|s| self.def(*s).is_some_and(|d| named(&d.name))) {
             true => hits,
             false => &[],
         }
     }
 
-    pub fn by_name(&self, fam: Family, name: &str) -> &[SymbolId] {
-        self.by_name[slot(fam)].get(name).map_or(&[], Vec::as_slice)
+    pub fn by_name(&self, fam: Space, name: &str) -> &[SymbolId] {
+        self.by_name
+            .get(slot(fam))
+            .and_then(|m| m.get(name))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// Members named `name` of types named `owner` declared outside the type's body.
-    pub fn members(&self, fam: Family, owner: &str, name: &str) -> Vec<SymbolId> {
-        let Some(v) = self.members[slot(fam)].get(&member_key(owner, name)) else {
+    pub fn members(&self, fam: Space, owner: &str, name: &str) -> Vec<SymbolId> {
+        let Some(v) = self
+            .members
+            .get(slot(fam))
+            .and_then(|m| m.get(&member_key(owner, name)))
+        else {
             return Vec::new();
         };
         v.iter()
@@ -162,12 +197,15 @@ impl<'a> SymbolTable<'a> {
             })
     }
 
-    pub fn module(&self, fam: Family, module: &str) -> &[FileId] {
-        self.modules[slot(fam)].get(module).map_or(&[], Vec::as_slice)
+    pub fn module(&self, fam: Space, module: &str) -> &[FileId] {
+        self.modules
+            .get(slot(fam))
+            .and_then(|m| m.get(module))
+            .map_or(&[], Vec::as_slice)
     }
 
-    pub fn is_root(&self, fam: Family, segment: &str) -> bool {
-        self.roots[slot(fam)].contains(segment)
+    pub fn is_root(&self, fam: Space, segment: &str) -> bool {
+        self.roots.get(slot(fam)).is_some_and(|r| r.contains(segment))
     }
 
     pub fn path(&self, path: &str) -> Option<FileId> {

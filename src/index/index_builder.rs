@@ -176,7 +176,14 @@ impl<'a> IndexBuilder<'a> {
 
         let _span = tracing::info_span!("index.write").entered();
         self.observer.phase("write", 0);
+        let mut phases = BTreeMap::new();
+        let mut lap = Instant::now();
+        let mut mark = |phase: &str| {
+            phases.insert(phase.to_string(), lap.elapsed().as_millis() as u64);
+            lap = Instant::now();
+        };
         let mut assembled = self.assemble(&store, previous.as_ref(), outcomes, walked)?;
+        mark("assemble");
         let mut parts = BTreeMap::new();
         if let Some(w) = lexical {
             for f in &assembled.removed_paths {
@@ -190,12 +197,14 @@ impl<'a> IndexBuilder<'a> {
                 "lexical".to_string(),
                 serde_json::json!({ "version": LEXICAL_VERSION, "dir": LEXICAL_DIR, "docs": docs, "files": files }),
             );
+            mark("lexical");
         }
         if self.config.graph {
             let _span = tracing::info_span!("graph.resolve").entered();
             self.observer.phase("graph", 0);
             let part = self.build_graph(&store, previous.as_ref(), &mut assembled, &gen_dir)?;
             parts.insert("graph".to_string(), part);
+            mark("graph");
         }
         if self.config.vectors {
             let _span = tracing::info_span!("vector.embed").entered();
@@ -229,11 +238,13 @@ impl<'a> IndexBuilder<'a> {
             }
             .run()?;
             parts.insert("vectors".to_string(), part);
+            mark("vectors");
         }
         if let Some(h) = history {
             let _span = tracing::info_span!("index.history").entered();
             let part = self.write_history(&store, h, &gen_dir)?;
             parts.insert("history".to_string(), part);
+            mark("history");
         }
         let Assembled {
             table,
@@ -268,12 +279,14 @@ impl<'a> IndexBuilder<'a> {
                 parse_ms: (t_parse - t_walk).as_millis() as u64,
                 write_ms: 0,
                 total_ms: 0,
+                phases_ms: BTreeMap::new(),
             },
             files_blake3: None,
             digest: None,
         };
         manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
         manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
+        manifest.stats.phases_ms = phases;
         store.commit(&manifest, &table)?;
         let keep: Vec<u64> = std::iter::once(generation)
             .chain(previous.as_ref().map(|p| p.generation))

@@ -101,6 +101,11 @@ pub struct BuildStats {
     pub parse_ms: u64,
     pub write_ms: u64,
     pub total_ms: u64,
+    /// Wall time of each phase after the parse (`assemble`, `lexical`, `graph`, `vectors`,
+    /// `history`), so a build's time is attributed where it goes; `walk_ms` and
+    /// `parse_ms` are the two before.
+    #[serde(default)]
+    pub phases_ms: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

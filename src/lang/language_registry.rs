@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use tree_sitter::Language;
 
-use super::{ImportStyle, LanguageSpec};
+use super::{ImportStyle, ImportsName, LanguageSpec};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LangError {
@@ -114,6 +114,14 @@ struct Manifest {
     test_files: Vec<String>,
     #[serde(default)]
     test_command: Option<String>,
+    #[serde(default)]
+    imports_name: Option<String>,
+    #[serde(default)]
+    import_files: Vec<String>,
+    #[serde(default)]
+    unbound_names: Option<String>,
+    #[serde(default)]
+    shares_names_with: Option<String>,
 }
 
 #[derive(Debug)]
@@ -217,6 +225,19 @@ impl LanguageRegistry {
         self.languages.iter().find(|l| l.name == name)
     }
 
+    /// The name space a language's definitions resolve in: its own index, or that of the
+    /// language it `shares_names_with`; `languages().len()` for a language not registered.
+    pub fn name_space(&self, name: &str) -> usize {
+        let idx = |n: &str| self.languages.iter().position(|l| l.name == n);
+        match idx(name) {
+            Some(i) => match &self.languages[i].shares_names_with {
+                Some(other) => idx(other).unwrap_or(i),
+                None => i,
+            },
+            None => self.languages.len(),
+        }
+    }
+
     /// A digest of every embedded query and manifest: records extracted under a different
     /// fingerprint are stale even when the file content is unchanged.
     pub fn fingerprint(&self) -> &str {
@@ -274,6 +295,34 @@ fn load(e: &Embedded<'_>, sources: &[Embedded<'_>]) -> Result<LanguageSpec, Lang
             });
         }
     };
+    let manifest_error = |message: String| LangError::Manifest {
+        lang: e.dir.into(),
+        message,
+    };
+    let imports_name = match m.imports_name.as_deref() {
+        None | Some("nothing") => ImportsName::Nothing,
+        Some("files") => ImportsName::Files,
+        Some("modules") => ImportsName::Modules,
+        Some("definitions") => ImportsName::Definitions,
+        Some(other) => return Err(manifest_error(format!("unknown imports_name {other}"))),
+    };
+    if imports_name == ImportsName::Files && m.import_files.is_empty() {
+        return Err(manifest_error(
+            "imports_name = \"files\" needs import_files".into(),
+        ));
+    }
+    let unbound_names_global = match m.unbound_names.as_deref() {
+        None | Some("external") => false,
+        Some("repository") => true,
+        Some(other) => return Err(manifest_error(format!("unknown unbound_names {other}"))),
+    };
+    if let Some(other) = &m.shares_names_with
+        && !sources.iter().any(|s| s.dir == other.as_str())
+    {
+        return Err(manifest_error(format!(
+            "shares_names_with names no language: {other}"
+        )));
+    }
     let test_files = test_globs(e.dir, &m.test_files)?;
     let tags_source = query_source(e.dir, "tags.scm", e.tags, sources)?;
     let imports_source = query_source(e.dir, "imports.scm", e.imports, sources)?;
@@ -282,6 +331,10 @@ fn load(e: &Embedded<'_>, sources: &[Embedded<'_>]) -> Result<LanguageSpec, Lang
         extensions: m.extensions.iter().map(|x| x.to_ascii_lowercase()).collect(),
         separator: m.separator,
         import_style,
+        imports_name,
+        import_files: m.import_files,
+        unbound_names_global,
+        shares_names_with: m.shares_names_with,
         grammar,
         tags_source,
         imports_source,

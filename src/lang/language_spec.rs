@@ -19,6 +19,21 @@ pub enum ImportStyle {
     PathEndsWithName,
 }
 
+/// What an import path names, for a language outside the built-in resolution families
+/// (`language.toml`'s `imports_name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportsName {
+    /// Nothing the resolver follows: every import is external.
+    Nothing,
+    /// A file, found through `import_files` (`require_relative`, `require("a.b")`,
+    /// `@import("x.zig")`, `source lib.sh`).
+    Files,
+    /// A module a file declares with `@package` (`import Data.Map`).
+    Modules,
+    /// A definition by its qualified name (`alias Shop.Inventory`).
+    Definitions,
+}
+
 pub struct LanguageSpec {
     /// Stable name (`rust`, `python`, `tsx`...), used in the index and in `lang:` filters.
     pub name: String,
@@ -26,6 +41,21 @@ pub struct LanguageSpec {
     /// The separator of qualified names (`::` for Rust and C++, `.` elsewhere).
     pub separator: String,
     pub import_style: ImportStyle,
+    /// What an import path names (`imports_name`), for a language outside the built-in
+    /// families.
+    pub imports_name: ImportsName,
+    /// Where an import names a file: candidate paths, `{path}` the import path as written and
+    /// `{slashed}` with its dots made slashes (`import_files`); each is tried next to the
+    /// importing file, at the repository root, then as the end of a path.
+    pub import_files: Vec<String>,
+    /// Names not bound in a file are looked up among the repository's top-level
+    /// definitions of the language (`unbound_names = "repository"`: Ruby constants, Swift's
+    /// module-wide names, Lua globals, functions of a sourced shell script).
+    pub unbound_names_global: bool,
+    /// The language whose names this one's code calls directly (`shares_names_with`:
+    /// Kotlin and Scala with Java, TypeScript with JavaScript, C++ with C): they resolve in
+    /// one name space, and every other language in its own.
+    pub shares_names_with: Option<String>,
     /// Method names of the language's standard library so common (`len`, `push`, `append`,
     /// `size`) that a call `x.name()` on a value of unknown type is not linked to a
     /// repository method by the name alone (`language.toml`'s `common_members`).

@@ -12,5 +12,5 @@ mod text_formats;
 
 pub use capture::Capture;
 pub use language_registry::{LangError, LanguageRegistry};
-pub use language_spec::{ImportStyle, LanguageQueries, LanguageSpec};
+pub use language_spec::{ImportStyle, ImportsName, LanguageQueries, LanguageSpec};
 pub use text_formats::{TextFormat, TextFormats, TextKind, TextSection, is_text_path, sections, text_kind};

@@ -72,7 +72,11 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     };
     let phases: Vec<String> = [("walk", st.walk_ms), ("parse", st.parse_ms)]
         .into_iter()
-        .chain(st.phases_ms.iter().map(|(k, v)| (k.as_str(), *v)))
+        .chain(
+            ["assemble", "lexical", "graph", "vectors", "history"]
+                .into_iter()
+                .filter_map(|k| Some((k, *st.phases_ms.get(k)?))),
+        )
         .map(|(k, v)| format!("{k} {:.2}s", v as f64 / 1000.0))
         .collect();
     writeln!(out, "time: {}", phases.join(", "))?;

@@ -252,7 +252,10 @@ pub fn stats(a: GraphStatsArgs) -> Result<ExitCode> {
         out,
         "references by language: total, resolved by rules, name-matched, external, unresolved"
     )?;
-    for (lang, l) in &s.references_by_language {
+    // Docs and config read as text have no references: not a row of zeros each.
+    for (lang, l) in s.references_by_language.iter().filter(|(lang, l)| {
+        l.references > 0 || crate::lang::text_kind(lang).is_none()
+    }) {
         let pct = |n: u64| 100.0 * n as f64 / l.references.max(1) as f64;
         writeln!(
             out,

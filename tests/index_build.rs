@@ -473,3 +473,65 @@ fn scripts_without_an_extension_are_read_by_their_shebang() {
     assert_eq!(m.summary.files, 1, "bin/data has no #! line: not read");
     assert_eq!(m.summary.symbols_by_kind.get("function"), Some(&1));
 }
+
+/// `ken index build --quick` commits symbols and the lexical part only and says what it left;
+/// search and symbol lookup answer from it, saying the rest is not built yet; the next build
+/// parses nothing again and adds the deferred parts, ending up where a full build does.
+#[test]
+fn a_quick_first_stage_answers_at_once_and_the_next_build_completes_it() {
+    let repo = materialize(REPO);
+    let out = ken(&["index", "build", "--quick", "--json", "."], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let snap = IndexSnapshot::open(&index_dir(repo.path(), &cfg())).unwrap();
+    let m = &snap.manifest;
+    assert_eq!(m.stats.deferred, ["graph", "semantic", "history"]);
+    assert!(m.parts.contains_key("lexical"), "{:?}", m.parts.keys());
+    for part in ["graph", "vectors", "history"] {
+        assert!(!m.parts.contains_key(part), "{part} was built in the first stage");
+    }
+    let found = ken(&["symbol", "helper", "--json"], repo.path());
+    assert!(found.status.success(), "{}", stderr(&found));
+    let v: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    assert_eq!(v["hits"][0]["path"], "pkg/core.py", "{v}");
+    assert_eq!(
+        v["coverage"]["not_built_yet"],
+        serde_json::json!(["graph", "semantic", "history"])
+    );
+    let searched = ken(&["search", "engine run job", "--files"], repo.path());
+    assert!(searched.status.success(), "{}", stderr(&searched));
+    assert!(String::from_utf8_lossy(&searched.stdout).contains("pkg/core.py"));
+    assert!(
+        stderr(&searched).contains("not built yet"),
+        "{}",
+        stderr(&searched)
+    );
+
+    let second = build(repo.path(), &cfg()).manifest;
+    assert_eq!(
+        second.stats.parsed, 0,
+        "the second stage parses nothing: {:?}",
+        second.stats
+    );
+    assert!(second.stats.deferred.is_empty());
+    assert!(second.parts.contains_key("graph") && second.parts.contains_key("vectors"));
+    let staged = logical_dump(&index_dir(repo.path(), &cfg()));
+    let full_dir = tempfile::tempdir().unwrap();
+    let full_cfg = IndexConfig {
+        index_dir: Some(full_dir.path().join("idx")),
+        ..cfg()
+    };
+    build(repo.path(), &full_cfg);
+    assert_eq!(staged, logical_dump(&full_dir.path().join("idx")));
+    let g = IndexSnapshot::open(&index_dir(repo.path(), &cfg()))
+        .unwrap()
+        .graph()
+        .unwrap();
+    let full = IndexSnapshot::open(&full_dir.path().join("idx"))
+        .unwrap()
+        .graph()
+        .unwrap();
+    assert_eq!(
+        g.resolved, full.resolved,
+        "the deferred graph equals a full build's"
+    );
+}

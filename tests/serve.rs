@@ -1036,5 +1036,23 @@ fn a_server_without_an_index_answers_the_handshake_at_once_and_builds_meanwhile(
         answer["result"]["structuredContent"]["hits"][0]["path"], "target_module.py",
         "{answer}"
     );
+    // The first answers come from the first stage (symbols, lexical); the server then builds
+    // the graph, semantic and history parts and swaps them in: the coverage stops saying
+    // they are not built yet.
+    let mut completed = false;
+    for _ in 0..600 {
+        id += 1;
+        mcp.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "symbol", "arguments": {"name": "settle_the_invoice"}}}));
+        let r = mcp.reply(id);
+        let later = &r["result"]["structuredContent"]["coverage"]["not_built_yet"];
+        if later.is_null() || later.as_array().is_some_and(|a| a.is_empty()) {
+            completed = true;
+            break;
+        }
+        assert!(later.as_array().unwrap().iter().any(|p| p == "graph"), "{r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(completed, "the second stage never swapped in");
     mcp.close().wait().unwrap();
 }

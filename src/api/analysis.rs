@@ -222,6 +222,21 @@ pub fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedd
     }
 }
 
+/// The first stage of a two-stage build of `root`: symbols and the lexical part, the rest
+/// recorded as deferred for the next build (a server's first build, `ken index build --quick`).
+pub fn build_first_stage(
+    root: &std::path::Path,
+    index_dir: Option<std::path::PathBuf>,
+    observer: &dyn crate::index::BuildObserver,
+) -> Result<crate::index::BuildReport, IndexError> {
+    let config = crate::index::IndexConfig {
+        index_dir,
+        first_stage: true,
+        ..crate::index::IndexConfig::default()
+    };
+    crate::index::IndexBuilder::new(root, &config, observer)?.build()
+}
+
 /// A build of `root` with the default settings, embedding with the model the index's current
 /// generation was built with (the built-in one for a new index): what `ken index build` with
 /// no options, `ken serve`'s first build, `ken index pull`'s update and a fleet worker do.

@@ -395,6 +395,10 @@ fn footer(v: &Value, out: &mut String) {
             }
             line.push_str(&format!("; not read: {}", parts.join(", ")));
         }
+        let later: Vec<&str> = items(&c["not_built_yet"]).iter().map(s).collect();
+        if !later.is_empty() {
+            line.push_str(&format!("; not built yet: {}", later.join(", ")));
+        }
         let damaged: Vec<&str> = items(&c["damaged"]).iter().map(s).collect();
         if !damaged.is_empty() {
             line.push_str(&format!(", damaged: {}", damaged.join("; ")));

@@ -29,7 +29,7 @@ pub mod uses;
 mod watch_state;
 mod workspace;
 
-pub use analysis::{Analysis, build_with_stored_embedder, stored_embedder};
+pub use analysis::{Analysis, build_first_stage, build_with_stored_embedder, stored_embedder};
 pub use api_error::{ApiError, ErrorBody};
 pub use context_ops::{
     AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse, SignalsUsed,

@@ -145,15 +145,18 @@ impl Workspace {
             .map_err(|_| ApiError::Internal("a previous build panicked".into()))?;
         let held = self.analysis();
         let m = &held.snapshot().manifest;
+        let deferred = |part: &str| m.stats.deferred.iter().any(|d| d == part);
         let config = IndexConfig {
             walk: m.walk.clone(),
             index_dir: Some(self.index_dir.clone()),
             threads: 0,
             full: req.full,
             lexical: true,
-            graph: m.parts.contains_key("graph"),
-            vectors: m.parts.contains_key("vectors"),
-            history: m.parts.contains_key("history"),
+            // A first-stage generation's deferred parts are built now.
+            graph: m.parts.contains_key("graph") || deferred("graph"),
+            vectors: m.parts.contains_key("vectors") || deferred("semantic"),
+            history: m.parts.contains_key("history") || deferred("history"),
+            first_stage: false,
         };
         let embedder = match config.vectors {
             true => super::analysis::stored_embedder(held.snapshot())?,

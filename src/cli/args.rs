@@ -759,6 +759,11 @@ pub struct BuildArgs {
     /// Skip the history part (change counts, co-changes and commit words read from git).
     #[arg(long)]
     pub no_history: bool,
+    /// First stage only: symbols and lexical search, ready in about the parse time; the
+    /// graph, semantic and history parts are left to the next build (a plain `ken index
+    /// build`, or the one `ken serve` starts), and answers say they are not built yet.
+    #[arg(long)]
+    pub quick: bool,
     /// Print the build report as JSON.
     #[arg(long)]
     pub json: bool,

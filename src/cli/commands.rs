@@ -84,11 +84,12 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         graph: !a.no_graph,
         vectors: !a.no_semantic,
         history: !a.no_history,
+        first_stage: a.quick,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)
         .with_context(|| format!("cannot index {}", a.path.display()))?;
-    let embedder = match config.vectors {
+    let embedder = match config.vectors && !config.first_stage {
         true => build_embedder(&a, &config.index_dir_for(builder.root()))?,
         false => None,
     };

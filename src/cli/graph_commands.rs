@@ -253,9 +253,11 @@ pub fn stats(a: GraphStatsArgs) -> Result<ExitCode> {
         "references by language: total, resolved by rules, name-matched, external, unresolved"
     )?;
     // Docs and config read as text have no references: not a row of zeros each.
-    for (lang, l) in s.references_by_language.iter().filter(|(lang, l)| {
-        l.references > 0 || crate::lang::text_kind(lang).is_none()
-    }) {
+    for (lang, l) in s
+        .references_by_language
+        .iter()
+        .filter(|(lang, l)| l.references > 0 || crate::lang::text_kind(lang).is_none())
+    {
         let pct = |n: u64| 100.0 * n as f64 / l.references.max(1) as f64;
         writeln!(
             out,
@@ -294,4 +296,5 @@ fn note_stale(c: &Coverage) {
     if let Some(n) = c.stale.filter(|&n| n > 0) {
         eprintln!("note: {n} files changed since the build; run `ken index build`");
     }
+    super::render::not_built_note(c);
 }

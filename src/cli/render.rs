@@ -206,6 +206,13 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
         v.ken_version
     )?;
     writeln!(out, "{} files, {} lines, {} bytes", s.files, s.lines, s.bytes)?;
+    if !v.last_build.deferred.is_empty() {
+        writeln!(
+            out,
+            "not built yet (a first-stage build): {}; the next `ken index build` adds them",
+            v.last_build.deferred.join(", ")
+        )?;
+    }
     writeln!(out, "\nfiles by language:")?;
     for (l, x) in &s.by_language {
         let how = match crate::lang::text_kind(l) {
@@ -358,6 +365,17 @@ pub fn coverage_note(c: &Coverage, empty: bool, query: &str) {
     } else if c.stale.unwrap_or(0) > 0 {
         eprintln!("note: {stale}");
     }
+    not_built_note(c);
+}
+
+/// A first-stage generation answers without the parts it left for the next build.
+pub fn not_built_note(c: &Coverage) {
+    if !c.not_built_yet.is_empty() {
+        eprintln!(
+            "note: answered without the {} part(s), not built yet; `ken index build` adds them",
+            c.not_built_yet.join(", ")
+        );
+    }
 }
 
 pub fn line_matches(out: &mut impl Write, matches: &[LineMatch]) -> io::Result<()> {
@@ -484,4 +502,5 @@ pub fn search_coverage_note(c: &Coverage, empty: bool) {
     } else if !stale.is_empty() {
         eprintln!("note: results may be stale{stale}");
     }
+    not_built_note(c);
 }

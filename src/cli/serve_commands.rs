@@ -72,20 +72,21 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
             let at = root.clone();
             std::thread::spawn(move || {
                 let progress = building.progress();
-                match first_build(
-                    &at,
-                    index_dir,
-                    staleness,
-                    quiet,
-                    watch,
-                    debounce,
-                    progress.as_ref(),
-                ) {
-                    Ok((ws, watcher)) => {
-                        if let Some(w) = watcher {
-                            building.keep(Box::new(w));
+                match first_build(&at, index_dir, staleness, quiet, progress.as_ref()) {
+                    Ok(ws) => {
+                        // Answers start from symbols and the lexical part; the graph,
+                        // semantic and history parts follow, and answers say so until then.
+                        building.fill(ws.clone());
+                        match ws.reindex(&crate::api::ReindexRequest::default(), &crate::index::NoProgress) {
+                            Ok(_) => ws.analysis().warm(true),
+                            Err(e) => eprintln!("warning: the second stage of the first build failed: {e}"),
                         }
-                        building.fill(ws);
+                        if watch {
+                            match RepoWatcher::start(ws, debounce) {
+                                Ok(w) => building.keep(Box::new(w)),
+                                Err(e) => eprintln!("warning: not watching the repository: {e:#}"),
+                            }
+                        }
                     }
                     Err(e) => {
                         eprintln!("error: the first index build failed: {e:#}");
@@ -133,24 +134,18 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// No index at or above the repository: build one at the repository root, then open it
-/// (and watch it) as a server does.
+/// No index at or above the repository: build the first stage of one at the repository root
+/// (symbols and the lexical part), then open it as a server does.
 fn first_build(
     root: &std::path::Path,
     index_dir: Option<std::path::PathBuf>,
     staleness: Staleness,
     quiet: bool,
-    watch: bool,
-    debounce: Duration,
     progress: &dyn crate::index::BuildObserver,
-) -> Result<(Arc<Workspace>, Option<RepoWatcher>)> {
+) -> Result<Arc<Workspace>> {
     eprintln!("no index for {}: building one while serving", root.display());
-    let (root, report) = build_default_observed(root, index_dir, quiet, progress)?;
+    let (root, report) = build_default_observed(root, index_dir, quiet, progress, true)?;
     let ws = Arc::new(Workspace::open_at(root, report.index_dir, staleness)?);
-    ws.analysis().warm(true);
-    let watcher = match watch {
-        true => Some(RepoWatcher::start(ws.clone(), debounce)?),
-        false => None,
-    };
-    Ok((ws, watcher))
+    ws.analysis().warm(false);
+    Ok(ws)
 }

@@ -103,15 +103,17 @@ pub(super) fn build_default(
     index_dir: Option<std::path::PathBuf>,
     quiet: bool,
 ) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
-    build_default_observed(root, index_dir, quiet, &crate::index::NoProgress)
+    build_default_observed(root, index_dir, quiet, &crate::index::NoProgress, false)
 }
 
-/// [`build_default`], also telling `also` how far the build has got (a server's first build).
+/// [`build_default`], also telling `also` how far the build has got (a server's first build),
+/// or only its first stage.
 pub(super) fn build_default_observed(
     root: &Path,
     index_dir: Option<std::path::PathBuf>,
     quiet: bool,
     also: &dyn crate::index::BuildObserver,
+    first_stage: bool,
 ) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
     use std::io::IsTerminal;
     let bars = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
@@ -119,8 +121,11 @@ pub(super) fn build_default_observed(
     let root = root
         .canonicalize()
         .with_context(|| format!("cannot index {}", root.display()))?;
-    let report = crate::api::build_with_stored_embedder(&root, index_dir, &progress)
-        .with_context(|| format!("indexing {} failed", root.display()))?;
+    let report = match first_stage {
+        true => crate::api::build_first_stage(&root, index_dir, &progress),
+        false => crate::api::build_with_stored_embedder(&root, index_dir, &progress),
+    }
+    .with_context(|| format!("indexing {} failed", root.display()))?;
     Ok((root, report))
 }
 

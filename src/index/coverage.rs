@@ -32,6 +32,11 @@ pub struct Coverage {
     /// summed under `"other"`. Answers say nothing about these files.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub not_read: BTreeMap<String, u64>,
+    /// Parts this generation does not have yet: a first-stage build (`ken index build
+    /// --quick`, or a server's first build) answers from symbols and the lexical part while
+    /// the next build adds these (`graph`, `semantic`, `history`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_built_yet: Vec<String>,
 }
 
 /// Extensions named in `not_read` before the rest is summed.
@@ -76,6 +81,7 @@ impl Coverage {
             languages,
             read_as_text,
             not_read: not_read(&s.unsupported_by_extension),
+            not_built_yet: snapshot.manifest.stats.deferred.clone(),
         }
     }
 }

@@ -19,8 +19,9 @@ use super::manifest::FORMAT_NAME;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_part::{VECTORS_DIR, VECTORS_FILE, VectorBuild, VectorStore};
 use super::{
-    BuildObserver, BuildStats, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError, IndexStore,
-    LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary, WalkOutcome,
+    BuildObserver, BuildStats, EncodedRecord, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError,
+    IndexStore, LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
+    WalkOutcome,
 };
 use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
 use crate::lang::{LanguageRegistry, TextFormats};
@@ -58,6 +59,9 @@ pub struct IndexBuilder<'a> {
 enum Outcome {
     Reused(FileRecord),
     Parsed(FileRecord, FileSymbols),
+    /// A parsed file as the worker leaves it: its record encoded for the segment and its
+    /// graph skeleton made (both in parallel), the symbols themselves dropped.
+    Fresh(FileRecord, Result<EncodedRecord, String>, Option<FileSkeleton>),
     Skipped(SkippedFile),
 }
 
@@ -148,7 +152,17 @@ impl<'a> IndexBuilder<'a> {
         let gen_dir = store.begin(generation)?;
 
         // The history is read by git in a thread of its own while the tree is parsed.
-        let history = self.config.history.then(|| {
+        let first = self.config.first_stage;
+        let deferred: Vec<String> = [
+            ("graph", self.config.graph),
+            ("semantic", self.config.vectors),
+            ("history", self.config.history),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on && first)
+        .map(|(part, _)| part.to_string())
+        .collect();
+        let history = (self.config.history && !first).then(|| {
             let root = self.root.clone();
             let before = previous_history(&store, previous.as_ref());
             std::thread::spawn(move || {
@@ -199,14 +213,14 @@ impl<'a> IndexBuilder<'a> {
             );
             mark("lexical");
         }
-        if self.config.graph {
+        if self.config.graph && !first {
             let _span = tracing::info_span!("graph.resolve").entered();
             self.observer.phase("graph", 0);
             let part = self.build_graph(&store, previous.as_ref(), &mut assembled, &gen_dir)?;
             parts.insert("graph".to_string(), part);
             mark("graph");
         }
-        if self.config.vectors {
+        if self.config.vectors && !first {
             let _span = tracing::info_span!("vector.embed").entered();
             self.observer.phase("embed", 0);
             let (prev_store, prev_dir) = previous
@@ -280,6 +294,7 @@ impl<'a> IndexBuilder<'a> {
                 write_ms: 0,
                 total_ms: 0,
                 phases_ms: BTreeMap::new(),
+                deferred,
             },
             files_blake3: None,
             digest: None,
@@ -414,7 +429,10 @@ impl<'a> IndexBuilder<'a> {
                         }
                     }
                     self.observer.advance(1);
-                    out
+                    match out {
+                        Outcome::Parsed(r, s) => self.fresh(r, &s),
+                        other => other,
+                    }
                 })
                 .collect()
         });
@@ -423,6 +441,12 @@ impl<'a> IndexBuilder<'a> {
             return Err(e.into());
         }
         Ok((outcomes, pool.current_num_threads()))
+    }
+
+    fn fresh(&self, r: FileRecord, s: &FileSymbols) -> Outcome {
+        let skeleton = (self.config.graph && !self.config.first_stage)
+            .then(|| FileSkeleton::new(r.path.clone(), &r.language, "", s));
+        Outcome::Fresh(r, EncodedRecord::of(s), skeleton)
     }
 
     /// Turns outcomes into the file table and segments; module paths are set here.
@@ -436,7 +460,7 @@ impl<'a> IndexBuilder<'a> {
         let mut skipped = walked.skipped;
         let mut records = Vec::with_capacity(outcomes.len());
         let mut skeletons = Vec::with_capacity(outcomes.len());
-        let mut fresh: Vec<FileSymbols> = Vec::new();
+        let mut fresh: Vec<EncodedRecord> = Vec::new();
         let (mut parsed, mut reused) = (0u64, 0u64);
         let next_segment = previous
             .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())
@@ -449,16 +473,23 @@ impl<'a> IndexBuilder<'a> {
                     records.push(r);
                     skeletons.push(None);
                 }
-                Outcome::Parsed(mut r, s) => {
+                Outcome::Parsed(r, s) => {
+                    let Outcome::Fresh(mut r, enc, sk) = self.fresh(r, &s) else {
+                        continue;
+                    };
                     parsed += 1;
-                    skeletons.push(
-                        self.config
-                            .graph
-                            .then(|| FileSkeleton::new(r.path.clone(), &r.language, "", &s)),
-                    );
+                    skeletons.push(sk);
                     r.segment = next_segment;
                     r.slot = fresh.len() as u32;
-                    fresh.push(s);
+                    fresh.push(enc.map_err(|e| unencodable(store, &r, e))?);
+                    records.push(r);
+                }
+                Outcome::Fresh(mut r, enc, sk) => {
+                    parsed += 1;
+                    skeletons.push(sk);
+                    r.segment = next_segment;
+                    r.slot = fresh.len() as u32;
+                    fresh.push(enc.map_err(|e| unencodable(store, &r, e))?);
                     records.push(r);
                 }
                 Outcome::Skipped(s) => skipped.push(s),
@@ -732,7 +763,7 @@ impl<'a> IndexBuilder<'a> {
         prev: &[SegmentInfo],
         new_id: u32,
         records: &mut [FileRecord],
-        fresh: Vec<FileSymbols>,
+        fresh: Vec<EncodedRecord>,
     ) -> Result<(Vec<SegmentInfo>, bool), IndexError> {
         let mut live: BTreeMap<u32, u32> = BTreeMap::new();
         for r in records.iter().filter(|r| r.segment != new_id) {
@@ -746,17 +777,18 @@ impl<'a> IndexBuilder<'a> {
         if !compact {
             let mut out: Vec<SegmentInfo> = referenced.into_iter().cloned().collect();
             if !fresh.is_empty() {
-                let refs: Vec<&FileSymbols> = fresh.iter().collect();
+                let refs: Vec<&EncodedRecord> = fresh.iter().collect();
                 out.push(store.write_segment(new_id, &refs)?);
             }
             return Ok((out, false));
         }
         let _span = tracing::info_span!("index.compact", segments = referenced.len()).entered();
-        let loaded: HashMap<u32, Vec<FileSymbols>> = referenced
+        // Records are copied as stored: a compaction decodes nothing.
+        let loaded: HashMap<u32, Vec<EncodedRecord>> = referenced
             .par_iter()
-            .map(|s| store.read_segment(s).map(|v| (s.id, v)))
+            .map(|s| store.read_segment_encoded(s).map(|v| (s.id, v)))
             .collect::<Result<_, _>>()?;
-        let mut all: Vec<&FileSymbols> = Vec::with_capacity(records.len());
+        let mut all: Vec<&EncodedRecord> = Vec::with_capacity(records.len());
         for r in records.iter_mut() {
             let src = if r.segment == new_id {
                 fresh.get(r.slot as usize)
@@ -774,6 +806,15 @@ impl<'a> IndexBuilder<'a> {
             all.push(s);
         }
         Ok((vec![store.write_segment(new_id, &all)?], true))
+    }
+}
+
+/// A record that could not be encoded for its segment (postcard fails only on what serde
+/// cannot represent; named with the file, never silently dropped).
+fn unencodable(store: &IndexStore, r: &FileRecord, detail: String) -> IndexError {
+    IndexError::Corrupt {
+        path: store.dir().join("segments"),
+        detail: format!("{}: {detail}", r.path),
     }
 }
 

@@ -102,6 +102,11 @@ pub struct IndexConfig {
     /// Read the repository's history (change counts, co-changes, commit words) when it is
     /// a git repository.
     pub history: bool,
+    /// The first stage of a two-stage build: symbols and the lexical part only, so search
+    /// and symbol lookup answer within about the parse time; the graph, semantic and history
+    /// parts asked for are recorded as deferred (`BuildStats::deferred`, and every answer's
+    /// coverage) and built by the next build.
+    pub first_stage: bool,
 }
 
 impl Default for IndexConfig {
@@ -115,6 +120,7 @@ impl Default for IndexConfig {
             graph: true,
             vectors: true,
             history: true,
+            first_stage: false,
         }
     }
 }

@@ -301,28 +301,27 @@ impl IndexStore {
     /// the body), one 8-byte digest per record (the start of its blake3), then the
     /// postcard-encoded records back to back, so one record can be read and checked without
     /// the others.
-    pub fn write_segment(&self, id: u32, records: &[&FileSymbols]) -> Result<SegmentInfo, IndexError> {
+    /// Writes a segment of records encoded beforehand (by the parse workers, in parallel):
+    /// the file is assembled in one buffer of its exact size.
+    pub fn write_segment(&self, id: u32, records: &[&EncodedRecord]) -> Result<SegmentInfo, IndexError> {
         let path = self.segment_path(id);
-        let mut body = Vec::new();
-        let mut offsets = Vec::with_capacity(records.len() + 1);
-        for r in records {
-            offsets.push(body.len() as u64);
-            let encoded = postcard::to_stdvec(r).map_err(|e| IndexError::Corrupt {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
-            body.extend_from_slice(&encoded);
-        }
-        offsets.push(body.len() as u64);
-        let mut bytes = SEGMENT_MAGIC.to_vec();
+        let body_len: usize = records.iter().map(|r| r.bytes.len()).sum();
+        let head_len = SEGMENT_MAGIC.len() + 4 + 8 * (records.len() + 1) + RECORD_DIGEST * records.len();
+        let mut bytes = Vec::with_capacity(head_len + body_len);
+        bytes.extend_from_slice(SEGMENT_MAGIC.as_slice());
         bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
-        for o in &offsets {
-            bytes.extend_from_slice(&o.to_le_bytes());
+        let mut offset = 0u64;
+        for r in records {
+            bytes.extend_from_slice(&offset.to_le_bytes());
+            offset += r.bytes.len() as u64;
         }
-        for w in offsets.windows(2) {
-            bytes.extend_from_slice(&record_digest(&body[w[0] as usize..w[1] as usize]));
+        bytes.extend_from_slice(&offset.to_le_bytes());
+        for r in records {
+            bytes.extend_from_slice(&r.digest);
         }
-        bytes.extend_from_slice(&body);
+        for r in records {
+            bytes.extend_from_slice(&r.bytes);
+        }
         write_atomic(&path, &bytes).map_err(IndexError::io(&path))?;
         Ok(SegmentInfo {
             id,
@@ -391,6 +390,40 @@ impl IndexStore {
             return Ok(());
         };
         Err(IndexError::Corrupt { path, detail })
+    }
+
+    /// A whole segment's records as stored (checked against the manifest's blake3), for a
+    /// compaction that copies them without decoding.
+    pub fn read_segment_encoded(&self, info: &SegmentInfo) -> Result<Vec<EncodedRecord>, IndexError> {
+        let path = self.segment_path(info.id);
+        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        let corrupt = |detail: String| IndexError::Corrupt {
+            path: path.clone(),
+            detail,
+        };
+        if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        let (table, digests) = segment_table(&bytes, info).map_err(corrupt)?;
+        let body = bytes.get(header_len(info)..).unwrap_or(&[]);
+        let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
+        (0..info.slots as usize)
+            .map(|i| {
+                let (a, b) = offset(i)
+                    .zip(offset(i + 1))
+                    .filter(|(a, b)| a <= b && *b <= body.len())
+                    .ok_or_else(|| corrupt(format!("no record at slot {i}")))?;
+                let mut digest = [0u8; RECORD_DIGEST];
+                let d = digests
+                    .get(RECORD_DIGEST * i..RECORD_DIGEST * (i + 1))
+                    .ok_or_else(|| corrupt(format!("no digest for slot {i}")))?;
+                digest.copy_from_slice(d);
+                Ok(EncodedRecord {
+                    bytes: body[a..b].to_vec(),
+                    digest,
+                })
+            })
+            .collect()
     }
 
     /// Reads a whole segment and checks it against its manifest entry.
@@ -614,6 +647,21 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     let mut f = File::create(path).map_err(IndexError::io(path))?;
     f.write_all(bytes).map_err(IndexError::io(path))?;
     f.sync_all().map_err(IndexError::io(path))
+}
+
+/// One file's symbol record as a segment stores it, with its digest.
+#[derive(Debug, Clone)]
+pub struct EncodedRecord {
+    bytes: Vec<u8>,
+    digest: [u8; RECORD_DIGEST],
+}
+
+impl EncodedRecord {
+    pub fn of(symbols: &FileSymbols) -> Result<EncodedRecord, String> {
+        let bytes = postcard::to_stdvec(symbols).map_err(|e| e.to_string())?;
+        let digest = record_digest(&bytes);
+        Ok(EncodedRecord { bytes, digest })
+    }
 }
 
 /// Bytes before a segment's first record: magic, record count, offset table, digests.

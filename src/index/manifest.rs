@@ -106,6 +106,9 @@ pub struct BuildStats {
     /// `parse_ms` are the two before.
     #[serde(default)]
     pub phases_ms: std::collections::BTreeMap<String, u64>,
+    /// Parts a first-stage build left for the next build (`graph`, `semantic`, `history`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

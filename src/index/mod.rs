@@ -42,7 +42,7 @@ pub use index_builder::{BuildReport, IndexBuilder};
 pub use index_config::{IndexConfig, WalkConfig};
 pub use index_error::IndexError;
 pub use index_snapshot::IndexSnapshot;
-pub use index_store::{FORMAT_VERSION, IndexStore};
+pub use index_store::{EncodedRecord, FORMAT_VERSION, IndexStore};
 pub use index_verifier::{Damage, IndexVerifier, VerifyReport};
 pub use manifest::{BuildStats, LanguageSummary, Manifest, SegmentInfo, Summary};
 pub use repo_walker::{Candidate, Reader, RepoWalker, WalkOutcome};

@@ -535,3 +535,26 @@ fn a_quick_first_stage_answers_at_once_and_the_next_build_completes_it() {
         "the deferred graph equals a full build's"
     );
 }
+
+/// A build where nothing changed carries the semantic part over as it is (linked, not
+/// decoded and written again), and the new generation still verifies and answers.
+#[test]
+fn a_no_change_build_carries_the_vectors_over_unchanged() {
+    let repo = materialize(REPO);
+    let first = build(repo.path(), &cfg()).manifest;
+    let second = build(repo.path(), &cfg()).manifest;
+    let (a, b) = (&first.parts["vectors"], &second.parts["vectors"]);
+    assert_eq!(a["blake3"], b["blake3"]);
+    assert_eq!(b["files_chunked"], 0, "{b}");
+    let dir = index_dir(repo.path(), &cfg());
+    let read = |g: u64| std::fs::read(dir.join(format!("gen-{g:08}")).join("vectors.bin")).unwrap();
+    assert_eq!(read(first.generation), read(second.generation));
+    let verified = ken(&["index", "verify", "."], repo.path());
+    assert!(verified.status.success(), "{}", stderr(&verified));
+    let found = ken(
+        &["search", "--semantic", "join a path for a job", "--files"],
+        repo.path(),
+    );
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert!(String::from_utf8_lossy(&found.stdout).contains("pkg/core.py"));
+}

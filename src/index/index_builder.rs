@@ -220,7 +220,27 @@ impl<'a> IndexBuilder<'a> {
             parts.insert("graph".to_string(), part);
             mark("graph");
         }
-        if self.config.vectors && !first {
+        let model_id = match self.embedder.as_deref() {
+            Some(e) => e.id(),
+            None => crate::vector::BUILTIN_MODEL_ID.to_string(),
+        };
+        let unchanged = assembled.parsed == 0 && assembled.removed_paths.is_empty();
+        let reused_vectors = match (self.config.vectors && !first && unchanged, previous.as_ref()) {
+            (true, Some(p)) => match p.manifest.parts.get("vectors") {
+                Some(part) => super::vector_part::reuse_unchanged(
+                    part,
+                    &store.generation_dir(p.generation),
+                    &gen_dir,
+                    &model_id,
+                )?,
+                None => None,
+            },
+            _ => None,
+        };
+        if let Some(part) = reused_vectors {
+            parts.insert("vectors".to_string(), part);
+            mark("vectors");
+        } else if self.config.vectors && !first {
             let _span = tracing::info_span!("vector.embed").entered();
             self.observer.phase("embed", 0);
             let (prev_store, prev_dir) = previous

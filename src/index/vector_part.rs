@@ -587,6 +587,46 @@ fn keeps_graph(points: usize) -> bool {
 }
 
 /// Whether a generation's vectors folder holds a graph dump.
+/// When no file changed and the model is the same, the previous generation's vectors are
+/// this one's: the part file and the HNSW folder are hard-linked (or copied), and nothing
+/// is read, decoded or written again (a no-change build on 2.8M lines spent 1.7 s here).
+/// `None` when the part must be built.
+pub fn reuse_unchanged(
+    prev_part: &serde_json::Value,
+    prev_gen_dir: &Path,
+    gen_dir: &Path,
+    model_id: &str,
+) -> Result<Option<serde_json::Value>, IndexError> {
+    let t0 = std::time::Instant::now();
+    let version = prev_part.get("version").and_then(serde_json::Value::as_u64);
+    let model = prev_part.get("model").and_then(|m| m.as_str());
+    if version != Some(u64::from(VECTOR_VERSION)) || model != Some(model_id) {
+        return Ok(None);
+    }
+    let file = prev_part
+        .get("file")
+        .and_then(|f| f.as_str())
+        .unwrap_or(VECTORS_FILE);
+    let (src, dest) = (prev_gen_dir.join(file), gen_dir.join(VECTORS_FILE));
+    if !src.is_file() {
+        return Ok(None);
+    }
+    if std::fs::hard_link(&src, &dest).is_err() {
+        std::fs::copy(&src, &dest).map_err(IndexError::io(&dest))?;
+    }
+    let dir = prev_gen_dir.join(VECTORS_DIR);
+    if has_graph(&dir) {
+        link_dir(&dir, &gen_dir.join(VECTORS_DIR))?;
+    }
+    let mut part = prev_part.clone();
+    part["file"] = serde_json::json!(VECTORS_FILE);
+    part["files_chunked"] = serde_json::json!(0);
+    part["chunks_embedded_or_cached"] = serde_json::json!(0);
+    part["graph_rebuilt"] = serde_json::json!(false);
+    part["total_ms"] = serde_json::json!(t0.elapsed().as_millis() as u64);
+    Ok(Some(part))
+}
+
 fn has_graph(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
 }

@@ -182,6 +182,10 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     .unwrap();
     let r = build(repo.path(), &config);
     assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts["graph"]);
+    assert_eq!(
+        r.manifest.parts["graph"]["update"]["rank_kept"], false,
+        "a new call edge"
+    );
 
     // Moving code in what 40 files import, without changing what it defines: only that file.
     std::fs::write(
@@ -191,6 +195,20 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     .unwrap();
     let r = build(repo.path(), &config);
     assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts["graph"]);
+    // ... and, the symbol graph's edges being the same, PageRank is not run again: the
+    // ranks kept are exactly a full rebuild's.
+    assert_eq!(r.manifest.parts["graph"]["update"]["rank_kept"], true);
+    let full_dir = tempfile::tempdir().unwrap();
+    let full = IndexConfig {
+        index_dir: Some(full_dir.path().join("idx")),
+        full: true,
+        ..IndexConfig::default()
+    };
+    build(repo.path(), &full);
+    assert_eq!(
+        graph(&repo.path().join(".kenning")).rank,
+        graph(&full_dir.path().join("idx")).rank
+    );
 
     // Changing what many files import re-resolves exactly those files.
     std::fs::write(
@@ -200,4 +218,8 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     .unwrap();
     let r = build(repo.path(), &config);
     assert_eq!(updated(&r), 41, "{:?}", r.manifest.parts["graph"]);
+    assert_eq!(
+        r.manifest.parts["graph"]["update"]["rank_kept"], false,
+        "a new definition"
+    );
 }

@@ -56,6 +56,10 @@ pub struct GraphUpdate {
     pub files_copied: u64,
     pub resolve_ms: u64,
     pub rank_ms: u64,
+    /// The edges PageRank reads were the previous graph's (an edit inside a body, a line
+    /// inserted): its ranks were kept, exact, instead of computed again.
+    #[serde(default)]
+    pub rank_kept: bool,
 }
 
 impl CodeGraph {
@@ -98,6 +102,21 @@ impl CodeGraph {
                 Some((i, FileResolution { refs, imports, deps }))
             })
             .collect();
+        // Whether every file resolved again gives PageRank the edges it gave before.
+        let same_edges = match (previous, &plan) {
+            (Some(p), Some(plan)) => {
+                p.files.len() == files.len()
+                    && plan
+                        .old_to_new
+                        .iter()
+                        .enumerate()
+                        .all(|(i, n)| *n == Some(i as u32))
+                    && fresh
+                        .iter()
+                        .all(|(i, r)| same_rank_inputs(&p.files[*i], &p.resolved[*i], &files[*i], r))
+            }
+            _ => false,
+        };
         update.files_resolved = fresh.len() as u64;
         update.refs_resolved = fresh.iter().map(|(_, r)| r.refs.len() as u64).sum();
         update.files_copied = (files.len() - todo.len()) as u64;
@@ -124,7 +143,13 @@ impl CodeGraph {
             js_aliases,
             bodies: None,
         };
-        graph.rank = SymbolGraph::new(&graph).global_rank();
+        graph.rank = match (same_edges, previous) {
+            (true, Some(p)) if p.rank.len() == graph.files.len() => {
+                update.rank_kept = true;
+                p.rank.clone()
+            }
+            _ => SymbolGraph::new(&graph).global_rank(),
+        };
         update.rank_ms = t1.elapsed().as_millis() as u64;
         (graph, update)
     }
@@ -140,6 +165,43 @@ impl CodeGraph {
             .copied()
             .unwrap_or(0.0)
     }
+}
+
+/// Whether a file gives the symbol graph the same nodes and edges as before: definitions
+/// (kind, parent), import targets, and each reference's kind, source, provenance, candidate
+/// count and targets; lines and names do not matter to PageRank.
+fn same_rank_inputs(
+    old: &FileSkeleton,
+    old_res: &FileResolution,
+    new: &FileSkeleton,
+    new_res: &FileResolution,
+) -> bool {
+    let defs = |f: &FileSkeleton| f.defs.iter().map(|d| (d.kind, d.parent)).collect::<Vec<_>>();
+    let same_imports = old_res.imports.len() == new_res.imports.len()
+        && old_res
+            .imports
+            .iter()
+            .zip(&new_res.imports)
+            .all(|(a, b)| a.files == b.files);
+    let refs = |f: &FileSkeleton, r: &FileResolution| {
+        f.refs
+            .iter()
+            .zip(&r.refs)
+            .filter(|(_, rr)| rr.provenance.is_some())
+            .map(|(x, rr)| {
+                let base = Resolver::is_base_ref(f, x);
+                (
+                    x.kind,
+                    x.enclosing,
+                    base,
+                    rr.provenance,
+                    rr.candidates,
+                    rr.targets.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    same_imports && defs(old) == defs(new) && refs(old, old_res) == refs(new, new_res)
 }
 
 /// Class bases of every type, and per file what resolving them read.

@@ -449,10 +449,7 @@ impl<'a> IndexBuilder<'a> {
                         }
                     }
                     self.observer.advance(1);
-                    match out {
-                        Outcome::Parsed(r, s) => self.fresh(r, &s),
-                        other => other,
-                    }
+                    out
                 })
                 .collect()
         });
@@ -481,6 +478,15 @@ impl<'a> IndexBuilder<'a> {
         let mut records = Vec::with_capacity(outcomes.len());
         let mut skeletons = Vec::with_capacity(outcomes.len());
         let mut fresh: Vec<EncodedRecord> = Vec::new();
+        // Each parsed file's record is encoded and its skeleton made on every core, its
+        // symbols dropped as soon as that is done.
+        let outcomes: Vec<Outcome> = outcomes
+            .into_par_iter()
+            .map(|o| match o {
+                Outcome::Parsed(r, s) => self.fresh(r, &s),
+                other => other,
+            })
+            .collect();
         let (mut parsed, mut reused) = (0u64, 0u64);
         let next_segment = previous
             .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())

@@ -10,6 +10,9 @@ use kenning::cli::{self, Cli};
 /// mimalloc: the index build allocates and frees millions of small strings and vectors from
 /// every thread (tokens, skeletons, postings), where glibc's per-thread arenas neither reuse
 /// another thread's free memory nor give it back.
+/// Built without transparent huge pages on its arenas (the `no_thp` feature): a first touch
+/// of a huge page zeroes 2 MiB, and an incremental build or a cold query touching a little of
+/// a lot of fresh memory spent most of its time in the kernel zeroing pages.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -20,20 +23,11 @@ fn main() -> ExitCode {
         .nth(1)
         .is_some_and(|a| a == kenning::exec::SandboxSpec::HELPER_ARG)
     {
-        // What the sandbox runs keeps the system's huge-page policy (see below).
-        #[cfg(target_os = "linux")]
-        let _ = nix::sys::prctl::set_thp_disable(false);
         std::process::exit(kenning::exec::helper_main().unwrap_or_else(|e| {
             eprintln!("ken: {e}");
             kenning::exec::SETUP_FAILED
         }));
     }
-    // mimalloc asks for transparent huge pages on its arenas: each first touch of one then
-    // zeroes 2 MiB, and an incremental build or a cold query touching a little of a lot of
-    // fresh memory spent most of its time in the kernel zeroing pages (benches: a one-file
-    // change on 2.8M lines 0.80x with them off). Off for this process; best effort.
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_thp_disable(true);
     // Panics that a boundary contains (a dependency failing on a damaged index file) become
     // errors naming the file; only the others are printed.
     kenning::util::install_quiet_panic_hook();

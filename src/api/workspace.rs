@@ -63,7 +63,7 @@ impl Workspace {
         match found {
             Some(root) => Ok((root.to_path_buf(), root.join(".kenning"))),
             None => Err(ApiError::NotFound(format!(
-                "no index found at {} or above it; run `ken index build {}` first",
+                "no index found at {} or above it; run `ken index build {}` first (with `--quick`, search and symbols answer after about the parse time; the next build adds the graph and semantic parts)",
                 start.display(),
                 start.display()
             ))),

@@ -229,30 +229,36 @@ pub fn build_first_stage(
     index_dir: Option<std::path::PathBuf>,
     observer: &dyn crate::index::BuildObserver,
 ) -> Result<crate::index::BuildReport, IndexError> {
-    let config = crate::index::IndexConfig {
-        index_dir,
-        first_stage: true,
-        ..crate::index::IndexConfig::default()
-    };
-    crate::index::IndexBuilder::new(root, &config, observer)?.build()
+    build_default(root, index_dir, observer, true)
 }
 
 /// A build of `root` with the default settings, embedding with the model the index's current
 /// generation was built with (the built-in one for a new index): what `ken index build` with
-/// no options, `ken serve`'s first build, `ken index pull`'s update and a fleet worker do.
+/// no options, `ken index pull`'s update and a fleet worker do.
 pub fn build_with_stored_embedder(
     root: &std::path::Path,
     index_dir: Option<std::path::PathBuf>,
     observer: &dyn crate::index::BuildObserver,
 ) -> Result<crate::index::BuildReport, IndexError> {
+    build_default(root, index_dir, observer, false)
+}
+
+/// The default build, or only its first stage (which embeds nothing).
+fn build_default(
+    root: &std::path::Path,
+    index_dir: Option<std::path::PathBuf>,
+    observer: &dyn crate::index::BuildObserver,
+    first_stage: bool,
+) -> Result<crate::index::BuildReport, IndexError> {
     let config = crate::index::IndexConfig {
         index_dir,
+        first_stage,
         ..crate::index::IndexConfig::default()
     };
     let builder = crate::index::IndexBuilder::new(root, &config, observer)?;
     let embedder = match IndexSnapshot::open(&config.index_dir_for(builder.root())) {
-        Ok(s) => stored_embedder(&s)?,
-        Err(_) => None,
+        Ok(s) if !first_stage => stored_embedder(&s)?,
+        _ => None,
     };
     builder.with_embedder(embedder).build()
 }

@@ -56,12 +56,17 @@ pub struct IndexBuilder<'a> {
 }
 
 /// What happened to one candidate file.
+/// An outcome made ready for the segment: a parsed file's record encoded and its skeleton
+/// made, its symbols dropped.
+enum Ready {
+    Reused(FileRecord),
+    Fresh(FileRecord, Result<EncodedRecord, String>, Option<FileSkeleton>),
+    Skipped(SkippedFile),
+}
+
 enum Outcome {
     Reused(FileRecord),
     Parsed(FileRecord, FileSymbols),
-    /// A parsed file as the worker leaves it: its record encoded for the segment and its
-    /// graph skeleton made (both in parallel), the symbols themselves dropped.
-    Fresh(FileRecord, Result<EncodedRecord, String>, Option<FileSkeleton>),
     Skipped(SkippedFile),
 }
 
@@ -460,10 +465,16 @@ impl<'a> IndexBuilder<'a> {
         Ok((outcomes, pool.current_num_threads()))
     }
 
-    fn fresh(&self, r: FileRecord, s: &FileSymbols) -> Outcome {
+    /// A parsed file made ready for its segment and the graph: its record encoded and its
+    /// skeleton made, its symbols then dropped.
+    fn fresh(
+        &self,
+        s: &FileSymbols,
+        r: &FileRecord,
+    ) -> (Result<EncodedRecord, String>, Option<FileSkeleton>) {
         let skeleton = (self.config.graph && !self.config.first_stage)
             .then(|| FileSkeleton::new(r.path.clone(), &r.language, "", s));
-        Outcome::Fresh(r, EncodedRecord::of(s), skeleton)
+        (EncodedRecord::of(s), skeleton)
     }
 
     /// Turns outcomes into the file table and segments; module paths are set here.
@@ -480,11 +491,15 @@ impl<'a> IndexBuilder<'a> {
         let mut fresh: Vec<EncodedRecord> = Vec::new();
         // Each parsed file's record is encoded and its skeleton made on every core, its
         // symbols dropped as soon as that is done.
-        let outcomes: Vec<Outcome> = outcomes
+        let outcomes: Vec<Ready> = outcomes
             .into_par_iter()
             .map(|o| match o {
-                Outcome::Parsed(r, s) => self.fresh(r, &s),
-                other => other,
+                Outcome::Parsed(r, s) => {
+                    let (enc, sk) = self.fresh(&s, &r);
+                    Ready::Fresh(r, enc, sk)
+                }
+                Outcome::Reused(r) => Ready::Reused(r),
+                Outcome::Skipped(s) => Ready::Skipped(s),
             })
             .collect();
         let (mut parsed, mut reused) = (0u64, 0u64);
@@ -494,31 +509,20 @@ impl<'a> IndexBuilder<'a> {
             .max(store.highest_ids().1 + 1);
         for o in outcomes {
             match o {
-                Outcome::Reused(r) => {
+                Ready::Fresh(mut r, enc, sk) => {
+                    parsed += 1;
+                    skeletons.push(sk);
+                    r.segment = next_segment;
+                    r.slot = fresh.len() as u32;
+                    fresh.push(enc.map_err(|e| unencodable(store, &r, e))?);
+                    records.push(r);
+                }
+                Ready::Reused(r) => {
                     reused += 1;
                     records.push(r);
                     skeletons.push(None);
                 }
-                Outcome::Parsed(r, s) => {
-                    let Outcome::Fresh(mut r, enc, sk) = self.fresh(r, &s) else {
-                        continue;
-                    };
-                    parsed += 1;
-                    skeletons.push(sk);
-                    r.segment = next_segment;
-                    r.slot = fresh.len() as u32;
-                    fresh.push(enc.map_err(|e| unencodable(store, &r, e))?);
-                    records.push(r);
-                }
-                Outcome::Fresh(mut r, enc, sk) => {
-                    parsed += 1;
-                    skeletons.push(sk);
-                    r.segment = next_segment;
-                    r.slot = fresh.len() as u32;
-                    fresh.push(enc.map_err(|e| unencodable(store, &r, e))?);
-                    records.push(r);
-                }
-                Outcome::Skipped(s) => skipped.push(s),
+                Ready::Skipped(s) => skipped.push(s),
             }
         }
         skipped.sort_by(|a, b| (&a.path, a.reason).cmp(&(&b.path, b.reason)));

@@ -392,19 +392,29 @@ impl IndexStore {
         Err(IndexError::Corrupt { path, detail })
     }
 
-    /// A whole segment's records as stored (checked against the manifest's blake3), for a
-    /// compaction that copies them without decoding.
-    pub fn read_segment_encoded(&self, info: &SegmentInfo) -> Result<Vec<EncodedRecord>, IndexError> {
+    /// A whole segment file, checked against the manifest's blake3, and how to name damage
+    /// found in it.
+    fn read_whole_segment(
+        &self,
+        info: &SegmentInfo,
+    ) -> Result<(Vec<u8>, impl Fn(String) -> IndexError + use<>), IndexError> {
         let path = self.segment_path(info.id);
         let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
-        let corrupt = |detail: String| IndexError::Corrupt {
+        let corrupt = move |detail: String| IndexError::Corrupt {
             path: path.clone(),
             detail,
         };
         if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
             return Err(corrupt("checksum mismatch".into()));
         }
-        let (table, digests) = segment_table(&bytes, info).map_err(corrupt)?;
+        Ok((bytes, corrupt))
+    }
+
+    /// A whole segment's records as stored (checked against the manifest's blake3), for a
+    /// compaction that copies them without decoding.
+    pub fn read_segment_encoded(&self, info: &SegmentInfo) -> Result<Vec<EncodedRecord>, IndexError> {
+        let (bytes, corrupt) = self.read_whole_segment(info)?;
+        let (table, digests) = segment_table(&bytes, info).map_err(&corrupt)?;
         let body = bytes.get(header_len(info)..).unwrap_or(&[]);
         let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         (0..info.slots as usize)
@@ -447,16 +457,8 @@ impl IndexStore {
         if slots.len().saturating_mul(SPARSE_READ_RATIO) < info.slots as usize {
             return self.read_sparse(info, slots);
         }
-        let path = self.segment_path(info.id);
-        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
-        let corrupt = |detail: String| IndexError::Corrupt {
-            path: path.clone(),
-            detail,
-        };
-        if blake3::hash(&bytes).to_hex().as_str() != info.blake3 {
-            return Err(corrupt("checksum mismatch".into()));
-        }
-        let (table, _) = segment_table(&bytes, info).map_err(corrupt)?;
+        let (bytes, corrupt) = self.read_whole_segment(info)?;
+        let (table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
         let body = bytes.get(header_len(info)..).unwrap_or(&[]);
         let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         slots

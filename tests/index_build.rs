@@ -558,3 +558,73 @@ fn a_no_change_build_carries_the_vectors_over_unchanged() {
     assert!(found.status.success(), "{}", stderr(&found));
     assert!(String::from_utf8_lossy(&found.stdout).contains("pkg/core.py"));
 }
+
+#[test]
+fn a_committed_generation_is_never_written_again() {
+    // Readers map committed parts in place (the graph's heads and bodies, the vectors), which
+    // is sound only while no ken process writes a committed generation's files again.
+    let repo = materialize(REPO);
+    let first = build(repo.path(), &cfg()).manifest;
+    let dir = index_dir(repo.path(), &cfg());
+    let gen_dir = dir.join(format!("gen-{:08}", first.generation));
+    let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<(String, Vec<u8>)> = walkdir(d)
+            .into_iter()
+            .map(|p| {
+                (
+                    p.strip_prefix(d).unwrap().display().to_string(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let before = files(&gen_dir);
+    let snapshot = IndexSnapshot::open(&dir).unwrap();
+    let heads = snapshot.graph_heads().unwrap();
+    let core = heads
+        .files
+        .iter()
+        .position(|f| f.path.as_str() == "pkg/core.py")
+        .unwrap();
+    let body = heads
+        .file_body(core)
+        .map(|(r, res)| (r.into_owned(), res.into_owned()));
+    assert!(body.as_ref().is_some_and(|(refs, _)| !refs.is_empty()));
+
+    // The store's own commit refuses to write over a committed generation.
+    let err = IndexStore::new(&dir)
+        .commit(&snapshot.manifest, &snapshot.table)
+        .unwrap_err();
+    assert!(err.to_string().contains("already committed"), "{err}");
+    assert_eq!(files(&gen_dir), before);
+
+    // Builds number past it, even a full one; the old generation is collected, and the reader
+    // that mapped it still reads the bytes it mapped.
+    std::thread::sleep(Duration::from_millis(20));
+    write_tree(repo.path(), "//- pkg/core.py\ndef helper(job):\n    return job\n");
+    let full = IndexConfig { full: true, ..cfg() };
+    let second = build(repo.path(), &full).manifest;
+    assert!(second.generation > first.generation);
+    let third = build(repo.path(), &cfg()).manifest;
+    assert!(third.generation > second.generation);
+    assert!(!gen_dir.exists(), "the first generation is collected");
+    let again = heads
+        .file_body(core)
+        .map(|(r, res)| (r.into_owned(), res.into_owned()));
+    assert_eq!(again, body);
+}
+
+fn walkdir(d: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walkdir(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -9,49 +9,220 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::{BindingNode, CodeGraph, DefNode, FileResolution, FileSkeleton, Name, RefNode};
 use crate::symbols::{Import, RepoPath};
 
-/// The bodies of a graph decoded heads-only: the bytes read, and each file's body in them.
-#[derive(Debug, PartialEq)]
+/// Bytes a heads-only graph keeps its bodies in: the buffer read, or a part mapped in place.
+pub type GraphBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// The bodies of a graph decoded heads-only: the stored bytes, each body found and checked
+/// when asked for.
 pub struct GraphBodies {
-    bytes: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
+    bytes: GraphBytes,
+    frame: FrameAt,
 }
 
 impl GraphBodies {
-    /// File `i`'s references and their resolutions, decoded now.
+    /// File `i`'s references and their resolutions, checked against its digest and decoded
+    /// now (`None` past the end or on damage).
     pub fn body(&self, i: usize) -> Option<(Vec<RefNode>, FileResolution)> {
-        let &(a, b) = self.ranges.get(i)?;
-        let body: Body = postcard::from_bytes(self.bytes.get(a..b)?).ok()?;
+        let bytes = (*self.bytes).as_ref();
+        let body = self.frame.body(bytes, i).ok()?;
+        let body: Body = postcard::from_bytes(body).ok()?;
         Some((body.refs, body.resolution))
     }
 }
 
-struct AsBytes<'a>(&'a [u8]);
-
-impl Serialize for AsBytes<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
+impl std::fmt::Debug for GraphBodies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphBodies")
+            .field("bytes", &(*self.bytes).as_ref().len())
+            .field("files", &self.frame.files)
+            .finish()
     }
 }
 
-#[derive(Serialize)]
-struct WireOut<'a> {
-    version: u32,
-    heads: AsBytes<'a>,
-    bodies: Vec<AsBytes<'a>>,
+impl PartialEq for GraphBodies {
+    fn eq(&self, other: &Self) -> bool {
+        (*self.bytes).as_ref() == (*other.bytes).as_ref()
+    }
 }
 
-#[derive(Deserialize)]
-struct WireIn<'a> {
+/// Why stored graph bytes could not be read.
+#[derive(Debug)]
+pub enum GraphDecodeError {
+    /// The frame around the sections is cut or inconsistent, or a section fails its digest.
+    Layout(String),
+    Postcard(postcard::Error),
+}
+
+impl std::fmt::Display for GraphDecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GraphDecodeError::Layout(why) => f.write_str(why),
+            GraphDecodeError::Postcard(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for GraphDecodeError {}
+
+impl From<postcard::Error> for GraphDecodeError {
+    fn from(e: postcard::Error) -> Self {
+        GraphDecodeError::Postcard(e)
+    }
+}
+
+/// The stored frame: a fixed header, the heads, a table of body offsets and digests, then the
+/// bodies. A reader of the heads touches the header, the heads and nothing else; a body is
+/// found by its offset and checked against its own digest, so a part mapped in place is
+/// checked as far as it is read (the whole-file blake3 in the manifest is `ken index
+/// verify`'s).
+///
+/// ```text
+/// 0..8    magic "kengraph"
+/// 8..12   version (u32 LE)          12..16  zero
+/// 16..24  heads length (u64 LE)     24..32  files n (u64 LE)
+/// 32..48  blake3 of the heads (first 16 bytes)
+/// 48..    heads (postcard), then n + 1 body offsets (u64 LE, from the bodies' start),
+///         n body digests (blake3, first 8 bytes each), then the bodies back to back
+/// ```
+const MAGIC: &[u8; 8] = b"kengraph";
+const HEADER: usize = 48;
+const HEADS_DIGEST: usize = 16;
+const BODY_DIGEST: usize = 8;
+
+fn digest<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let hash = blake3::hash(bytes);
+    out.copy_from_slice(&hash.as_bytes()[..N]);
+    out
+}
+
+fn le_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// Where the sections of a frame are (positions into its bytes).
+#[derive(Debug, Clone, Copy)]
+struct FrameAt {
     version: u32,
-    #[serde(borrow)]
-    heads: &'a [u8],
-    #[serde(borrow)]
-    bodies: Vec<&'a [u8]>,
+    files: usize,
+    heads: (usize, usize),
+    offsets: usize,
+    digests: usize,
+    bodies: usize,
+}
+
+impl FrameAt {
+    fn parse(bytes: &[u8]) -> Result<FrameAt, GraphDecodeError> {
+        let bad = |why: &str| GraphDecodeError::Layout(format!("graph part {why}"));
+        if bytes.get(..8) != Some(&MAGIC[..]) {
+            return Err(bad("has no graph header (written by another version?)"));
+        }
+        let version = bytes
+            .get(8..12)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| bad("header is cut"))?;
+        let heads_len = le_u64(bytes, 16).ok_or_else(|| bad("header is cut"))?;
+        let files = le_u64(bytes, 24).ok_or_else(|| bad("header is cut"))?;
+        let too_big = || bad("header names more than the file holds");
+        let heads_len = usize::try_from(heads_len).map_err(|_| too_big())?;
+        let files = usize::try_from(files).map_err(|_| too_big())?;
+        let heads = (HEADER, HEADER.checked_add(heads_len).ok_or_else(too_big)?);
+        let offsets = heads.1;
+        let digests = files
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(8))
+            .and_then(|n| n.checked_add(offsets))
+            .ok_or_else(too_big)?;
+        let bodies = files
+            .checked_mul(BODY_DIGEST)
+            .and_then(|n| n.checked_add(digests))
+            .ok_or_else(too_big)?;
+        if bodies > bytes.len() {
+            return Err(too_big());
+        }
+        let frame = FrameAt {
+            version,
+            files,
+            heads,
+            offsets,
+            digests,
+            bodies,
+        };
+        // The last offset is the bodies' length: a cut file fails here, not on a late read.
+        let end = le_u64(bytes, offsets + 8 * files).ok_or_else(too_big)?;
+        if usize::try_from(end).ok().and_then(|e| e.checked_add(bodies)) != Some(bytes.len()) {
+            return Err(bad("is cut or has bytes past its bodies"));
+        }
+        Ok(frame)
+    }
+
+    /// The heads' bytes, checked against their digest.
+    fn heads<'a>(&self, bytes: &'a [u8]) -> Result<&'a [u8], GraphDecodeError> {
+        let heads = bytes
+            .get(self.heads.0..self.heads.1)
+            .ok_or_else(|| GraphDecodeError::Layout("graph part heads are cut".into()))?;
+        if bytes.get(32..32 + HEADS_DIGEST) != Some(&digest::<HEADS_DIGEST>(heads)[..]) {
+            return Err(GraphDecodeError::Layout(
+                "graph part heads: checksum mismatch".into(),
+            ));
+        }
+        Ok(heads)
+    }
+
+    /// File `i`'s body, checked against its digest.
+    fn body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<&'a [u8], GraphDecodeError> {
+        let bad = |why: &str| GraphDecodeError::Layout(format!("graph part body {i}: {why}"));
+        if i >= self.files {
+            return Err(bad("past the last file"));
+        }
+        let at = |k: usize| {
+            le_u64(bytes, self.offsets + 8 * k)
+                .and_then(|o| usize::try_from(o).ok())
+                .and_then(|o| o.checked_add(self.bodies))
+        };
+        let (a, b) = at(i).zip(at(i + 1)).ok_or_else(|| bad("offset out of range"))?;
+        let body = bytes.get(a..b).ok_or_else(|| bad("offset out of range"))?;
+        let want = bytes.get(self.digests + BODY_DIGEST * i..self.digests + BODY_DIGEST * (i + 1));
+        if want != Some(&digest::<BODY_DIGEST>(body)[..]) {
+            return Err(bad("checksum mismatch"));
+        }
+        Ok(body)
+    }
+}
+
+/// Writes the frame around encoded heads and bodies.
+fn frame(version: u32, heads: &[u8], bodies: &[Vec<u8>]) -> Vec<u8> {
+    let table = (bodies.len() + 1) * 8 + bodies.len() * BODY_DIGEST;
+    let total: usize = bodies.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(HEADER + heads.len() + table + total);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(&(heads.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(bodies.len() as u64).to_le_bytes());
+    out.extend_from_slice(&digest::<HEADS_DIGEST>(heads));
+    out.extend_from_slice(heads);
+    let mut at = 0u64;
+    out.extend_from_slice(&at.to_le_bytes());
+    for b in bodies {
+        at += b.len() as u64;
+        out.extend_from_slice(&at.to_le_bytes());
+    }
+    let digests: Vec<[u8; BODY_DIGEST]> = bodies.par_iter().map(|b| digest::<BODY_DIGEST>(b)).collect();
+    for d in &digests {
+        out.extend_from_slice(d);
+    }
+    for b in bodies {
+        out.extend_from_slice(b);
+    }
+    out
 }
 
 #[derive(Serialize)]
@@ -140,25 +311,22 @@ impl CodeGraph {
                 })
             })
             .collect::<Result<_, _>>()?;
-        postcard::to_stdvec(&WireOut {
-            version: self.version,
-            heads: AsBytes(&heads),
-            bodies: bodies.iter().map(|b| AsBytes(b)).collect(),
-        })
+        Ok(frame(self.version, &heads, &bodies))
     }
 
     /// The whole graph, bodies decoded on every core.
-    pub fn decode(bytes: &[u8]) -> Result<CodeGraph, postcard::Error> {
-        let wire: WireIn<'_> = postcard::from_bytes(bytes)?;
-        let heads: Heads = postcard::from_bytes(wire.heads)?;
-        if wire.bodies.len() != heads.files.len() {
-            return Err(postcard::Error::DeserializeUnexpectedEnd);
+    pub fn decode(bytes: &[u8]) -> Result<CodeGraph, GraphDecodeError> {
+        let frame = FrameAt::parse(bytes)?;
+        let heads: Heads = postcard::from_bytes(frame.heads(bytes)?)?;
+        if frame.files != heads.files.len() {
+            return Err(GraphDecodeError::Layout(
+                "graph part: heads and bodies differ in count".into(),
+            ));
         }
-        let bodies: Vec<Body> = wire
-            .bodies
-            .par_iter()
-            .map(|b| postcard::from_bytes(b))
-            .collect::<Result<_, _>>()?;
+        let bodies: Vec<Body> = (0..frame.files)
+            .into_par_iter()
+            .map(|i| Ok(postcard::from_bytes(frame.body(bytes, i)?)?))
+            .collect::<Result<_, GraphDecodeError>>()?;
         let mut files = Vec::with_capacity(bodies.len());
         let mut resolved = Vec::with_capacity(bodies.len());
         for (h, b) in heads.files.into_iter().zip(bodies) {
@@ -174,7 +342,7 @@ impl CodeGraph {
             resolved.push(b.resolution);
         }
         Ok(CodeGraph {
-            version: wire.version,
+            version: frame.version,
             files,
             resolved,
             rank: heads.rank,
@@ -187,23 +355,17 @@ impl CodeGraph {
     /// references, imports, bindings and resolutions stay bytes, read with
     /// [`CodeGraph::file_body`]. For readers that need names and spans of every file but the
     /// references of a few.
-    pub fn decode_heads(bytes: Vec<u8>) -> Result<CodeGraph, postcard::Error> {
-        let (version, heads, ranges) = {
-            let wire: WireIn<'_> = postcard::from_bytes(&bytes)?;
-            let base = bytes.as_ptr() as usize;
-            let ranges: Vec<(usize, usize)> = wire
-                .bodies
-                .iter()
-                .map(|b| {
-                    let a = (b.as_ptr() as usize).saturating_sub(base);
-                    (a, a + b.len())
-                })
-                .collect();
-            let heads: Heads = postcard::from_bytes(wire.heads)?;
-            (wire.version, heads, ranges)
+    pub fn decode_heads(bytes: GraphBytes) -> Result<CodeGraph, GraphDecodeError> {
+        let (frame, heads) = {
+            let b = (*bytes).as_ref();
+            let frame = FrameAt::parse(b)?;
+            let heads: Heads = postcard::from_bytes(frame.heads(b)?)?;
+            (frame, heads)
         };
-        if ranges.len() != heads.files.len() {
-            return Err(postcard::Error::DeserializeUnexpectedEnd);
+        if frame.files != heads.files.len() {
+            return Err(GraphDecodeError::Layout(
+                "graph part: heads and bodies differ in count".into(),
+            ));
         }
         let files = heads
             .files
@@ -219,12 +381,12 @@ impl CodeGraph {
             })
             .collect();
         Ok(CodeGraph {
-            version,
+            version: frame.version,
             files,
             resolved: Vec::new(),
             rank: heads.rank,
             js_aliases: heads.js_aliases,
-            bodies: Some(Arc::new(GraphBodies { bytes, ranges })),
+            bodies: Some(Arc::new(GraphBodies { bytes, frame })),
         })
     }
 
@@ -297,7 +459,7 @@ mod tests {
         let bytes = g.encode().unwrap();
         let full = CodeGraph::decode(&bytes).unwrap();
         assert_eq!(full, g);
-        let heads = CodeGraph::decode_heads(bytes.clone()).unwrap();
+        let heads = CodeGraph::decode_heads(Arc::new(bytes.clone())).unwrap();
         assert!(heads.heads_only() && !full.heads_only());
         assert_eq!(heads.rank, g.rank);
         assert_eq!(heads.js_aliases, g.js_aliases);
@@ -311,6 +473,39 @@ mod tests {
         assert!(heads.file_body(g.files.len()).is_none());
         // A cut graph is an error, not a shorter graph.
         assert!(CodeGraph::decode(&bytes[..bytes.len() - 5]).is_err());
-        assert!(CodeGraph::decode_heads(bytes[..bytes.len() - 5].to_vec()).is_err());
+        assert!(CodeGraph::decode_heads(Arc::new(bytes[..bytes.len() - 5].to_vec())).is_err());
+    }
+
+    #[test]
+    fn a_flipped_byte_fails_the_section_it_is_in_and_only_that_one() {
+        let g = graph();
+        let bytes = g.encode().unwrap();
+        // A byte of the last body: the heads still read, that body does not, the others do.
+        let mut damaged = bytes.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 0x40;
+        let heads = CodeGraph::decode_heads(Arc::new(damaged.clone())).unwrap();
+        let n = g.files.len();
+        let bad: Vec<usize> = (0..n).filter(|&i| heads.file_body(i).is_none()).collect();
+        let with_body = (0..n).rev().find(|&i| {
+            heads
+                .bodies
+                .as_ref()
+                .unwrap()
+                .frame
+                .body(&bytes, i)
+                .is_ok_and(|b| !b.is_empty())
+        });
+        assert_eq!(bad, vec![with_body.unwrap()]);
+        assert!(CodeGraph::decode(&damaged).is_err());
+        // A byte of the heads: nothing decodes.
+        let mut damaged = bytes.clone();
+        damaged[HEADER + 3] ^= 0x01;
+        let e = CodeGraph::decode_heads(Arc::new(damaged.clone())).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        assert!(CodeGraph::decode(&damaged).is_err());
+        // Another format's bytes are refused by name.
+        let e = CodeGraph::decode(b"not a graph at all").unwrap_err();
+        assert!(e.to_string().contains("header"), "{e}");
     }
 }

@@ -580,7 +580,7 @@ impl<'a> IndexBuilder<'a> {
             return Ok(part);
         }
         // `load_previous` verified its hash already.
-        let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest, false));
+        let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest));
         let files = &assembled.table.files;
         let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
         if let Some(g) = &prev_graph {
@@ -924,19 +924,14 @@ fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<H
 }
 
 /// The graph of a committed generation, if it has one this ken can reuse.
-pub(crate) fn load_graph(
-    store: &IndexStore,
-    generation: u64,
-    manifest: &Manifest,
-    check: bool,
-) -> Option<CodeGraph> {
+pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifest) -> Option<CodeGraph> {
     let part = manifest.parts.get("graph")?;
     if part.get("version").and_then(serde_json::Value::as_u64) != Some(u64::from(GRAPH_VERSION)) {
         return None;
     }
     let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
-    let blake3 = part.get("blake3").and_then(|b| b.as_str()).filter(|_| check);
-    let bytes = store.read_part(generation, file, blake3).ok()?;
+    // Read in place; the decoder checks every section against its digest.
+    let bytes = store.map_part(generation, file).ok()?;
     CodeGraph::decode(&bytes)
         .ok()
         .filter(|g| g.version == GRAPH_VERSION)

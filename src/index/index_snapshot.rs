@@ -134,9 +134,9 @@ impl IndexSnapshot {
         Ok(LexicalIndex::open_sized(&dir, bytes)?)
     }
 
-    /// Loads the code graph part of this generation.
+    /// Loads the code graph part of this generation (every section checked against its digest).
     pub fn graph(&self) -> Result<CodeGraph, IndexError> {
-        let (path, bytes) = self.graph_bytes()?;
+        let (path, bytes) = self.graph_map()?;
         CodeGraph::decode(&bytes).map_err(|e| IndexError::Corrupt {
             path,
             detail: e.to_string(),
@@ -144,16 +144,20 @@ impl IndexSnapshot {
     }
 
     /// Loads the code graph's heads only: every file's names, spans and rank; a file's
-    /// references and resolutions are decoded when asked for ([`CodeGraph::file_body`]).
+    /// references and resolutions are decoded when asked for ([`CodeGraph::file_body`]),
+    /// read in place from the mapped part.
     pub fn graph_heads(&self) -> Result<CodeGraph, IndexError> {
-        let (path, bytes) = self.graph_bytes()?;
-        CodeGraph::decode_heads(bytes).map_err(|e| IndexError::Corrupt {
+        let (path, bytes) = self.graph_map()?;
+        CodeGraph::decode_heads(std::sync::Arc::new(bytes)).map_err(|e| IndexError::Corrupt {
             path,
             detail: e.to_string(),
         })
     }
 
-    fn graph_bytes(&self) -> Result<(std::path::PathBuf, Vec<u8>), IndexError> {
+    /// The graph part mapped read-only. Not checked whole against the manifest's blake3 (that
+    /// would read every page): the decoders check each section they read against its own
+    /// digest.
+    fn graph_map(&self) -> Result<(std::path::PathBuf, super::mapped_part::MappedPart), IndexError> {
         let Some(part) = self.manifest.parts.get("graph") else {
             return Err(IndexError::MissingPart {
                 dir: self.index_dir().to_path_buf(),
@@ -180,9 +184,8 @@ impl IndexSnapshot {
                 });
             }
         }
-        let blake3 = part.get("blake3").and_then(|b| b.as_str());
-        let bytes = self.store.read_part(self.generation, file, blake3)?;
-        Ok((path, bytes))
+        let map = self.store.map_part(self.generation, file)?;
+        Ok((path, map))
     }
 
     /// How the semantic part's model is made again (`None`: the built-in model, or no part).
@@ -239,12 +242,12 @@ impl IndexSnapshot {
         let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
         let dir = part.get("dir").and_then(|f| f.as_str()).unwrap_or(VECTORS_DIR);
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
-        let bytes = self.store.read_part(self.generation, file, blake3)?;
-        let store = VectorStore::from_bytes(bytes).map_err(|e| IndexError::Corrupt {
+        let map = self.store.map_part_checked(self.generation, file, blake3)?;
+        let (store, vectors) = VectorStore::from_mapped(map).map_err(|e| IndexError::Corrupt {
             path: self.generation_dir().join(file),
             detail: e.to_string(),
         })?;
-        SemanticIndex::open(store, &self.generation_dir().join(dir), embedder)
+        SemanticIndex::open_with(store, vectors, &self.generation_dir().join(dir), embedder)
     }
 
     /// Loads the symbols of some files only (decoding just their records), in `files` order.

@@ -23,6 +23,7 @@ mod index_snapshot;
 mod index_store;
 mod index_verifier;
 mod manifest;
+mod mapped_part;
 mod repo_walker;
 mod skip_reason;
 mod symbol_lookup;

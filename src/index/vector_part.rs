@@ -13,6 +13,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::mapped_part::MappedPart;
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::vector::{
     Chunk, ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorError, VectorIndex, idf_weights, quantize,
@@ -105,6 +106,36 @@ impl VectorStore {
         })
     }
 
+    /// Decodes a mapped part's model, IDF and chunk table, leaving the vectors in place in
+    /// the map (a scan reads them there: no copy, and nothing but the pages it reads).
+    pub(super) fn from_mapped(map: MappedPart) -> Result<(VectorStore, StoredVectors), postcard::Error> {
+        let (store, start, len) = {
+            let wire: VectorStoreWire<'_> = postcard::from_bytes(&map)?;
+            let start = (wire.vectors.as_ptr() as usize).saturating_sub(map.as_ptr() as usize);
+            let len = wire.vectors.len();
+            let VectorStoreWire {
+                version,
+                model,
+                dim,
+                idf,
+                files,
+                dead,
+                ..
+            } = wire;
+            let store = VectorStore {
+                version,
+                model,
+                dim,
+                idf,
+                files,
+                vectors: Vec::new(),
+                dead,
+            };
+            (store, start, len)
+        };
+        Ok((store, StoredVectors::Mapped { map, start, len }))
+    }
+
     pub fn points(&self) -> usize {
         self.vectors.len() / (self.dim as usize).max(1)
     }
@@ -119,7 +150,12 @@ impl VectorStore {
     /// (file index, chunk index) of each live id, indexed by id (ids are dense: one per
     /// point); `None` for a dead point.
     pub fn locate(&self) -> Vec<Option<(u32, u32)>> {
-        let mut at = vec![None; self.points()];
+        self.locate_in(self.points())
+    }
+
+    /// [`VectorStore::locate`] over `points` ids (the vectors held elsewhere).
+    fn locate_in(&self, points: usize) -> Vec<Option<(u32, u32)>> {
+        let mut at = vec![None; points];
         for (fi, f) in self.files.iter().enumerate() {
             for (ci, c) in f.chunks.iter().enumerate() {
                 if let Some(slot) = at.get_mut(c.id as usize) {
@@ -660,11 +696,40 @@ pub struct SemanticHit {
 /// forces the graph, `scan` the scan.
 const SCAN_MAX_POINTS: usize = 5_000_000;
 
+/// The vectors a semantic index reads: decoded into memory, or in place in the mapped part.
+pub enum StoredVectors {
+    Owned(Vec<i8>),
+    Mapped {
+        map: MappedPart,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl StoredVectors {
+    fn as_slice(&self) -> &[i8] {
+        match self {
+            StoredVectors::Owned(v) => v,
+            StoredVectors::Mapped { map, start, len } => {
+                bytemuck::cast_slice(map.slice(*start, *len).unwrap_or(&[]))
+            }
+        }
+    }
+
+    /// An owned copy, for the HNSW graph (which keeps its vectors itself).
+    fn into_vec(self) -> Vec<i8> {
+        match self {
+            StoredVectors::Owned(v) => v,
+            mapped => mapped.as_slice().to_vec(),
+        }
+    }
+}
+
 /// How queries find their neighbours.
 enum Backend {
     Graph(VectorIndex),
     Scan {
-        vectors: Vec<i8>,
+        vectors: StoredVectors,
         dim: usize,
         dead: Vec<usize>,
     },
@@ -684,6 +749,17 @@ impl SemanticIndex {
     /// `embedder` must be the model the part was built with when that is not the built-in one.
     pub fn open(
         mut store: VectorStore,
+        dir: &Path,
+        embedder: Option<std::sync::Arc<dyn Embedder>>,
+    ) -> Result<SemanticIndex, IndexError> {
+        let vectors = StoredVectors::Owned(std::mem::take(&mut store.vectors));
+        SemanticIndex::open_with(store, vectors, dir, embedder)
+    }
+
+    /// `store`'s chunk table with its vectors held apart (`store.vectors` is not read).
+    pub fn open_with(
+        store: VectorStore,
+        vectors: StoredVectors,
         dir: &Path,
         embedder: Option<std::sync::Arc<dyn Embedder>>,
     ) -> Result<SemanticIndex, IndexError> {
@@ -711,11 +787,11 @@ impl SemanticIndex {
                 std::sync::Arc::new(model.with_weights(store.idf.clone()))
             }
         };
-        // Located while the store still holds the vectors (their count is the id range).
-        let ids = store.locate();
+        let dim = store.dim as usize;
+        let points = vectors.as_slice().len() / dim.max(1);
+        let ids = store.locate_in(points);
         let live = ids.iter().flatten().count();
-        // The backend owns the vectors from here; queries read only the chunk table.
-        let vectors = std::mem::take(&mut store.vectors);
+        // The backend owns the vectors; queries read only the chunk table.
         let dead: Vec<usize> = {
             let mut d: Vec<usize> = store.dead.iter().map(|&d| d as usize).collect();
             d.sort_unstable();
@@ -726,16 +802,12 @@ impl SemanticIndex {
         let scan = match mode.as_str() {
             "graph" => false,
             "scan" => true,
-            _ => store.points() <= SCAN_MAX_POINTS,
+            _ => points <= SCAN_MAX_POINTS,
         };
         let index = match scan {
-            true => Backend::Scan {
-                vectors,
-                dim: store.dim as usize,
-                dead,
-            },
+            true => Backend::Scan { vectors, dim, dead },
             false => {
-                let dim = store.dim as usize;
+                let vectors = vectors.into_vec();
                 // hnsw_rs may panic on a damaged dump: the boundary makes that damage of the
                 // folder, which the next build rewrites.
                 let mut index = crate::util::contain(|| match has_graph(dir) {
@@ -775,7 +847,9 @@ impl SemanticIndex {
         let Some(q) = q.first() else { return Ok(Vec::new()) };
         let found = match &self.index {
             Backend::Graph(g) => g.search(q, k),
-            Backend::Scan { vectors, dim, dead } => crate::vector::exact_top_k(vectors, *dim, dead, q, k),
+            Backend::Scan { vectors, dim, dead } => {
+                crate::vector::exact_top_k(vectors.as_slice(), *dim, dead, q, k)
+            }
         };
         Ok(found
             .into_iter()

@@ -1,0 +1,65 @@
+//! `MappedPart`: a file of a committed generation mapped read-only, so a reader decodes what it
+//! needs in place instead of reading (and copying) the whole part first.
+//!
+//! The one module of `index/` where `unsafe` is allowed (the house style): mapping a file is
+//! unsafe because another writer could change it under the mapping. Kenning never does:
+//! - a committed generation is immutable: builds write parts into `gen-N.tmp/` and commit by
+//!   renaming it; [`super::IndexStore::commit`] refuses a generation that exists, and builds
+//!   number past every generation on disk (`highest_ids`), so no file a reader may map is
+//!   written again (tested: `a_committed_generation_is_never_written_again`);
+//! - garbage collection unlinks old generations; a mapping keeps its inode alive, so a reader
+//!   still holding one reads the bytes it mapped.
+//!
+//! What stays outside ken's reach: another program truncating a file under `.kenning/` while a
+//! reader maps it (reads past the new end would fault). The same holds for tantivy's own maps.
+//! Damage short of that is caught by the digests each reader checks over what it decodes.
+
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::ops::Deref;
+use std::path::Path;
+
+use super::IndexError;
+
+/// A read-only map of one committed generation file.
+#[derive(Debug)]
+pub struct MappedPart {
+    map: Option<memmap2::Mmap>,
+}
+
+impl MappedPart {
+    /// Maps `path`, a file inside a committed generation (only [`super::IndexStore`] calls
+    /// this, with paths under `gen-N/`).
+    pub(super) fn open(path: &Path) -> Result<MappedPart, IndexError> {
+        let file = File::open(path).map_err(IndexError::io(path))?;
+        let len = file.metadata().map_err(IndexError::io(path))?.len();
+        if len == 0 {
+            // An empty map is not portable; an empty part has nothing to map.
+            return Ok(MappedPart { map: None });
+        }
+        // SAFETY: the file belongs to a committed generation, which no ken process writes
+        // again (see the module's invariant); the map is read-only and private to us.
+        let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(IndexError::io(path))?;
+        Ok(MappedPart { map: Some(map) })
+    }
+
+    /// The mapped bytes, `len` of them from `start` (`None` past the end).
+    pub fn slice(&self, start: usize, len: usize) -> Option<&[u8]> {
+        self.get(start..start.checked_add(len)?)
+    }
+}
+
+impl Deref for MappedPart {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+impl AsRef<[u8]> for MappedPart {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}

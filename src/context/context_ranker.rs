@@ -402,10 +402,19 @@ impl<'s> ContextRanker<'s> {
         // Version listings pasted from issue templates say nothing about the issue.
         let task = &*EnvironmentDump::strip(task);
         let mut c = Candidates::default();
-        let index = self.graph.map(GraphIndex::new);
+        let mentions = TaskMentions::parse(task);
+        let named: Vec<&str> = match self.signals.mentions {
+            true => mentions
+                .identifiers
+                .iter()
+                .filter_map(|(n, _)| last_segment(n))
+                .collect(),
+            false => Vec::new(),
+        };
+        let index = self.graph.map(|g| GraphIndex::new(g, &named));
         self.lexical_stage(task, &mut c)?;
         self.semantic_stage(task, &mut c)?;
-        self.mention_stage(task, &mut c, index.as_ref());
+        self.mention_stage(&mentions, &mut c, index.as_ref());
         self.history_stage(task, &mut c);
         self.graph_stage(&mut c, index.as_ref());
         self.prior_stage(&mut c, index.as_ref());
@@ -489,14 +498,13 @@ impl<'s> ContextRanker<'s> {
         Ok(())
     }
     /// Mentions: files whose paths the task names and the definitions of the identifiers it names.
-    fn mention_stage(&self, task: &str, c: &mut Candidates, index: Option<&GraphIndex>) {
+    fn mention_stage(&self, m: &TaskMentions, c: &mut Candidates, index: Option<&GraphIndex>) {
         let w = self.weights;
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if self.signals.mentions
             && let (Some(g), Some(gi)) = (&self.graph, &index)
         {
             c.used.push("mentions");
-            let m = TaskMentions::parse(task);
             let top = rrf(w.mentions, 1);
             for p in &m.paths {
                 for fi in gi.files_matching(&p.path) {
@@ -961,22 +969,36 @@ fn innermost(g: &CodeGraph, fi: usize, line: u32) -> Option<u32> {
 }
 
 /// Lookups over the graph's skeletons: files by path, definitions by name.
+/// The name a written `a.b.name` / `a::b::name` ends with, as `definitions_of` looks it up.
+fn last_segment(written: &str) -> Option<&str> {
+    written.split(['.', ':']).rfind(|p| !p.is_empty())
+}
+
 struct GraphIndex<'g> {
     by_path: HashMap<&'g str, usize>,
+    /// Definitions by name, for the names the task mentions only: a table of every name
+    /// costs a cold query more than the rest of the mention stage.
     by_name: HashMap<&'g str, Vec<SymbolId>>,
 }
 
 impl<'g> GraphIndex<'g> {
-    fn new(g: &'g CodeGraph) -> GraphIndex<'g> {
+    /// `named`: the (last segments of the) names definitions will be asked for.
+    fn new(g: &'g CodeGraph, named: &[&str]) -> GraphIndex<'g> {
         let mut by_path = HashMap::with_capacity(g.files.len());
         let mut by_name: HashMap<&str, Vec<SymbolId>> = HashMap::new();
+        // Lengths first: most definitions are passed over without hashing their names.
+        let lengths: std::collections::HashSet<usize> = named.iter().map(|n| n.len()).collect();
+        let named: std::collections::HashSet<&str> = named.iter().copied().collect();
         for (fi, f) in g.files.iter().enumerate() {
             by_path.insert(f.path.as_str(), fi);
             for (d, def) in f.defs.iter().enumerate() {
-                by_name
-                    .entry(def.name.as_str())
-                    .or_default()
-                    .push(SymbolId::new(fi as u32, d as u32));
+                let name = def.name.as_str();
+                if lengths.contains(&name.len()) && named.contains(name) {
+                    by_name
+                        .entry(name)
+                        .or_default()
+                        .push(SymbolId::new(fi as u32, d as u32));
+                }
             }
         }
         GraphIndex { by_path, by_name }
@@ -1010,7 +1032,8 @@ impl<'g> GraphIndex<'g> {
         }
     }
 
-    /// Definitions named `name`, or `a.b.name` / `a::b::name` whose containers match.
+    /// Definitions named `name`, or `a.b.name` / `a::b::name` whose containers match (for
+    /// the names the index was made for).
     fn definitions_of(&self, g: &CodeGraph, written: &str) -> Vec<SymbolId> {
         let parts: Vec<&str> = written.split(['.', ':']).filter(|p| !p.is_empty()).collect();
         let Some(last) = parts.last() else {

@@ -24,7 +24,8 @@ pub struct StaticEmbedder {
     /// Distinguishes this model's entries in the per-thread word cache.
     tag: u64,
     tokenizer: Tokenizer,
-    rows: Vec<i8>,
+    /// Read in place in the model's bytes (embedded in the binary): no copy at start.
+    rows: &'static [i8],
     scales: Vec<f32>,
     dim: usize,
     /// Per-token weights (corpus IDF); `None` weighs every token 1.
@@ -59,7 +60,11 @@ impl StaticEmbedder {
         Self::from_bytes(BUILTIN_MODEL_ID, MODEL, TOKENIZER)
     }
 
-    pub fn from_bytes(id: &str, model: &[u8], tokenizer_bytes: &[u8]) -> Result<StaticEmbedder, VectorError> {
+    pub fn from_bytes(
+        id: &str,
+        model: &'static [u8],
+        tokenizer_bytes: &[u8],
+    ) -> Result<StaticEmbedder, VectorError> {
         let err = |detail: String| VectorError::Model {
             model: id.to_string(),
             detail,
@@ -77,8 +82,8 @@ impl StaticEmbedder {
             [n, d] => (*n, *d),
             _ => return Err(err(format!("embeddings have shape {shape:?}"))),
         };
-        let rows: Vec<i8> = match emb.dtype() {
-            safetensors::Dtype::I8 => emb.data().iter().map(|b| *b as i8).collect(),
+        let rows: &'static [i8] = match emb.dtype() {
+            safetensors::Dtype::I8 => bytemuck::cast_slice(emb.data()),
             other => return Err(err(format!("embeddings are {other:?}, expected I8"))),
         };
         let scales: Vec<f32> = match st.tensor("weights") {

@@ -178,6 +178,21 @@ impl FrameAt {
 
     /// File `i`'s body, checked against its digest.
     fn body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<&'a [u8], GraphDecodeError> {
+        let (body, want) = self.stored_body(bytes, i)?;
+        if want != digest::<BODY_DIGEST>(body) {
+            return Err(GraphDecodeError::Layout(format!(
+                "graph part body {i}: checksum mismatch"
+            )));
+        }
+        Ok(body)
+    }
+
+    /// File `i`'s body and the digest stored for it, not checked (for bytes already checked).
+    fn stored_body<'a>(
+        &self,
+        bytes: &'a [u8],
+        i: usize,
+    ) -> Result<(&'a [u8], [u8; BODY_DIGEST]), GraphDecodeError> {
         let bad = |why: &str| GraphDecodeError::Layout(format!("graph part body {i}: {why}"));
         if i >= self.files {
             return Err(bad("past the last file"));
@@ -189,18 +204,33 @@ impl FrameAt {
         };
         let (a, b) = at(i).zip(at(i + 1)).ok_or_else(|| bad("offset out of range"))?;
         let body = bytes.get(a..b).ok_or_else(|| bad("offset out of range"))?;
-        let want = bytes.get(self.digests + BODY_DIGEST * i..self.digests + BODY_DIGEST * (i + 1));
-        if want != Some(&digest::<BODY_DIGEST>(body)[..]) {
-            return Err(bad("checksum mismatch"));
+        let want = bytes
+            .get(self.digests + BODY_DIGEST * i..self.digests + BODY_DIGEST * (i + 1))
+            .and_then(|d| <[u8; BODY_DIGEST]>::try_from(d).ok())
+            .ok_or_else(|| bad("digest out of range"))?;
+        Ok((body, want))
+    }
+}
+
+/// A file's body for the frame: encoded now, or the previous graph's bytes with their digest.
+enum BodyBytes<'a> {
+    Fresh(Vec<u8>),
+    Kept(&'a [u8], [u8; BODY_DIGEST]),
+}
+
+impl BodyBytes<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            BodyBytes::Fresh(b) => b,
+            BodyBytes::Kept(b, _) => b,
         }
-        Ok(body)
     }
 }
 
 /// Writes the frame around encoded heads and bodies.
-fn frame(version: u32, heads: &[u8], bodies: &[Vec<u8>]) -> Vec<u8> {
+fn frame(version: u32, heads: &[u8], bodies: &[BodyBytes<'_>]) -> Vec<u8> {
     let table = (bodies.len() + 1) * 8 + bodies.len() * BODY_DIGEST;
-    let total: usize = bodies.iter().map(Vec::len).sum();
+    let total: usize = bodies.iter().map(|b| b.bytes().len()).sum();
     let mut out = Vec::with_capacity(HEADER + heads.len() + table + total);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
@@ -212,15 +242,21 @@ fn frame(version: u32, heads: &[u8], bodies: &[Vec<u8>]) -> Vec<u8> {
     let mut at = 0u64;
     out.extend_from_slice(&at.to_le_bytes());
     for b in bodies {
-        at += b.len() as u64;
+        at += b.bytes().len() as u64;
         out.extend_from_slice(&at.to_le_bytes());
     }
-    let digests: Vec<[u8; BODY_DIGEST]> = bodies.par_iter().map(|b| digest::<BODY_DIGEST>(b)).collect();
+    let digests: Vec<[u8; BODY_DIGEST]> = bodies
+        .par_iter()
+        .map(|b| match b {
+            BodyBytes::Fresh(b) => digest::<BODY_DIGEST>(b),
+            BodyBytes::Kept(_, d) => *d,
+        })
+        .collect();
     for d in &digests {
         out.extend_from_slice(d);
     }
     for b in bodies {
-        out.extend_from_slice(b);
+        out.extend_from_slice(b.bytes());
     }
     out
 }
@@ -271,7 +307,7 @@ struct Body {
     resolution: FileResolution,
 }
 
-const NO_RESOLUTION: FileResolution = FileResolution {
+static NO_RESOLUTION: FileResolution = FileResolution {
     refs: Vec::new(),
     imports: Vec::new(),
     deps: super::Deps {
@@ -284,6 +320,14 @@ const NO_RESOLUTION: FileResolution = FileResolution {
 impl CodeGraph {
     /// The stored form: heads, then one body per file (encoded on every core).
     pub fn encode(&self) -> Result<Vec<u8>, postcard::Error> {
+        self.encode_reusing(None)
+    }
+
+    /// [`CodeGraph::encode`], copying the stored bytes (and digest) of every body that is the
+    /// same as the previous graph's at the same position: an update re-encodes only what it
+    /// changed. `previous` is that graph, fully decoded, and the bytes it was decoded from.
+    pub fn encode_reusing(&self, previous: Option<(&CodeGraph, &[u8])>) -> Result<Vec<u8>, postcard::Error> {
+        let previous = previous.and_then(|(g, bytes)| Some((g, bytes, FrameAt::parse(bytes).ok()?)));
         let heads = postcard::to_stdvec(&HeadsRef {
             files: self
                 .files
@@ -298,17 +342,32 @@ impl CodeGraph {
             rank: &self.rank,
             js_aliases: &self.js_aliases,
         })?;
-        let bodies: Vec<Vec<u8>> = self
+        let bodies: Vec<BodyBytes<'_>> = self
             .files
             .par_iter()
             .enumerate()
             .map(|(i, f)| {
+                let resolution = self.resolved.get(i).unwrap_or(&NO_RESOLUTION);
+                if let Some(kept) = previous.and_then(|(g, bytes, frame)| {
+                    let (p, r) = (g.files.get(i)?, g.resolved.get(i)?);
+                    let same = p.path == f.path
+                        && p.refs == f.refs
+                        && p.imports == f.imports
+                        && p.bindings == f.bindings
+                        && r == resolution;
+                    // Checked when the previous graph was decoded from these same bytes.
+                    let (body, d) = frame.stored_body(bytes, i).ok()?;
+                    same.then_some(BodyBytes::Kept(body, d))
+                }) {
+                    return Ok(kept);
+                }
                 postcard::to_stdvec(&BodyRef {
                     refs: &f.refs,
                     imports: &f.imports,
                     bindings: &f.bindings,
-                    resolution: self.resolved.get(i).unwrap_or(&NO_RESOLUTION),
+                    resolution,
                 })
+                .map(BodyBytes::Fresh)
             })
             .collect::<Result<_, _>>()?;
         Ok(frame(self.version, &heads, &bodies))
@@ -474,6 +533,33 @@ mod tests {
         // A cut graph is an error, not a shorter graph.
         assert!(CodeGraph::decode(&bytes[..bytes.len() - 5]).is_err());
         assert!(CodeGraph::decode_heads(Arc::new(bytes[..bytes.len() - 5].to_vec())).is_err());
+    }
+
+    #[test]
+    fn an_update_copies_unchanged_bodies_and_writes_what_a_fresh_encoding_writes() {
+        let g = graph();
+        let bytes = g.encode().unwrap();
+        // The same graph: every body copied, the same bytes.
+        assert_eq!(g.encode_reusing(Some((&g, &bytes))).unwrap(), bytes);
+        // One file's references and resolution changed: the rest copied, the same bytes as a
+        // fresh encoding of the new graph.
+        let mut changed = g.clone();
+        changed.files[0].refs.pop();
+        changed.resolved[0].refs.pop();
+        let fresh = changed.encode().unwrap();
+        assert_ne!(fresh, bytes);
+        assert_eq!(changed.encode_reusing(Some((&g, &bytes))).unwrap(), fresh);
+        // Files shifted by one (a file added first): nothing lines up, nothing is copied wrongly.
+        let mut shifted = g.clone();
+        shifted.files.insert(0, g.files[2].clone());
+        shifted.resolved.insert(0, g.resolved[2].clone());
+        shifted.rank.insert(0, g.rank[2].clone());
+        assert_eq!(
+            shifted.encode_reusing(Some((&g, &bytes))).unwrap(),
+            shifted.encode().unwrap()
+        );
+        let back = CodeGraph::decode(&shifted.encode_reusing(Some((&g, &bytes))).unwrap()).unwrap();
+        assert_eq!(back, shifted);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use super::history_part::{HISTORY_FILE, HISTORY_VERSION, HistoryError, HistoryPart, HistoryRead};
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
+use super::mapped_part::MappedPart;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_part::{VECTORS_DIR, VECTORS_FILE, VectorBuild, VectorStore};
 use super::{
@@ -579,8 +580,11 @@ impl<'a> IndexBuilder<'a> {
         if let Some(part) = self.reuse_graph(store, previous, assembled, gen_dir, t0)? {
             return Ok(part);
         }
-        // `load_previous` verified its hash already.
-        let prev_graph = previous.and_then(|p| load_graph(store, p.generation, &p.manifest));
+        // Decoded from the mapped part, every section checked; the bytes stay mapped so that
+        // unchanged bodies are copied, not encoded again.
+        let (prev_graph, prev_bytes) = previous
+            .and_then(|p| load_graph(store, p.generation, &p.manifest))
+            .map_or((None, None), |(g, b)| (Some(g), Some(b)));
         let files = &assembled.table.files;
         let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
         if let Some(g) = &prev_graph {
@@ -612,14 +616,15 @@ impl<'a> IndexBuilder<'a> {
         let skeletons: Vec<FileSkeleton> = skeletons.into_iter().flatten().collect();
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
-        // Freeing a whole graph one allocation at a time takes as long as a fifth of an
-        // incremental build: it goes on beside the rest of the build.
-        free_beside(prev_graph);
         let t1 = Instant::now();
-        let bytes = graph.encode().map_err(|e| IndexError::Corrupt {
+        let previous = prev_graph.as_ref().zip(prev_bytes.as_deref());
+        let bytes = graph.encode_reusing(previous).map_err(|e| IndexError::Corrupt {
             path: gen_dir.join(GRAPH_FILE),
             detail: e.to_string(),
         })?;
+        // Freeing a whole graph one allocation at a time takes as long as a fifth of an
+        // incremental build: it goes on beside the rest of the build.
+        free_beside(prev_graph);
         let blake3 = store.write_part(gen_dir, GRAPH_FILE, &bytes)?;
         let write_ms = t1.elapsed().as_millis() as u64;
         let (mut rules, mut named, mut external, mut unresolved) = (0u64, 0u64, 0u64, 0u64);
@@ -924,7 +929,11 @@ fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<H
 }
 
 /// The graph of a committed generation, if it has one this ken can reuse.
-pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifest) -> Option<CodeGraph> {
+pub(crate) fn load_graph(
+    store: &IndexStore,
+    generation: u64,
+    manifest: &Manifest,
+) -> Option<(CodeGraph, MappedPart)> {
     let part = manifest.parts.get("graph")?;
     if part.get("version").and_then(serde_json::Value::as_u64) != Some(u64::from(GRAPH_VERSION)) {
         return None;
@@ -932,9 +941,10 @@ pub(crate) fn load_graph(store: &IndexStore, generation: u64, manifest: &Manifes
     let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
     // Read in place; the decoder checks every section against its digest.
     let bytes = store.map_part(generation, file).ok()?;
-    CodeGraph::decode(&bytes)
+    let graph = CodeGraph::decode(&bytes)
         .ok()
-        .filter(|g| g.version == GRAPH_VERSION)
+        .filter(|g| g.version == GRAPH_VERSION)?;
+    Some((graph, bytes))
 }
 
 fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {

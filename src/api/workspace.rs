@@ -157,6 +157,7 @@ impl Workspace {
             vectors: m.parts.contains_key("vectors") || deferred("semantic"),
             history: m.parts.contains_key("history") || deferred("history"),
             first_stage: false,
+            max_memory_mib: IndexConfig::max_memory_from_env(),
         };
         let embedder = match config.vectors {
             true => super::analysis::stored_embedder(held.snapshot())?,

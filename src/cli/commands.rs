@@ -85,6 +85,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         vectors: !a.no_semantic,
         history: !a.no_history,
         first_stage: a.quick,
+        max_memory_mib: a.max_memory,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let builder = IndexBuilder::new(&a.path, &config, &progress)

@@ -79,7 +79,26 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         )
         .map(|(k, v)| format!("{k} {:.2}s", v as f64 / 1000.0))
         .collect();
-    writeln!(out, "time: {}", phases.join(", "))?;
+    match st.peak_mib {
+        Some(mib) => writeln!(out, "time: {}; memory peak {mib} MiB", phases.join(", "))?,
+        None => writeln!(out, "time: {}", phases.join(", "))?,
+    }
+    if let Some(cap) = st.max_memory_mib {
+        let over: Vec<String> = st
+            .phases_peak_mib
+            .iter()
+            .filter(|(_, mib)| **mib > cap)
+            .map(|(phase, mib)| format!("{phase} {mib} MiB"))
+            .collect();
+        match over.is_empty() {
+            true => writeln!(out, "memory: within the cap of {cap} MiB")?,
+            false => writeln!(
+                out,
+                "memory: over the cap of {cap} MiB in {} (what these phases hold grows with the tree; a larger cap or fewer threads)",
+                over.join(", ")
+            )?,
+        }
+    }
     writeln!(out, "languages: {}", langs(false).join(", "))?;
     let text = langs(true);
     if !text.is_empty() {

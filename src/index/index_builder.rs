@@ -29,6 +29,7 @@ use crate::lang::{LanguageRegistry, TextFormats};
 use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
 use crate::symbols::{FileSymbols, SymbolKind};
+use crate::util::ResidentMemory;
 
 pub use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 /// Compact when more segments than this are referenced.
@@ -176,6 +177,14 @@ impl<'a> IndexBuilder<'a> {
                 (HistoryPart::read(&root, before), t.elapsed())
             })
         });
+        let mut peaks: BTreeMap<String, u64> = BTreeMap::new();
+        let mut peak_of = |phase: &str| {
+            if let Some(mib) = ResidentMemory::peak_mib() {
+                peaks.insert(phase.to_string(), mib);
+            }
+            ResidentMemory::reset_peak();
+        };
+        ResidentMemory::reset_peak();
         let walked = {
             let _span = tracing::info_span!("index.walk").entered();
             self.observer.phase("walk", 0);
@@ -185,6 +194,7 @@ impl<'a> IndexBuilder<'a> {
             w
         };
         let t_walk = t0.elapsed();
+        peak_of("walk");
 
         let lexical = match self.config.lexical {
             true => Some(self.open_lexical(&store, previous.as_ref(), &gen_dir)?),
@@ -193,6 +203,7 @@ impl<'a> IndexBuilder<'a> {
         let (outcomes, threads) =
             self.parse_all(&walked.candidates, previous.as_ref(), registry, lexical.as_ref())?;
         let t_parse = t0.elapsed();
+        peak_of("parse");
 
         let _span = tracing::info_span!("index.write").entered();
         self.observer.phase("write", 0);
@@ -200,6 +211,7 @@ impl<'a> IndexBuilder<'a> {
         let mut lap = Instant::now();
         let mut mark = |phase: &str| {
             phases.insert(phase.to_string(), lap.elapsed().as_millis() as u64);
+            peak_of(phase);
             lap = Instant::now();
         };
         let mut assembled = self.assemble(&store, previous.as_ref(), outcomes, walked)?;
@@ -320,6 +332,9 @@ impl<'a> IndexBuilder<'a> {
                 write_ms: 0,
                 total_ms: 0,
                 phases_ms: BTreeMap::new(),
+                phases_peak_mib: BTreeMap::new(),
+                peak_mib: None,
+                max_memory_mib: self.config.max_memory_mib,
                 deferred,
             },
             files_blake3: None,
@@ -328,6 +343,8 @@ impl<'a> IndexBuilder<'a> {
         manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
         manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
         manifest.stats.phases_ms = phases;
+        manifest.stats.peak_mib = peaks.values().copied().max();
+        manifest.stats.phases_peak_mib = peaks;
         store.commit(&manifest, &table)?;
         let keep: Vec<u64> = std::iter::once(generation)
             .chain(previous.as_ref().map(|p| p.generation))
@@ -402,10 +419,13 @@ impl<'a> IndexBuilder<'a> {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
+        // Under a cap the writer's heap takes at most a sixth of it.
+        let budget = self.config.max_memory_mib.map(|m| (m as usize) << 20).map(|b| b / 6);
         Ok(LexicalWriter::open(
             &gen_dir.join(LEXICAL_DIR),
             base.as_deref(),
             threads,
+            budget,
         )?)
     }
 
@@ -418,7 +438,7 @@ impl<'a> IndexBuilder<'a> {
         previous: Option<&Previous>,
         registry: &LanguageRegistry,
         lexical: Option<&LexicalWriter>,
-    ) -> Result<(Vec<Outcome>, usize), IndexError> {
+    ) -> Result<(Vec<Ready>, usize), IndexError> {
         let _span = tracing::info_span!("index.parse", files = candidates.len()).entered();
         let pool = rayon::ThreadPoolBuilder::new()
             // The CLI refuses more; a library caller asking for more gets the bound.
@@ -427,7 +447,7 @@ impl<'a> IndexBuilder<'a> {
             .map_err(|e| IndexError::ThreadPool(e.to_string()))?;
         self.observer.phase("parse", candidates.len() as u64);
         let lexical_error: Mutex<Option<LexicalError>> = Mutex::new(None);
-        let outcomes: Vec<Outcome> = pool.install(|| {
+        let outcomes: Vec<Ready> = pool.install(|| {
             candidates
                 .par_iter()
                 .map_init(FileParser::new, |parser, c| {
@@ -455,7 +475,18 @@ impl<'a> IndexBuilder<'a> {
                         }
                     }
                     self.observer.advance(1);
-                    out
+                    // The record encoded and the skeleton made here, so a file's symbols are
+                    // dropped as soon as its worker is done with it: what a build holds
+                    // between the parse and the segment is bytes and skeletons, not every
+                    // file's symbols at once.
+                    match out {
+                        Outcome::Parsed(r, s) => {
+                            let (enc, sk) = self.fresh(&s, &r);
+                            Ready::Fresh(r, enc, sk)
+                        }
+                        Outcome::Reused(r) => Ready::Reused(r),
+                        Outcome::Skipped(s) => Ready::Skipped(s),
+                    }
                 })
                 .collect()
         });
@@ -483,26 +514,13 @@ impl<'a> IndexBuilder<'a> {
         &self,
         store: &IndexStore,
         previous: Option<&Previous>,
-        outcomes: Vec<Outcome>,
+        outcomes: Vec<Ready>,
         walked: WalkOutcome,
     ) -> Result<Assembled, IndexError> {
         let mut skipped = walked.skipped;
         let mut records = Vec::with_capacity(outcomes.len());
         let mut skeletons = Vec::with_capacity(outcomes.len());
         let mut fresh: Vec<EncodedRecord> = Vec::new();
-        // Each parsed file's record is encoded and its skeleton made on every core, its
-        // symbols dropped as soon as that is done.
-        let outcomes: Vec<Ready> = outcomes
-            .into_par_iter()
-            .map(|o| match o {
-                Outcome::Parsed(r, s) => {
-                    let (enc, sk) = self.fresh(&s, &r);
-                    Ready::Fresh(r, enc, sk)
-                }
-                Outcome::Reused(r) => Ready::Reused(r),
-                Outcome::Skipped(s) => Ready::Skipped(s),
-            })
-            .collect();
         let (mut parsed, mut reused) = (0u64, 0u64);
         let next_segment = previous
             .and_then(|p| p.manifest.segments.iter().map(|s| s.id + 1).max())

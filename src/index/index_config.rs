@@ -107,6 +107,10 @@ pub struct IndexConfig {
     /// parts asked for are recorded as deferred (`BuildStats::deferred`, and every answer's
     /// coverage) and built by the next build.
     pub first_stage: bool,
+    /// A cap on the build's resident memory, in MiB (`None`: no cap). The build sizes its
+    /// buffers to it (the lexical writer's heap, records decoded and chunked a batch at a
+    /// time) and says in its report when a phase went over it anyway.
+    pub max_memory_mib: Option<u64>,
 }
 
 impl Default for IndexConfig {
@@ -121,11 +125,24 @@ impl Default for IndexConfig {
             vectors: true,
             history: true,
             first_stage: false,
+            max_memory_mib: None,
         }
     }
 }
 
 impl IndexConfig {
+    /// The environment variable `ken index build --max-memory` reads, and that builds started
+    /// by `ken serve` and the agent follow.
+    pub const MAX_MEMORY_ENV: &'static str = "KEN_MAX_MEMORY_MIB";
+
+    /// The memory cap from `KEN_MAX_MEMORY_MIB` (a positive number of MiB), if set.
+    pub fn max_memory_from_env() -> Option<u64> {
+        std::env::var(Self::MAX_MEMORY_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&m| m > 0)
+    }
+
     /// The index folder for a repository root.
     pub fn index_dir_for(&self, root: &std::path::Path) -> PathBuf {
         self.index_dir.clone().unwrap_or_else(|| root.join(".kenning"))

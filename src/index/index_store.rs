@@ -378,6 +378,68 @@ impl IndexStore {
             .collect()
     }
 
+    /// The records of the files at `which` (indices into `files`), handed to `visit` a batch
+    /// of at most `batch` at a time with their file indices, so a caller holds one batch of
+    /// decoded symbols, not all of them. Each segment is read and checked once (a few records
+    /// of a large one by positioned reads); a batch is decoded on every core.
+    pub fn visit_records<F>(
+        &self,
+        segments: &[SegmentInfo],
+        files: &[FileRecord],
+        which: &[usize],
+        batch: usize,
+        mut visit: F,
+    ) -> Result<(), IndexError>
+    where
+        F: FnMut(Vec<(usize, FileSymbols)>) -> Result<(), IndexError>,
+    {
+        let batch = batch.max(1);
+        let mut by_segment: BTreeMap<u32, Vec<(usize, u32)>> = BTreeMap::new();
+        for &i in which {
+            by_segment
+                .entry(files[i].segment)
+                .or_default()
+                .push((i, files[i].slot));
+        }
+        for (seg, items) in by_segment {
+            let info = segments
+                .iter()
+                .find(|s| s.id == seg)
+                .ok_or_else(|| IndexError::Corrupt {
+                    path: self.dir().join("segments"),
+                    detail: format!("segment {seg} is not listed"),
+                })?;
+            if items.len().saturating_mul(SPARSE_READ_RATIO) < info.slots as usize {
+                for part in items.chunks(batch) {
+                    let slots: Vec<u32> = part.iter().map(|(_, s)| *s).collect();
+                    let read = self.read_sparse(info, &slots)?;
+                    visit(part.iter().map(|(i, _)| *i).zip(read.into_iter().map(|(_, r)| r)).collect())?;
+                }
+                continue;
+            }
+            let (bytes, corrupt) = self.read_whole_segment(info)?;
+            let (table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
+            let body = bytes.get(header_len(info)..).unwrap_or(&[]);
+            let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
+            for part in items.chunks(batch) {
+                let decoded = part
+                    .par_iter()
+                    .map(|&(i, slot)| {
+                        let s = slot as usize;
+                        let (a, b) = offset(s)
+                            .zip(offset(s + 1))
+                            .filter(|(a, b)| a <= b && *b <= body.len())
+                            .ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
+                        let record = postcard::from_bytes(&body[a..b]).map_err(|e| corrupt(e.to_string()))?;
+                        Ok((i, record))
+                    })
+                    .collect::<Result<Vec<_>, IndexError>>()?;
+                visit(decoded)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Checks a segment file's size and blake3 against its manifest entry.
     pub fn verify_segment(&self, info: &SegmentInfo) -> Result<(), IndexError> {
         let path = self.segment_path(info.id);

@@ -106,6 +106,17 @@ pub struct BuildStats {
     /// `parse_ms` are the two before.
     #[serde(default)]
     pub phases_ms: std::collections::BTreeMap<String, u64>,
+    /// The resident-memory peak of each phase (`walk`, `parse` and the phases of
+    /// `phases_ms`), in MiB, each measured from the phase's own start where the kernel allows
+    /// it (Linux); empty where it cannot be read.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub phases_peak_mib: std::collections::BTreeMap<String, u64>,
+    /// The build's resident-memory peak, in MiB (the highest of `phases_peak_mib`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mib: Option<u64>,
+    /// The memory cap the build ran under (`--max-memory`), in MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory_mib: Option<u64>,
     /// Parts a first-stage build left for the next build (`graph`, `semantic`, `history`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,

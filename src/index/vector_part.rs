@@ -259,6 +259,8 @@ fn model_error(e: VectorError) -> IndexError {
 type Tokenized = (Chunk, Vec<u32>);
 /// A chunk with its vector.
 type Embedded = (Chunk, Vec<i8>);
+/// Records decoded and chunked at a time by a build.
+const RECORD_BATCH: usize = 1024;
 /// Texts per call to a model other than the built-in one.
 const EXTERNAL_BATCH: usize = 256;
 
@@ -314,23 +316,45 @@ impl VectorBuild<'_> {
             v["blake3"] = serde_json::json!(hash);
             return Ok(self.with_settings(v));
         }
-        let records = self.store.load_records(self.segments, self.files, &changed)?;
         let chunker = Chunker::new(ChunkConfig::default());
-        // Chunk the changed files in parallel.
-        let chunked: Vec<(usize, Vec<Chunk>)> = changed
-            .par_iter()
-            .zip(records.par_iter())
-            .map(|(&i, symbols)| {
-                let r = &self.files[i];
-                // Docs and config are searched lexically only: their chunks would stand in
-                // code answers' semantic rankings.
-                if crate::lang::text_kind(&r.language).is_some() {
-                    return (i, Vec::new());
-                }
-                let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
-                (i, chunker.chunk(r.path.as_str(), &bytes, symbols))
-            })
-            .collect();
+        let base = match self.embedder {
+            None => Some(StaticEmbedder::builtin().map_err(model_error)?),
+            Some(_) => None,
+        };
+        // The changed files' records decoded a batch at a time and chunked on every core;
+        // with the built-in model each chunk is tokenized at once and its text dropped, so a
+        // build holds token ids, not every file's symbols and text together.
+        let mut tokenized: Vec<(usize, Vec<Tokenized>)> = Vec::with_capacity(changed.len());
+        self.store
+            .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
+                let done: Vec<(usize, Vec<Tokenized>)> = batch
+                    .into_par_iter()
+                    .map(|(i, symbols)| {
+                        let r = &self.files[i];
+                        // Docs and config are searched lexically only: their chunks would
+                        // stand in code answers' semantic rankings.
+                        if crate::lang::text_kind(&r.language).is_some() {
+                            return (i, Vec::new());
+                        }
+                        let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
+                        let chunks = chunker.chunk(r.path.as_str(), &bytes, &symbols);
+                        let t = chunks
+                            .into_iter()
+                            .map(|mut c| match &base {
+                                Some(m) => {
+                                    let ids = m.token_ids(&c.text).unwrap_or_default();
+                                    c.text = String::new();
+                                    (c, ids)
+                                }
+                                None => (c, Vec::new()),
+                            })
+                            .collect();
+                        (i, t)
+                    })
+                    .collect();
+                tokenized.extend(done);
+                Ok(())
+            })?;
         let cache: HashMap<[u8; 16], u32> = previous
             .as_ref()
             .map(|p| {
@@ -346,22 +370,11 @@ impl VectorBuild<'_> {
         };
         let (fresh, dim, idf, embedded) = match self.embedder {
             None => {
-                let base = StaticEmbedder::builtin().map_err(model_error)?;
-                // Tokenized once: for the IDF and for the embedding.
-                let tokenized: Vec<(usize, Vec<Tokenized>)> = chunked
-                    .into_par_iter()
-                    .map(|(i, chunks)| {
-                        let t = chunks
-                            .into_iter()
-                            .map(|c| {
-                                let ids = base.token_ids(&c.text).unwrap_or_default();
-                                (c, ids)
-                            })
-                            .collect();
-                        (i, t)
-                    })
-                    .collect();
-                // The IDF is made by a full build and kept by incremental ones.
+                let Some(base) = base else {
+                    return Err(IndexError::Vector("the built-in model vanished".into()));
+                };
+                // Tokenized once (above): for the IDF and for the embedding. The IDF is made
+                // by a full build and kept by incremental ones.
                 let idf = match &previous {
                     Some(p) if p.idf.len() == base.vocab_size() => p.idf.clone(),
                     _ => corpus_idf(&tokenized, base.vocab_size()),
@@ -387,6 +400,10 @@ impl VectorBuild<'_> {
                 (fresh, model.dim(), idf, embedded.into_inner())
             }
             Some(model) => {
+                let chunked: Vec<(usize, Vec<Chunk>)> = tokenized
+                    .into_iter()
+                    .map(|(i, cs)| (i, cs.into_iter().map(|(c, _)| c).collect()))
+                    .collect();
                 // Another model: the chunk texts in batches (it parallelizes or batches
                 // requests itself), only those not cached.
                 let todo: Vec<&str> = chunked

@@ -22,8 +22,10 @@ const MAX_BODY: usize = 64 * 1024;
 /// the file document, and in one names-only document per file for `ken symbol`; full
 /// documents would multiply the index for no ranking gain.
 const MAX_MINOR_DOCS_PER_FILE: usize = 256;
-/// Memory budget of the tantivy writer per indexing thread.
+/// Memory budget of the tantivy writer per indexing thread, by default.
 const BUDGET_PER_THREAD: usize = 48 * 1024 * 1024;
+/// The least tantivy accepts per indexing thread (15 MB) and a margin.
+const MIN_BUDGET_PER_THREAD: usize = 16 * 1024 * 1024;
 
 /// One file, as the lexical layer needs it.
 pub struct FileDoc<'a> {
@@ -42,8 +44,15 @@ pub struct LexicalWriter {
 }
 
 impl LexicalWriter {
-    /// Opens a writer in `dir` (created), starting from a copy of `base` when given.
-    pub fn open(dir: &Path, base: Option<&Path>, threads: usize) -> Result<LexicalWriter, LexicalError> {
+    /// Opens a writer in `dir` (created), starting from a copy of `base` when given. The
+    /// writer's indexing heap is `budget` bytes in all when given (at least 16 MiB a thread;
+    /// a smaller heap flushes segments more often), else 48 MiB a thread.
+    pub fn open(
+        dir: &Path,
+        base: Option<&Path>,
+        threads: usize,
+        budget: Option<usize>,
+    ) -> Result<LexicalWriter, LexicalError> {
         let io = |source| LexicalError::Io {
             path: dir.to_path_buf(),
             source,
@@ -60,9 +69,17 @@ impl LexicalWriter {
         };
         LexicalSchema::register_tokenizer(&index);
         let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;
-        let threads = threads.clamp(1, 4);
+        let mut threads = threads.clamp(1, 4);
+        let per_thread = match budget {
+            Some(total) => {
+                // Fewer indexing threads rather than a heap tantivy refuses.
+                threads = threads.min((total / MIN_BUDGET_PER_THREAD).max(1));
+                (total / threads).clamp(MIN_BUDGET_PER_THREAD, BUDGET_PER_THREAD)
+            }
+            None => BUDGET_PER_THREAD,
+        };
         let writer = index
-            .writer_with_num_threads(threads, BUDGET_PER_THREAD * threads)
+            .writer_with_num_threads(threads, per_thread * threads)
             .map_err(LexicalError::tantivy(dir))?;
         Ok(LexicalWriter {
             dir: dir.to_path_buf(),

@@ -628,3 +628,58 @@ fn walkdir(d: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_build_under_a_memory_cap_stores_what_an_uncapped_build_stores() {
+    // More files than the semantic part decodes at a time, so the capped build's batches (and
+    // its second tokenization for the IDF) are exercised.
+    let mut tree = String::from(REPO);
+    for i in 0..1100 {
+        tree.push_str(&format!(
+            "//- gen/mod{i}.py\nfrom pkg.core import helper\n\ndef task_{i}(job):\n    \"\"\"Runs task {i}.\"\"\"\n    return helper(job) + {i}\n"
+        ));
+    }
+    let repo = materialize(&tree);
+    let free = build(repo.path(), &cfg()).manifest;
+    let capped_dir = tempfile::tempdir().unwrap();
+    let capped_cfg = IndexConfig {
+        index_dir: Some(capped_dir.path().join("idx")),
+        max_memory_mib: Some(64),
+        ..cfg()
+    };
+    let capped = build(repo.path(), &capped_cfg).manifest;
+    assert_eq!(capped.stats.max_memory_mib, Some(64));
+    for part in ["graph", "vectors"] {
+        assert_eq!(capped.parts[part]["blake3"], free.parts[part]["blake3"], "{part}");
+    }
+    let free_dir = index_dir(repo.path(), &cfg());
+    assert_eq!(logical_dump(&free_dir), logical_dump(&capped_dir.path().join("idx")));
+    if cfg!(target_os = "linux") {
+        let peak = capped.stats.peak_mib.expect("a peak is read on Linux");
+        assert!(peak > 0);
+        for phase in ["walk", "parse", "graph", "vectors"] {
+            assert!(capped.stats.phases_peak_mib.contains_key(phase), "{:?}", capped.stats);
+        }
+    }
+    // An incremental build under the cap embeds as it goes, with the stored IDF.
+    std::thread::sleep(Duration::from_millis(20));
+    write_tree(repo.path(), "//- gen/mod7.py\ndef task_7(job):\n    return job * 7\n");
+    build(repo.path(), &capped_cfg);
+    build(repo.path(), &cfg());
+    assert_eq!(logical_dump(&free_dir), logical_dump(&capped_dir.path().join("idx")));
+}
+
+#[test]
+fn the_cli_reports_memory_against_the_cap_and_refuses_a_cap_too_small() {
+    let repo = materialize(REPO);
+    let out = ken(&["index", "build", "--max-memory", "4096", "."], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    if cfg!(target_os = "linux") {
+        assert!(text.contains("memory peak"), "{text}");
+        assert!(text.contains("memory: within the cap of 4096 MiB"), "{text}");
+    }
+    let small = ken(&["index", "build", "--max-memory", "8", "."], repo.path());
+    assert!(!small.status.success());
+    assert!(stderr(&small).contains("--max-memory"), "{}", stderr(&small));
+}

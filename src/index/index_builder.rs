@@ -178,13 +178,14 @@ impl<'a> IndexBuilder<'a> {
             })
         });
         let mut peaks: BTreeMap<String, u64> = BTreeMap::new();
+        // The process's peak so far at the end of each phase: the phase where it rises is the
+        // one that raised it. (The kernel's mark is never reset: `time` and other outside
+        // tools read the same peak.)
         let mut peak_of = |phase: &str| {
             if let Some(mib) = ResidentMemory::peak_mib() {
                 peaks.insert(phase.to_string(), mib);
             }
-            ResidentMemory::reset_peak();
         };
-        ResidentMemory::reset_peak();
         let walked = {
             let _span = tracing::info_span!("index.walk").entered();
             self.observer.phase("walk", 0);
@@ -287,6 +288,7 @@ impl<'a> IndexBuilder<'a> {
                 previous_dir: prev_dir,
                 gen_dir: &gen_dir,
                 embedder: self.embedder.as_deref(),
+                bounded: self.config.max_memory_mib.is_some(),
             }
             .run()?;
             parts.insert("vectors".to_string(), part);

@@ -106,9 +106,9 @@ pub struct BuildStats {
     /// `parse_ms` are the two before.
     #[serde(default)]
     pub phases_ms: std::collections::BTreeMap<String, u64>,
-    /// The resident-memory peak of each phase (`walk`, `parse` and the phases of
-    /// `phases_ms`), in MiB, each measured from the phase's own start where the kernel allows
-    /// it (Linux); empty where it cannot be read.
+    /// The process's resident-memory peak so far at the end of each phase (`walk`, `parse`
+    /// and the phases of `phases_ms`), in MiB: the phase where it rises is the one that
+    /// raised it. Empty where it cannot be read (outside Linux).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub phases_peak_mib: std::collections::BTreeMap<String, u64>,
     /// The build's resident-memory peak, in MiB (the highest of `phases_peak_mib`).

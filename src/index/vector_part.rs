@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::mapped_part::MappedPart;
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
+use crate::symbols::FileSymbols;
 use crate::vector::{
     Chunk, ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorError, VectorIndex, idf_weights, quantize,
 };
@@ -274,6 +275,9 @@ pub struct VectorBuild<'a> {
     pub gen_dir: &'a Path,
     /// The model; `None` is the built-in one (IDF-weighted).
     pub embedder: Option<&'a dyn Embedder>,
+    /// A memory cap is in force: batches are embedded as they are tokenized (a full build
+    /// tokenizes twice) instead of every chunk's token ids being held.
+    pub bounded: bool,
 }
 
 impl VectorBuild<'_> {
@@ -324,37 +328,52 @@ impl VectorBuild<'_> {
         // The changed files' records decoded a batch at a time and chunked on every core;
         // with the built-in model each chunk is tokenized at once and its text dropped, so a
         // build holds token ids, not every file's symbols and text together.
-        let mut tokenized: Vec<(usize, Vec<Tokenized>)> = Vec::with_capacity(changed.len());
-        self.store
-            .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
-                let done: Vec<(usize, Vec<Tokenized>)> = batch
-                    .into_par_iter()
-                    .map(|(i, symbols)| {
-                        let r = &self.files[i];
-                        // Docs and config are searched lexically only: their chunks would
-                        // stand in code answers' semantic rankings.
-                        if crate::lang::text_kind(&r.language).is_some() {
-                            return (i, Vec::new());
-                        }
-                        let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
-                        let chunks = chunker.chunk(r.path.as_str(), &bytes, &symbols);
-                        let t = chunks
-                            .into_iter()
-                            .map(|mut c| match &base {
-                                Some(m) => {
-                                    let ids = m.token_ids(&c.text).unwrap_or_default();
-                                    c.text = String::new();
-                                    (c, ids)
-                                }
-                                None => (c, Vec::new()),
-                            })
-                            .collect();
-                        (i, t)
-                    })
-                    .collect();
-                tokenized.extend(done);
-                Ok(())
-            })?;
+        let chunk_batch = |batch: Vec<(usize, FileSymbols)>,
+                           tokenizer: Option<&StaticEmbedder>|
+         -> Vec<(usize, Vec<Tokenized>)> {
+            batch
+                .into_par_iter()
+                .map(|(i, symbols)| {
+                    let r = &self.files[i];
+                    // Docs and config are searched lexically only: their chunks would stand
+                    // in code answers' semantic rankings.
+                    if crate::lang::text_kind(&r.language).is_some() {
+                        return (i, Vec::new());
+                    }
+                    let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
+                    let chunks = chunker.chunk(r.path.as_str(), &bytes, &symbols);
+                    let t = chunks
+                        .into_iter()
+                        .map(|mut c| match tokenizer {
+                            Some(m) => {
+                                let ids = m.token_ids(&c.text).unwrap_or_default();
+                                c.text = String::new();
+                                (c, ids)
+                            }
+                            None => (c, Vec::new()),
+                        })
+                        .collect();
+                    (i, t)
+                })
+                .collect()
+        };
+        let known_idf = match (&previous, &base) {
+            (Some(p), Some(m)) if p.idf.len() == m.vocab_size() => Some(p.idf.clone()),
+            _ => None,
+        };
+        // With the built-in model and the IDF known (an incremental build), or under a memory
+        // cap, each batch is embedded as soon as it is tokenized: a build then holds vectors,
+        // not every chunk's token ids (a capped full build tokenizes twice: once for the IDF).
+        let stream = base.is_some() && (known_idf.is_some() || self.bounded);
+        let mut tokenized: Vec<(usize, Vec<Tokenized>)> = Vec::new();
+        if !stream {
+            tokenized.reserve(changed.len());
+            self.store
+                .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
+                    tokenized.extend(chunk_batch(batch, base.as_ref()));
+                    Ok(())
+                })?;
+        }
         let cache: HashMap<[u8; 16], u32> = previous
             .as_ref()
             .map(|p| {
@@ -373,30 +392,54 @@ impl VectorBuild<'_> {
                 let Some(base) = base else {
                     return Err(IndexError::Vector("the built-in model vanished".into()));
                 };
-                // Tokenized once (above): for the IDF and for the embedding. The IDF is made
-                // by a full build and kept by incremental ones.
-                let idf = match &previous {
-                    Some(p) if p.idf.len() == base.vocab_size() => p.idf.clone(),
-                    _ => corpus_idf(&tokenized, base.vocab_size()),
+                // The IDF is made by a full build and kept by incremental ones.
+                let idf = match known_idf {
+                    Some(idf) => idf,
+                    None if stream => {
+                        let mut df = DocFreq::new(base.vocab_size());
+                        self.store
+                            .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
+                                df.add(&chunk_batch(batch, Some(&base)));
+                                Ok(())
+                            })?;
+                        df.weights()
+                    }
+                    None => {
+                        let mut df = DocFreq::new(base.vocab_size());
+                        df.add(&tokenized);
+                        df.weights()
+                    }
                 };
                 let model = base.with_weights(idf.clone());
                 let embedded = std::sync::atomic::AtomicUsize::new(0);
-                let fresh: HashMap<usize, Vec<Embedded>> = tokenized
-                    .into_par_iter()
-                    .map(|(file, chunks)| {
-                        let e = chunks
-                            .into_iter()
-                            .map(|(c, ids)| {
-                                let v = cached(&c).unwrap_or_else(|| {
-                                    embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                    quantize(&model.embed_ids(&ids))
-                                });
-                                (c, v)
-                            })
-                            .collect();
-                        (file, e)
-                    })
-                    .collect();
+                let embed = |tokenized: Vec<(usize, Vec<Tokenized>)>| -> Vec<(usize, Vec<Embedded>)> {
+                    tokenized
+                        .into_par_iter()
+                        .map(|(file, chunks)| {
+                            let e = chunks
+                                .into_iter()
+                                .map(|(c, ids)| {
+                                    let v = cached(&c).unwrap_or_else(|| {
+                                        embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                        quantize(&model.embed_ids(&ids))
+                                    });
+                                    (c, v)
+                                })
+                                .collect();
+                            (file, e)
+                        })
+                        .collect()
+                };
+                let mut fresh: HashMap<usize, Vec<Embedded>> = HashMap::with_capacity(changed.len());
+                match stream {
+                    true => self
+                        .store
+                        .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
+                            fresh.extend(embed(chunk_batch(batch, Some(&model))));
+                            Ok(())
+                        })?,
+                    false => fresh.extend(embed(std::mem::take(&mut tokenized))),
+                }
                 (fresh, model.dim(), idf, embedded.into_inner())
             }
             Some(model) => {
@@ -587,23 +630,41 @@ impl VectorBuild<'_> {
     }
 }
 
-fn corpus_idf(tokenized: &[(usize, Vec<Tokenized>)], vocab: usize) -> Vec<f32> {
-    let mut df = vec![0u32; vocab];
-    let mut docs = 0u32;
-    for (_, chunks) in tokenized {
-        for (_, ids) in chunks {
-            docs += 1;
-            let mut seen: Vec<u32> = ids.clone();
-            seen.sort_unstable();
-            seen.dedup();
-            for t in seen {
-                if let Some(d) = df.get_mut(t as usize) {
-                    *d += 1;
+/// Document frequencies of token ids over chunks, counted a batch at a time, for the IDF.
+struct DocFreq {
+    df: Vec<u32>,
+    docs: u32,
+}
+
+impl DocFreq {
+    fn new(vocab: usize) -> Self {
+        DocFreq {
+            df: vec![0u32; vocab],
+            docs: 0,
+        }
+    }
+
+    fn add(&mut self, tokenized: &[(usize, Vec<Tokenized>)]) {
+        let mut seen: Vec<u32> = Vec::new();
+        for (_, chunks) in tokenized {
+            for (_, ids) in chunks {
+                self.docs += 1;
+                seen.clear();
+                seen.extend_from_slice(ids);
+                seen.sort_unstable();
+                seen.dedup();
+                for &t in &seen {
+                    if let Some(d) = self.df.get_mut(t as usize) {
+                        *d += 1;
+                    }
                 }
             }
         }
     }
-    idf_weights(&df, docs)
+
+    fn weights(&self) -> Vec<f32> {
+        idf_weights(&self.df, self.docs)
+    }
 }
 
 fn entry(

@@ -653,20 +653,33 @@ fn a_build_under_a_memory_cap_stores_what_an_uncapped_build_stores() {
         assert_eq!(capped.parts[part]["blake3"], free.parts[part]["blake3"], "{part}");
     }
     let free_dir = index_dir(repo.path(), &cfg());
-    assert_eq!(logical_dump(&free_dir), logical_dump(&capped_dir.path().join("idx")));
+    assert_eq!(
+        logical_dump(&free_dir),
+        logical_dump(&capped_dir.path().join("idx"))
+    );
     if cfg!(target_os = "linux") {
         let peak = capped.stats.peak_mib.expect("a peak is read on Linux");
         assert!(peak > 0);
         for phase in ["walk", "parse", "graph", "vectors"] {
-            assert!(capped.stats.phases_peak_mib.contains_key(phase), "{:?}", capped.stats);
+            assert!(
+                capped.stats.phases_peak_mib.contains_key(phase),
+                "{:?}",
+                capped.stats
+            );
         }
     }
     // An incremental build under the cap embeds as it goes, with the stored IDF.
     std::thread::sleep(Duration::from_millis(20));
-    write_tree(repo.path(), "//- gen/mod7.py\ndef task_7(job):\n    return job * 7\n");
+    write_tree(
+        repo.path(),
+        "//- gen/mod7.py\ndef task_7(job):\n    return job * 7\n",
+    );
     build(repo.path(), &capped_cfg);
     build(repo.path(), &cfg());
-    assert_eq!(logical_dump(&free_dir), logical_dump(&capped_dir.path().join("idx")));
+    assert_eq!(
+        logical_dump(&free_dir),
+        logical_dump(&capped_dir.path().join("idx"))
+    );
 }
 
 #[test]

@@ -84,17 +84,26 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         None => writeln!(out, "time: {}", phases.join(", "))?,
     }
     if let Some(cap) = st.max_memory_mib {
-        let over: Vec<String> = st
-            .phases_peak_mib
-            .iter()
-            .filter(|(_, mib)| **mib > cap)
-            .map(|(phase, mib)| format!("{phase} {mib} MiB"))
-            .collect();
+        // The peaks are the process's mark at each phase's end: the phases that raised it
+        // past the cap are those where it rose above it.
+        let mut before = 0u64;
+        let mut over: Vec<String> = Vec::new();
+        for phase in [
+            "walk", "parse", "assemble", "lexical", "graph", "vectors", "history",
+        ] {
+            let Some(&mib) = st.phases_peak_mib.get(phase) else {
+                continue;
+            };
+            if mib > cap && mib > before {
+                over.push(format!("{phase} (to {mib} MiB)"));
+            }
+            before = before.max(mib);
+        }
         match over.is_empty() {
             true => writeln!(out, "memory: within the cap of {cap} MiB")?,
             false => writeln!(
                 out,
-                "memory: over the cap of {cap} MiB in {} (what these phases hold grows with the tree; a larger cap or fewer threads)",
+                "memory: over the cap of {cap} MiB, raised by {} (the symbols and graph a build holds grow with the tree: a larger cap, or fewer threads)",
                 over.join(", ")
             )?,
         }

@@ -422,7 +422,11 @@ impl<'a> IndexBuilder<'a> {
             n => n,
         };
         // Under a cap the writer's heap takes at most a sixth of it.
-        let budget = self.config.max_memory_mib.map(|m| (m as usize) << 20).map(|b| b / 6);
+        let budget = self
+            .config
+            .max_memory_mib
+            .map(|m| (m as usize) << 20)
+            .map(|b| b / 6);
         Ok(LexicalWriter::open(
             &gen_dir.join(LEXICAL_DIR),
             base.as_deref(),

@@ -413,7 +413,12 @@ impl IndexStore {
                 for part in items.chunks(batch) {
                     let slots: Vec<u32> = part.iter().map(|(_, s)| *s).collect();
                     let read = self.read_sparse(info, &slots)?;
-                    visit(part.iter().map(|(i, _)| *i).zip(read.into_iter().map(|(_, r)| r)).collect())?;
+                    visit(
+                        part.iter()
+                            .map(|(i, _)| *i)
+                            .zip(read.into_iter().map(|(_, r)| r))
+                            .collect(),
+                    )?;
                 }
                 continue;
             }

@@ -397,11 +397,16 @@ impl VectorBuild<'_> {
                     Some(idf) => idf,
                     None if stream => {
                         let mut df = DocFreq::new(base.vocab_size());
-                        self.store
-                            .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
+                        self.store.visit_records(
+                            self.segments,
+                            self.files,
+                            &changed,
+                            RECORD_BATCH,
+                            |batch| {
                                 df.add(&chunk_batch(batch, Some(&base)));
                                 Ok(())
-                            })?;
+                            },
+                        )?;
                         df.weights()
                     }
                     None => {
@@ -432,12 +437,16 @@ impl VectorBuild<'_> {
                 };
                 let mut fresh: HashMap<usize, Vec<Embedded>> = HashMap::with_capacity(changed.len());
                 match stream {
-                    true => self
-                        .store
-                        .visit_records(self.segments, self.files, &changed, RECORD_BATCH, |batch| {
+                    true => self.store.visit_records(
+                        self.segments,
+                        self.files,
+                        &changed,
+                        RECORD_BATCH,
+                        |batch| {
                             fresh.extend(embed(chunk_batch(batch, Some(&model))));
                             Ok(())
-                        })?,
+                        },
+                    )?,
                     false => fresh.extend(embed(std::mem::take(&mut tokenized))),
                 }
                 (fresh, model.dim(), idf, embedded.into_inner())

@@ -20,7 +20,12 @@ impl ResidentMemory {
 fn status_kib(key: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = text.lines().find(|l| l.starts_with(key))?;
-    line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()
+    line[key.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -41,6 +46,9 @@ mod tests {
         assert!(during >= 64, "64 MiB touched, peak {during} MiB");
         std::hint::black_box(&big);
         drop(big);
-        assert!(ResidentMemory::peak_mib().unwrap_or(0) >= during, "a peak never falls");
+        assert!(
+            ResidentMemory::peak_mib().unwrap_or(0) >= during,
+            "a peak never falls"
+        );
     }
 }

@@ -322,6 +322,7 @@ impl<'a> IndexBuilder<'a> {
             summary: summarize(&table),
             segments,
             parts,
+            stamps: BTreeMap::new(),
             stats: BuildStats {
                 full: previous.is_none(),
                 parsed,
@@ -920,7 +921,12 @@ fn load_previous(
     };
     let damage = match trusted == Some(generation) {
         true => Vec::new(),
-        false => IndexVerifier::parts(store, generation, &manifest, Some(&table), false),
+        // Files whose size, mtime and inode are as committed are trusted without a read
+        // (`ken index verify` reads everything).
+        false => {
+            let stamps = super::CommitStamps::new(&manifest.stamps, &gen_dir);
+            IndexVerifier::parts(store, generation, &manifest, Some(&table), false, Some(&stamps))
+        }
     };
     if !damage.is_empty() {
         return none(damage);

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::file_stamp::FileStamp;
 use super::manifest::FORMAT_NAME;
 use super::{FileRecord, FileTable, IndexError, Manifest, SegmentInfo};
 use crate::symbols::FileSymbols;
@@ -668,6 +669,7 @@ impl IndexStore {
         write_synced(&files, &table_bytes)?;
         let mut manifest = manifest.clone();
         manifest.files_blake3 = Some(blake3::hash(&table_bytes).to_hex().to_string());
+        manifest.stamps = self.stamps(&tmp, &manifest.segments);
         let mpath = tmp.join("manifest.json");
         let mbytes = manifest
             .into_bytes_with_digest()
@@ -688,6 +690,43 @@ impl IndexStore {
         fsync_dir(&self.dir).map_err(IndexError::io(&self.dir))?;
         let current = self.dir.join("CURRENT");
         write_atomic(&current, format!("{name}\n").as_bytes()).map_err(IndexError::io(&current))
+    }
+
+    /// The stamps of a generation about to be committed: every file of `gen_dir` but the
+    /// manifest and the file table (both checked whole on every read), and its segments.
+    fn stamps(&self, gen_dir: &Path, segments: &[SegmentInfo]) -> BTreeMap<String, FileStamp> {
+        let mut out = BTreeMap::new();
+        let mut todo = vec![gen_dir.to_path_buf()];
+        while let Some(dir) = todo.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                let path = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    todo.push(path);
+                    continue;
+                }
+                let Ok(rel) = path.strip_prefix(gen_dir) else {
+                    continue;
+                };
+                let rel: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                let rel = rel.join("/");
+                if rel == "manifest.json" || rel == "files.bin" {
+                    continue;
+                }
+                if let Some(stamp) = FileStamp::of(&path) {
+                    out.insert(format!("gen/{rel}"), stamp);
+                }
+            }
+        }
+        for s in segments {
+            if let Some(stamp) = FileStamp::of(&self.segment_path(s.id)) {
+                out.insert(segment_key(s.id), stamp);
+            }
+        }
+        out
     }
 
     /// Removes generations other than `keep`, temporaries, and segments no kept generation
@@ -811,6 +850,11 @@ fn table_offset(table: &[u8], i: usize) -> Option<u64> {
         .get(8 * i..8 * i + 8)
         .and_then(|b| b.try_into().ok())
         .map(u64::from_le_bytes)
+}
+
+/// A segment's key in a manifest's stamps.
+pub(crate) fn segment_key(id: u32) -> String {
+    format!("segments/seg-{id:08}.bin")
 }
 
 fn gen_name(generation: u64) -> String {

@@ -3,7 +3,9 @@
 //! references into them, the lexical part (tantivy's per-file checksums), the graph and the
 //! vectors (blake3, and with `deep` a full decode) — and lists what is damaged, by path.
 //! `ken index verify` runs it deep; every build runs it shallow on the generation it is about
-//! to reuse, so damage is rebuilt from the source files instead of carried forward.
+//! to reuse, so damage is rebuilt from the source files instead of carried forward. A build
+//! reads only the files whose stamps (size, mtime, inode as committed) no longer match: a
+//! file written since its commit is hashed, one untouched costs a `stat`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,8 +13,9 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::file_stamp::CommitStamps;
 use super::history_part::{HISTORY_FILE, HistoryPart};
-use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
+use super::index_store::{GRAPH_FILE, LEXICAL_DIR, segment_key};
 use super::vector_part::{VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::CodeGraph;
@@ -93,9 +96,14 @@ impl IndexVerifier {
                 None
             }
         };
-        report
-            .damage
-            .extend(Self::parts(&store, generation, &manifest, table.as_ref(), deep));
+        report.damage.extend(Self::parts(
+            &store,
+            generation,
+            &manifest,
+            table.as_ref(),
+            deep,
+            None,
+        ));
         let mut count = |k: &str, n: usize| {
             report.checked.insert(k.to_string(), n as u64);
         };
@@ -105,28 +113,34 @@ impl IndexVerifier {
         Ok(report)
     }
 
-    /// The damage in a generation's segments, record references and parts.
+    /// The damage in a generation's segments, record references and parts. With `stamps`,
+    /// a file whose stamp says it is as committed is not read (a build's check of the
+    /// generation it reuses); without, every file is read and hashed.
     pub fn parts(
         store: &IndexStore,
         generation: u64,
         manifest: &Manifest,
         table: Option<&FileTable>,
         deep: bool,
+        stamps: Option<&CommitStamps<'_>>,
     ) -> Vec<Damage> {
         let gen_dir = store.generation_dir(generation);
+        let unchanged = |key: &str, path: &Path| stamps.is_some_and(|s| s.unchanged(key, path));
         // The four parts side by side (each is a read and a hash of tens of megabytes).
         let ((segments, lexical), (graph, vectors)) = rayon::join(
             || {
                 rayon::join(
-                    || Self::segments(store, manifest, table, &gen_dir),
-                    || Self::lexical(manifest, &gen_dir),
+                    || Self::segments(store, manifest, table, &gen_dir, &unchanged),
+                    || Self::lexical(manifest, &gen_dir, &unchanged),
                 )
             },
             || {
                 rayon::join(
                     || {
                         let decode = |b: &[u8]| CodeGraph::decode(b).map(|_| ()).map_err(|e| e.to_string());
-                        Self::part(store, generation, manifest, "graph", GRAPH_FILE, deep, decode)
+                        Self::part(
+                            store, generation, manifest, "graph", GRAPH_FILE, deep, decode, &unchanged,
+                        )
                     },
                     || {
                         let decode = |b: &[u8]| {
@@ -134,7 +148,16 @@ impl IndexVerifier {
                                 .map(|_| ())
                                 .map_err(|e| e.to_string())
                         };
-                        Self::part(store, generation, manifest, "vectors", VECTORS_FILE, deep, decode)
+                        Self::part(
+                            store,
+                            generation,
+                            manifest,
+                            "vectors",
+                            VECTORS_FILE,
+                            deep,
+                            decode,
+                            &unchanged,
+                        )
                     },
                 )
             },
@@ -162,6 +185,7 @@ impl IndexVerifier {
                 HISTORY_FILE,
                 deep,
                 decode,
+                &unchanged,
             ));
         }
         out
@@ -172,10 +196,12 @@ impl IndexVerifier {
         manifest: &Manifest,
         table: Option<&FileTable>,
         gen_dir: &Path,
+        unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
     ) -> Vec<Damage> {
         let mut out: Vec<Damage> = manifest
             .segments
             .par_iter()
+            .filter(|s| !unchanged(&segment_key(s.id), &store.segment_path(s.id)))
             .filter_map(|s| {
                 store
                     .verify_segment(s)
@@ -203,11 +229,26 @@ impl IndexVerifier {
         out
     }
 
-    fn lexical(manifest: &Manifest, gen_dir: &Path) -> Vec<Damage> {
+    fn lexical(
+        manifest: &Manifest,
+        gen_dir: &Path,
+        unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
+    ) -> Vec<Damage> {
         let Some(part) = manifest.parts.get("lexical") else {
             return Vec::new();
         };
-        let dir = gen_dir.join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
+        let name = part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR);
+        let dir = gen_dir.join(name);
+        // Every file the part lists as committed: nothing to read.
+        let listed = part.get("files").and_then(|f| f.as_object());
+        if let Some(files) = listed
+            && !files.is_empty()
+            && files
+                .keys()
+                .all(|f| unchanged(&format!("gen/{name}/{f}"), &dir.join(f)))
+        {
+            return Vec::new();
+        }
         match LexicalIndex::damaged_files(&dir) {
             Ok(files) => files
                 .into_iter()
@@ -226,6 +267,7 @@ impl IndexVerifier {
         default_file: &str,
         deep: bool,
         decode: impl Fn(&[u8]) -> Result<(), String>,
+        unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
     ) -> Vec<Damage> {
         let Some(part) = manifest.parts.get(name) else {
             return Vec::new();
@@ -233,6 +275,9 @@ impl IndexVerifier {
         let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(default_file);
         let path = store.generation_dir(generation).join(file);
         let hash = part.get("blake3").and_then(|b| b.as_str());
+        if !deep && hash.is_some() && unchanged(&format!("gen/{file}"), &path) {
+            return Vec::new();
+        }
         match store.read_part(generation, file, hash) {
             Err(e) => vec![Damage::new(&path, name, e.brief())],
             Ok(bytes) if deep || hash.is_none() => match decode(&bytes) {

@@ -34,6 +34,11 @@ pub struct Manifest {
     /// blake3 of `files.bin`, checked when the file table is read (absent in older indexes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_blake3: Option<String>,
+    /// Size, mtime and inode of every file the generation reads (`gen/<path>` inside its
+    /// folder, `segments/seg-<id>.bin`) as committed: the next build trusts a file whose
+    /// stamp still matches instead of hashing it ([`super::file_stamp`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stamps: BTreeMap<String, super::file_stamp::FileStamp>,
     /// blake3 of this file's bytes with this value written as 64 zeros: a flipped byte
     /// anywhere in the manifest is found before any of it is trusted (absent in older indexes).
     #[serde(default, skip_serializing_if = "Option::is_none")]

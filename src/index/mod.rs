@@ -14,6 +14,7 @@
 mod build_observer;
 mod code_search;
 mod coverage;
+mod file_stamp;
 mod file_table;
 mod history_part;
 mod index_builder;
@@ -35,6 +36,7 @@ pub use code_search::{
     CodeSearch, FileHit, LineResults, PathWeighing, SearchHit, SearchResults, SearchTarget,
 };
 pub use coverage::Coverage;
+pub use file_stamp::{CommitStamps, FileStamp};
 pub use file_table::{FileRecord, FileTable, SkippedFile};
 pub use history_part::{
     FileHistory, HistoryError, HistoryPart, HistoryRead, MAX_COMMITS, MAX_FILES_PER_COMMIT,

@@ -112,6 +112,7 @@ fn flipped_bytes_in_every_index_file_are_named_or_answered_right() {
         "files.bin",
         "graph.bin",
         "vectors.bin",
+        "rows-",
         ".fast",
         ".store",
         ".term",

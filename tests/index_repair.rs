@@ -111,6 +111,16 @@ fn every_kind_of_damage_is_found_named_and_repaired() {
             overwrite_middle(&p);
             p
         }),
+        ("overwritten vector rows", |d| {
+            let p = std::fs::read_dir(current_gen(d))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("rows-"))
+                .unwrap();
+            overwrite_middle(&p);
+            p
+        }),
     ];
     for (what, damage) in kinds {
         let repo = materialize(REPO);

@@ -424,3 +424,106 @@ fn the_default_answer_lists_the_spans_to_read_and_files_stay_one_flag_away() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--per-file"), "{}", stderr(&out));
 }
+
+/// The semantic answer of a query as the CLI gives it: (path, lines, score) of each chunk.
+fn semantic_answer(root: &std::path::Path, query: &str) -> Vec<(String, u64, u64, String)> {
+    let out = ken(&["search", "--semantic", query, "--json"], root);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    v["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["path"].as_str().unwrap().to_string(),
+                h["start_line"].as_u64().unwrap(),
+                h["end_line"].as_u64().unwrap(),
+                format!("{:.5}", h["score"].as_f64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// An update writes only the rows of its new points: the previous generation's row files
+/// are hard-linked (the same inodes), past eight files the small ones are concatenated, and
+/// after any number of updates each chunk scores as a full build of the same tree scores it.
+#[test]
+fn an_update_appends_its_rows_and_answers_as_a_full_build() {
+    let repo = materialize(REPO);
+    // Enough other files that eleven updates of one stay under the dead share that re-embeds.
+    for i in 0..60 {
+        std::fs::write(
+            repo.path().join(format!("src/helper_{i}.py")),
+            format!("def helper_{i}(value):\n    \"\"\"Scales value by {i}.\"\"\"\n    return value * {i}\n"),
+        )
+        .unwrap();
+    }
+    let r = build(repo.path(), &IndexConfig::default());
+    let dir = index_dir(repo.path(), &IndexConfig::default());
+    let gen_dir = |g: u64| dir.join(format!("gen-{g:08}"));
+    let rows = |part: &serde_json::Value| -> Vec<String> {
+        part["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = rows(&r.manifest.parts["vectors"]);
+    assert_eq!(first.len(), 1, "{}", r.manifest.parts["vectors"]);
+    let dim = r.manifest.parts["vectors"]["dim"].as_u64().unwrap();
+    let mut generation = r.manifest.generation;
+    let queries = [
+        "send the request again when the connection drops",
+        "evict the least recently used cache entry",
+        "read the configuration file",
+    ];
+    for round in 0..11u32 {
+        std::fs::write(
+            repo.path().join("src/network.py"),
+            format!(
+                "def retry_request_{round}(url, attempts={round}):\n    \"\"\"Sends again when the connection drops.\"\"\"\n    return send(url)\n"
+            ),
+        )
+        .unwrap();
+        let r = build(repo.path(), &IndexConfig::default());
+        let part = &r.manifest.parts["vectors"];
+        let now = rows(part);
+        assert!(now.len() <= 8, "round {round}: {} row files: {part}", now.len());
+        // Only the changed file's chunks were written, unless the small files were merged.
+        let written = part["row_bytes_written"].as_u64().unwrap();
+        if round == 0 {
+            assert_eq!(now.len(), 2, "{part}");
+            assert_eq!(now[0], first[0]);
+            assert!(written > 0 && written <= 2 * dim, "round {round}: {part}");
+            use std::os::unix::fs::MetadataExt;
+            let ino = |g: u64| std::fs::metadata(gen_dir(g).join(&first[0])).unwrap().ino();
+            assert_eq!(ino(generation), ino(r.manifest.generation), "linked, not copied");
+        }
+        generation = r.manifest.generation;
+        assert_eq!(part["graph_rebuilt"], false, "round {round}: {part}");
+    }
+    let verified = ken(&["index", "verify", "."], repo.path());
+    assert!(verified.status.success(), "{}", stdout(&verified));
+    let incremental: Vec<_> = queries.iter().map(|q| semantic_answer(repo.path(), q)).collect();
+    assert!(
+        ken(&["index", "build", ".", "--full"], repo.path())
+            .status
+            .success()
+    );
+    let full: Vec<_> = queries.iter().map(|q| semantic_answer(repo.path(), q)).collect();
+    // The same chunks score alike: the update keeps the stored IDF, a full build refreshes
+    // it, so scores move a little; a row read at the wrong place would move them a lot.
+    for (inc, full) in incremental.iter().zip(&full) {
+        assert!(!full.is_empty());
+        assert_eq!(inc[0].0, full[0].0, "{inc:?}\n{full:?}");
+        for (path, start, end, score) in inc {
+            let score: f64 = score.parse().unwrap();
+            if let Some(f) = full.iter().find(|f| (&f.0, f.1, f.2) == (path, *start, *end)) {
+                let other: f64 = f.3.parse().unwrap();
+                assert!((score - other).abs() < 0.02, "{path}:{start}: {score} vs {other}");
+            }
+        }
+    }
+}

@@ -18,7 +18,7 @@ use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
 use super::mapped_part::MappedPart;
 use super::repo_walker::{Candidate, Reader};
-use super::vector_part::{VECTORS_DIR, VECTORS_FILE, VectorBuild, VectorStore};
+use super::vector_part::{PreviousVectors, Rows, VECTOR_VERSION, VECTORS_FILE, VectorBuild, VectorStore};
 use super::{
     BuildObserver, BuildStats, EncodedRecord, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError,
     IndexStore, LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
@@ -262,30 +262,30 @@ impl<'a> IndexBuilder<'a> {
         } else if self.config.vectors && !first {
             let _span = tracing::info_span!("vector.embed").entered();
             self.observer.phase("embed", 0);
-            let (prev_store, prev_dir) = previous
-                .as_ref()
-                .and_then(|p| {
-                    let hash = p
-                        .manifest
-                        .parts
-                        .get("vectors")?
-                        .get("blake3")
-                        .and_then(|b| b.as_str());
-                    let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
-                    let s = VectorStore::from_bytes(bytes).ok()?;
-                    Some((
-                        Some(s),
-                        Some(store.generation_dir(p.generation).join(VECTORS_DIR)),
-                    ))
+            // The previous part's chunk table (checked) and its row files mapped (checked by
+            // the stamps or hashes of `load_previous`); an older or damaged part re-embeds.
+            let prev_vectors = previous.as_ref().and_then(|p| {
+                let part = p.manifest.parts.get("vectors")?;
+                let version = part.get("version").and_then(serde_json::Value::as_u64);
+                if version != Some(u64::from(VECTOR_VERSION)) {
+                    return None;
+                }
+                let hash = part.get("blake3").and_then(|b| b.as_str());
+                let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
+                let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
+                let rows = Rows::open(&store, p.generation, &s, false).ok()?;
+                Some(PreviousVectors {
+                    store: s,
+                    rows,
+                    gen_dir: store.generation_dir(p.generation),
                 })
-                .unwrap_or((None, None));
+            });
             let part = VectorBuild {
                 store: &store,
                 root: &self.root,
                 files: &assembled.table.files,
                 segments: &assembled.segments,
-                previous: prev_store,
-                previous_dir: prev_dir,
+                previous: prev_vectors,
                 gen_dir: &gen_dir,
                 embedder: self.embedder.as_deref(),
                 bounded: self.config.max_memory_mib.is_some(),

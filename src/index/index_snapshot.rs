@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
-use super::vector_part::{SemanticIndex, VECTORS_DIR, VECTORS_FILE, VectorStore};
+use super::vector_part::{Rows, SemanticIndex, VECTOR_VERSION, VECTORS_DIR, VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
 use crate::lexical::LexicalIndex;
@@ -241,13 +241,27 @@ impl IndexSnapshot {
         };
         let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
         let dir = part.get("dir").and_then(|f| f.as_str()).unwrap_or(VECTORS_DIR);
+        let version = part.get("version").and_then(serde_json::Value::as_u64);
+        if let Some(v) = version
+            && v < u64::from(VECTOR_VERSION)
+        {
+            return Err(IndexError::OldPart {
+                dir: self.index_dir().to_path_buf(),
+                part: "vectors",
+                found: v,
+                reads: VECTOR_VERSION,
+            });
+        }
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
-        let map = self.store.map_part_checked(self.generation, file, blake3)?;
-        let (store, vectors) = VectorStore::from_mapped(map).map_err(|e| IndexError::Corrupt {
+        // The chunk table is read whole (checked); the rows are mapped, each file checked
+        // whole against its blake3 (the scan reads every page of them anyway).
+        let bytes = self.store.read_part(self.generation, file, blake3)?;
+        let store: VectorStore = postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
             path: self.generation_dir().join(file),
             detail: e.to_string(),
         })?;
-        SemanticIndex::open_with(store, vectors, &self.generation_dir().join(dir), embedder)
+        let rows = Rows::open(&self.store, self.generation, &store, true)?;
+        SemanticIndex::open_with(store, rows, &self.generation_dir().join(dir), embedder)
     }
 
     /// Loads the symbols of some files only (decoding just their records), in `files` order.

@@ -600,6 +600,20 @@ impl IndexStore {
         Ok(blake3::hash(bytes).to_hex().to_string())
     }
 
+    /// Writes a part file named by its content into a generation being built, unless one of
+    /// that name is there already (linked from the previous generation: the same bytes, and
+    /// a file no build may write again). Never truncates a file that exists.
+    pub fn write_new_part(&self, gen_dir: &Path, file: &str, bytes: &[u8]) -> Result<(), IndexError> {
+        let path = gen_dir.join(file);
+        let mut f = match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+            Err(e) => return Err(IndexError::io(&path)(e)),
+        };
+        f.write_all(bytes).map_err(IndexError::io(&path))?;
+        f.sync_all().map_err(IndexError::io(&path))
+    }
+
     /// Reads a part file of a committed generation, checking its blake3 when one is given.
     pub fn read_part(
         &self,

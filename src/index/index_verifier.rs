@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::file_stamp::CommitStamps;
 use super::history_part::{HISTORY_FILE, HistoryPart};
 use super::index_store::{GRAPH_FILE, LEXICAL_DIR, segment_key};
-use super::vector_part::{VECTORS_FILE, VectorStore};
+use super::vector_part::{VECTOR_VERSION, VECTORS_FILE, VectorStore, listed_rows};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::CodeGraph;
 use crate::lexical::LexicalIndex;
@@ -139,21 +139,35 @@ impl IndexVerifier {
                     || {
                         let decode = |b: &[u8]| CodeGraph::decode(b).map(|_| ()).map_err(|e| e.to_string());
                         Self::part(
-                            store, generation, manifest, "graph", GRAPH_FILE, deep, decode, &unchanged,
+                            store,
+                            generation,
+                            manifest,
+                            ("graph", GRAPH_FILE),
+                            deep,
+                            decode,
+                            &unchanged,
                         )
                     },
                     || {
-                        let decode = |b: &[u8]| {
-                            postcard::from_bytes::<VectorStore>(b)
-                                .map(|_| ())
-                                .map_err(|e| e.to_string())
+                        // Decoded, its row files must be the ones the manifest lists.
+                        let part = manifest.parts.get("vectors");
+                        let listed = part.map(listed_rows).unwrap_or_default();
+                        // An older layout is not damage: readers name it, and a build re-embeds.
+                        let older = part
+                            .and_then(|p| p.get("version"))
+                            .and_then(serde_json::Value::as_u64)
+                            .is_some_and(|v| v < u64::from(VECTOR_VERSION));
+                        let decode = |b: &[u8]| match postcard::from_bytes::<VectorStore>(b) {
+                            _ if older => Ok(()),
+                            Ok(s) if s.rows == listed => Ok(()),
+                            Ok(_) => Err("its row files are not the ones the manifest lists".to_string()),
+                            Err(e) => Err(e.to_string()),
                         };
                         Self::part(
                             store,
                             generation,
                             manifest,
-                            "vectors",
-                            VECTORS_FILE,
+                            ("vectors", VECTORS_FILE),
                             deep,
                             decode,
                             &unchanged,
@@ -166,6 +180,7 @@ impl IndexVerifier {
         out.extend(lexical);
         out.extend(graph);
         out.extend(vectors);
+        out.extend(Self::vector_rows(store, generation, manifest, &unchanged));
         // A history part that says it is missing has no file.
         if manifest
             .parts
@@ -181,8 +196,7 @@ impl IndexVerifier {
                 store,
                 generation,
                 manifest,
-                "history",
-                HISTORY_FILE,
+                ("history", HISTORY_FILE),
                 deep,
                 decode,
                 &unchanged,
@@ -258,13 +272,45 @@ impl IndexVerifier {
         }
     }
 
+    /// The vector part's row files (listed in its manifest entry) against their sizes and
+    /// blake3, on every core; those whose stamps match are not read.
+    fn vector_rows(
+        store: &IndexStore,
+        generation: u64,
+        manifest: &Manifest,
+        unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
+    ) -> Vec<Damage> {
+        let Some(part) = manifest.parts.get("vectors") else {
+            return Vec::new();
+        };
+        let dim = part.get("dim").and_then(serde_json::Value::as_u64).unwrap_or(0) as usize;
+        let gen_dir = store.generation_dir(generation);
+        listed_rows(part)
+            .par_iter()
+            .filter_map(|r| {
+                let path = gen_dir.join(&r.file);
+                if unchanged(&format!("gen/{}", r.file), &path) {
+                    return None;
+                }
+                match store.read_part(generation, &r.file, Some(&r.blake3)) {
+                    Err(e) => Some(Damage::new(&path, "vectors", e.brief())),
+                    Ok(b) if b.len() != r.points as usize * dim => Some(Damage::new(
+                        &path,
+                        "vectors",
+                        format!("{} bytes, the part says {} points of {dim}", b.len(), r.points),
+                    )),
+                    Ok(_) => None,
+                }
+            })
+            .collect()
+    }
+
     /// A part file against its recorded blake3 (and, `deep` or without one, decoded).
     fn part(
         store: &IndexStore,
         generation: u64,
         manifest: &Manifest,
-        name: &'static str,
-        default_file: &str,
+        (name, default_file): (&'static str, &str),
         deep: bool,
         decode: impl Fn(&[u8]) -> Result<(), String>,
         unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),

@@ -1,14 +1,19 @@
 //! The vector part of a generation: every indexed file cut into chunks, each embedded with
 //! the built-in model (IDF-weighted) and stored as int8, plus the HNSW graph over them.
 //!
-//! `vectors.bin` holds the model id, the IDF table and, per file, its chunks (lines, owning
-//! definition, content hash, vector); `vectors/` holds the graph. Embeddings are reused by
-//! chunk hash from the previous generation, and the IDF table is kept from the build that
-//! made it (a full build), so unchanged chunks keep their vectors; a changed model id
-//! re-embeds everything. The graph is rebuilt when any chunk changed and linked otherwise.
+//! `vectors.bin` holds the model id, the IDF table, per file its chunks (lines, owning
+//! definition, content hash, point id) and the list of row files; the vectors themselves are
+//! in `rows-<digest>.i8` files beside it, `dim` int8 values a point in id order. A row file is
+//! never written again: an update hard-links the previous generation's row files and writes
+//! one with only its new points (past 8 files, the small ones are concatenated into one;
+//! ids never move), so a one-file change writes kilobytes, not the 50 MB of every vector.
+//! `vectors/` holds the HNSW graph where one is kept. Embeddings are reused by chunk hash
+//! from the previous generation, and the IDF table is kept from the build that made it (a
+//! full build), so unchanged chunks keep their vectors; a changed model id re-embeds
+//! everything.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -22,8 +27,10 @@ use crate::vector::{
 
 pub const VECTORS_FILE: &str = "vectors.bin";
 pub const VECTORS_DIR: &str = "vectors";
-/// 3: vectors quantized each on its own scale.
-pub const VECTOR_VERSION: u32 = 3;
+/// 3: vectors quantized each on its own scale. 4: the vectors in row files of their own.
+pub const VECTOR_VERSION: u32 = 4;
+/// Row files a part may list before the small ones are concatenated.
+const MAX_ROW_FILES: usize = 8;
 /// Rebuild the graph (and renumber) when more than this share of its points are tombstones.
 const MAX_DEAD_SHARE: f64 = 0.25;
 
@@ -54,109 +61,32 @@ pub struct VectorStore {
     /// Token weights the vectors were made with (a corpus IDF).
     pub idf: Vec<f32>,
     pub files: Vec<FileChunks>,
-    /// Every point of the graph, in id order, `dim` int8 values each (dead ones included).
-    /// Stored as one byte string: read in one copy, not value by value.
-    #[serde(with = "int8_bytes")]
-    #[schemars(with = "Vec<i8>")]
-    pub vectors: Vec<i8>,
+    /// The files holding every point of the graph, in id order (dead ones included): the
+    /// first holds ids `0..points`, the next the ids after, each `dim` int8 values a point.
+    pub rows: Vec<RowFile>,
     /// Ids of deleted chunks, still in the graph until the next rebuild.
     pub dead: Vec<u32>,
 }
 
-/// `VectorStore` as written, its vectors borrowed from the bytes read.
-#[derive(Deserialize)]
-struct VectorStoreWire<'a> {
-    version: u32,
-    model: String,
-    dim: u32,
-    idf: Vec<f32>,
-    files: Vec<FileChunks>,
-    #[serde(borrow)]
-    vectors: &'a [u8],
-    dead: Vec<u32>,
+/// One file of vector rows in a generation's folder, named by its content. It is never
+/// written again: the next generation hard-links it and appends its new points in a file of
+/// its own, so an update writes the rows it added, not every row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RowFile {
+    pub file: String,
+    pub points: u32,
+    pub blake3: String,
 }
 
 impl VectorStore {
-    /// Decodes a stored part, keeping its vectors in the buffer read instead of copying them
-    /// into a new one: the vectors are most of the part (50 MiB on 2.8M lines), and a copy
-    /// doubled a query's memory for them and its page faults.
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<VectorStore, postcard::Error> {
-        let wire: VectorStoreWire<'_> = postcard::from_bytes(&bytes)?;
-        let start = (wire.vectors.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
-        let end = start + wire.vectors.len();
-        let VectorStoreWire {
-            version,
-            model,
-            dim,
-            idf,
-            files,
-            dead,
-            ..
-        } = wire;
-        let mut raw = bytes;
-        raw.truncate(end);
-        raw.drain(..start);
-        Ok(VectorStore {
-            version,
-            model,
-            dim,
-            idf,
-            files,
-            vectors: bytemuck::allocation::cast_vec(raw),
-            dead,
-        })
-    }
-
-    /// Decodes a mapped part's model, IDF and chunk table, leaving the vectors in place in
-    /// the map (a scan reads them there: no copy, and nothing but the pages it reads).
-    pub(super) fn from_mapped(map: MappedPart) -> Result<(VectorStore, StoredVectors), postcard::Error> {
-        let (store, start, len) = {
-            let wire: VectorStoreWire<'_> = postcard::from_bytes(&map)?;
-            let start = (wire.vectors.as_ptr() as usize).saturating_sub(map.as_ptr() as usize);
-            let len = wire.vectors.len();
-            let VectorStoreWire {
-                version,
-                model,
-                dim,
-                idf,
-                files,
-                dead,
-                ..
-            } = wire;
-            let store = VectorStore {
-                version,
-                model,
-                dim,
-                idf,
-                files,
-                vectors: Vec::new(),
-                dead,
-            };
-            (store, start, len)
-        };
-        Ok((store, StoredVectors::Mapped { map, start, len }))
-    }
-
     pub fn points(&self) -> usize {
-        self.vectors.len() / (self.dim as usize).max(1)
-    }
-
-    pub fn vector(&self, id: u32) -> &[i8] {
-        let d = self.dim as usize;
-        self.vectors
-            .get(id as usize * d..(id as usize + 1) * d)
-            .unwrap_or(&[])
+        self.rows.iter().map(|r| r.points as usize).sum()
     }
 
     /// (file index, chunk index) of each live id, indexed by id (ids are dense: one per
     /// point); `None` for a dead point.
     pub fn locate(&self) -> Vec<Option<(u32, u32)>> {
-        self.locate_in(self.points())
-    }
-
-    /// [`VectorStore::locate`] over `points` ids (the vectors held elsewhere).
-    fn locate_in(&self, points: usize) -> Vec<Option<(u32, u32)>> {
-        let mut at = vec![None; points];
+        let mut at = vec![None; self.points()];
         for (fi, f) in self.files.iter().enumerate() {
             for (ci, c) in f.chunks.iter().enumerate() {
                 if let Some(slot) = at.get_mut(c.id as usize) {
@@ -168,87 +98,114 @@ impl VectorStore {
     }
 }
 
-/// `Vec<i8>` as a byte string: postcard then reads it as one length and one copy, where a
-/// sequence is decoded value by value (10 ms of a cold query for 42k chunks). On postcard's
-/// wire both are a varint length and one byte per value, so parts written either way read.
-mod int8_bytes {
-    use serde::{Deserializer, Serializer};
+/// A store's vectors: its row files mapped in place (a scan reads them there: no copy, and
+/// nothing but the pages it reads), or rows held in memory.
+pub struct Rows {
+    dim: usize,
+    /// The first id of each block.
+    starts: Vec<usize>,
+    blocks: Vec<RowBlock>,
+}
 
-    pub fn serialize<S: Serializer>(v: &[i8], s: S) -> Result<S::Ok, S::Error> {
-        let bytes: Vec<u8> = v.iter().map(|&x| x as u8).collect();
-        s.serialize_bytes(&bytes)
+enum RowBlock {
+    Owned(Vec<i8>),
+    Mapped(MappedPart),
+}
+
+impl RowBlock {
+    fn as_slice(&self) -> &[i8] {
+        match self {
+            RowBlock::Owned(v) => v,
+            RowBlock::Mapped(m) => bytemuck::cast_slice(m),
+        }
+    }
+}
+
+impl Rows {
+    pub fn owned(dim: usize, vectors: Vec<i8>) -> Rows {
+        Rows {
+            dim,
+            starts: vec![0],
+            blocks: vec![RowBlock::Owned(vectors)],
+        }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i8>, D::Error> {
-        struct Bytes;
-        impl<'de> serde::de::Visitor<'de> for Bytes {
-            type Value = Vec<i8>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("int8 values as bytes")
+    /// The row files of `store` in the committed generation `generation`, mapped; each is
+    /// checked against its size and, with `check`, its blake3 (a scan reads every page of
+    /// them anyway). A build trusts the files its stamp check passed.
+    pub(super) fn open(
+        index: &IndexStore,
+        generation: u64,
+        store: &VectorStore,
+        check: bool,
+    ) -> Result<Rows, IndexError> {
+        let dim = store.dim as usize;
+        let mut rows = Rows {
+            dim,
+            starts: Vec::with_capacity(store.rows.len()),
+            blocks: Vec::with_capacity(store.rows.len()),
+        };
+        let mut next = 0usize;
+        for r in &store.rows {
+            let map = match check {
+                true => index.map_part_checked(generation, &r.file, Some(&r.blake3))?,
+                false => index.map_part(generation, &r.file)?,
+            };
+            if map.len() != r.points as usize * dim {
+                return Err(IndexError::Corrupt {
+                    path: index.generation_dir(generation).join(&r.file),
+                    detail: format!(
+                        "{} bytes, the vector part says {} points of {dim}",
+                        map.len(),
+                        r.points
+                    ),
+                });
             }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<i8>, E> {
-                Ok(v.iter().map(|&x| x as i8).collect())
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<i8>, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(x) = seq.next_element::<i8>()? {
-                    out.push(x);
-                }
-                Ok(out)
-            }
+            rows.starts.push(next);
+            rows.blocks.push(RowBlock::Mapped(map));
+            next += r.points as usize;
         }
-        d.deserialize_bytes(Bytes)
+        Ok(rows)
     }
 
-    #[cfg(test)]
-    mod tests {
-        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-        struct AsBytes(#[serde(with = "super")] Vec<i8>);
-        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-        struct AsSeq(Vec<i8>);
+    pub fn points(&self) -> usize {
+        self.blocks.iter().map(|b| b.as_slice().len()).sum::<usize>() / self.dim.max(1)
+    }
 
-        #[test]
-        fn bytes_and_sequences_share_the_wire() {
-            let v: Vec<i8> = (-128..=127).chain([0, -1, 5]).collect();
-            let bytes = postcard::to_allocvec(&AsBytes(v.clone())).unwrap();
-            let seq = postcard::to_allocvec(&AsSeq(v.clone())).unwrap();
-            assert_eq!(bytes, seq);
-            assert_eq!(postcard::from_bytes::<AsBytes>(&seq).unwrap(), AsBytes(v.clone()));
-            assert_eq!(postcard::from_bytes::<AsSeq>(&bytes).unwrap(), AsSeq(v));
-        }
+    /// Each block's first id and rows.
+    fn slices(&self) -> Vec<(usize, &[i8])> {
+        self.starts
+            .iter()
+            .zip(&self.blocks)
+            .map(|(&s, b)| (s, b.as_slice()))
+            .collect()
+    }
 
-        #[test]
-        fn a_store_decoded_in_place_equals_one_decoded_by_copy() {
-            let chunk = |id: u32| super::super::ChunkMeta {
-                start_line: id,
-                end_line: id + 3,
-                symbol: id.is_multiple_of(2).then_some(id),
-                hash: [id as u8; 16],
-                id,
-            };
-            let store = super::super::VectorStore {
-                version: 7,
-                model: "m".to_string(),
-                dim: 3,
-                idf: vec![0.5, 1.5],
-                files: vec![super::super::FileChunks {
-                    path: "src/a.py".to_string(),
-                    content: [9; 32],
-                    chunks: (0..4).map(chunk).collect(),
-                }],
-                vectors: (0..12).map(|x| (x * 23 - 128) as i8).collect(),
-                dead: vec![2],
-            };
-            let bytes = postcard::to_allocvec(&store).unwrap();
-            let copied: super::super::VectorStore = postcard::from_bytes(&bytes).unwrap();
-            assert_eq!(
-                super::super::VectorStore::from_bytes(bytes.clone()).unwrap(),
-                copied
-            );
-            assert_eq!(copied, store);
-            // A truncated part is an error, not a short store.
-            assert!(super::super::VectorStore::from_bytes(bytes[..bytes.len() - 3].to_vec()).is_err());
+    /// Block `k`'s rows (a row file's, when mapped).
+    fn block(&self, k: usize) -> &[i8] {
+        self.blocks.get(k).map_or(&[], RowBlock::as_slice)
+    }
+
+    pub fn vector(&self, id: u32) -> &[i8] {
+        let id = id as usize;
+        let k = self.starts.partition_point(|&s| s <= id).saturating_sub(1);
+        let (Some(&start), Some(block)) = (self.starts.get(k), self.blocks.get(k)) else {
+            return &[];
+        };
+        let d = self.dim;
+        block
+            .as_slice()
+            .get((id - start) * d..(id - start + 1) * d)
+            .unwrap_or(&[])
+    }
+
+    /// Every row in one owned buffer, for the HNSW graph (which keeps its vectors itself).
+    fn to_vec(&self) -> Vec<i8> {
+        let mut out = Vec::with_capacity(self.points() * self.dim);
+        for b in &self.blocks {
+            out.extend_from_slice(b.as_slice());
         }
+        out
     }
 }
 
@@ -265,13 +222,26 @@ const RECORD_BATCH: usize = 1024;
 /// Texts per call to a model other than the built-in one.
 const EXTERNAL_BATCH: usize = 256;
 
+/// The previous generation's vector part, as a build reuses it.
+pub struct PreviousVectors {
+    pub store: VectorStore,
+    pub rows: Rows,
+    /// Its generation's folder: its row files are linked from there, its graph loaded.
+    pub gen_dir: PathBuf,
+}
+
+impl PreviousVectors {
+    fn graph_dir(&self) -> PathBuf {
+        self.gen_dir.join(VECTORS_DIR)
+    }
+}
+
 pub struct VectorBuild<'a> {
     pub store: &'a IndexStore,
     pub root: &'a Path,
     pub files: &'a [FileRecord],
     pub segments: &'a [SegmentInfo],
-    pub previous: Option<VectorStore>,
-    pub previous_dir: Option<std::path::PathBuf>,
+    pub previous: Option<PreviousVectors>,
     pub gen_dir: &'a Path,
     /// The model; `None` is the built-in one (IDF-weighted).
     pub embedder: Option<&'a dyn Embedder>,
@@ -291,10 +261,10 @@ impl VectorBuild<'_> {
         let previous = self
             .previous
             .take()
-            .filter(|p| p.version == VECTOR_VERSION && p.model == model_id);
+            .filter(|p| p.store.version == VECTOR_VERSION && p.store.model == model_id);
         let prev_files: HashMap<&str, &FileChunks> = previous
             .as_ref()
-            .map(|p| p.files.iter().map(|f| (f.path.as_str(), f)).collect())
+            .map(|p| p.store.files.iter().map(|f| (f.path.as_str(), f)).collect())
             .unwrap_or_default();
         // Files whose content is unchanged keep their chunks and vectors as they are.
         let changed: Vec<usize> = (0..self.files.len())
@@ -306,17 +276,20 @@ impl VectorBuild<'_> {
             .collect();
         let same_files = previous
             .as_ref()
-            .is_some_and(|p| p.files.len() == self.files.len());
+            .is_some_and(|p| p.store.files.len() == self.files.len());
         if changed.is_empty()
             && same_files
-            && let (Some(p), Some(dir)) = (&previous, &self.previous_dir)
+            && let Some(p) = &previous
         {
-            if has_graph(dir) {
-                link_dir(dir, &self.gen_dir.join(VECTORS_DIR))?;
+            if has_graph(&p.graph_dir()) {
+                link_dir(&p.graph_dir(), &self.gen_dir.join(VECTORS_DIR))?;
             }
-            let bytes = postcard::to_stdvec(p).map_err(|e| corrupt(self.gen_dir, e))?;
+            for r in &p.store.rows {
+                link_file(&p.gen_dir.join(&r.file), &self.gen_dir.join(&r.file))?;
+            }
+            let bytes = postcard::to_stdvec(&p.store).map_err(|e| corrupt(self.gen_dir, e))?;
             let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-            let mut v = entry(p, 0, 0, false, t0, bytes.len());
+            let mut v = entry(&p.store, 0, 0, false, t0, bytes.len(), 0);
             v["blake3"] = serde_json::json!(hash);
             return Ok(self.with_settings(v));
         }
@@ -358,7 +331,7 @@ impl VectorBuild<'_> {
                 .collect()
         };
         let known_idf = match (&previous, &base) {
-            (Some(p), Some(m)) if p.idf.len() == m.vocab_size() => Some(p.idf.clone()),
+            (Some(p), Some(m)) if p.store.idf.len() == m.vocab_size() => Some(p.store.idf.clone()),
             _ => None,
         };
         // With the built-in model and the IDF known (an incremental build), or under a memory
@@ -377,7 +350,8 @@ impl VectorBuild<'_> {
         let cache: HashMap<[u8; 16], u32> = previous
             .as_ref()
             .map(|p| {
-                p.files
+                p.store
+                    .files
                     .iter()
                     .flat_map(|f| f.chunks.iter().map(|c| (c.hash, c.id)))
                     .collect()
@@ -385,7 +359,7 @@ impl VectorBuild<'_> {
             .unwrap_or_default();
         let cached = |c: &Chunk| -> Option<Vec<i8>> {
             let (id, p) = (cache.get(&c.hash)?, previous.as_ref()?);
-            Some(p.vector(*id).to_vec())
+            Some(p.rows.vector(*id).to_vec()).filter(|v| !v.is_empty())
         };
         let (fresh, dim, idf, embedded) = match self.embedder {
             None => {
@@ -497,11 +471,19 @@ impl VectorBuild<'_> {
         };
         let fresh_chunks: usize = fresh.values().map(Vec::len).sum();
         let t_embed = t0.elapsed();
-        let (store, rebuilt) =
+        let (store, rebuilt, rows_written) =
             self.assemble(previous.as_ref(), &prev_files, fresh, model_id, dim as u32, idf)?;
         let bytes = postcard::to_stdvec(&store).map_err(|e| corrupt(self.gen_dir, e))?;
         let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-        let mut v = entry(&store, changed.len(), fresh_chunks, rebuilt, t0, bytes.len());
+        let mut v = entry(
+            &store,
+            changed.len(),
+            fresh_chunks,
+            rebuilt,
+            t0,
+            bytes.len(),
+            rows_written,
+        );
         v["blake3"] = serde_json::json!(hash);
         v["embed_ms"] = serde_json::json!(t_embed.as_millis() as u64);
         v["chunks_embedded"] = serde_json::json!(embedded);
@@ -516,18 +498,20 @@ impl VectorBuild<'_> {
         entry
     }
 
-    /// Gives ids and writes the graph: inserts the new points into the previous graph and
-    /// tombstones the replaced ones, or rebuilds (renumbering every live chunk) when there
-    /// is no previous graph or too much of it would be dead.
+    /// Gives ids and writes the rows and the graph: appends the new points after the previous
+    /// ones (the previous row files linked, the new points in a file of their own) and
+    /// tombstones the replaced ones, or rebuilds (renumbering every live chunk, one row file)
+    /// when there is no previous part or too much of it would be dead. Returns the store,
+    /// whether it was rebuilt, and the row bytes written.
     fn assemble(
         &self,
-        previous: Option<&VectorStore>,
+        previous: Option<&PreviousVectors>,
         prev_files: &HashMap<&str, &FileChunks>,
         mut fresh: HashMap<usize, Vec<Embedded>>,
         model: String,
         dim: u32,
         idf: Vec<f32>,
-    ) -> Result<(VectorStore, bool), IndexError> {
+    ) -> Result<(VectorStore, bool, usize), IndexError> {
         let d = dim as usize;
         let changed_paths: std::collections::HashSet<&str> = fresh
             .keys()
@@ -536,21 +520,22 @@ impl VectorBuild<'_> {
             .collect();
         let kept_paths: std::collections::HashSet<&str> =
             self.files.iter().map(|r| r.path.as_str()).collect();
-        let incremental = previous.zip(self.previous_dir.as_ref()).and_then(|(p, pdir)| {
+        let incremental = previous.and_then(|p| {
             // Old points that stop being live: the chunks of changed and removed files.
-            let mut dead = p.dead.clone();
-            for f in &p.files {
+            let mut dead = p.store.dead.clone();
+            for f in &p.store.files {
                 if changed_paths.contains(f.path.as_str()) || !kept_paths.contains(f.path.as_str()) {
                     dead.extend(f.chunks.iter().map(|c| c.id));
                 }
             }
             let added: usize = fresh.values().map(Vec::len).sum();
-            let share = dead.len() as f64 / (p.points() + added).max(1) as f64;
-            (share <= MAX_DEAD_SHARE).then_some((p, pdir, dead))
+            let share = dead.len() as f64 / (p.store.points() + added).max(1) as f64;
+            let whole = p.rows.points() == p.store.points();
+            (share <= MAX_DEAD_SHARE && whole).then_some((p, dead))
         });
         // Incremental: only the new points (appended after the previous ones); rebuild: all.
         let (mut vectors, mut next, dead) = match &incremental {
-            Some((p, _, dead)) => (Vec::new(), p.points() as u32, dead.clone()),
+            Some((p, dead)) => (Vec::new(), p.store.points() as u32, dead.clone()),
             None => (Vec::new(), 0u32, Vec::new()),
         };
         let mut files = Vec::with_capacity(self.files.len());
@@ -580,7 +565,7 @@ impl VectorBuild<'_> {
                         (None, Some(p)) => old
                             .into_iter()
                             .map(|mut c| {
-                                vectors.extend_from_slice(p.vector(c.id));
+                                vectors.extend_from_slice(p.rows.vector(c.id));
                                 c.id = next;
                                 next += 1;
                                 c
@@ -596,33 +581,32 @@ impl VectorBuild<'_> {
                 chunks,
             });
         }
-        let points = incremental.as_ref().map_or(0, |(p, _, _)| p.points()) + vectors.len() / d.max(1);
-        let vectors = match (keeps_graph(points), &incremental) {
-            // Queries scan below the threshold: no graph to load, extend and write.
-            (false, Some((p, _, _))) => {
-                let mut all = p.vectors.clone();
-                all.extend_from_slice(&vectors);
-                all
-            }
-            (false, None) => vectors,
-            (true, inc) => {
-                let dir = self.gen_dir.join(VECTORS_DIR);
-                std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
-                let index = match inc {
-                    Some((p, pdir, _)) if has_graph(pdir) => {
-                        let mut index = VectorIndex::load(pdir, d, p.vectors.clone()).map_err(model_error)?;
-                        index.insert(&vectors).map_err(model_error)?;
-                        index
-                    }
-                    Some((p, _, _)) => {
-                        let mut all = p.vectors.clone();
-                        all.extend_from_slice(&vectors);
-                        VectorIndex::build(d, all).map_err(model_error)?
-                    }
-                    None => VectorIndex::build(d, vectors).map_err(model_error)?,
-                };
-                index.dump(&dir).map_err(model_error)?;
-                index.into_vectors()
+        let points = incremental.as_ref().map_or(0, |(p, _)| p.store.points()) + vectors.len() / d.max(1);
+        if keeps_graph(points) {
+            // The graph keeps every vector itself: built from (or inserted into) all of them.
+            let dir = self.gen_dir.join(VECTORS_DIR);
+            std::fs::create_dir_all(&dir).map_err(IndexError::io(&dir))?;
+            let index = match &incremental {
+                Some((p, _)) if has_graph(&p.graph_dir()) => {
+                    let mut index =
+                        VectorIndex::load(&p.graph_dir(), d, p.rows.to_vec()).map_err(model_error)?;
+                    index.insert(&vectors).map_err(model_error)?;
+                    index
+                }
+                Some((p, _)) => {
+                    let mut all = p.rows.to_vec();
+                    all.extend_from_slice(&vectors);
+                    VectorIndex::build(d, all).map_err(model_error)?
+                }
+                None => VectorIndex::build(d, vectors.clone()).map_err(model_error)?,
+            };
+            index.dump(&dir).map_err(model_error)?;
+        }
+        let (rows, written) = match &incremental {
+            Some((p, _)) => self.append_rows(p, &vectors, d)?,
+            None => {
+                let rows: Vec<RowFile> = self.write_rows(&vectors, d)?.into_iter().collect();
+                (rows, vectors.len())
             }
         };
         let rebuilt = incremental.is_none();
@@ -632,10 +616,70 @@ impl VectorBuild<'_> {
             dim,
             idf,
             files,
-            vectors,
+            rows,
             dead,
         };
-        Ok((store, rebuilt))
+        Ok((store, rebuilt, written))
+    }
+
+    /// The previous row files linked into this generation and `added` (new points) after
+    /// them: in a file of its own, or, past [`MAX_ROW_FILES`], concatenated with the files
+    /// after the first (with the first too once they outgrow half of it), so a part never
+    /// lists many files and a one-file update still writes little. Ids stay where they were.
+    fn append_rows(
+        &self,
+        p: &PreviousVectors,
+        added: &[i8],
+        dim: usize,
+    ) -> Result<(Vec<RowFile>, usize), IndexError> {
+        let old = &p.store.rows;
+        let from = match added.is_empty() || old.len() < MAX_ROW_FILES {
+            true => old.len(),
+            false => {
+                let first = old.first().map_or(0, |r| r.points as usize);
+                let tail: usize = old.iter().skip(1).map(|r| r.points as usize).sum();
+                match (tail + added.len() / dim.max(1)) * 2 > first {
+                    true => 0,
+                    false => 1,
+                }
+            }
+        };
+        let mut rows = Vec::with_capacity(from + 1);
+        for r in old.iter().take(from) {
+            link_file(&p.gen_dir.join(&r.file), &self.gen_dir.join(&r.file))?;
+            rows.push(r.clone());
+        }
+        let mut merged: Vec<i8> = Vec::new();
+        let bytes = match from == old.len() {
+            true => added,
+            false => {
+                for k in from..old.len() {
+                    merged.extend_from_slice(p.rows.block(k));
+                }
+                merged.extend_from_slice(added);
+                &merged
+            }
+        };
+        rows.extend(self.write_rows(bytes, dim)?);
+        Ok((rows, bytes.len()))
+    }
+
+    /// Writes `vectors` as a row file of this generation (none when empty).
+    fn write_rows(&self, vectors: &[i8], dim: usize) -> Result<Option<RowFile>, IndexError> {
+        if vectors.is_empty() {
+            return Ok(None);
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(vectors);
+        let mut hasher = blake3::Hasher::new();
+        hasher.update_rayon(bytes);
+        let hash = hasher.finalize().to_hex().to_string();
+        let file = format!("rows-{}.i8", &hash[..16]);
+        self.store.write_new_part(self.gen_dir, &file, bytes)?;
+        Ok(Some(RowFile {
+            file,
+            points: (vectors.len() / dim.max(1)) as u32,
+            blake3: hash,
+        }))
     }
 }
 
@@ -683,6 +727,7 @@ fn entry(
     rebuilt: bool,
     t0: std::time::Instant,
     bytes: usize,
+    rows_written: usize,
 ) -> serde_json::Value {
     let total: usize = s.files.iter().map(|f| f.chunks.len()).sum();
     serde_json::json!({
@@ -690,8 +735,16 @@ fn entry(
         "chunks": total, "graph_points": s.points(), "dead": s.dead.len(), "graph_rebuilt": rebuilt,
         "graph": keeps_graph(s.points()),
         "files_chunked": files, "chunks_embedded_or_cached": chunks, "bytes": bytes,
+        "rows": s.rows, "row_bytes_written": rows_written,
         "total_ms": t0.elapsed().as_millis() as u64,
     })
+}
+
+/// The row files a part's manifest entry lists.
+pub(super) fn listed_rows(part: &serde_json::Value) -> Vec<RowFile> {
+    part.get("rows")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default()
 }
 
 fn corrupt(dir: &Path, e: impl std::fmt::Display) -> IndexError {
@@ -734,8 +787,9 @@ pub fn reuse_unchanged(
     if !src.is_file() {
         return Ok(None);
     }
-    if std::fs::hard_link(&src, &dest).is_err() {
-        std::fs::copy(&src, &dest).map_err(IndexError::io(&dest))?;
+    link_file(&src, &dest)?;
+    for r in listed_rows(prev_part) {
+        link_file(&prev_gen_dir.join(&r.file), &gen_dir.join(&r.file))?;
     }
     let dir = prev_gen_dir.join(VECTORS_DIR);
     if has_graph(&dir) {
@@ -746,6 +800,7 @@ pub fn reuse_unchanged(
     part["files_chunked"] = serde_json::json!(0);
     part["chunks_embedded_or_cached"] = serde_json::json!(0);
     part["graph_rebuilt"] = serde_json::json!(false);
+    part["row_bytes_written"] = serde_json::json!(0);
     part["total_ms"] = serde_json::json!(t0.elapsed().as_millis() as u64);
     Ok(Some(part))
 }
@@ -754,14 +809,19 @@ fn has_graph(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
 }
 
+/// Hard-links (or, where links fail, copies) a committed file into a generation being built.
+fn link_file(from: &Path, to: &Path) -> Result<(), IndexError> {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).map_err(IndexError::io(to))?;
+    }
+    Ok(())
+}
+
 /// Hard-links (or copies) every file of `from` into `to`.
 fn link_dir(from: &Path, to: &Path) -> Result<(), IndexError> {
     std::fs::create_dir_all(to).map_err(IndexError::io(to))?;
     for e in std::fs::read_dir(from).map_err(IndexError::io(from))?.flatten() {
-        let dest = to.join(e.file_name());
-        if std::fs::hard_link(e.path(), &dest).is_err() {
-            std::fs::copy(e.path(), &dest).map_err(IndexError::io(&dest))?;
-        }
+        link_file(&e.path(), &to.join(e.file_name()))?;
     }
     Ok(())
 }
@@ -783,40 +843,11 @@ pub struct SemanticHit {
 /// forces the graph, `scan` the scan.
 const SCAN_MAX_POINTS: usize = 5_000_000;
 
-/// The vectors a semantic index reads: decoded into memory, or in place in the mapped part.
-pub enum StoredVectors {
-    Owned(Vec<i8>),
-    Mapped {
-        map: MappedPart,
-        start: usize,
-        len: usize,
-    },
-}
-
-impl StoredVectors {
-    fn as_slice(&self) -> &[i8] {
-        match self {
-            StoredVectors::Owned(v) => v,
-            StoredVectors::Mapped { map, start, len } => {
-                bytemuck::cast_slice(map.slice(*start, *len).unwrap_or(&[]))
-            }
-        }
-    }
-
-    /// An owned copy, for the HNSW graph (which keeps its vectors itself).
-    fn into_vec(self) -> Vec<i8> {
-        match self {
-            StoredVectors::Owned(v) => v,
-            mapped => mapped.as_slice().to_vec(),
-        }
-    }
-}
-
 /// How queries find their neighbours.
 enum Backend {
     Graph(VectorIndex),
     Scan {
-        vectors: StoredVectors,
+        rows: Rows,
         dim: usize,
         dead: Vec<usize>,
     },
@@ -833,20 +864,11 @@ pub struct SemanticIndex {
 }
 
 impl SemanticIndex {
-    /// `embedder` must be the model the part was built with when that is not the built-in one.
-    pub fn open(
-        mut store: VectorStore,
-        dir: &Path,
-        embedder: Option<std::sync::Arc<dyn Embedder>>,
-    ) -> Result<SemanticIndex, IndexError> {
-        let vectors = StoredVectors::Owned(std::mem::take(&mut store.vectors));
-        SemanticIndex::open_with(store, vectors, dir, embedder)
-    }
-
-    /// `store`'s chunk table with its vectors held apart (`store.vectors` is not read).
+    /// `store`'s chunk table with its vectors; `embedder` must be the model the part was
+    /// built with when that is not the built-in one.
     pub fn open_with(
         store: VectorStore,
-        vectors: StoredVectors,
+        rows: Rows,
         dir: &Path,
         embedder: Option<std::sync::Arc<dyn Embedder>>,
     ) -> Result<SemanticIndex, IndexError> {
@@ -875,8 +897,14 @@ impl SemanticIndex {
             }
         };
         let dim = store.dim as usize;
-        let points = vectors.as_slice().len() / dim.max(1);
-        let ids = store.locate_in(points);
+        let points = rows.points();
+        if points != store.points() {
+            return Err(IndexError::Corrupt {
+                path: dir.to_path_buf(),
+                detail: format!("{points} vectors, the vector part lists {}", store.points()),
+            });
+        }
+        let ids = store.locate();
         let live = ids.iter().flatten().count();
         // The backend owns the vectors; queries read only the chunk table.
         let dead: Vec<usize> = {
@@ -892,9 +920,9 @@ impl SemanticIndex {
             _ => points <= SCAN_MAX_POINTS,
         };
         let index = match scan {
-            true => Backend::Scan { vectors, dim, dead },
+            true => Backend::Scan { rows, dim, dead },
             false => {
-                let vectors = vectors.into_vec();
+                let vectors = rows.to_vec();
                 // hnsw_rs may panic on a damaged dump: the boundary makes that damage of the
                 // folder, which the next build rewrites.
                 let mut index = crate::util::contain(|| match has_graph(dir) {
@@ -934,8 +962,8 @@ impl SemanticIndex {
         let Some(q) = q.first() else { return Ok(Vec::new()) };
         let found = match &self.index {
             Backend::Graph(g) => g.search(q, k),
-            Backend::Scan { vectors, dim, dead } => {
-                crate::vector::exact_top_k(vectors.as_slice(), *dim, dead, q, k)
+            Backend::Scan { rows, dim, dead } => {
+                crate::vector::exact_top_k_in(&rows.slices(), *dim, dead, q, k)
             }
         };
         Ok(found

@@ -20,4 +20,4 @@ pub use embedder::Embedder;
 pub use minilm_embedder::{MINILM_MODEL, MINILM_TOKENS, MiniLmEmbedder};
 pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder, idf_weights};
 pub use vector_error::VectorError;
-pub use vector_index::{DistI8, IntQuery, VectorIndex, exact_top_k, quantize, score};
+pub use vector_index::{DistI8, IntQuery, VectorIndex, exact_top_k, exact_top_k_in, quantize, score};

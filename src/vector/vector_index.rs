@@ -300,20 +300,41 @@ impl VectorIndex {
 /// The `k` best live vectors for a unit `query` by exact cosine, best first (ties by id),
 /// scanned in parallel. `dead` is sorted.
 pub fn exact_top_k(vectors: &[i8], dim: usize, dead: &[usize], query: &[f32], k: usize) -> Vec<(usize, f32)> {
+    exact_top_k_in(&[(0, vectors)], dim, dead, query, k)
+}
+
+/// [`exact_top_k`] over vectors held in blocks, each with the id of its first row (the row
+/// files of a vector part): the same answer as over the blocks concatenated.
+pub fn exact_top_k_in(
+    blocks: &[(usize, &[i8])],
+    dim: usize,
+    dead: &[usize],
+    query: &[f32],
+    k: usize,
+) -> Vec<(usize, f32)> {
     use rayon::prelude::*;
     if dim == 0 || k == 0 {
         return Vec::new();
     }
+    const SPAN: usize = 4096;
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let int = IntQuery::new(query);
-    let mut best: Vec<(usize, f32)> = vectors
-        .par_chunks(dim * 4096)
-        .enumerate()
-        .flat_map_iter(|(block, chunk)| {
-            let mut local: Vec<(usize, f32)> = chunk
+    // Spans of at most SPAN rows, each with its first id, scanned on every core.
+    let spans: Vec<(usize, &[i8])> = blocks
+        .iter()
+        .flat_map(|&(first, rows)| {
+            rows.chunks(dim * SPAN)
+                .enumerate()
+                .map(move |(n, span)| (first + n * SPAN, span))
+        })
+        .collect();
+    let mut best: Vec<(usize, f32)> = spans
+        .par_iter()
+        .flat_map_iter(|&(first, span)| {
+            let mut local: Vec<(usize, f32)> = span
                 .chunks_exact(dim)
                 .enumerate()
-                .map(|(i, v)| (block * 4096 + i, int.score(v)))
+                .map(|(i, v)| (first + i, int.score(v)))
                 .filter(|(i, _)| dead.binary_search(i).is_err())
                 .collect();
             if local.len() > k {

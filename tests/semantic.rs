@@ -483,7 +483,9 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
         std::fs::write(
             repo.path().join("src/network.py"),
             format!(
-                "def retry_request_{round}(url, attempts={round}):\n    \"\"\"Sends again when the connection drops.\"\"\"\n    return send(url)\n"
+                "def retry_request_{v}(url, attempts={v}):\n    \"\"\"Sends again when the connection drops.\"\"\"\n    return send(url)\n",
+                // Two versions in turn: the same rows appended again at other ids.
+                v = round % 2
             ),
         )
         .unwrap();
@@ -491,6 +493,12 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
         let part = &r.manifest.parts["vectors"];
         let now = rows(part);
         assert!(now.len() <= 8, "round {round}: {} row files: {part}", now.len());
+        let distinct: std::collections::BTreeSet<_> = now.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            now.len(),
+            "round {round}: a row file listed twice: {part}"
+        );
         // Only the changed file's chunks were written, unless the small files were merged.
         let written = part["row_bytes_written"].as_u64().unwrap();
         if round == 0 {

@@ -3,7 +3,7 @@
 //!
 //! `vectors.bin` holds the model id, the IDF table, per file its chunks (lines, owning
 //! definition, content hash, point id) and the list of row files; the vectors themselves are
-//! in `rows-<digest>.i8` files beside it, `dim` int8 values a point in id order. A row file is
+//! in `rows-<first id>-<digest>.i8` files beside it, `dim` int8 values a point in id order. A row file is
 //! never written again: an update hard-links the previous generation's row files and writes
 //! one with only its new points (past 8 files, the small ones are concatenated into one;
 //! ids never move), so a one-file change writes kilobytes, not the 50 MB of every vector.
@@ -605,7 +605,7 @@ impl VectorBuild<'_> {
         let (rows, written) = match &incremental {
             Some((p, _)) => self.append_rows(p, &vectors, d)?,
             None => {
-                let rows: Vec<RowFile> = self.write_rows(&vectors, d)?.into_iter().collect();
+                let rows: Vec<RowFile> = self.write_rows(0, &vectors, d)?.into_iter().collect();
                 (rows, vectors.len())
             }
         };
@@ -660,12 +660,15 @@ impl VectorBuild<'_> {
                 &merged
             }
         };
-        rows.extend(self.write_rows(bytes, dim)?);
+        let start: u32 = rows.iter().map(|r| r.points).sum();
+        rows.extend(self.write_rows(start, bytes, dim)?);
         Ok((rows, bytes.len()))
     }
 
-    /// Writes `vectors` as a row file of this generation (none when empty).
-    fn write_rows(&self, vectors: &[i8], dim: usize) -> Result<Option<RowFile>, IndexError> {
+    /// Writes `vectors`, the points from id `start` on, as a row file of this generation
+    /// (none when empty), named by its first id and content: names never repeat within a
+    /// part, and a file of a name is always the same bytes.
+    fn write_rows(&self, start: u32, vectors: &[i8], dim: usize) -> Result<Option<RowFile>, IndexError> {
         if vectors.is_empty() {
             return Ok(None);
         }
@@ -673,7 +676,7 @@ impl VectorBuild<'_> {
         let mut hasher = blake3::Hasher::new();
         hasher.update_rayon(bytes);
         let hash = hasher.finalize().to_hex().to_string();
-        let file = format!("rows-{}.i8", &hash[..16]);
+        let file = format!("rows-{start:08}-{}.i8", &hash[..16]);
         self.store.write_new_part(self.gen_dir, &file, bytes)?;
         Ok(Some(RowFile {
             file,
@@ -810,11 +813,24 @@ fn has_graph(dir: &Path) -> bool {
 }
 
 /// Hard-links (or, where links fail, copies) a committed file into a generation being built.
+/// Hard-links `from` to `to`, or where the file system cannot link, copies it into a new
+/// file. Never opens an existing `to` for writing: it may be a link to `from` itself, and
+/// truncating it would damage every generation that shares it.
 fn link_file(from: &Path, to: &Path) -> Result<(), IndexError> {
-    if std::fs::hard_link(from, to).is_err() {
-        std::fs::copy(from, to).map_err(IndexError::io(to))?;
+    match std::fs::hard_link(from, to) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(IndexError::io(to)(e)),
+        Err(_) => {
+            let mut src = std::fs::File::open(from).map_err(IndexError::io(from))?;
+            let mut dst = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(to)
+                .map_err(IndexError::io(to))?;
+            std::io::copy(&mut src, &mut dst).map_err(IndexError::io(to))?;
+            dst.sync_all().map_err(IndexError::io(to))
+        }
     }
-    Ok(())
 }
 
 /// Hard-links (or copies) every file of `from` into `to`.

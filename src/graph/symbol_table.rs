@@ -7,6 +7,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// The table's maps hash with foldhash: the keys are names and name hashes built in-process
+/// (no untrusted peer picks them), and SipHash was a tenth of a one-file update's table.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
+
 use super::deps::key_hash;
 use super::{Family, FileSkeleton, SymbolId};
 use crate::symbols::{FileId, SymbolKind};
@@ -32,16 +37,16 @@ pub struct SymbolTable<'a> {
     spaces: Vec<Space>,
     /// Keyed by the hash of the qualified name (the strings themselves would double the
     /// table's memory); hits are checked against the definition's name.
-    qualified: Vec<HashMap<u64, Vec<SymbolId>>>,
-    by_name: Vec<HashMap<&'a str, Vec<SymbolId>>>,
+    qualified: Vec<FastMap<u64, Vec<SymbolId>>>,
+    by_name: Vec<FastMap<&'a str, Vec<SymbolId>>>,
     /// (type name, member name) -> members declared outside the type's body (Rust impls, Go
     /// methods, C++ out-of-line definitions).
-    members: Vec<HashMap<u64, Vec<SymbolId>>>,
-    modules: Vec<HashMap<&'a str, Vec<FileId>>>,
+    members: Vec<FastMap<u64, Vec<SymbolId>>>,
+    modules: Vec<FastMap<&'a str, Vec<FileId>>>,
     /// First segments of every module path (Rust crate names, Python top-level packages).
-    roots: Vec<HashSet<&'a str>>,
-    paths: HashMap<&'a str, FileId>,
-    by_file_name: HashMap<&'a str, Vec<FileId>>,
+    roots: Vec<FastSet<&'a str>>,
+    paths: FastMap<&'a str, FileId>,
+    by_file_name: FastMap<&'a str, Vec<FileId>>,
     /// Bare JavaScript import patterns naming repository paths, longest first.
     js_aliases: &'a [(String, String)],
 }
@@ -76,13 +81,13 @@ impl<'a> SymbolTable<'a> {
             js_aliases,
             families: files.iter().map(FileSkeleton::family).collect(),
             spaces,
-            qualified: (0..n).map(|_| HashMap::new()).collect(),
-            by_name: (0..n).map(|_| HashMap::new()).collect(),
-            members: (0..n).map(|_| HashMap::new()).collect(),
-            modules: (0..n).map(|_| HashMap::new()).collect(),
-            roots: (0..n).map(|_| HashSet::new()).collect(),
-            paths: HashMap::with_capacity(files.len()),
-            by_file_name: HashMap::new(),
+            qualified: (0..n).map(|_| FastMap::default()).collect(),
+            by_name: (0..n).map(|_| FastMap::default()).collect(),
+            members: (0..n).map(|_| FastMap::default()).collect(),
+            modules: (0..n).map(|_| FastMap::default()).collect(),
+            roots: (0..n).map(|_| FastSet::default()).collect(),
+            paths: FastMap::with_capacity_and_hasher(files.len(), Default::default()),
+            by_file_name: FastMap::default(),
         };
         for (fi, f) in files.iter().enumerate() {
             let fam = slot(t.spaces[fi]);

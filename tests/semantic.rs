@@ -535,3 +535,47 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
         }
     }
 }
+
+/// A reader checks each row file by its stamp: one written since the commit (a new mtime) is
+/// hashed, and a query names it instead of scoring from it; one whose bytes changed behind a
+/// restored mtime is trusted (any bytes of the right length are vectors), and only `ken index
+/// verify`, which hashes every file, finds it.
+#[test]
+fn a_row_file_written_since_its_commit_is_hashed_before_a_query_reads_it() {
+    let repo = materialize(REPO);
+    let r = build(repo.path(), &IndexConfig::default());
+    let dir = index_dir(repo.path(), &IndexConfig::default());
+    let file = r.manifest.parts["vectors"]["rows"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = dir.join(format!("gen-{:08}", r.manifest.generation)).join(&file);
+    let query = [
+        "search",
+        "--semantic",
+        "evict the least recently used cache entry",
+        "--json",
+    ];
+    assert!(ken(&query, repo.path()).status.success());
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] = bytes[mid].wrapping_add(64);
+    // Past the filesystem clock's tick, so the write gets an mtime of its own.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&path, &bytes).unwrap();
+    let out = ken(&query, repo.path());
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(stderr(&out).contains(&file), "{}", stderr(&out));
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let out = ken(&query, repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let verified = ken(&["index", "verify", "."], repo.path());
+    assert_eq!(verified.status.code(), Some(1), "{}", stdout(&verified));
+    assert!(stdout(&verified).contains(&file), "{}", stdout(&verified));
+}

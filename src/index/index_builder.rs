@@ -273,7 +273,7 @@ impl<'a> IndexBuilder<'a> {
                 let hash = part.get("blake3").and_then(|b| b.as_str());
                 let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
                 let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
-                let rows = Rows::open(&store, p.generation, &s, false).ok()?;
+                let rows = Rows::open(&store, p.generation, &s, |_| false).ok()?;
                 Some(PreviousVectors {
                     store: s,
                     rows,

@@ -254,13 +254,19 @@ impl IndexSnapshot {
         }
         let blake3 = part.get("blake3").and_then(|b| b.as_str());
         // The chunk table is read whole (checked); the rows are mapped, each file checked
-        // whole against its blake3 (the scan reads every page of them anyway).
+        // against its size, and against its blake3 unless its stamp (size, mtime, inode, older
+        // than the manifest) says it is as committed: any bytes of the right length are
+        // vectors a scan can read, and `ken index verify` hashes every row file.
         let bytes = self.store.read_part(self.generation, file, blake3)?;
         let store: VectorStore = postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
             path: self.generation_dir().join(file),
             detail: e.to_string(),
         })?;
-        let rows = Rows::open(&self.store, self.generation, &store, true)?;
+        let gen_dir = self.generation_dir();
+        let stamps = super::file_stamp::CommitStamps::new(&self.manifest.stamps, &gen_dir);
+        let rows = Rows::open(&self.store, self.generation, &store, |r| {
+            !stamps.unchanged(&format!("gen/{}", r.file), &gen_dir.join(&r.file))
+        })?;
         SemanticIndex::open_with(store, rows, &self.generation_dir().join(dir), embedder)
     }
 

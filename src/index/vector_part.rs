@@ -131,13 +131,13 @@ impl Rows {
     }
 
     /// The row files of `store` in the committed generation `generation`, mapped; each is
-    /// checked against its size and, with `check`, its blake3 (a scan reads every page of
-    /// them anyway). A build trusts the files its stamp check passed.
+    /// checked against its size and, where `hash` says so, its blake3. A build trusts the
+    /// files its stamp check passed; a reader hashes those its stamps do not vouch for.
     pub(super) fn open(
         index: &IndexStore,
         generation: u64,
         store: &VectorStore,
-        check: bool,
+        hash: impl Fn(&RowFile) -> bool,
     ) -> Result<Rows, IndexError> {
         let dim = store.dim as usize;
         let mut rows = Rows {
@@ -147,7 +147,7 @@ impl Rows {
         };
         let mut next = 0usize;
         for r in &store.rows {
-            let map = match check {
+            let map = match hash(r) {
                 true => index.map_part_checked(generation, &r.file, Some(&r.blake3))?,
                 false => index.map_part(generation, &r.file)?,
             };

@@ -178,7 +178,7 @@ impl FrameAt {
 
     /// File `i`'s body, checked against its digest.
     fn body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<&'a [u8], GraphDecodeError> {
-        let (body, want) = self.stored_body(bytes, i)?;
+        let (body, _, want) = self.stored_body(bytes, i)?;
         if want != digest::<BODY_DIGEST>(body) {
             return Err(GraphDecodeError::Layout(format!(
                 "graph part body {i}: checksum mismatch"
@@ -192,7 +192,7 @@ impl FrameAt {
         &self,
         bytes: &'a [u8],
         i: usize,
-    ) -> Result<(&'a [u8], [u8; BODY_DIGEST]), GraphDecodeError> {
+    ) -> Result<(&'a [u8], std::ops::Range<usize>, [u8; BODY_DIGEST]), GraphDecodeError> {
         let bad = |why: &str| GraphDecodeError::Layout(format!("graph part body {i}: {why}"));
         if i >= self.files {
             return Err(bad("past the last file"));
@@ -208,30 +208,62 @@ impl FrameAt {
             .get(self.digests + BODY_DIGEST * i..self.digests + BODY_DIGEST * (i + 1))
             .and_then(|d| <[u8; BODY_DIGEST]>::try_from(d).ok())
             .ok_or_else(|| bad("digest out of range"))?;
-        Ok((body, want))
+        Ok((body, a..b, want))
     }
 }
 
-/// A file's body for the frame: encoded now, or the previous graph's bytes with their digest.
-enum BodyBytes<'a> {
+/// A file's body for the frame: encoded now, or where the previous graph's stored bytes
+/// lie in them, with their digest.
+enum BodyBytes {
     Fresh(Vec<u8>),
-    Kept(&'a [u8], [u8; BODY_DIGEST]),
+    Kept(std::ops::Range<usize>, [u8; BODY_DIGEST]),
 }
 
-impl BodyBytes<'_> {
-    fn bytes(&self) -> &[u8] {
+impl BodyBytes {
+    fn len(&self) -> usize {
         match self {
-            BodyBytes::Fresh(b) => b,
-            BodyBytes::Kept(b, _) => b,
+            BodyBytes::Fresh(b) => b.len(),
+            BodyBytes::Kept(r, _) => r.len(),
         }
     }
 }
 
-/// Writes the frame around encoded heads and bodies.
-fn frame(version: u32, heads: &[u8], bodies: &[BodyBytes<'_>]) -> Vec<u8> {
+/// An encoded graph as the pieces it is written from, in order: the frame (header, heads,
+/// body offsets and digests) and the bodies, where each run of bodies kept from the previous
+/// graph is one slice of its (mapped) bytes, so an update writes them without copying 50 MB
+/// into a buffer first.
+pub struct GraphPieces<'a> {
+    pieces: Vec<std::borrow::Cow<'a, [u8]>>,
+}
+
+impl GraphPieces<'_> {
+    pub fn pieces(&self) -> Vec<&[u8]> {
+        self.pieces.iter().map(|p| p.as_ref()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.pieces.iter().map(|p| p.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.pieces.concat()
+    }
+}
+
+/// The frame around encoded heads and bodies (`previous`: the bytes kept bodies lie in).
+fn frame<'a>(
+    version: u32,
+    heads: &[u8],
+    bodies: Vec<BodyBytes>,
+    previous: Option<&'a [u8]>,
+) -> GraphPieces<'a> {
+    use std::borrow::Cow;
     let table = (bodies.len() + 1) * 8 + bodies.len() * BODY_DIGEST;
-    let total: usize = bodies.iter().map(|b| b.bytes().len()).sum();
-    let mut out = Vec::with_capacity(HEADER + heads.len() + table + total);
+    let mut out = Vec::with_capacity(HEADER + heads.len() + table);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&[0u8; 4]);
@@ -241,8 +273,8 @@ fn frame(version: u32, heads: &[u8], bodies: &[BodyBytes<'_>]) -> Vec<u8> {
     out.extend_from_slice(heads);
     let mut at = 0u64;
     out.extend_from_slice(&at.to_le_bytes());
-    for b in bodies {
-        at += b.bytes().len() as u64;
+    for b in &bodies {
+        at += b.len() as u64;
         out.extend_from_slice(&at.to_le_bytes());
     }
     let digests: Vec<[u8; BODY_DIGEST]> = bodies
@@ -255,10 +287,42 @@ fn frame(version: u32, heads: &[u8], bodies: &[BodyBytes<'_>]) -> Vec<u8> {
     for d in &digests {
         out.extend_from_slice(d);
     }
+    // Fresh bodies go into an owned buffer; a run of kept ones that lie back to back in the
+    // previous bytes becomes one borrowed slice of them.
+    let mut pieces: Vec<Cow<'a, [u8]>> = Vec::new();
+    let mut run: Option<std::ops::Range<usize>> = None;
+    let kept = |r: std::ops::Range<usize>| Cow::Borrowed(previous.and_then(|p| p.get(r)).unwrap_or(&[]));
     for b in bodies {
-        out.extend_from_slice(b.bytes());
+        match b {
+            BodyBytes::Fresh(bytes) => {
+                if let Some(r) = run.take() {
+                    pieces.push(Cow::Owned(std::mem::take(&mut out)));
+                    pieces.push(kept(r));
+                }
+                out.extend_from_slice(&bytes);
+            }
+            BodyBytes::Kept(r, _) => {
+                run = match run.take() {
+                    Some(cur) if cur.end == r.start => Some(cur.start..r.end),
+                    Some(cur) => {
+                        if !out.is_empty() {
+                            pieces.push(Cow::Owned(std::mem::take(&mut out)));
+                        }
+                        pieces.push(kept(cur));
+                        Some(r)
+                    }
+                    None => Some(r),
+                };
+            }
+        }
     }
-    out
+    if !out.is_empty() {
+        pieces.push(Cow::Owned(out));
+    }
+    if let Some(r) = run {
+        pieces.push(kept(r));
+    }
+    GraphPieces { pieces }
 }
 
 #[derive(Serialize)]
@@ -323,10 +387,19 @@ impl CodeGraph {
         self.encode_reusing(None)
     }
 
-    /// [`CodeGraph::encode`], copying the stored bytes (and digest) of every body that is the
-    /// same as the previous graph's at the same position: an update re-encodes only what it
-    /// changed. `previous` is that graph, fully decoded, and the bytes it was decoded from.
+    /// [`CodeGraph::encode_pieces`] in one buffer.
     pub fn encode_reusing(&self, previous: Option<(&CodeGraph, &[u8])>) -> Result<Vec<u8>, postcard::Error> {
+        Ok(self.encode_pieces(previous)?.to_vec())
+    }
+
+    /// [`CodeGraph::encode`], keeping the stored bytes (and digest) of every body that is the
+    /// same as the previous graph's at the same position: an update re-encodes only what it
+    /// changed, and the kept bodies stay slices of `previous`'s bytes. `previous` is that
+    /// graph, fully decoded, and the bytes it was decoded from.
+    pub fn encode_pieces<'a>(
+        &self,
+        previous: Option<(&CodeGraph, &'a [u8])>,
+    ) -> Result<GraphPieces<'a>, postcard::Error> {
         let previous = previous.and_then(|(g, bytes)| Some((g, bytes, FrameAt::parse(bytes).ok()?)));
         let heads = postcard::to_stdvec(&HeadsRef {
             files: self
@@ -342,7 +415,7 @@ impl CodeGraph {
             rank: &self.rank,
             js_aliases: &self.js_aliases,
         })?;
-        let bodies: Vec<BodyBytes<'_>> = self
+        let bodies: Vec<BodyBytes> = self
             .files
             .par_iter()
             .enumerate()
@@ -356,8 +429,8 @@ impl CodeGraph {
                         && p.bindings == f.bindings
                         && r == resolution;
                     // Checked when the previous graph was decoded from these same bytes.
-                    let (body, d) = frame.stored_body(bytes, i).ok()?;
-                    same.then_some(BodyBytes::Kept(body, d))
+                    let (_, range, d) = frame.stored_body(bytes, i).ok()?;
+                    same.then_some(BodyBytes::Kept(range, d))
                 }) {
                     return Ok(kept);
                 }
@@ -370,7 +443,12 @@ impl CodeGraph {
                 .map(BodyBytes::Fresh)
             })
             .collect::<Result<_, _>>()?;
-        Ok(frame(self.version, &heads, &bodies))
+        Ok(frame(
+            self.version,
+            &heads,
+            bodies,
+            previous.map(|(_, bytes, _)| bytes),
+        ))
     }
 
     /// The whole graph, bodies decoded on every core.
@@ -541,6 +619,11 @@ mod tests {
         let bytes = g.encode().unwrap();
         // The same graph: every body copied, the same bytes.
         assert_eq!(g.encode_reusing(Some((&g, &bytes))).unwrap(), bytes);
+        // ... written as the frame and one slice of the previous bytes, not copied.
+        let pieces = g.encode_pieces(Some((&g, &bytes))).unwrap();
+        let parts = pieces.pieces();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[1].as_ptr(), bytes[bytes.len() - parts[1].len()..].as_ptr());
         // One file's references and resolution changed: the rest copied, the same bytes as a
         // fresh encoding of the new graph.
         let mut changed = g.clone();

@@ -643,14 +643,17 @@ impl<'a> IndexBuilder<'a> {
         let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
         let t1 = Instant::now();
         let previous = prev_graph.as_ref().zip(prev_bytes.as_deref());
-        let bytes = graph.encode_reusing(previous).map_err(|e| IndexError::Corrupt {
+        // Unchanged bodies stay slices of the previous part's mapped bytes until written.
+        let pieces = graph.encode_pieces(previous).map_err(|e| IndexError::Corrupt {
             path: gen_dir.join(GRAPH_FILE),
             detail: e.to_string(),
         })?;
+        let blake3 = store.write_part_pieces(gen_dir, GRAPH_FILE, &pieces.pieces())?;
+        let graph_bytes = pieces.len();
+        drop(pieces);
         // Freeing a whole graph one allocation at a time takes as long as a fifth of an
         // incremental build: it goes on beside the rest of the build.
         free_beside(prev_graph);
-        let blake3 = store.write_part(gen_dir, GRAPH_FILE, &bytes)?;
         let write_ms = t1.elapsed().as_millis() as u64;
         let (mut rules, mut named, mut external, mut unresolved) = (0u64, 0u64, 0u64, 0u64);
         for r in graph.resolved.iter().flat_map(|f| &f.refs) {
@@ -668,7 +671,7 @@ impl<'a> IndexBuilder<'a> {
             "file": GRAPH_FILE,
             "blake3": blake3,
             "aliases": aliases_digest(&assembled.js_aliases),
-            "bytes": bytes.len(),
+            "bytes": graph_bytes,
             "symbols": symbols,
             "update": update,
             "references": { "total": rules + named + external + unresolved, "rules": rules,

@@ -94,6 +94,9 @@ const HEADER: usize = 48;
 const HEADS_DIGEST: usize = 16;
 const BODY_DIGEST: usize = 8;
 
+/// A stored body: its bytes, where they lie in the part, and their digest.
+type StoredBody<'a> = (&'a [u8], std::ops::Range<usize>, [u8; BODY_DIGEST]);
+
 fn digest<const N: usize>(bytes: &[u8]) -> [u8; N] {
     let mut out = [0u8; N];
     let hash = blake3::hash(bytes);
@@ -188,11 +191,7 @@ impl FrameAt {
     }
 
     /// File `i`'s body and the digest stored for it, not checked (for bytes already checked).
-    fn stored_body<'a>(
-        &self,
-        bytes: &'a [u8],
-        i: usize,
-    ) -> Result<(&'a [u8], std::ops::Range<usize>, [u8; BODY_DIGEST]), GraphDecodeError> {
+    fn stored_body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<StoredBody<'a>, GraphDecodeError> {
         let bad = |why: &str| GraphDecodeError::Layout(format!("graph part body {i}: {why}"));
         if i >= self.files {
             return Err(bad("past the last file"));

@@ -118,13 +118,78 @@ fn stat_all(root: &Path, files: &[FileRecord]) -> Vec<Option<(u64, i64)>> {
                 true => std::fs::File::open(root),
                 false => std::fs::File::open(root.join(parent)),
             };
-            files[run.clone()].iter().map(move |r| {
-                let dir = dir.as_ref().ok()?;
-                let st =
-                    nix::sys::stat::fstatat(dir, r.path.file_name(), nix::fcntl::AtFlags::empty()).ok()?;
-                let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
-                Some((st.st_size as u64, i64::try_from(ns).unwrap_or(i64::MAX)))
+            files[run.clone()].iter().map(move |r| match dir.as_ref() {
+                Ok(dir) => {
+                    let flags = nix::fcntl::AtFlags::empty();
+                    let st = nix::sys::stat::fstatat(dir, r.path.file_name(), flags).ok()?;
+                    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
+                    Some((st.st_size as u64, i64::try_from(ns).unwrap_or(i64::MAX)))
+                }
+                // A folder that can be passed through but not opened (no read permission):
+                // its files are still there, stat'ed by their whole paths.
+                Err(_) => {
+                    let m = r.path.to_fs(root).metadata().ok()?;
+                    Some((m.len(), super::repo_walker::mtime_ns(&m)))
+                }
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::RepoPath;
+
+    fn record(path: &str) -> FileRecord {
+        FileRecord {
+            path: RepoPath::parse(path).unwrap(),
+            language: "python".into(),
+            size: 0,
+            mtime_ns: 0,
+            hash: [0; 32],
+            lines: 0,
+            module: String::new(),
+            package: None,
+            symbol_counts: Default::default(),
+            references: 0,
+            imports: 0,
+            diagnostics: Vec::new(),
+            segment: 0,
+            slot: 0,
+        }
+    }
+
+    /// Stat'ed by folder, each file reads as its whole path's metadata does (what a build
+    /// records), across folder runs, at the root, and for a file or folder that is gone.
+    #[test]
+    fn files_stat_by_folder_as_by_their_whole_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("top.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("a/one.py"), "y = 22\n").unwrap();
+        std::fs::write(root.join("a/two.py"), "z = 333\n").unwrap();
+        std::fs::write(root.join("a/b/three.py"), "w = 4444\n").unwrap();
+        let paths = [
+            "a/b/three.py",
+            "a/gone.py",
+            "a/one.py",
+            "a/two.py",
+            "nowhere/x.py",
+            "top.py",
+        ];
+        let files: Vec<FileRecord> = paths.iter().map(|p| record(p)).collect();
+        let got = stat_all(root, &files);
+        for (p, g) in paths.iter().zip(&got) {
+            let want = root
+                .join(p)
+                .metadata()
+                .ok()
+                .map(|m| (m.len(), super::super::repo_walker::mtime_ns(&m)));
+            assert_eq!(*g, want, "{p}");
+        }
+        assert!(got[1].is_none() && got[4].is_none());
+        assert_eq!(got[5].map(|(len, _)| len), Some(6));
+    }
 }

@@ -598,16 +598,7 @@ impl IndexStore {
     /// The hash is taken beside the write and its sync (on every core for a large part: the
     /// graph of a 2.8M-line tree is 50 MB), not after them.
     pub fn write_part(&self, gen_dir: &Path, file: &str, bytes: &[u8]) -> Result<String, IndexError> {
-        let (written, hash) = rayon::join(
-            || write_synced(&gen_dir.join(file), bytes),
-            || {
-                let mut h = blake3::Hasher::new();
-                h.update_rayon(bytes);
-                h.finalize()
-            },
-        );
-        written?;
-        Ok(hash.to_hex().to_string())
+        self.write_part_pieces(gen_dir, file, &[bytes])
     }
 
     /// [`IndexStore::write_part`] of bytes given as pieces in order (a graph whose unchanged

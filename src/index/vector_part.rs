@@ -68,7 +68,7 @@ pub struct VectorStore {
     pub dead: Vec<u32>,
 }
 
-/// One file of vector rows in a generation's folder, named by its content. It is never
+/// One file of vector rows in a generation's folder, named by its first id and content. It is never
 /// written again: the next generation hard-links it and appends its new points in a file of
 /// its own, so an update writes the rows it added, not every row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -812,7 +812,6 @@ fn has_graph(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
 }
 
-/// Hard-links (or, where links fail, copies) a committed file into a generation being built.
 /// Hard-links `from` to `to`, or where the file system cannot link, copies it into a new
 /// file. Never opens an existing `to` for writing: it may be a link to `from` itself, and
 /// truncating it would damage every generation that shares it.

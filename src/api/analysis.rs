@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::ApiError;
 use super::watch_state::Staleness;
+use super::{ApiError, BuildActivity};
 use crate::graph::{CodeGraph, GraphQuery, SymbolGraph};
 use crate::index::{Coverage, HistoryPart, IndexError, IndexSnapshot, SemanticIndex, WorkingTreeDiff};
 use crate::lexical::LexicalIndex;
@@ -28,10 +28,18 @@ pub struct Analysis {
     symbol_graph: OnceLock<SymbolGraph>,
     semantic: OnceLock<Result<SemanticIndex, PartError>>,
     history: OnceLock<Result<HistoryPart, PartError>>,
+    /// The build this process runs for the workspace: a part this generation deferred is
+    /// reported as being built, with how far that is.
+    activity: Arc<BuildActivity>,
 }
 
 impl Analysis {
-    pub(super) fn new(root: PathBuf, snapshot: IndexSnapshot, staleness: Staleness) -> Analysis {
+    pub(super) fn new(
+        root: PathBuf,
+        snapshot: IndexSnapshot,
+        staleness: Staleness,
+        activity: Arc<BuildActivity>,
+    ) -> Analysis {
         Analysis {
             root,
             snapshot,
@@ -43,7 +51,27 @@ impl Analysis {
             symbol_graph: OnceLock::new(),
             semantic: OnceLock::new(),
             history: OnceLock::new(),
+            activity,
         }
+    }
+
+    /// Why `part` (as the manifest's deferred list names it) cannot answer: being built by
+    /// this process's second stage (and how far), left for the next build, or `e` itself.
+    fn unavailable(&self, what: &str, part: &str, e: &PartError) -> ApiError {
+        let deferred = self.snapshot.manifest.stats.deferred.iter().any(|d| d == part);
+        if !deferred {
+            return ApiError::Unavailable(format!("{what}: {e}"));
+        }
+        ApiError::Unavailable(match self.activity.describe() {
+            Some(progress) => format!(
+                "{what} is being built (the second stage of the first build, {progress}); \
+                 search, symbol and context answer from the first stage meanwhile: ask again shortly"
+            ),
+            None => format!(
+                "{what} was left for the next build (this generation is a first stage); \
+                 `ken index build` adds it"
+            ),
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -109,7 +137,7 @@ impl Analysis {
         self.graph
             .get_or_init(|| self.snapshot.graph().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+            .map_err(|e| self.unavailable("the code graph", "graph", e))
     }
 
     /// The graph for a reader of every file's names, spans and rank that needs the
@@ -122,7 +150,7 @@ impl Analysis {
         self.graph_heads
             .get_or_init(|| self.snapshot.graph_heads().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the code graph: {e}")))
+            .map_err(|e| self.unavailable("the code graph", "graph", e))
     }
 
     /// The history part (missing on a plain tree, with the reason).
@@ -130,7 +158,7 @@ impl Analysis {
         self.history
             .get_or_init(|| self.snapshot.history().map_err(PartError::of))
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the history part: {e}")))
+            .map_err(|e| self.unavailable("the history part", "history", e))
     }
 
     /// The code graph as petgraph, built once per generation.
@@ -152,7 +180,7 @@ impl Analysis {
                 self.snapshot.semantic_with(embedder).map_err(PartError::of)
             })
             .as_ref()
-            .map_err(|e| ApiError::Unavailable(format!("the semantic part: {e}")))
+            .map_err(|e| self.unavailable("the semantic part", "semantic", e))
     }
 
     pub fn has_semantic(&self) -> bool {

@@ -15,6 +15,7 @@
 mod analysis;
 pub mod answer_text;
 mod api_error;
+mod build_activity;
 mod context_ops;
 mod graph_ops;
 mod impact;
@@ -31,6 +32,7 @@ mod workspace;
 
 pub use analysis::{Analysis, build_first_stage, build_with_stored_embedder, stored_embedder};
 pub use api_error::{ApiError, ErrorBody};
+pub use build_activity::BuildActivity;
 pub use context_ops::{
     AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse, SignalsUsed,
 };
@@ -42,7 +44,7 @@ pub use graph_ops::{
 pub use impact::{ImpactRequest, ImpactResponse};
 pub use index_status::{FileDiagnostics, IndexStatusRequest, IndexStatusResponse};
 pub use operation::Operation;
-pub use page::{MAX_QUERY_BYTES, PageInfo};
+pub use page::{MAX_QUERY_BYTES, MIN_MAX_TOKENS, PageInfo};
 pub use private_path::PrivatePath;
 pub use repo_file::{ReadSpanRequest, ReadSpanResponse, confined_file, repo_path};
 pub use repo_watcher::RepoWatcher;

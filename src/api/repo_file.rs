@@ -244,7 +244,7 @@ impl Analysis {
                 ),
             ));
         }
-        let bytes = std::fs::read(&real).map_err(|e| ApiError::denied(&path, e.to_string()))?;
+        let bytes = crate::util::read_regular(&real).map_err(|e| ApiError::denied(&path, e.to_string()))?;
         let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text.lines().collect();
         let total = lines.len() as u32;

@@ -66,7 +66,17 @@ fn run(
     // The quiet period counts from the last relevant event: reads of the index itself (every
     // query) and ignored paths produce events too, and must not hold a build back.
     let mut last_seen = Instant::now();
+    // Another process's builds are looked for on a clock of their own: under a steady stream
+    // of events (every query reads the index, and a watcher may see those reads) the wait
+    // below would never time out.
+    let mut last_poll = Instant::now();
     loop {
+        if first_seen.is_none() && last_poll.elapsed() >= POLL_OTHER_BUILDS {
+            last_poll = Instant::now();
+            if let Err(e) = ws.refresh() {
+                tracing::warn!("reading the index of {}: {e}", ws.root().display());
+            }
+        }
         let wait = match first_seen {
             Some(t) => {
                 let quiet = (last_seen + debounce).saturating_duration_since(Instant::now());
@@ -96,6 +106,7 @@ fn run(
             Err(RecvTimeoutError::Timeout) => {}
         }
         let Some(t0) = first_seen else {
+            last_poll = Instant::now();
             if let Err(e) = ws.refresh() {
                 tracing::warn!("reading the index of {}: {e}", ws.root().display());
             }

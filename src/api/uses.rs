@@ -210,7 +210,7 @@ fn uses_in_file(
     else {
         return;
     };
-    let Ok(text) = std::fs::read(root.join(file.path.as_str())) else {
+    let Ok(text) = crate::util::read_regular(&root.join(file.path.as_str())) else {
         return;
     };
     if parser.set_language(&spec.grammar).is_err() {

@@ -10,8 +10,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::watch_state::{Staleness, WatchState};
-use super::{Analysis, ApiError};
-use crate::index::{BuildObserver, Coverage, IndexBuilder, IndexConfig, IndexSnapshot};
+use super::{Analysis, ApiError, BuildActivity};
+use crate::index::{BothObservers, BuildObserver, Coverage, IndexBuilder, IndexConfig, IndexSnapshot};
 
 pub struct Workspace {
     root: PathBuf,
@@ -21,6 +21,8 @@ pub struct Workspace {
     /// One build at a time from this process (the index's lock guards against others); holds
     /// the generation the last one committed, which the next one reuses without verifying.
     building: Mutex<Option<u64>>,
+    /// The build running now, for answers about parts it is adding.
+    activity: Arc<BuildActivity>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -78,13 +80,15 @@ impl Workspace {
 
     pub fn open_at(root: PathBuf, index_dir: PathBuf, staleness: Staleness) -> Result<Workspace, ApiError> {
         let snapshot = IndexSnapshot::open(&index_dir)?;
-        let analysis = Analysis::new(root.clone(), snapshot, staleness.clone());
+        let activity = Arc::new(BuildActivity::default());
+        let analysis = Analysis::new(root.clone(), snapshot, staleness.clone(), activity.clone());
         Ok(Workspace {
             root,
             index_dir,
             current: RwLock::new(Arc::new(analysis)),
             staleness,
             building: Mutex::new(None),
+            activity,
         })
     }
 
@@ -121,7 +125,12 @@ impl Workspace {
         }
         let snapshot = IndexSnapshot::open(&self.index_dir)?;
         let generation = snapshot.generation();
-        let next = Analysis::new(self.root.clone(), snapshot, self.staleness.clone());
+        let next = Analysis::new(
+            self.root.clone(),
+            snapshot,
+            self.staleness.clone(),
+            self.activity.clone(),
+        );
         // Opened before the swap, so the first request on the new generation does not pay.
         next.warm(held.has_semantic());
         let next = Arc::new(next);
@@ -164,10 +173,12 @@ impl Workspace {
             false => None,
         };
         let t0 = Instant::now();
-        let report = IndexBuilder::new(&self.root, &config, observer)?
-            .with_embedder(embedder)
-            .trusting(*built)
-            .build()?;
+        let both = BothObservers(observer, self.activity.as_ref());
+        self.activity.begin();
+        let report = IndexBuilder::new(&self.root, &config, &both)
+            .and_then(|b| b.with_embedder(embedder).trusting(*built).build());
+        self.activity.end();
+        let report = report?;
         *built = Some(report.manifest.generation);
         let build_ms = t0.elapsed().as_millis() as u64;
         self.refresh()?;

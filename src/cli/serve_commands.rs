@@ -51,9 +51,25 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         false => Staleness::Watched(Arc::new(WatchState::default())),
     };
     let debounce = Duration::from_millis(a.debounce_ms);
-    let (root, slot) = match Workspace::locate(a.repo.as_deref(), a.location.index_dir.clone()) {
-        Ok((root, index_dir)) => {
-            let ws = Arc::new(Workspace::open_at(root.clone(), index_dir, staleness)?);
+    // An index a build repairs (a first build killed before its commit, a damaged `FORMAT`
+    // or `CURRENT`) is served like no index at all: the handshake now, the build behind it.
+    let opened = match Workspace::locate(a.repo.as_deref(), a.location.index_dir.clone()) {
+        Ok((root, index_dir)) => match Workspace::open_at(root.clone(), index_dir, staleness.clone()) {
+            Ok(ws) => Ok((root, ws)),
+            Err(ApiError::Index(e)) if e.repaired_by_build() => {
+                eprintln!(
+                    "the index of {} cannot be opened ({e}); rebuilding it while serving",
+                    root.display()
+                );
+                Err((Some(root), ApiError::NotFound(e.to_string())))
+            }
+            Err(e) => Err((None, e)),
+        },
+        Err(e) => Err((None, e)),
+    };
+    let (root, slot) = match opened {
+        Ok((root, ws)) => {
+            let ws = Arc::new(ws);
             ws.analysis().warm(true);
             let slot = WorkspaceSlot::ready(ws.clone());
             if !a.no_watch {
@@ -62,9 +78,9 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
             (root, slot)
         }
         // No index yet: answer the handshake and the tool list now, build in the background.
-        Err(ApiError::NotFound(_)) => {
-            let root = match &a.repo {
-                Some(r) => r.clone(),
+        Err((located, ApiError::NotFound(_))) => {
+            let root = match located.or_else(|| a.repo.clone()) {
+                Some(r) => r,
                 None => std::env::current_dir().context("cannot read the current folder")?,
             };
             let slot = WorkspaceSlot::pending();
@@ -96,7 +112,7 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
             });
             (root, slot)
         }
-        Err(e) => return Err(e.into()),
+        Err((_, e)) => return Err(e.into()),
     };
     let generation = |slot: &WorkspaceSlot| {
         slot.now().map_or("building its first index".to_string(), |ws| {

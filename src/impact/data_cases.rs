@@ -139,9 +139,11 @@ impl<'g> DataCases<'g> {
     fn parametrizes_over(&self, test: &str, dir: &str) -> bool {
         let Some(root) = self.root else { return false };
         let mut sources = self.sources.borrow_mut();
-        let source = sources
-            .entry(test.to_string())
-            .or_insert_with(|| std::fs::read_to_string(root.join(test)).ok());
+        let source = sources.entry(test.to_string()).or_insert_with(|| {
+            crate::util::read_regular(&root.join(test))
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+        });
         let Some(text) = source else { return false };
         let quoted = [
             format!("\"{dir}\""),

@@ -93,7 +93,9 @@ impl<'g> TestCommands<'g> {
         let mut sources = self.sources.borrow_mut();
         let source = sources.entry(path.to_string()).or_insert_with(|| {
             let root = self.root.as_ref()?;
-            std::fs::read_to_string(root.join(path)).ok()
+            crate::util::read_regular(&root.join(path))
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
         });
         source.as_deref().is_some_and(|s| has_test_attribute(s, line))
     }
@@ -193,7 +195,9 @@ impl<'g> TestCommands<'g> {
         let root = self.root.as_ref()?;
         let mut d = dir.to_string();
         loop {
-            if let Ok(text) = std::fs::read_to_string(root.join(&d).join(name))
+            if let Some(text) = crate::util::read_regular(&root.join(&d).join(name))
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
                 && keep(&text)
             {
                 return Some((d, text));

@@ -22,7 +22,11 @@ impl TestFiles {
         let Some(root) = root else {
             return TestFiles::default();
         };
-        let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
+        let read = |name: &str| {
+            crate::util::read_regular(&root.join(name))
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+        };
         let patterns = read("pytest.ini")
             .and_then(|t| ini_value(&t, "pytest", "python_files"))
             .or_else(|| read("pyproject.toml").and_then(|t| pyproject_value(&t)))

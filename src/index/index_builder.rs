@@ -136,6 +136,32 @@ impl<'a> IndexBuilder<'a> {
         let store = IndexStore::new(&index_dir);
         store.prepare()?;
         let lock = store.lock()?;
+        store.claim_root(&self.root)?;
+        // What a killed or failed build left (its generation folder, segments no committed
+        // generation names) goes before this build adds its own, and again if this one fails:
+        // retries on a full disk do not pile up.
+        let freed = store.clear_interrupted();
+        if freed > 0 {
+            tracing::info!("removed {freed} bytes left by an interrupted build");
+        }
+        let built = self.build_locked(t0, registry, index_dir, &store, &lock);
+        if built.is_err() {
+            store.clear_interrupted();
+        }
+        built
+    }
+
+    fn build_locked(
+        &self,
+        t0: Instant,
+        registry: &'static LanguageRegistry,
+        index_dir: PathBuf,
+        store: &IndexStore,
+        lock: &super::index_store::BuildLock,
+    ) -> Result<BuildReport, IndexError> {
+        // Kept by the collection even when this build does not reuse it (`--full`, damage):
+        // a reader that has not leased it yet may be about to.
+        let committed_before = store.current().ok().flatten();
         let extractor = self.extractor(registry);
         let (previous, repairs) = match self.config.full {
             true => (None, Vec::new()),
@@ -351,6 +377,7 @@ impl<'a> IndexBuilder<'a> {
         store.commit(&manifest, &table)?;
         let keep: Vec<u64> = std::iter::once(generation)
             .chain(previous.as_ref().map(|p| p.generation))
+            .chain(committed_before)
             .collect();
         store.collect_garbage(&keep);
         self.observer.finish_phase();
@@ -747,7 +774,7 @@ impl<'a> IndexBuilder<'a> {
                 return (Outcome::Reused(r.clone()), None);
             }
         }
-        let bytes = match std::fs::read(&c.abs) {
+        let bytes = match crate::util::read_regular(&c.abs) {
             Ok(b) => b,
             Err(e) => return (skip(c, SkipReason::Unreadable, e.to_string()), None),
         };

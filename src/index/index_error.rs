@@ -21,6 +21,14 @@ pub enum IndexError {
         found: u32,
         supported: u32,
     },
+    #[error(
+        "{dir} holds the index of {owner}, not of {root}; pass another --index-dir, or delete the folder to give it to {root}"
+    )]
+    OtherRoot {
+        dir: PathBuf,
+        owner: PathBuf,
+        root: PathBuf,
+    },
     #[error("another `ken index build` is running on {dir} ({holder}); wait for it to finish")]
     Locked { dir: PathBuf, holder: String },
     #[error(
@@ -70,6 +78,15 @@ impl IndexError {
             IndexError::Io { source, .. } => source.to_string(),
             e => e.to_string(),
         }
+    }
+
+    /// Whether a build repairs this (a first build killed before its commit, a damaged or
+    /// missing `FORMAT`, `CURRENT` or manifest): a server starts and builds in the background.
+    pub fn repaired_by_build(&self) -> bool {
+        matches!(
+            self,
+            IndexError::NoIndex(_) | IndexError::Corrupt { .. } | IndexError::Io { .. }
+        )
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IndexError {

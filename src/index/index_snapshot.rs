@@ -1,11 +1,13 @@
-//! `IndexSnapshot`: a committed generation opened for reading. Takes no lock; a build running
-//! meanwhile writes a new generation and never touches this one.
+//! `IndexSnapshot`: a committed generation opened for reading. Takes no build lock; a build
+//! running meanwhile writes a new generation and never touches this one, and the snapshot's
+//! [`ReaderLease`] keeps garbage collection off it (and its segments) until it is dropped.
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
+use super::reader_lease::{ReaderLease, lease, reader_gate};
 use super::vector_part::{Rows, SemanticIndex, VECTOR_VERSION, VECTORS_DIR, VECTORS_FILE, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
@@ -18,6 +20,8 @@ pub struct IndexSnapshot {
     generation: u64,
     pub manifest: Manifest,
     pub table: FileTable,
+    /// Keeps this generation from being collected while the snapshot lives.
+    _lease: Option<ReaderLease>,
 }
 
 impl IndexSnapshot {
@@ -30,10 +34,15 @@ impl IndexSnapshot {
         // A build may switch CURRENT and collect the generation we just chose: retry once.
         let mut last_err = None;
         for _ in 0..2 {
+            // Under the gate, the generation `CURRENT` names is leased before a collector can
+            // list the leases: it stays on disk for as long as the snapshot lives.
+            let gate = reader_gate(index_dir);
             let Some(generation) = store.current()? else {
                 return Err(IndexError::NoIndex(index_dir.to_path_buf()));
             };
-            match Self::open_generation(&store, generation) {
+            let lease = gate.as_ref().and_then(|_| lease(index_dir, generation));
+            drop(gate);
+            match Self::open_generation(&store, generation, lease) {
                 Ok(s) => return Ok(s),
                 Err(e @ IndexError::Io { .. }) => last_err = Some(e),
                 Err(e) => return Err(e),
@@ -47,7 +56,11 @@ impl IndexSnapshot {
         IndexStore::new(index_dir).current()
     }
 
-    fn open_generation(store: &IndexStore, generation: u64) -> Result<IndexSnapshot, IndexError> {
+    fn open_generation(
+        store: &IndexStore,
+        generation: u64,
+        lease: Option<ReaderLease>,
+    ) -> Result<IndexSnapshot, IndexError> {
         let manifest = store.read_manifest(generation)?;
         let table = store.read_file_table(generation, &manifest)?;
         Ok(IndexSnapshot {
@@ -55,6 +68,7 @@ impl IndexSnapshot {
             generation,
             manifest,
             table,
+            _lease: lease,
         })
     }
 

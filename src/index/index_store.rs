@@ -6,13 +6,15 @@
 //!   FORMAT               `kenning-index <version>`: checked before anything else is read
 //!   CURRENT              name of the committed generation, replaced by rename
 //!   lock                 held (flock) by the one running build; holds its pid
+//!   ROOT                 the tree this index is built from (an outside `--index-dir` is checked)
+//!   readers/             leases of the generations live readers hold (`reader_lease`)
 //!   segments/seg-N.bin   immutable symbol records, shared by generations
 //!   gen-N/manifest.json  what the generation holds (written last)
 //!   gen-N/files.bin      the file table
 //! ```
 //! A build writes `gen-N.tmp/`, renames it to `gen-N/`, then replaces `CURRENT`. Garbage
-//! collection keeps the current and the previous generation (a reader that read `CURRENT` just
-//! before a switch still finds its generation) and the segments they reference.
+//! collection keeps the current and the previously committed generation, every generation a
+//! live reader holds a lease on, and the segments they reference.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
@@ -32,6 +34,12 @@ pub const GRAPH_FILE: &str = "graph.bin";
 /// The lexical part's folder inside a generation.
 pub const LEXICAL_DIR: &str = "lexical";
 
+/// The root of the tree whose builds write this index (`claim_root`).
+const ROOT_FILE: &str = "ROOT";
+
+/// The first words of the `.gitignore` a build writes into the index folder.
+const GITIGNORE_HEADER: &str = "# written by ken";
+
 /// The on-disk format this build reads and writes.
 pub const FORMAT_VERSION: u32 = 3;
 const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x03";
@@ -50,6 +58,14 @@ pub struct IndexStore {
 #[derive(Debug)]
 pub struct BuildLock {
     file: File,
+}
+
+impl Drop for BuildLock {
+    /// The pid goes with the lock (the OS releases the lock itself when the file closes, or
+    /// when the process dies): a lock file left behind names no holder.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
 }
 
 impl BuildLock {
@@ -91,8 +107,16 @@ impl IndexStore {
                     Ok(entries) => entries.flatten().all(|e| {
                         let name = e.file_name();
                         let name = name.to_string_lossy();
-                        ["segments", ".gitignore", "lock", "rules.toml", "agent.toml"]
-                            .contains(&name.as_ref())
+                        [
+                            "segments",
+                            "readers",
+                            ".gitignore",
+                            "lock",
+                            "ROOT",
+                            "rules.toml",
+                            "agent.toml",
+                        ]
+                        .contains(&name.as_ref())
                             || name.starts_with(".gitignore.tmp-")
                             || name.starts_with("FORMAT.tmp-")
                     }),
@@ -102,13 +126,17 @@ impl IndexStore {
                 if !empty && self.format_path().exists() {
                     return self.check_format();
                 }
-                return if empty {
-                    Ok(false)
-                } else {
-                    Err(IndexError::Foreign {
+                return match (empty, self.holds_our_files()) {
+                    (true, _) => Ok(false),
+                    // Ours, with `FORMAT` lost: damage a build repairs.
+                    (false, true) => Err(IndexError::Corrupt {
+                        path: self.format_path(),
+                        detail: "missing, though the folder holds an index's files".into(),
+                    }),
+                    (false, false) => Err(IndexError::Foreign {
                         dir: self.dir.clone(),
                         detail: "the folder exists but has no FORMAT file".into(),
-                    })
+                    }),
                 };
             }
             Err(e) => return Err(IndexError::io(self.format_path())(e)),
@@ -116,7 +144,7 @@ impl IndexStore {
         let mut words = text.split_whitespace();
         // A damaged FORMAT in a folder that holds our generations is damage, which a build
         // repairs; anything else is a folder that is not ours.
-        let refuse = |detail: String| match self.has_generations() {
+        let refuse = |detail: String| match self.holds_our_files() {
             true => IndexError::Corrupt {
                 path: self.format_path(),
                 detail,
@@ -148,6 +176,25 @@ impl IndexStore {
         self.dir.join("segments").is_dir() && self.generations_on_disk().is_some()
     }
 
+    /// Whether the folder is an index of ours, whatever its `FORMAT` says: committed
+    /// generations, or the segments folder beside the `.gitignore` a build writes first or a
+    /// generation a build began (a first build killed before its commit).
+    fn holds_our_files(&self) -> bool {
+        if !self.dir.join("segments").is_dir() {
+            return false;
+        }
+        let our_gitignore =
+            fs::read_to_string(self.dir.join(".gitignore")).is_ok_and(|t| t.starts_with(GITIGNORE_HEADER));
+        let begun = fs::read_dir(&self.dir).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n.starts_with("gen-") && n.ends_with(".tmp")
+            })
+        });
+        our_gitignore || begun || self.has_generations()
+    }
+
     /// The lowest and highest committed generation folders on disk.
     fn generations_on_disk(&self) -> Option<(u64, u64)> {
         let gens: Vec<u64> = fs::read_dir(&self.dir)
@@ -169,8 +216,11 @@ impl IndexStore {
         fs::create_dir_all(self.dir.join("segments")).map_err(IndexError::io(&self.dir))?;
         let gi = self.dir.join(".gitignore");
         if !gi.exists() {
-            write_atomic(&gi, b"# written by ken: the index ignores itself\n*\n")
-                .map_err(IndexError::io(&gi))?;
+            write_atomic(
+                &gi,
+                format!("{GITIGNORE_HEADER}: the index ignores itself\n*\n").as_bytes(),
+            )
+            .map_err(IndexError::io(&gi))?;
         }
         let fmt = format!("{FORMAT_NAME} {FORMAT_VERSION}\n");
         if fs::read_to_string(self.format_path()).ok().as_deref() != Some(fmt.as_str()) {
@@ -778,6 +828,73 @@ impl IndexStore {
         out
     }
 
+    /// Removes what an interrupted or failed build left: generation folders it began
+    /// (`gen-N.tmp`), half-written files (`*.tmp-*`), and segments no committed generation on
+    /// disk names. Called with the build lock held, so no other build is writing them.
+    /// Failures are ignored (the next build retries); returns the bytes freed.
+    pub fn clear_interrupted(&self) -> u64 {
+        let mut freed = 0;
+        let mut named = std::collections::HashSet::new();
+        let mut unreadable = false;
+        if let Ok(entries) = fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if let Some(g) = parse_gen_name(&name) {
+                    match self.read_manifest(g) {
+                        Ok(m) => named.extend(m.segments.iter().map(|s| s.id)),
+                        Err(_) => unreadable = true,
+                    }
+                } else if name.starts_with("gen-") && name.ends_with(".tmp") || name.contains(".tmp-") {
+                    freed += remove_entry(&e.path());
+                }
+            }
+        }
+        // A generation whose manifest cannot be read may name any segment: keep them all.
+        if unreadable {
+            return freed;
+        }
+        if let Ok(entries) = fs::read_dir(self.dir.join("segments")) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                let id = name
+                    .strip_prefix("seg-")
+                    .and_then(|s| s.strip_suffix(".bin"))
+                    .and_then(|s| s.parse::<u32>().ok());
+                if id.is_none_or(|id| !named.contains(&id)) {
+                    freed += remove_entry(&e.path());
+                }
+            }
+        }
+        freed
+    }
+
+    /// Records that this index belongs to `root`, refusing an index folder outside `root` that
+    /// another existing tree's builds wrote: `--index-dir` naming another repository's index
+    /// would otherwise replace it with this one. An index inside its tree belongs to it by
+    /// place (a copied or moved repository takes its index along).
+    pub fn claim_root(&self, root: &Path) -> Result<(), IndexError> {
+        let path = self.dir.join(ROOT_FILE);
+        let inside = self.dir.canonicalize().is_ok_and(|d| d.starts_with(root));
+        if !inside {
+            if let Ok(text) = fs::read_to_string(&path) {
+                let recorded = PathBuf::from(text.trim_end_matches('\n'));
+                let other = recorded.canonicalize().ok().filter(|r| r != root);
+                if let Some(other) = other {
+                    return Err(IndexError::OtherRoot {
+                        dir: self.dir.clone(),
+                        owner: other,
+                        root: root.to_path_buf(),
+                    });
+                }
+            }
+        }
+        let text = format!("{}\n", root.display());
+        if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            write_atomic(&path, text.as_bytes()).map_err(IndexError::io(&path))?;
+        }
+        Ok(())
+    }
+
     /// Removes generations other than `keep`, temporaries, and segments no kept generation
     /// references. Failures are ignored: garbage is retried next build.
     /// The highest generation and segment numbers present on disk (0 when none): a build
@@ -806,7 +923,11 @@ impl IndexStore {
         (gens, segs)
     }
 
+    /// Generations a live reader holds a lease on are kept too (see `reader_lease`).
     pub fn collect_garbage(&self, keep: &[u64]) {
+        let mut keep = keep.to_vec();
+        keep.extend(super::reader_lease::leased_generations(&self.dir));
+        let keep = &keep[..];
         let mut live_segments = std::collections::HashSet::new();
         for &g in keep {
             if let Ok(m) = self.read_manifest(g) {
@@ -836,6 +957,29 @@ impl IndexStore {
             }
         }
     }
+}
+
+/// Removes a file or folder, returning the bytes it held (0 when it could not be removed).
+fn remove_entry(path: &Path) -> u64 {
+    let size = |p: &Path| fs::symlink_metadata(p).map(|m| m.len()).unwrap_or(0);
+    let bytes = match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => walk_size(path, &size),
+        Ok(m) => m.len(),
+        Err(_) => return 0,
+    };
+    let removed = fs::remove_dir_all(path).or_else(|_| fs::remove_file(path));
+    if removed.is_ok() { bytes } else { 0 }
+}
+
+fn walk_size(dir: &Path, size: &dyn Fn(&Path) -> u64) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => walk_size(&e.path(), size),
+            _ => size(&e.path()),
+        })
+        .sum()
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {

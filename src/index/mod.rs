@@ -25,6 +25,7 @@ mod index_store;
 mod index_verifier;
 mod manifest;
 mod mapped_part;
+mod reader_lease;
 mod repo_walker;
 mod skip_reason;
 mod symbol_lookup;

@@ -2,7 +2,9 @@
 //!
 //! Honours `.gitignore` (also outside a git checkout), `.ignore` and `.kenignore`; skips hidden
 //! files, the index folder itself, and the configured vendored/build folders. Only metadata is
-//! read here; content checks (binary, minified) happen when the builder reads a file.
+//! read here; content checks (binary, minified) happen when the builder reads a file. Only
+//! regular files are candidates: named pipes, sockets and devices are skipped by type before
+//! any open, and so is a folder whose ignore file is one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use super::{SkipReason, SkippedFile, WalkConfig};
 use crate::lang::{LanguageRegistry, TextFormats};
 use crate::parse::LayoutFile;
 use crate::symbols::RepoPath;
+use crate::util::{open_regular, read_regular, special_kind};
 
 /// How a candidate is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,9 @@ pub struct RepoWalker<'a> {
     config: &'a WalkConfig,
     registry: &'a LanguageRegistry,
     exclude: Option<PathBuf>,
+    /// Ignore files that are not regular files, found while the walker is being set up or
+    /// while it filters folders.
+    special_ignore_files: Arc<Mutex<Vec<SkippedFile>>>,
 }
 
 impl<'a> RepoWalker<'a> {
@@ -66,6 +72,7 @@ impl<'a> RepoWalker<'a> {
             config,
             registry,
             exclude,
+            special_ignore_files: Arc::default(),
         }
     }
 
@@ -77,6 +84,9 @@ impl<'a> RepoWalker<'a> {
                 Ok(e) => self.visit(e, &mut out),
                 Err(err) => out.skipped.push(self.walk_error(&err)),
             }
+        }
+        if let Ok(mut files) = self.special_ignore_files.lock() {
+            out.skipped.append(&mut files);
         }
         if let Ok(dirs) = vendored.lock() {
             out.skipped.extend(dirs.iter().map(|d| SkippedFile {
@@ -95,18 +105,40 @@ impl<'a> RepoWalker<'a> {
 
     fn builder(&self, vendored: Arc<Mutex<Vec<String>>>) -> WalkBuilder {
         let mut b = WalkBuilder::new(&self.root);
+        // An ignore file at the root that is not a regular file (a named pipe would block the
+        // walk) is not read: its kind of rules is off for the whole tree, and the skip says so.
+        let off = |name: &str| {
+            let path = self.root.join(name);
+            let kind = std::fs::metadata(&path).ok()?.file_type();
+            (!kind.is_file()).then(|| {
+                if let Ok(mut v) = self.special_ignore_files.lock() {
+                    v.push(SkippedFile {
+                        path: name.to_string(),
+                        reason: SkipReason::SpecialFile,
+                        detail: Some(format!("{}; its rules were not applied", special_kind(&kind))),
+                    });
+                }
+            })
+        };
+        let git_ignore = off(".gitignore").is_none();
+        let ignore = off(".ignore").is_none();
+        let git_exclude = off(".git/info/exclude").is_none();
+        let kenignore = off(".kenignore").is_none();
         b.hidden(true)
-            .git_ignore(true)
-            .git_exclude(true)
+            .git_ignore(git_ignore)
+            .git_exclude(git_exclude)
             .git_global(false)
-            .ignore(true)
+            .ignore(ignore)
             .parents(false)
             .require_git(false)
-            .follow_links(self.config.follow_symlinks)
-            .add_custom_ignore_filename(".kenignore");
+            .follow_links(self.config.follow_symlinks);
+        if kenignore {
+            b.add_custom_ignore_filename(".kenignore");
+        }
         let skip: Vec<String> = self.config.skip_dirs.clone();
         let exclude = self.exclude.clone();
         let root = self.root.clone();
+        let special = self.special_ignore_files.clone();
         b.filter_entry(move |e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             if !is_dir {
@@ -114,6 +146,20 @@ impl<'a> RepoWalker<'a> {
             }
             if exclude.as_deref().is_some_and(|x| e.path() == x) {
                 return false;
+            }
+            // The walker reads a folder's ignore files as it enters it, and would wait forever
+            // on a named pipe there: such a folder is skipped, and the file says why.
+            if e.depth() > 0 {
+                if let Some(found) = special_ignore_file(e.path()) {
+                    if let Ok(mut v) = special.lock() {
+                        v.push(SkippedFile {
+                            path: rel_lossy(&root, &found.0),
+                            reason: SkipReason::SpecialFile,
+                            detail: Some(format!("{}; its folder was not read", found.1)),
+                        });
+                    }
+                    return false;
+                }
             }
             let name = e.file_name().to_string_lossy();
             let cargo_target = name == "target" && e.path().join("CACHEDIR.TAG").exists();
@@ -148,6 +194,15 @@ impl<'a> RepoWalker<'a> {
                 path: rel,
                 reason: SkipReason::Symlink,
                 detail: None,
+            });
+            return;
+        }
+        // Told by type, before any open: a named pipe would block the read forever.
+        if !ft.is_file() {
+            out.skipped.push(SkippedFile {
+                path: rel,
+                reason: SkipReason::SpecialFile,
+                detail: Some(special_kind(&ft).to_string()),
             });
             return;
         }
@@ -227,7 +282,7 @@ impl<'a> RepoWalker<'a> {
     }
 
     fn read_layout(&self, abs: &Path, rel: &str, name: &str, out: &mut WalkOutcome) {
-        let Ok(text) = std::fs::read_to_string(abs) else {
+        let Some(text) = read_regular(abs).ok().and_then(|b| String::from_utf8(b).ok()) else {
             return;
         };
         let dir = rel
@@ -273,12 +328,24 @@ fn error_path(err: &ignore::Error) -> (Option<PathBuf>, bool) {
     }
 }
 
+/// The first ignore file of the folder `dir` the walker would read that is not a regular file,
+/// with what it is.
+fn special_ignore_file(dir: &Path) -> Option<(PathBuf, &'static str)> {
+    [".gitignore", ".ignore", ".kenignore", ".git/info/exclude"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find_map(|p| {
+            let kind = std::fs::metadata(&p).ok()?.file_type();
+            (!kind.is_file() && !kind.is_dir()).then(|| (p, special_kind(&kind)))
+        })
+}
+
 /// The language a `#!` line names (`#!/usr/bin/env bash`, `#!/bin/sh -e`), read from the
 /// file's first 128 bytes.
 fn shebang_language(path: &Path) -> Option<&'static str> {
     use std::io::Read;
     let mut head = [0u8; 128];
-    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let n = open_regular(path).ok()?.read(&mut head).ok()?;
     interpreter_language(&head[..n])
 }
 

@@ -26,6 +26,9 @@ pub enum SkipReason {
     UnsupportedLanguage,
     /// Its parse ran past a bound (`max_parse_ms`, `max_tree_nodes`); the detail names it.
     ParseLimit,
+    /// A named pipe, socket or device: never opened (reading one can wait forever). An ignore
+    /// file of this kind skips its folder, whose rules cannot be read.
+    SpecialFile,
 }
 
 impl SkipReason {
@@ -40,6 +43,7 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::UnsupportedLanguage => "unsupported-language",
             SkipReason::ParseLimit => "parse-limit",
+            SkipReason::SpecialFile => "special-file",
         }
     }
 }

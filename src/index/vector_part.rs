@@ -313,7 +313,7 @@ impl VectorBuild<'_> {
                     if crate::lang::text_kind(&r.language).is_some() {
                         return (i, Vec::new());
                     }
-                    let bytes = std::fs::read(r.path.to_fs(self.root)).unwrap_or_default();
+                    let bytes = crate::util::read_regular(&r.path.to_fs(self.root)).unwrap_or_default();
                     let chunks = chunker.chunk(r.path.as_str(), &bytes, &symbols);
                     let t = chunks
                         .into_iter()

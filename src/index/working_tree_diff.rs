@@ -31,7 +31,7 @@ impl WorkingTreeDiff {
                 if r.size == c.size && r.mtime_ns == c.mtime_ns && c.mtime_ns < started {
                     return None;
                 }
-                let same = std::fs::read(&c.abs)
+                let same = crate::util::read_regular(&c.abs)
                     .map(|b| *blake3::hash(&b).as_bytes() == r.hash)
                     .unwrap_or(false);
                 (!same).then(|| c.path.to_string())
@@ -77,7 +77,7 @@ impl WorkingTreeDiff {
                     }
                     // Written in the same clock tick the build started: compare contents.
                     mtime >= started
-                        && std::fs::read(r.path.to_fs(root))
+                        && crate::util::read_regular(&r.path.to_fs(root))
                             .map_or(true, |b| *blake3::hash(&b).as_bytes() != r.hash)
                 })
             })

@@ -4,34 +4,52 @@
 //!
 //! Edits are surgical: a JSON config gets one `"kenning"` entry inserted into its server
 //! object (created if missing) with the rest of the text untouched; TOML and Markdown get a
-//! block between `kenning:start` / `kenning:end` markers. `ken uninstall` removes exactly
-//! that entry or block, and a file or object only when `ken install` created it. What was
-//! created is recorded in `<state dir>/kenning/installs.json`, by file.
+//! block between `kenning:start` / `kenning:end` markers. A file whose client reads YAML front
+//! matter (the sub-agent, the Cursor rule) is Kenning's whole: front matter on line 1, the
+//! marked block after it. `ken uninstall` removes exactly that entry or block, and a file or
+//! object only when `ken install` created it. What was created is recorded in
+//! `<state dir>/kenning/installs.json`, by file.
+//!
+//! Invariants: every change is computed and checked before the first write, and a write that
+//! fails undoes the run's earlier writes (`FileWrites`); a project install writes only inside
+//! the project (a symbolic link out of it is refused) and names no path of this machine when
+//! `ken` on PATH is this program; a user install names no repository: the server serves the
+//! folder its client starts it in.
 
-use std::path::{Path, PathBuf};
+mod file_writes;
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
+use self::file_writes::FileWrites;
 use super::args::{InstallArgs, InstallScope};
 
 const START: &str = "kenning:start";
 const END: &str = "kenning:end";
 
 const INSTRUCTIONS: &str = "## Kenning (code search and context)\n\n\
-This repository is indexed by Kenning, available as the `kenning` MCP server. Prefer it to \
-reading whole files:\n\
+The repository you work in is indexed by Kenning, available as the `kenning` MCP server. Prefer \
+it to reading whole files:\n\
 - a new task, bug report or question: call `context` with the task text first;\n\
 - finding code by name, message or meaning: `search` (it lists the line spans to read), `symbol`;\n\
 - who uses something: `callers`, `refs`; before or after an edit: `impact` (and the tests to run);\n\
 - exact lines: `read_span` (`path:START-END`).\n";
 
-const SUBAGENT: &str = "---\nname: kenning-explorer\ndescription: Finds the code relevant to a task in this \
-repository with the kenning MCP tools (context, search, symbol, callers, refs, impact, read_span) and reports \
-paths with line spans. Use it before reading files by hand.\ntools: mcp__kenning__context, mcp__kenning__search, \
-mcp__kenning__symbol, mcp__kenning__callers, mcp__kenning__refs, mcp__kenning__impact, mcp__kenning__read_span\n---\n\n\
-Start with `context` on the task. Follow up with `search`, `symbol`, `callers` and `refs`. Answer with \
-`path:START-END` spans and one line on why each matters; quote code only where it decides the answer.\n";
+/// The Claude Code sub-agent's front matter (plain YAML scalars: no `: ` or ` #` inside).
+const SUBAGENT_FRONT: &str = "name: kenning-explorer\ndescription: Finds the code relevant to a task in \
+this repository with the kenning MCP tools (context, search, symbol, callers, refs, impact, read_span) and \
+reports paths with line spans. Use it before reading files by hand.\ntools: mcp__kenning__context, \
+mcp__kenning__search, mcp__kenning__symbol, mcp__kenning__callers, mcp__kenning__refs, \
+mcp__kenning__impact, mcp__kenning__read_span\n";
+
+const SUBAGENT: &str = "Start with `context` on the task. Follow up with `search`, `symbol`, `callers` and \
+`refs`. Answer with `path:START-END` spans and one line on why each matters; quote code only where it \
+decides the answer.\n";
+
+const CURSOR_RULE_FRONT: &str = "description: When to use the kenning MCP tools\nalwaysApply: true\n";
 
 /// One file an agent reads, and what Kenning puts there.
 #[derive(Debug, Clone)]
@@ -48,12 +66,19 @@ enum Edit {
         text: String,
         comment: fn(&str) -> String,
     },
+    /// A Markdown file whose client reads YAML front matter, which must be its line 1: the
+    /// file is Kenning's, `---` front matter `---` then the marked block.
+    Fronted {
+        path: PathBuf,
+        front: &'static str,
+        text: &'static str,
+    },
 }
 
 impl Edit {
     fn path(&self) -> &Path {
         match self {
-            Edit::Json { path, .. } | Edit::Block { path, .. } => path,
+            Edit::Json { path, .. } | Edit::Block { path, .. } | Edit::Fronted { path, .. } => path,
         }
     }
 }
@@ -69,20 +94,23 @@ fn html_comment(m: &str) -> String {
 pub const AGENTS: [&str; 6] = ["claude", "codex", "cursor", "vscode", "gemini", "opencode"];
 
 /// What installing for `agent` at `scope` writes (`base`: the repository for project scope,
-/// the home folder for user scope).
-fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str, repo: &Path) -> Result<Vec<Edit>> {
+/// the home folder for user scope; `ken`: the program the configs start).
+fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str) -> Result<Vec<Edit>> {
     let project = scope == InstallScope::Project;
-    // A user-scope server is told which repository it serves; a project one runs there.
-    let mut args = vec!["serve".to_string(), "--mcp".to_string()];
-    if !project {
-        args.push("--repo".into());
-        args.push(repo.display().to_string());
-    }
+    // No `--repo`, at either scope: the client starts the server in the project it has open
+    // and `ken serve` finds the repository from there. A user config naming one repository
+    // would serve it to every other project's agent.
+    let args = ["serve", "--mcp"];
     let standard = serde_json::json!({"command": ken, "args": args});
     let md = |p: PathBuf| Edit::Block {
         path: p,
         text: INSTRUCTIONS.to_string(),
         comment: html_comment,
+    };
+    let subagent = |p: PathBuf| Edit::Fronted {
+        path: p,
+        front: SUBAGENT_FRONT,
+        text: SUBAGENT,
     };
     Ok(match (agent, project) {
         ("claude", true) => vec![
@@ -92,11 +120,7 @@ fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str, repo: &Path) 
                 entry: standard,
             },
             md(base.join("CLAUDE.md")),
-            Edit::Block {
-                path: base.join(".claude/agents/kenning-explorer.md"),
-                text: SUBAGENT.to_string(),
-                comment: html_comment,
-            },
+            subagent(base.join(".claude/agents/kenning-explorer.md")),
         ],
         ("claude", false) => vec![
             Edit::Json {
@@ -105,11 +129,7 @@ fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str, repo: &Path) 
                 entry: standard,
             },
             md(base.join(".claude/CLAUDE.md")),
-            Edit::Block {
-                path: base.join(".claude/agents/kenning-explorer.md"),
-                text: SUBAGENT.to_string(),
-                comment: html_comment,
-            },
+            subagent(base.join(".claude/agents/kenning-explorer.md")),
         ],
         ("codex", _) => {
             let quoted: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
@@ -136,10 +156,10 @@ fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str, repo: &Path) 
                 entry: standard,
             }];
             if project {
-                e.push(Edit::Block {
+                e.push(Edit::Fronted {
                     path: base.join(".cursor/rules/kenning.mdc"),
-                    text: format!("---\ndescription: When to use the kenning MCP tools\nalwaysApply: true\n---\n{INSTRUCTIONS}"),
-                    comment: html_comment,
+                    front: CURSOR_RULE_FRONT,
+                    text: INSTRUCTIONS,
                 });
             }
             e
@@ -168,7 +188,7 @@ fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str, repo: &Path) 
         ],
         ("opencode", _) => {
             let mut command = vec![ken.to_string()];
-            command.extend(args.iter().cloned());
+            command.extend(args.iter().map(|a| a.to_string()));
             vec![
                 Edit::Json {
                     path: match project {
@@ -457,7 +477,132 @@ fn block_without(text: &str, comment: fn(&str) -> String) -> Option<String> {
     Some(format!("{}{}", &text[..a], &text[b..]))
 }
 
+/// A fronted file: front matter on line 1, where Claude Code and Cursor look for it (they
+/// read none after a marker line), then the marked block.
+fn fronted(front: &str, text: &str) -> String {
+    format!(
+        "---\n{front}---\n{}\n{text}{}\n",
+        html_comment(START),
+        html_comment(END)
+    )
+}
+
+/// The text without what `fronted` wrote: the front matter and the block right after it.
+/// A file from before front matter came first (marker on line 1, front matter inside the
+/// block) loses its block. `None`: no block.
+fn fronted_without(text: &str) -> Option<String> {
+    let start = html_comment(START);
+    let block_at = text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.find("\n---\n"))
+        .map(|close| "---\n".len() + close + "\n---\n".len())
+        .filter(|at| text[*at..].starts_with(&start));
+    match block_at {
+        Some(at) => block_without(&text[at..], html_comment),
+        None => block_without(text, html_comment),
+    }
+}
+
+/// The text `edit` leaves in a file that holds `existing` (`None`: absent), and whether it
+/// creates the JSON container.
+fn installed_text(edit: &Edit, existing: Option<&str>) -> Result<(String, bool)> {
+    match edit {
+        Edit::Json { container, entry, .. } => {
+            // A new file: the closing brace on its own line after the entry.
+            let text = existing.unwrap_or("{\n}\n");
+            let had = top_object(text)
+                .and_then(|t| members(text, t))
+                .map(|(m, _)| m.iter().any(|m| m.0 == *container))
+                .context("not a JSON object")?;
+            Ok((json_with(text, container, entry)?, !had))
+        }
+        Edit::Block { text, comment, .. } => Ok((block_with(existing.unwrap_or(""), text, *comment)?, false)),
+        Edit::Fronted { front, text, .. } => match existing.filter(|t| !t.trim().is_empty()) {
+            None => Ok((fronted(front, text), false)),
+            Some(t) if t.contains(&html_comment(START)) => {
+                bail!("a kenning block is there already: `ken uninstall` first")
+            }
+            Some(_) => bail!(
+                "the file is there and is not Kenning's (its front matter must be line 1, so nothing is added to it): move it away first"
+            ),
+        },
+    }
+}
+
+// ----------------------------------------------------------------------------- paths
+
+/// Where writing `path` lands: each symbolic link on the way followed (a dangling one too),
+/// as far as the path exists; the rest appended.
+fn real_location(path: &Path) -> Result<PathBuf> {
+    real_location_within(path, 40)
+}
+
+fn real_location_within(path: &Path, hops: u32) -> Result<PathBuf> {
+    if hops == 0 {
+        bail!("{}: too many levels of symbolic links", path.display());
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let to =
+                std::fs::read_link(path).with_context(|| format!("reading the link {}", path.display()))?;
+            // A relative target is relative to the link's folder; `join` keeps an absolute one.
+            let next = path.parent().map_or(to.clone(), |d| d.join(&to));
+            real_location_within(&next, hops - 1)
+        }
+        Ok(_) => std::fs::canonicalize(path).with_context(|| format!("resolving {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let Some(parent) = path.parent() else {
+                return Ok(path.to_path_buf());
+            };
+            let parent = real_location_within(parent, hops - 1)?;
+            Ok(match path.components().next_back() {
+                Some(Component::ParentDir) => parent.parent().map_or(parent.clone(), Path::to_path_buf),
+                Some(Component::Normal(name)) => parent.join(name),
+                _ => parent,
+            })
+        }
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Refuses a project file that a symbolic link sends outside the project `base` (canonical):
+/// the file is meant for this project, and the link's target may be anyone's.
+fn check_inside(base: &Path, path: &Path, real: &Path) -> Result<()> {
+    if real.starts_with(base) {
+        return Ok(());
+    }
+    let link = path
+        .ancestors()
+        .take_while(|p| p.starts_with(base) && *p != base)
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()));
+    match link.map(|l| (l, std::fs::read_link(l))) {
+        Some((l, Ok(to))) => bail!(
+            "{} is a symbolic link to {}, outside the project {}: `ken install` writes only inside the project, and nothing was written",
+            l.display(),
+            to.display(),
+            base.display()
+        ),
+        _ => bail!(
+            "{} leads to {}, outside the project {}: `ken install` writes only inside the project, and nothing was written",
+            path.display(),
+            real.display(),
+            base.display()
+        ),
+    }
+}
+
+/// A file's text; `None` when it is not there.
+fn read_text(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
 // ----------------------------------------------------------------------------- the record
+
+type Record = serde_json::Map<String, serde_json::Value>;
 
 /// What `ken install` created (files, JSON objects), so `ken uninstall` removes only that.
 fn record_path() -> Result<PathBuf> {
@@ -466,33 +611,57 @@ fn record_path() -> Result<PathBuf> {
         .context("no state folder: set XDG_STATE_HOME or HOME")
 }
 
-fn read_record() -> Result<serde_json::Map<String, serde_json::Value>> {
+fn read_record() -> Result<Record> {
     Ok(std::fs::read(record_path()?)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default())
 }
 
-fn write_record(r: &serde_json::Map<String, serde_json::Value>) -> Result<()> {
-    let path = record_path()?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    }
-    std::fs::write(&path, serde_json::to_vec_pretty(r)?)
-        .with_context(|| format!("writing {}", path.display()))
+/// Saves the record as the run's last write, so that a failure here undoes the run too.
+fn save_record(writes: &mut FileWrites, r: &Record) -> Result<()> {
+    // Its real location: an undo removes a file, never a link someone made.
+    let path = real_location(&record_path()?)?;
+    let before = match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    writes.write(&path, &serde_json::to_vec_pretty(r)?, before)
 }
 
 // ----------------------------------------------------------------------------- commands
 
-fn targets(a: &InstallArgs) -> Result<(PathBuf, PathBuf, Vec<&'static str>)> {
+/// One file's change, decided before anything is written.
+struct Change {
+    agent: &'static str,
+    /// The path the client reads, and the record's key.
+    path: PathBuf,
+    /// Where the bytes land (symbolic links followed).
+    real: PathBuf,
+    before: Option<String>,
+    /// `None`: the file goes.
+    after: Option<String>,
+    created_container: bool,
+}
+
+impl Change {
+    fn key(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// The folder the files go under (the canonical repository, or the home folder) and the agents.
+fn targets(a: &InstallArgs) -> Result<(PathBuf, Vec<&'static str>)> {
     let home = PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
-    let repo = match &a.repo {
-        Some(r) => r.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    let repo = std::fs::canonicalize(&repo).with_context(|| format!("--repo {}", repo.display()))?;
     let base = match a.scope {
-        InstallScope::Project => repo.clone(),
+        InstallScope::Project => {
+            let repo = match &a.repo {
+                Some(r) => r.clone(),
+                None => std::env::current_dir().context("cannot read the current folder")?,
+            };
+            std::fs::canonicalize(&repo).with_context(|| format!("--repo {}", repo.display()))?
+        }
         InstallScope::User => home.clone(),
     };
     let agents: Vec<&'static str> = match a.agent.is_empty() {
@@ -514,126 +683,217 @@ fn targets(a: &InstallArgs) -> Result<(PathBuf, PathBuf, Vec<&'static str>)> {
             AGENTS.join(", ")
         );
     }
-    Ok((base, repo, agents))
+    Ok((base, agents))
 }
 
-fn ken_program() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.to_str().map(str::to_string))
-        .unwrap_or_else(|| "ken".to_string())
+/// The program the configs start. Project files are meant to be committed, so they name
+/// `ken` when the first `ken` on PATH is this very program (canonical paths compared), else
+/// this program's absolute path, with a note. User files name the absolute path: a client
+/// started from a desktop may not see the shell's PATH.
+fn ken_command(scope: InstallScope) -> Result<String> {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .context("cannot find the path of this program")?;
+    let absolute = exe
+        .to_str()
+        .map(str::to_string)
+        .with_context(|| format!("{}: the path of this program is not UTF-8", exe.display()))?;
+    if scope == InstallScope::User {
+        return Ok(absolute);
+    }
+    let on_path = first_on_path("ken");
+    if on_path.as_deref().and_then(|p| std::fs::canonicalize(p).ok()) == Some(exe) {
+        return Ok("ken".to_string());
+    }
+    let why = match on_path {
+        Some(p) => format!("the first `ken` on PATH, {}, is another program", p.display()),
+        None => "there is no `ken` on PATH".to_string(),
+    };
+    eprintln!("note: the project files name {absolute}, a path on this machine only: {why}");
+    Ok(absolute)
 }
 
-pub fn install(a: InstallArgs) -> Result<ExitCode> {
-    let (base, repo, agents) = targets(&a)?;
-    let ken = ken_program();
-    let mut record = read_record()?;
-    let mut done: Vec<PathBuf> = Vec::new();
-    for agent in agents {
-        for edit in edits(agent, a.scope, &base, &ken, &repo)? {
+/// The first executable `name` in PATH's folders, as a client's shell would find it.
+fn first_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|c| is_executable(c))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// Every file install changes, with its new text; fails before anything is written.
+fn install_plan(agents: &[&'static str], scope: InstallScope, base: &Path, ken: &str) -> Result<Vec<Change>> {
+    let mut changes = Vec::new();
+    let mut seen = HashSet::new();
+    for &agent in agents {
+        for edit in edits(agent, scope, base, ken)? {
             let path = edit.path().to_path_buf();
-            // Two agents may share a file (AGENTS.md): one block is enough.
-            if done.contains(&path) {
+            let real = real_location(&path)?;
+            if scope == InstallScope::Project {
+                check_inside(base, &path, &real)?;
+            }
+            // Two agents may share a file (AGENTS.md), or a link make two names one file:
+            // one block is enough.
+            if !seen.insert(real.clone()) {
                 continue;
             }
-            let existing = match std::fs::read_to_string(&path) {
-                Ok(t) => Some(t),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-            };
-            let key = path.display().to_string();
-            let (new, created_container) = match &edit {
-                Edit::Json { container, entry, .. } => {
-                    let text = existing.clone().unwrap_or_else(|| "{}\n".to_string());
-                    let had = top_object(&text)
-                        .and_then(|t| members(&text, t))
-                        .map(|(m, _)| m.iter().any(|m| m.0 == *container))
-                        .with_context(|| format!("{} is not a JSON object", path.display()))?;
-                    let new =
-                        json_with(&text, container, entry).with_context(|| path.display().to_string())?;
-                    (new, !had)
-                }
-                Edit::Block { text, comment, .. } => (
-                    block_with(existing.as_deref().unwrap_or(""), text, *comment)
-                        .with_context(|| path.display().to_string())?,
-                    false,
-                ),
-            };
-            done.push(path.clone());
-            println!(
-                "{} {} ({agent})",
-                if a.dry_run { "would write" } else { "wrote" },
-                path.display()
-            );
-            if a.dry_run {
-                continue;
-            }
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-            }
-            std::fs::write(&path, new).with_context(|| format!("writing {}", path.display()))?;
-            record.insert(
-                key,
-                serde_json::json!({"created_file": existing.is_none(), "created_container": created_container}),
-            );
+            let before = read_text(&real)?;
+            let (after, created_container) =
+                installed_text(&edit, before.as_deref()).with_context(|| path.display().to_string())?;
+            changes.push(Change {
+                agent,
+                path,
+                real,
+                before,
+                after: Some(after),
+                created_container,
+            });
         }
     }
-    if !a.dry_run {
-        write_record(&record)?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(changes)
 }
 
-pub fn uninstall(a: InstallArgs) -> Result<ExitCode> {
-    let (base, repo, agents) = targets(&a)?;
-    let ken = ken_program();
-    let mut record = read_record()?;
-    let mut seen: Vec<PathBuf> = Vec::new();
-    for agent in agents {
-        for edit in edits(agent, a.scope, &base, &ken, &repo)? {
+/// Every file uninstall changes: the entry or block taken out, the file gone when install
+/// made it and nothing else is left.
+fn uninstall_plan(
+    agents: &[&'static str],
+    scope: InstallScope,
+    base: &Path,
+    record: &Record,
+) -> Result<Vec<Change>> {
+    let mut changes = Vec::new();
+    let mut seen = HashSet::new();
+    for &agent in agents {
+        // The command in the entry does not matter: the entry goes by its name.
+        for edit in edits(agent, scope, base, "ken")? {
             let path = edit.path().to_path_buf();
-            if seen.contains(&path) {
-                continue;
-            }
-            seen.push(path.clone());
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Ok(real) = real_location(&path) else {
                 continue;
             };
-            let key = path.display().to_string();
-            let made = record.get(&key).cloned().unwrap_or_default();
+            if !seen.insert(real.clone()) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&real) else {
+                continue;
+            };
+            let made = record
+                .get(&path.display().to_string())
+                .cloned()
+                .unwrap_or_default();
             let flag = |k: &str| made.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
             let new = match &edit {
                 Edit::Json { container, .. } => json_without(&text, container, flag("created_container"))
                     .with_context(|| path.display().to_string())?,
                 Edit::Block { comment, .. } => block_without(&text, *comment),
+                Edit::Fronted { .. } => fronted_without(&text),
             };
             let Some(new) = new else {
                 continue;
             };
-            // A file `ken install` made, now holding nothing else, goes.
-            let empty = new.trim().is_empty() || new.trim() == "{}";
-            println!(
-                "{} {} ({agent})",
-                match (a.dry_run, flag("created_file") && empty) {
-                    (true, true) => "would remove",
-                    (true, false) => "would edit",
-                    (false, true) => "removed",
-                    (false, false) => "edited",
-                },
-                path.display()
-            );
-            if a.dry_run {
-                continue;
-            }
-            match flag("created_file") && empty {
-                true => std::fs::remove_file(&path)?,
-                false => std::fs::write(&path, new)?,
-            }
-            record.remove(&key);
+            // A file install made, holding nothing else now, goes; so does an emptied fronted
+            // file without a record (another state folder): install writes those only whole.
+            let bare: String = new.chars().filter(|c| !c.is_whitespace()).collect();
+            let empty = bare.is_empty() || bare == "{}";
+            let goes = empty && (flag("created_file") || matches!(edit, Edit::Fronted { .. }));
+            changes.push(Change {
+                agent,
+                path,
+                real,
+                before: Some(text),
+                after: (!goes).then_some(new),
+                created_container: false,
+            });
         }
     }
+    Ok(changes)
+}
+
+/// Makes `changes` and saves `record`; on a failure, puts back every file it had changed.
+fn apply(verb: &str, changes: &[Change], record: &Record) -> Result<()> {
+    let mut writes = FileWrites::default();
+    let Err(e) = apply_each(&mut writes, changes, record) else {
+        return Ok(());
+    };
+    let failed = writes.undo();
+    match failed.is_empty() {
+        true => Err(e.context(format!(
+            "`ken {verb}` stopped part way and put back every file it had changed"
+        ))),
+        false => Err(e.context(format!(
+            "`ken {verb}` stopped part way, and could not put back: {}",
+            failed.join("; ")
+        ))),
+    }
+}
+
+fn apply_each(writes: &mut FileWrites, changes: &[Change], record: &Record) -> Result<()> {
+    for c in changes {
+        let before = c.before.clone().map(String::into_bytes);
+        match &c.after {
+            Some(text) => writes.write(&c.real, text.as_bytes(), before)?,
+            None => writes.remove(&c.real, before.unwrap_or_default())?,
+        }
+    }
+    save_record(writes, record)
+}
+
+pub fn install(a: InstallArgs) -> Result<ExitCode> {
+    if a.scope == InstallScope::User && a.repo.is_some() {
+        bail!(
+            "--repo does not go with --scope user: a user install serves whichever project the agent is opened in"
+        );
+    }
+    let (base, agents) = targets(&a)?;
+    let ken = ken_command(a.scope)?;
+    let changes = install_plan(&agents, a.scope, &base, &ken)?;
     if !a.dry_run {
-        write_record(&record)?;
+        let mut record = read_record()?;
+        for c in &changes {
+            record.insert(
+                c.key(),
+                serde_json::json!({"created_file": c.before.is_none(), "created_container": c.created_container}),
+            );
+        }
+        apply("install", &changes, &record)?;
+    }
+    for c in &changes {
+        let verb = if a.dry_run { "would write" } else { "wrote" };
+        println!("{verb} {} ({})", c.path.display(), c.agent);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Uninstall takes `--repo` at user scope too (and ignores it there): the old user install
+/// named a repository, and its users may name it again to remove it.
+pub fn uninstall(a: InstallArgs) -> Result<ExitCode> {
+    let (base, agents) = targets(&a)?;
+    let mut record = read_record()?;
+    let changes = uninstall_plan(&agents, a.scope, &base, &record)?;
+    if !a.dry_run {
+        for c in &changes {
+            record.remove(&c.key());
+        }
+        apply("uninstall", &changes, &record)?;
+    }
+    for c in &changes {
+        let verb = match (a.dry_run, c.after.is_none()) {
+            (true, true) => "would remove",
+            (true, false) => "would edit",
+            (false, true) => "removed",
+            (false, false) => "edited",
+        };
+        println!("{verb} {} ({})", c.path.display(), c.agent);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -683,5 +943,37 @@ mod tests {
         let parsed: toml::Value = toml::from_str(&with).unwrap();
         assert_eq!(parsed["mcp_servers"]["kenning"]["command"].as_str(), Some("ken"));
         assert_eq!(block_without(&with, hash_comment).unwrap(), toml);
+    }
+
+    #[test]
+    fn a_fronted_file_starts_with_its_front_matter_and_goes_whole() {
+        let text = fronted(SUBAGENT_FRONT, SUBAGENT);
+        assert!(text.starts_with("---\nname: kenning-explorer\n"), "{text}");
+        assert_eq!(fronted_without(&text).unwrap(), "");
+        // Text a person added after the block stays.
+        let added = format!("{text}\nMy notes.\n");
+        assert_eq!(fronted_without(&added).unwrap(), "\nMy notes.\n");
+        // The layout before front matter came first: the marker on line 1.
+        let old =
+            format!("<!-- kenning:start -->\n---\n{SUBAGENT_FRONT}---\n{SUBAGENT}<!-- kenning:end -->\n");
+        assert_eq!(fronted_without(&old).unwrap(), "");
+        assert!(fronted_without("---\nname: mine\n---\nMine.\n").is_none());
+    }
+
+    #[test]
+    fn a_missing_path_resolves_through_the_links_above_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink("real", base.join("link")).unwrap();
+        std::os::unix::fs::symlink("../outside.md", base.join("real/dangling.md")).unwrap();
+        assert_eq!(
+            real_location(&base.join("link/new/a.md")).unwrap(),
+            base.join("real/new/a.md")
+        );
+        let out = real_location(&base.join("link/dangling.md")).unwrap();
+        assert_eq!(out, base.join("outside.md"));
+        let escape = real_location(&base.join("no/../../x.md")).unwrap();
+        assert!(!escape.starts_with(&base), "{}", escape.display());
     }
 }

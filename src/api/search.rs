@@ -251,6 +251,7 @@ const MAX_LINES: usize = 100_000;
 
 impl Analysis {
     pub fn search(&self, r: &SearchRequest) -> Result<SearchResponse, ApiError> {
+        const NO_WORDS_MATCHED: &str = "nothing matched these words; these are by meaning only";
         let (query, note) = cap_query("query", &r.query)?;
         let mode = match r.mode {
             Some(m) => m,
@@ -359,6 +360,11 @@ impl Analysis {
                 out.rrf_k = Some(HYBRID_RRF_K);
                 let total = fused.len();
                 (out.files, out.page) = paging.apply(fused, total);
+                // Semantic ranking always returns its nearest chunks; with no word of the
+                // query in the index they are guesses, and the answer says so.
+                if lex_files.is_empty() && !out.files.is_empty() {
+                    out.notes.push(NO_WORDS_MATCHED.to_string());
+                }
                 if per_file > 0 {
                     self.chunk_files(&mut out.files, &lexical_hits, &hits, per_file)?;
                 }

@@ -81,7 +81,7 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         Err((located, ApiError::NotFound(_))) => {
             let root = match located.or_else(|| a.repo.clone()) {
                 Some(r) => r,
-                None => std::env::current_dir().context("cannot read the current folder")?,
+                None => repository_of_current_folder()?,
             };
             let slot = WorkspaceSlot::pending();
             let (building, index_dir, watch) = (slot.clone(), a.location.index_dir.clone(), !a.no_watch);
@@ -148,6 +148,29 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         Ok::<(), anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The repository a server started with no `--repo` and no index serves: the nearest folder
+/// at or above the current one holding `.git` (an agent opened in a subfolder), else the
+/// current folder. The home folder and `/` are refused: a client that starts its servers there
+/// (from a user-scope config) would otherwise index everything under them.
+fn repository_of_current_folder() -> Result<std::path::PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    let root = cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&cwd)
+        .to_path_buf();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if root.parent().is_none() || home.as_deref().is_some_and(|h| canon(h) == canon(&root)) {
+        bail!(
+            "ken serve was started in {} with no index and no --repo: refusing to index that whole folder; \
+             start the client in a repository, or pass --repo <path>",
+            root.display()
+        );
+    }
+    Ok(root)
 }
 
 /// No index at or above the repository: build the first stage of one at the repository root

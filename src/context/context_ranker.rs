@@ -747,6 +747,15 @@ impl<'s> ContextRanker<'s> {
         let file_score: HashMap<&str, f32> =
             ranked_files.iter().map(|f| (f.path.as_str(), f.score)).collect();
         let mut merged: HashMap<(String, u32), (Acc, Option<SymbolId>)> = HashMap::new();
+        // Without the graph (a first stage), a lexical hit's line finds its definition in the
+        // file's record instead of the skeleton.
+        let record_lines = match self.graph {
+            Some(_) => HashMap::new(),
+            None => self.definition_lines(symbols.keys().filter_map(|k| match k {
+                SymbolKey::Line(p, _) => Some(p.as_str()),
+                SymbolKey::Def(..) => None,
+            }))?,
+        };
         for (key, acc) in symbols {
             let (path, def, id) = match (&key, &self.graph, &index) {
                 (SymbolKey::Def(p, d), Some(_), Some(gi)) => (
@@ -760,7 +769,12 @@ impl<'s> ContextRanker<'s> {
                     (p.clone(), d, fi.zip(d).map(|(fi, d)| SymbolId::new(fi as u32, d)))
                 }
                 (SymbolKey::Def(p, d), _, _) => (p.clone(), Some(*d), None),
-                (SymbolKey::Line(p, _), _, _) => (p.clone(), None, None),
+                (SymbolKey::Line(p, l), _, _) => {
+                    let d = record_lines
+                        .get(p.as_str())
+                        .and_then(|lines| lines.iter().position(|s| s == l));
+                    (p.clone(), d.map(|d| d as u32), None)
+                }
             };
             let Some(def) = def else { continue };
             let e = merged.entry((path, def)).or_insert_with(|| (Acc::default(), id));
@@ -877,6 +891,27 @@ impl<'s> ContextRanker<'s> {
         }
         head.clone_from_slice(&reordered);
         true
+    }
+
+    /// The first line of every definition of each of `paths`, from their records.
+    fn definition_lines<'p>(
+        &self,
+        paths: impl Iterator<Item = &'p str>,
+    ) -> Result<HashMap<String, Vec<u32>>, IndexError> {
+        let mut paths: Vec<&str> = paths.collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let ids: Vec<_> = paths.iter().filter_map(|p| self.snapshot.file_id(p)).collect();
+        let records = self.snapshot.load_symbols_of(&ids)?;
+        Ok(ids
+            .iter()
+            .zip(records)
+            .filter_map(|(id, s)| {
+                let r = self.snapshot.table.files.get(id.index())?;
+                let lines = s.definitions.iter().map(|d| d.span.start_line).collect();
+                Some((r.path.as_str().to_string(), lines))
+            })
+            .collect())
     }
 
     /// Names, kinds and spans of definitions of a file.

@@ -147,7 +147,7 @@ impl<'g> GraphQuery<'g> {
                 None => Lookup::NotFound,
             };
         }
-        let want = address.replace("::", ".");
+        let want = crate::symbols::with_separator(address.trim(), ".");
         let plain = !want.contains('.');
         let dotted = format!(".{want}");
         let mut exact = Vec::new();
@@ -163,7 +163,7 @@ impl<'g> GraphQuery<'g> {
                 if !want.ends_with(d.name.as_str()) || d.kind == crate::symbols::SymbolKind::Impl {
                     continue;
                 }
-                let q = f.qualified(di as u32).replace("::", ".");
+                let q = crate::symbols::with_separator(&f.qualified(di as u32), ".");
                 if q == want {
                     exact.push(SymbolId::new(fi as u32, di as u32));
                 } else if q.ends_with(&dotted) {

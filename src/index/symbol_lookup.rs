@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::symbols::{Definition, FileId, FileSymbols, SymbolKind};
+use crate::symbols::{NAME_SEPARATORS, with_separator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -44,7 +45,7 @@ impl<'s> SymbolLookup<'s> {
         let Ok(lexical) = self.snapshot.lexical() else {
             return Ok(None);
         };
-        let last = q_lower.rsplit(['.', ':']).next().unwrap_or(q_lower);
+        let last = q_lower.rsplit(NAME_SEPARATORS).next().unwrap_or(q_lower);
         if last.is_empty() {
             return Ok(None);
         }
@@ -68,7 +69,7 @@ impl<'s> SymbolLookup<'s> {
             let symbols = self.snapshot.load_symbols_of(&ids)?;
             let hits = self.find_in(query, &ids, &symbols)?;
             // Only a qualified prefix can match outside the candidates.
-            let qualified = q_lower.contains(['.', ':']);
+            let qualified = q_lower.contains(NAME_SEPARATORS);
             if !qualified || hits.first().is_some_and(|h| h.quality != MatchQuality::Prefix) {
                 return Ok(hits);
             }
@@ -128,15 +129,18 @@ impl<'s> SymbolLookup<'s> {
 
 fn classify(q: &str, q_lower: &str, d: &Definition, qualified: &str, sep: &str) -> Option<MatchQuality> {
     let local = d.local_name(sep);
+    // PHP's module is its namespace as written (`Slim\Exception`): compared with one separator.
+    let qualified = match qualified.contains('\\') {
+        true => std::borrow::Cow::Owned(with_separator(qualified, sep)),
+        false => std::borrow::Cow::Borrowed(qualified),
+    };
+    let qualified = qualified.as_ref();
     let suffix_of = |full: &str, part: &str| {
         full == part || full.ends_with(part) && full[..full.len() - part.len()].ends_with(sep)
     };
-    // A query written with the other language family's separator still matches.
-    let alt = if sep == "::" {
-        q.replace('.', "::")
-    } else {
-        q.replace("::", ".")
-    };
+    // A name written the way any language writes it (`a.b.C`, `a::b::C`, PHP's `\A\B\C`,
+    // Ruby's `C#method`, PHP's `$x->method`) is read with this language's separator.
+    let alt = with_separator(q, sep);
     if d.name == q || suffix_of(qualified, q) || suffix_of(qualified, &alt) || local == q {
         return Some(MatchQuality::Exact);
     }

@@ -8,6 +8,7 @@ mod file_symbols;
 mod repo_path;
 mod span;
 mod symbol_kind;
+mod written_name;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use file_id::FileId;
@@ -15,3 +16,4 @@ pub use file_symbols::{Binding, Definition, FileSymbols, Import, RECORD_VERSION,
 pub use repo_path::{RepoPath, RepoPathError};
 pub use span::Span;
 pub use symbol_kind::{ReferenceKind, SymbolKind};
+pub use written_name::{NAME_SEPARATORS, with_separator};

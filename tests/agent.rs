@@ -1,15 +1,19 @@
 //! `ken agent` end to end, offline: a scripted model behind a loopback server speaking the
 //! real OpenAI and Anthropic streaming formats drives the real tools, index, sandbox, policy,
 //! checkpoints and audit log on a fixture repository. Each run must end in the state the
-//! script calls for, with the repository and the log showing exactly what happened.
+//! script calls for, with the repository and the log showing exactly what happened. A model
+//! endpoint that never answers holds neither `ken agent` nor `ken ask` past their deadline or
+//! a Ctrl-C.
 
 mod support;
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Turn, Wire, call, http_error, raw_call, results_answer_calls, say};
+use support::mock_server::SilentServer;
 use support::{git, materialize};
 
 const REPO: &str = r#"
@@ -769,6 +773,267 @@ fn ctrl_c_cancels_after_the_step_in_flight() {
     assert_eq!(events.iter().filter(|e| e["kind"] == "tool-call").count(), 1);
     assert_eq!(model.requests().len(), 1);
     verify(&state.path().join("kenning/agent/t/audit.jsonl"));
+}
+
+/// `ken` run on `repo` with its model (and `ken ask`'s) at an endpoint that takes every
+/// request and never answers.
+fn against_silence(args: &[&str], repo: &Path, state: &Path, silent: &SilentServer) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ken"));
+    cmd.args(args)
+        .current_dir(repo)
+        .env("XDG_STATE_HOME", state)
+        .env("OPENAI_BASE_URL", format!("{}/v1", silent.url))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+/// Waits up to `limit` for `child` to exit: its output (what is left of its pipes, read as it
+/// runs so a full pipe never blocks it) and how long it took, or `None` (and the child
+/// killed) if it did not.
+fn exits_within(mut child: std::process::Child, limit: Duration) -> Option<(Output, Duration)> {
+    use std::io::Read;
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    }
+    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            let took = started.elapsed();
+            let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+            return Some((
+                Output {
+                    status,
+                    stdout,
+                    stderr,
+                },
+                took,
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn interrupt(child: &std::process::Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+}
+
+fn events_of(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn a_model_that_never_answers_is_cut_at_the_run_deadline() {
+    let r = repo();
+    let state = tempfile::tempdir().unwrap();
+    let silent = SilentServer::start();
+    let args = [
+        "agent",
+        "fix add",
+        "--json",
+        "--model",
+        "local:silent",
+        "--session",
+        "t",
+        "--max-time",
+        "3",
+    ];
+    let child = against_silence(&args, r.path(), state.path(), &silent)
+        .spawn()
+        .unwrap();
+    // The deadline runs from the start of the run (after the index is built).
+    assert!(
+        silent.wait_for_request(Duration::from_secs(120)),
+        "no model call was made"
+    );
+    let (out, took) =
+        exits_within(child, Duration::from_secs(6)).expect("ken agent still runs 6 s into a 3 s run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{err}");
+    assert!(
+        err.contains("out of time: the run's deadline (--max-time 3) passed"),
+        "{err}"
+    );
+    let events = events_of(&out);
+    let f = events.iter().find(|e| e["kind"] == "finished").expect("finished");
+    assert_eq!(f["state"], "failed");
+    let reason = f["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the model call was cut at the run's deadline of 3 s"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(&format!("{}/v1/chat/completions", silent.url)),
+        "{reason}"
+    );
+    // One call, not retried: the deadline ended it.
+    assert_eq!(silent.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    verify(&state.path().join("kenning/agent/t/audit.jsonl"));
+    eprintln!("cut {took:?} after the request arrived");
+}
+
+#[test]
+fn ctrl_c_cuts_a_model_call_in_flight_and_the_log_records_it() {
+    let r = repo();
+    let state = tempfile::tempdir().unwrap();
+    let silent = SilentServer::start();
+    let args = [
+        "agent",
+        "fix add",
+        "--json",
+        "--model",
+        "local:silent",
+        "--session",
+        "t",
+    ];
+    let child = against_silence(&args, r.path(), state.path(), &silent)
+        .spawn()
+        .unwrap();
+    assert!(
+        silent.wait_for_request(Duration::from_secs(120)),
+        "no model call was made"
+    );
+    interrupt(&child);
+    let (out, took) =
+        exits_within(child, Duration::from_secs(2)).expect("ken agent still runs 2 s after Ctrl-C");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("ken agent: interrupted"), "{err}");
+    assert!(err.contains("ken agent: cancelled"), "{err}");
+    // The log says the run was cancelled during the model call, and still verifies.
+    let log = state.path().join("kenning/agent/t/audit.jsonl");
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
+        .collect();
+    let cancelled = logged
+        .iter()
+        .find(|e| e["kind"] == "transition" && e["to"] == "cancelled")
+        .expect("a transition to cancelled in the log");
+    let why = cancelled["why"].as_str().unwrap();
+    assert!(why.contains("during the model call of step 1"), "{why}");
+    assert!(why.contains("the model call was cancelled"), "{why}");
+    let finished = logged.last().unwrap();
+    assert_eq!(finished["kind"], "finished");
+    assert_eq!(finished["state"], "cancelled");
+    verify(&log);
+    eprintln!("exited {took:?} after SIGINT");
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once() {
+    let r = repo();
+    let state = tempfile::tempdir().unwrap();
+    // A run stuck in a sandboxed command (the first Ctrl-C waits for it).
+    let model = FakeModel::start(
+        Wire::OpenAi,
+        vec![call("run_command", json!({"command": "sleep 30"}))],
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ken"))
+        .args([
+            "agent",
+            "wait",
+            "--json",
+            "--model",
+            "local:scripted",
+            "--session",
+            "t",
+            "--repo",
+        ])
+        .arg(r.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env("OPENAI_BASE_URL", format!("{}/v1", model.url))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::{BufRead, BufReader};
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["kind"] == "model-call" {
+            break;
+        }
+    }
+    // Kept reading: a closed pipe would end ken by itself.
+    std::thread::spawn(move || lines.for_each(drop));
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt(&child);
+    std::thread::sleep(Duration::from_millis(500));
+    // The first waits for the command in flight...
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended on the first Ctrl-C"
+    );
+    // ...the second does not.
+    interrupt(&child);
+    let (out, _) =
+        exits_within(child, Duration::from_secs(2)).expect("ken agent still runs 2 s after a second Ctrl-C");
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at once"));
+}
+
+#[test]
+fn ken_ask_against_a_model_that_never_answers_ends_at_its_deadline_or_on_ctrl_c() {
+    let r = repo();
+    support::build(r.path(), &kenning::index::IndexConfig::default());
+    let state = tempfile::tempdir().unwrap();
+    let silent = SilentServer::start();
+    let child = against_silence(
+        &["ask", "what does add do", "--max-time", "3"],
+        r.path(),
+        state.path(),
+        &silent,
+    )
+    .spawn()
+    .unwrap();
+    let (out, took) =
+        exits_within(child, Duration::from_secs(10)).expect("ken ask still runs 10 s into a 3 s limit");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{err}");
+    assert!(
+        err.contains("the model call was cut at the run's deadline of 3 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{}/v1/chat/completions", silent.url)),
+        "{err}"
+    );
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+    // Without a limit, Ctrl-C ends the wait.
+    let silent = SilentServer::start();
+    let child = against_silence(&["ask", "what does add do"], r.path(), state.path(), &silent)
+        .spawn()
+        .unwrap();
+    assert!(
+        silent.wait_for_request(Duration::from_secs(60)),
+        "no model call was made"
+    );
+    interrupt(&child);
+    let (out, _) = exits_within(child, Duration::from_secs(2)).expect("ken ask still runs 2 s after Ctrl-C");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("ken ask: cancelled"), "{err}");
 }
 
 /// A live smoke test with a real (small) model, outside the default run: set

@@ -1,8 +1,8 @@
 //! Embedding providers over HTTP, against a mock server on loopback: the OpenAI-compatible and
 //! Ollama request shapes, the bearer key from the named environment variable, batching,
-//! retries on 503, clear errors, and a whole `ken index build --embedder openai` + `ken search
-//! --semantic` run that stores the provider settings (never the key) and re-embeds only what
-//! changed.
+//! retries on 503, clear errors, the read timeout of an endpoint that never answers, and a
+//! whole `ken index build --embedder openai` + `ken search --semantic` run that stores the
+//! provider settings (never the key) and re-embeds only what changed.
 
 mod support;
 
@@ -157,6 +157,25 @@ fn errors_name_the_url_status_or_variable() {
     let err = HttpEmbedder::connect(s).err().unwrap();
     assert!(matches!(err, ProviderError::Transport { .. }), "{err}");
     assert!(err.to_string().contains(&url), "{err}");
+}
+
+#[test]
+fn an_endpoint_that_never_answers_fails_at_the_read_timeout_naming_it() {
+    let silent = support::mock_server::SilentServer::start();
+    let mut s = EmbedderSettings::new(EmbedApi::Openai, &format!("{}/v1", silent.url), "m");
+    s.timeout_secs = 1;
+    let started = std::time::Instant::now();
+    let err = HttpEmbedder::connect(s).err().unwrap();
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("{}/v1/embeddings: ", silent.url)),
+        "{text}"
+    );
+    assert!(text.contains("sent nothing for 1 s (the read timeout)"), "{text}");
+    // Silence is not asked again: it would only multiply the wait.
+    assert_eq!(silent.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
 const REPO: &str = r#"

@@ -8,7 +8,10 @@
 //!
 //! Invariants:
 //! - Limits (steps, wall time, tokens, cost, consecutive errors, a stuck loop) are checked
-//!   before every model call; hitting one ends in Failed with the limit named.
+//!   before every model call; hitting one ends in Failed with the limit named. The wall time
+//!   also holds during a call: the CLI makes it the run's deadline (`providers::RunBounds`),
+//!   and a call cut by it ends the run Failed and `out_of_time`; a call cut by Ctrl-C ends
+//!   it Cancelled.
 //! - Every event goes to the audit log before the next action: model calls (text and tool
 //!   calls), tool calls (arguments, result, the policy's decision), checkpoints, evaluations.
 //! - Each tool result answers the call with the same id, in order.
@@ -52,6 +55,8 @@ pub struct AgentOutcome {
     pub cost_usd: f64,
     pub files_changed: Vec<String>,
     pub last_test: Option<(String, bool)>,
+    /// The run ended because its wall time was spent (between steps or in a call).
+    pub out_of_time: bool,
 }
 
 pub struct Agent<'a> {
@@ -60,7 +65,8 @@ pub struct Agent<'a> {
     pub summary_model: Option<&'a dyn ToolModel>,
     /// The model sub-agents run on (default: `model`): routing by kind of work.
     pub delegate_model: Option<&'a dyn ToolModel>,
-    /// Set when the user aborts (Ctrl-C): the run ends `cancelled` before the next call.
+    /// Set when the user aborts (Ctrl-C): the run ends `cancelled` before the next call or
+    /// tool call (a model call in flight is cut by `providers::RunBounds` and ends it too).
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     pub tools: ToolBox,
     pub audit: AuditLog,
@@ -80,6 +86,7 @@ pub struct Agent<'a> {
     /// 0 for the agent, 1 inside a sub-agent.
     depth: u32,
     started: Instant,
+    out_of_time: bool,
 }
 
 fn delegate_spec() -> crate::providers::ToolSpec {
@@ -156,6 +163,7 @@ impl<'a> Agent<'a> {
             compactions: 0,
             depth: 0,
             started: Instant::now(),
+            out_of_time: false,
         }
     }
 
@@ -248,22 +256,24 @@ impl<'a> Agent<'a> {
             if self.state.is_final() {
                 break "the audit log failed".to_string();
             }
-            if self
-                .cancel
-                .as_ref()
-                .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
-            {
+            if self.cancelled() {
                 let why = "cancelled by the user".to_string();
                 self.go(sink, AgentState::Cancelled, why.clone());
                 break why;
             }
             if let Some(why) = self.over_limit() {
+                self.out_of_time |= self.wall_time_spent();
                 self.go(sink, AgentState::Failed, why.clone());
                 break why;
             }
             match self.turn(sink) {
                 Ok(Some(done)) => break done,
                 Ok(None) => {}
+                // A call cut by Ctrl-C ends the run cancelled, saying where it was.
+                Err(why) if self.cancelled() => {
+                    self.go(sink, AgentState::Cancelled, why.clone());
+                    break why;
+                }
                 Err(why) => {
                     self.go(sink, AgentState::Failed, why.clone());
                     break why;
@@ -279,6 +289,7 @@ impl<'a> Agent<'a> {
             cost_usd: self.cost,
             files_changed: self.tools.files_changed.iter().cloned().collect(),
             last_test: self.tools.last_test.clone(),
+            out_of_time: self.out_of_time && self.state == AgentState::Failed,
         };
         self.emit(
             sink,
@@ -295,6 +306,32 @@ impl<'a> Agent<'a> {
         outcome
     }
 
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    fn wall_time_spent(&self) -> bool {
+        self.started.elapsed() >= self.config.limits.max_wall
+    }
+
+    /// A model call that the run's bounds ended (Ctrl-C or the deadline) ends the run:
+    /// `Some(why)`, said for the call at `when`. Any other error is the caller's to weigh.
+    fn cut_short(&mut self, e: &ProviderError, when: &str) -> Option<String> {
+        match e {
+            ProviderError::Cancelled { .. } => Some(format!("cancelled by the user during {when}: {e}")),
+            ProviderError::Deadline { .. } => {
+                self.out_of_time = true;
+                Some(format!(
+                    "wall-time limit reached ({} s) during {when}: {e}",
+                    self.config.limits.max_wall.as_secs()
+                ))
+            }
+            _ => None,
+        }
+    }
+
     fn over_limit(&self) -> Option<String> {
         let l = &self.config.limits;
         let tokens = self.usage.input_tokens + self.usage.output_tokens;
@@ -307,7 +344,7 @@ impl<'a> Agent<'a> {
                 None => format!("step limit reached ({} model calls)", l.max_steps),
             });
         }
-        if self.started.elapsed() >= l.max_wall {
+        if self.wall_time_spent() {
             return Some(format!("wall-time limit reached ({} s)", l.max_wall.as_secs()));
         }
         if tokens >= l.max_tokens {
@@ -408,11 +445,19 @@ impl<'a> Agent<'a> {
         middle.push(Message::user(
             "Summarize the work so far for your own later use: what the task needs, what you found (files, functions), what you changed, what failed and why, and what is left. Be concise and concrete.",
         ));
-        let reply = self
-            .summary_model
-            .unwrap_or(self.model)
-            .complete(&self.system(), &middle, &[], &mut |_| {})
-            .map_err(|e| format!("the compaction turn failed: {e}"))?;
+        let reply =
+            match self
+                .summary_model
+                .unwrap_or(self.model)
+                .complete(&self.system(), &middle, &[], &mut |_| {})
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    return Err(self
+                        .cut_short(&e, "the compaction turn")
+                        .unwrap_or_else(|| format!("the compaction turn failed: {e}")));
+                }
+            };
         self.usage.input_tokens += reply.usage.input_tokens;
         self.usage.output_tokens += reply.usage.output_tokens;
         let mut kept = vec![
@@ -454,6 +499,10 @@ impl<'a> Agent<'a> {
             Ok(r) => {
                 self.last_model_error = None;
                 r
+            }
+            Err(e @ (ProviderError::Cancelled { .. } | ProviderError::Deadline { .. })) => {
+                let when = format!("the model call of step {step}");
+                return Err(self.cut_short(&e, &when).unwrap_or_else(|| e.to_string()));
             }
             // Refused for who is asking or what is asked for: no later call will do better.
             Err(
@@ -509,6 +558,10 @@ impl<'a> Agent<'a> {
         }
         let mut finish = None;
         for call in &reply.tool_calls {
+            // Ctrl-C between two calls: the rest are not run (the loop ends the run next).
+            if self.cancelled() {
+                return Ok(None);
+            }
             if let Some(summary) = self.run_call(sink, call, step)? {
                 finish = Some(summary);
             }
@@ -621,6 +674,9 @@ impl<'a> Agent<'a> {
         let summary = loop {
             if self.steps >= end {
                 break format!("the sub-agent used its {budget} model calls without finishing");
+            }
+            if self.cancelled() {
+                break "the sub-agent stopped: cancelled by the user".to_string();
             }
             if let Some(why) = self.over_limit() {
                 break format!("the sub-agent stopped: {why}");

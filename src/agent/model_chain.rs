@@ -3,7 +3,8 @@
 //! answered fastest so far (a moving average of its wall time per call) first, a candidate
 //! never measured before that, and one that fails at the back. The averages are kept in a
 //! small table shared by every session (`latency.json` in the agent's state folder), so a
-//! new run starts from what earlier runs measured.
+//! new run starts from what earlier runs measured. A call cut by Ctrl-C or the run's
+//! deadline ends the chain there: no other model is tried, none is marked down.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -144,6 +145,10 @@ impl ToolModel for ModelChain {
                     self.record(model.id(), Some(started.elapsed().as_secs_f64() * 1000.0));
                     return Ok(reply);
                 }
+                // The run's end, not the model's fault: no other model is tried or marked down.
+                Err(e @ (ProviderError::Cancelled { .. } | ProviderError::Deadline { .. })) => {
+                    return Err(e);
+                }
                 Err(e) => {
                     tracing::warn!(model = %model.id(), error = %e, "model failed; trying the next");
                     self.record(model.id(), None);
@@ -161,6 +166,27 @@ mod tests {
     use std::time::Duration;
 
     struct Slow(&'static str, u64, bool);
+
+    /// A model whose call the user interrupts.
+    struct Interrupted;
+
+    impl ToolModel for Interrupted {
+        fn id(&self) -> String {
+            "interrupted".into()
+        }
+        fn complete(
+            &self,
+            _: &str,
+            _: &[Message],
+            _: &[ToolSpec],
+            _: &mut dyn FnMut(&str),
+        ) -> Result<ModelReply, ProviderError> {
+            Err(ProviderError::Cancelled {
+                url: "http://h/v1".into(),
+                what: "model call".into(),
+            })
+        }
+    }
 
     impl ToolModel for Slow {
         fn id(&self) -> String {
@@ -229,6 +255,14 @@ mod tests {
         assert_eq!(ask(&m), "slow");
         assert_eq!(ask(&m), "slow");
         assert_eq!(m.id(), "down -> slow -> fast");
+    }
+
+    #[test]
+    fn an_interrupted_call_ends_the_chain_without_marking_the_model_down() {
+        let m = ModelChain::fastest(vec![Arc::new(Interrupted), Arc::new(Slow("up", 1, false))], None);
+        let e = m.complete("", &[], &[], &mut |_| {}).err();
+        assert!(matches!(e, Some(ProviderError::Cancelled { .. })), "{e:?}");
+        assert!(m.table().is_empty(), "{:?}", m.table());
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::agent::{
 use crate::api::{ReindexRequest, Workspace};
 use crate::exec::{AuditLog, ExecRules, Sandbox, verify_audit_log};
 use crate::index::{IndexBuilder, IndexConfig, NoProgress};
-use crate::providers::{Message, ToolCall};
+use crate::providers::{Message, RunBounds, ToolCall};
 
 pub fn agent(a: AgentArgs) -> Result<ExitCode> {
     match a.command {
@@ -202,10 +202,14 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
         price: routed.price,
         delegate_price: delegate.as_ref().and_then(|d| d.price),
     };
+    // The wall-time limit holds during a call too: it is the deadline of every call.
+    let bounds = RunBounds::process();
+    bounds.set_deadline(Duration::from_secs(run.max_time));
     let mut agent = Agent::new(routed.model.as_ref(), tools, audit, config);
     agent.summary_model = summarizer.as_ref().map(|s| s.model.as_ref());
     agent.delegate_model = delegate.as_ref().map(|s| s.model.as_ref());
-    agent.cancel = Some(on_interrupt());
+    agent.cancel = Some(bounds.cancel_flag());
+    on_interrupt("ken agent", &bounds);
     let json = run.json;
     let mut sink = |e: &AgentEvent| render(e, json);
     let outcome = match resumed {
@@ -216,30 +220,58 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     if matches!(outcome.state, AgentState::Failed | AgentState::Cancelled) {
         offer_restore(&checkpoints, &session, interactive)?;
     }
-    Ok(match outcome.state {
-        AgentState::Completed => ExitCode::SUCCESS,
-        AgentState::Cancelled => ExitCode::from(130),
-        _ => ExitCode::from(1),
-    })
+    Ok(exit_code(&outcome, run.max_time, &audit_path))
 }
 
-/// A flag Ctrl-C sets (instead of killing `ken`), so the run ends `cancelled` after the step
-/// in flight, with its log and summary written.
-fn on_interrupt() -> Arc<std::sync::atomic::AtomicBool> {
-    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let set = Arc::clone(&flag);
+/// Completed 0, cancelled 130 (as a shell reports Ctrl-C), out of time 124 (as `timeout`
+/// does), any other failure 1; the two that a person did not read on the way get a line on
+/// stderr.
+fn exit_code(o: &AgentOutcome, max_time: u64, audit: &Path) -> ExitCode {
+    match o.state {
+        AgentState::Completed => ExitCode::SUCCESS,
+        AgentState::Cancelled => {
+            eprintln!("ken agent: cancelled (recorded in {})", audit.display());
+            ExitCode::from(130)
+        }
+        AgentState::Failed if o.out_of_time => {
+            eprintln!("ken agent: out of time: the run's deadline (--max-time {max_time}) passed");
+            ExitCode::from(124)
+        }
+        _ => ExitCode::from(1),
+    }
+}
+
+/// Ctrl-C during a run (`ken agent`, `ken ask`), instead of killing `ken`: the first cancels
+/// `bounds`, so the model or embedding call in flight is abandoned at once and the run ends
+/// `cancelled` with its log and summary written (a sandboxed command in flight is waited
+/// for); a second exits at once with 130. The handler is registered before this returns, so
+/// no Ctrl-C after it is the default kill.
+pub(super) fn on_interrupt(command: &'static str, bounds: &RunBounds) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    let registered = {
+        let _in = rt.enter();
+        signal(SignalKind::interrupt())
+    };
+    let Ok(mut interrupts) = registered else {
+        return;
+    };
+    let bounds = bounds.clone();
     std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-            return;
-        };
-        rt.block_on(async {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                set.store(true, std::sync::atomic::Ordering::SeqCst);
-                eprintln!("\nken agent: cancelling after the current step (Ctrl-C again does nothing; kill the process to stop at once)");
+        rt.block_on(async move {
+            if interrupts.recv().await.is_none() {
+                return;
+            }
+            bounds.cancel();
+            eprintln!("\n{command}: interrupted: cancelling the call in flight (Ctrl-C again stops at once)");
+            if interrupts.recv().await.is_some() {
+                eprintln!("{command}: stopped at once");
+                std::process::exit(130);
             }
         });
     });
-    flag
 }
 
 fn new_session_name() -> String {

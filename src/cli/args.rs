@@ -911,6 +911,10 @@ pub struct AskArgs {
     /// Tokens of code given to the model (or shown without one).
     #[arg(long, default_value_t = 6000)]
     pub budget: usize,
+    /// Seconds the question may take, the model's answer included (1 to a week; default:
+    /// the model call's own limits). Past it the call is cut and `ken ask` exits 124.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub max_time: Option<u64>,
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ContextFormat,
     /// Repository root (default: found upwards from the current folder).

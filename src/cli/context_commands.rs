@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -11,6 +12,7 @@ use super::shared::{cli_error, open, print_json, read_task};
 use crate::api::{AskRequest, ContextRequest, OverviewRequest};
 use crate::context::{ContextPack, RankedFile};
 use crate::index::Coverage;
+use crate::providers::RunBounds;
 
 pub fn context(a: ContextArgs) -> Result<ExitCode> {
     let task = read_task(&a.task, a.query_file.as_deref())?;
@@ -110,15 +112,34 @@ fn markdown(
 const ASK_FILES_SHOWN: usize = 10;
 
 pub fn ask(a: AskArgs) -> Result<ExitCode> {
+    // The question is one run: `--max-time` is the deadline of its model call, and Ctrl-C
+    // cuts that call at once.
+    let bounds = RunBounds::process();
+    if let Some(secs) = a.max_time {
+        bounds.set_deadline(Duration::from_secs(secs));
+    }
     let question = read_task(&a.question, a.query_file.as_deref())?;
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
-    let r = ws
-        .analysis()
-        .ask(&AskRequest {
-            question,
-            max_tokens: Some(a.budget),
-        })
-        .map_err(cli_error)?;
+    super::agent_commands::on_interrupt("ken ask", &bounds);
+    let asked = ws.analysis().ask(&AskRequest {
+        question,
+        max_tokens: Some(a.budget),
+    });
+    let r = match asked {
+        Ok(r) => r,
+        Err(e) if bounds.is_cancelled() => {
+            eprintln!("ken ask: cancelled: {e}");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) if bounds.is_past_deadline() => {
+            eprintln!(
+                "ken ask: stopped at the deadline (--max-time {}): {e}",
+                a.max_time.unwrap_or_default()
+            );
+            return Ok(ExitCode::from(124));
+        }
+        Err(e) => return Err(cli_error(e)),
+    };
     for n in &r.notes {
         eprintln!("note: {n}");
     }

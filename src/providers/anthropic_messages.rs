@@ -3,11 +3,11 @@
 //! tool results go back as `tool_result` blocks in a user message.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::ProviderError;
+use super::http_client::{CallLimits, HttpClient};
 use super::tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec};
 
 pub struct AnthropicMessages {
@@ -15,7 +15,7 @@ pub struct AnthropicMessages {
     key: Option<String>,
     model: String,
     max_tokens: u64,
-    agent: ureq::Agent,
+    http: HttpClient,
 }
 
 const VERSION: &str = "2023-06-01";
@@ -33,7 +33,7 @@ impl AnthropicMessages {
             key,
             model: model.to_string(),
             max_tokens: 8192,
-            agent: super::http_client::agent(Duration::from_secs(600)),
+            http: HttpClient::new(CallLimits::model()),
         }
     }
 
@@ -111,44 +111,46 @@ impl ToolModel for AnthropicMessages {
         let mut reply = ModelReply::default();
         let mut blocks: BTreeMap<u64, Block> = BTreeMap::new();
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
-            let index = v["index"].as_u64().unwrap_or(0);
-            match event {
-                "message_start" => {
-                    reply.usage.input_tokens = v["message"]["usage"]["input_tokens"].as_u64().unwrap_or(0);
+        self.http
+            .post_sse_json(&self.endpoint, &headers, &body, &mut |event, v| {
+                let index = v["index"].as_u64().unwrap_or(0);
+                match event {
+                    "message_start" => {
+                        reply.usage.input_tokens =
+                            v["message"]["usage"]["input_tokens"].as_u64().unwrap_or(0);
+                    }
+                    "content_block_start" => {
+                        let cb = &v["content_block"];
+                        let b = blocks.entry(index).or_default();
+                        if cb["type"] == "tool_use" {
+                            b.tool = true;
+                            b.id = cb["id"].as_str().unwrap_or_default().to_string();
+                            b.name = cb["name"].as_str().unwrap_or_default().to_string();
+                        }
+                    }
+                    "content_block_delta" => {
+                        let d = &v["delta"];
+                        if let Some(t) = d["text"].as_str() {
+                            on_text(t);
+                            reply.text.push_str(t);
+                        }
+                        if let Some(p) = d["partial_json"].as_str() {
+                            blocks.entry(index).or_default().input.push_str(p);
+                        }
+                    }
+                    "message_delta" => {
+                        if let Some(r) = v["delta"]["stop_reason"].as_str() {
+                            reply.stop_reason = r.to_string();
+                        }
+                        if let Some(o) = v["usage"]["output_tokens"].as_u64() {
+                            reply.usage.output_tokens = o;
+                        }
+                    }
+                    "error" => return Err(format!("error in the stream: {}", v["error"])),
+                    _ => {}
                 }
-                "content_block_start" => {
-                    let cb = &v["content_block"];
-                    let b = blocks.entry(index).or_default();
-                    if cb["type"] == "tool_use" {
-                        b.tool = true;
-                        b.id = cb["id"].as_str().unwrap_or_default().to_string();
-                        b.name = cb["name"].as_str().unwrap_or_default().to_string();
-                    }
-                }
-                "content_block_delta" => {
-                    let d = &v["delta"];
-                    if let Some(t) = d["text"].as_str() {
-                        on_text(t);
-                        reply.text.push_str(t);
-                    }
-                    if let Some(p) = d["partial_json"].as_str() {
-                        blocks.entry(index).or_default().input.push_str(p);
-                    }
-                }
-                "message_delta" => {
-                    if let Some(r) = v["delta"]["stop_reason"].as_str() {
-                        reply.stop_reason = r.to_string();
-                    }
-                    if let Some(o) = v["usage"]["output_tokens"].as_u64() {
-                        reply.usage.output_tokens = o;
-                    }
-                }
-                "error" => return Err(format!("error in the stream: {}", v["error"])),
-                _ => {}
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
         reply.tool_calls = blocks
             .into_values()
             .filter(|b| b.tool)

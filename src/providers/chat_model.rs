@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::ProviderError;
+use super::http_client::{CallLimits, HttpClient};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
@@ -44,7 +45,7 @@ pub struct OpenAiChat {
     endpoint: String,
     key: Option<String>,
     model: String,
-    agent: ureq::Agent,
+    http: HttpClient,
 }
 
 #[derive(Deserialize)]
@@ -71,7 +72,10 @@ impl OpenAiChat {
             endpoint,
             key,
             model: model.to_string(),
-            agent: super::http_client::agent(Duration::from_secs(300)),
+            http: HttpClient::new(CallLimits {
+                total: Duration::from_secs(300),
+                ..CallLimits::model()
+            }),
         }
     }
 
@@ -98,7 +102,7 @@ impl ChatModel for OpenAiChat {
 
     fn complete(&self, messages: &[ChatMessage]) -> Result<String, ProviderError> {
         let body = serde_json::json!({ "model": self.model, "messages": messages, "temperature": 0 });
-        let text = super::http_client::post_json(&self.agent, &self.endpoint, self.key.as_deref(), &body)?;
+        let text = self.http.post_json(&self.endpoint, self.key.as_deref(), &body)?;
         let c: Completion = serde_json::from_str(&text).map_err(|e| ProviderError::Response {
             url: self.endpoint.clone(),
             detail: e.to_string(),

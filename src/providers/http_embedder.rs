@@ -3,7 +3,7 @@
 //! `POST {url}/api/embed`.
 //!
 //! Texts go in batches (`batch` per request, a few requests in flight), each request retried
-//! as [`super::http_client::post_json`] does. The key, if any, comes from the environment
+//! and bounded as [`super::http_client::HttpClient`] does. The key, if any, comes from the environment
 //! variable the settings name; a named variable that is unset or empty is refused before any
 //! request. The dimension is learned from one probe request when
 //! connecting, which also checks the URL, model and key before a build starts.
@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::ProviderError;
-use super::http_client::truncate;
+use super::http_client::{CallLimits, HttpClient, truncate};
 use crate::vector::{Embedder, VectorError};
 
 /// Longest text sent, in characters (code is about 3-4 characters a token; this keeps a chunk
@@ -45,7 +45,8 @@ pub struct EmbedderSettings {
     /// Texts per request.
     #[serde(default = "default_batch")]
     pub batch: usize,
-    /// Seconds before a request is abandoned (then retried).
+    /// Seconds a request may wait in silence (the read timeout; not retried); a request,
+    /// retries included, gets four times this, and never more than the run has left.
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
 }
@@ -87,7 +88,7 @@ pub struct HttpEmbedder {
     endpoint: String,
     key: Option<String>,
     dim: usize,
-    agent: ureq::Agent,
+    http: HttpClient,
 }
 
 #[derive(Deserialize)]
@@ -124,13 +125,19 @@ impl HttpEmbedder {
             },
             None => None,
         };
-        let agent = super::http_client::agent(Duration::from_secs(settings.timeout_secs.max(1)));
+        let wait = Duration::from_secs(settings.timeout_secs.max(1));
+        let http = HttpClient::new(CallLimits {
+            what: "embedding request",
+            connect: wait.min(Duration::from_secs(20)),
+            read: wait,
+            total: wait * 4,
+        });
         let mut e = HttpEmbedder {
             endpoint: settings.endpoint(),
             settings,
             key,
             dim: 0,
-            agent,
+            http,
         };
         let probe = e.request(&["fn probe() {}"])?;
         e.dim = probe.first().map_or(0, Vec::len);
@@ -151,7 +158,7 @@ impl HttpEmbedder {
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ProviderError> {
         let input: Vec<&str> = texts.iter().map(|t| truncate(t, MAX_CHARS)).collect();
         let body = serde_json::json!({ "model": self.settings.model, "input": input });
-        let text = super::http_client::post_json(&self.agent, &self.endpoint, self.key.as_deref(), &body)?;
+        let text = self.http.post_json(&self.endpoint, self.key.as_deref(), &body)?;
         self.parse(&text, texts.len())
             .map_err(|detail| ProviderError::Response {
                 url: self.endpoint.clone(),

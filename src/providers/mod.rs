@@ -9,6 +9,9 @@
 //! - Secrets are read from environment variables named in settings, never stored.
 //! - Nothing is sent to a remote endpoint unless it was asked for by name: a missing key or
 //!   endpoint is refused before the first request, naming the variable to set.
+//! - Every request is bounded (connect and read timeouts, a limit on the whole call, the
+//!   run's deadline) and cancellable (`RunBounds`): a call in flight ends within a fraction
+//!   of a second of Ctrl-C or the deadline, with `ProviderError::Cancelled` or `Deadline`.
 
 mod anthropic_messages;
 mod chat_model;
@@ -18,6 +21,7 @@ mod loopback;
 mod openai_responses;
 mod openai_tools;
 mod provider_error;
+mod run_bounds;
 mod tool_model;
 
 pub use anthropic_messages::AnthropicMessages;
@@ -27,6 +31,7 @@ pub use loopback::is_loopback_url;
 pub use openai_responses::OpenAiResponses;
 pub use openai_tools::OpenAiTools;
 pub use provider_error::ProviderError;
+pub use run_bounds::{Deadline, RunBounds};
 pub use tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec, Usage};
 
 use std::sync::Arc;

@@ -4,18 +4,18 @@
 //! `function_call_output` input items with the same `call_id`.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::ProviderError;
+use super::http_client::{CallLimits, HttpClient};
 use super::tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec};
 
 pub struct OpenAiResponses {
     endpoint: String,
     key: Option<String>,
     model: String,
-    agent: ureq::Agent,
+    http: HttpClient,
 }
 
 impl OpenAiResponses {
@@ -29,7 +29,7 @@ impl OpenAiResponses {
             endpoint,
             key,
             model: model.to_string(),
-            agent: super::http_client::agent(Duration::from_secs(600)),
+            http: HttpClient::new(CallLimits::model()),
         }
     }
 
@@ -88,46 +88,47 @@ impl ToolModel for OpenAiResponses {
         // Function calls as they stream, by output index.
         let mut items: BTreeMap<u64, ToolCall> = BTreeMap::new();
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
-            let kind = v["type"].as_str().unwrap_or(event);
-            let index = v["output_index"].as_u64().unwrap_or(0);
-            match kind {
-                "response.output_text.delta" => {
-                    if let Some(t) = v["delta"].as_str() {
-                        on_text(t);
-                        reply.text.push_str(t);
+        self.http
+            .post_sse_json(&self.endpoint, &headers, &body, &mut |event, v| {
+                let kind = v["type"].as_str().unwrap_or(event);
+                let index = v["output_index"].as_u64().unwrap_or(0);
+                match kind {
+                    "response.output_text.delta" => {
+                        if let Some(t) = v["delta"].as_str() {
+                            on_text(t);
+                            reply.text.push_str(t);
+                        }
                     }
-                }
-                "response.output_item.added" if v["item"]["type"] == "function_call" => {
-                    let it = items.entry(index).or_default();
-                    it.id = v["item"]["call_id"].as_str().unwrap_or_default().to_string();
-                    it.name = v["item"]["name"].as_str().unwrap_or_default().to_string();
-                    it.arguments = v["item"]["arguments"].as_str().unwrap_or_default().to_string();
-                }
-                "response.function_call_arguments.delta" => {
-                    if let Some(d) = v["delta"].as_str() {
-                        items.entry(index).or_default().arguments.push_str(d);
+                    "response.output_item.added" if v["item"]["type"] == "function_call" => {
+                        let it = items.entry(index).or_default();
+                        it.id = v["item"]["call_id"].as_str().unwrap_or_default().to_string();
+                        it.name = v["item"]["name"].as_str().unwrap_or_default().to_string();
+                        it.arguments = v["item"]["arguments"].as_str().unwrap_or_default().to_string();
                     }
-                }
-                "response.function_call_arguments.done" => {
-                    if let Some(a) = v["arguments"].as_str() {
-                        items.entry(index).or_default().arguments = a.to_string();
+                    "response.function_call_arguments.delta" => {
+                        if let Some(d) = v["delta"].as_str() {
+                            items.entry(index).or_default().arguments.push_str(d);
+                        }
                     }
+                    "response.function_call_arguments.done" => {
+                        if let Some(a) = v["arguments"].as_str() {
+                            items.entry(index).or_default().arguments = a.to_string();
+                        }
+                    }
+                    "response.completed" => {
+                        let u = &v["response"]["usage"];
+                        reply.usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
+                        reply.usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
+                        reply.stop_reason = v["response"]["status"]
+                            .as_str()
+                            .unwrap_or("completed")
+                            .to_string();
+                    }
+                    "response.failed" | "error" => return Err(format!("the response failed: {v}")),
+                    _ => {}
                 }
-                "response.completed" => {
-                    let u = &v["response"]["usage"];
-                    reply.usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
-                    reply.usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
-                    reply.stop_reason = v["response"]["status"]
-                        .as_str()
-                        .unwrap_or("completed")
-                        .to_string();
-                }
-                "response.failed" | "error" => return Err(format!("the response failed: {v}")),
-                _ => {}
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
         reply.tool_calls = items.into_values().filter(|i| !i.name.is_empty()).collect();
         Ok(reply)
     }

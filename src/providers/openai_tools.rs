@@ -4,18 +4,18 @@
 //! are joined here.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::ProviderError;
+use super::http_client::{CallLimits, HttpClient};
 use super::tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec, Usage};
 
 pub struct OpenAiTools {
     endpoint: String,
     key: Option<String>,
     model: String,
-    agent: ureq::Agent,
+    http: HttpClient,
     /// Ask for SSE (some local servers only call tools without streaming).
     pub stream: bool,
 }
@@ -31,7 +31,7 @@ impl OpenAiTools {
             endpoint,
             key,
             model: model.to_string(),
-            agent: super::http_client::agent(Duration::from_secs(600)),
+            http: HttpClient::new(CallLimits::model()),
             stream: true,
         }
     }
@@ -96,46 +96,47 @@ impl ToolModel for OpenAiTools {
         let mut reply = ModelReply::default();
         let mut calls: BTreeMap<u64, ToolCall> = BTreeMap::new();
         let body = self.body(system, messages, tools);
-        super::http_client::post_sse_json(&self.agent, &self.endpoint, &headers, &body, &mut |event, v| {
-            if let Some(e) = v.get("error") {
-                return Err(format!("error in the stream: {e}"));
-            }
-            if event == "json" {
-                // A whole completion: the message in one piece.
-                whole(v, &mut reply, &mut calls, on_text);
-                return Ok(());
-            }
-            if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-                reply.usage = Usage {
-                    input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
-                    output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        self.http
+            .post_sse_json(&self.endpoint, &headers, &body, &mut |event, v| {
+                if let Some(e) = v.get("error") {
+                    return Err(format!("error in the stream: {e}"));
+                }
+                if event == "json" {
+                    // A whole completion: the message in one piece.
+                    whole(v, &mut reply, &mut calls, on_text);
+                    return Ok(());
+                }
+                if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+                    reply.usage = Usage {
+                        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+                    };
+                }
+                let Some(choice) = v["choices"].get(0) else {
+                    return Ok(());
                 };
-            }
-            let Some(choice) = v["choices"].get(0) else {
-                return Ok(());
-            };
-            if let Some(r) = choice["finish_reason"].as_str() {
-                reply.stop_reason = r.to_string();
-            }
-            let delta = &choice["delta"];
-            if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                on_text(t);
-                reply.text.push_str(t);
-            }
-            for tc in delta["tool_calls"].as_array().into_iter().flatten() {
-                let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
-                if let Some(id) = tc["id"].as_str() {
-                    p.id = id.to_string();
+                if let Some(r) = choice["finish_reason"].as_str() {
+                    reply.stop_reason = r.to_string();
                 }
-                if let Some(n) = tc["function"]["name"].as_str() {
-                    p.name.push_str(n);
+                let delta = &choice["delta"];
+                if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                    on_text(t);
+                    reply.text.push_str(t);
                 }
-                if let Some(a) = tc["function"]["arguments"].as_str() {
-                    p.arguments.push_str(a);
+                for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+                    let p = calls.entry(tc["index"].as_u64().unwrap_or(0)).or_default();
+                    if let Some(id) = tc["id"].as_str() {
+                        p.id = id.to_string();
+                    }
+                    if let Some(n) = tc["function"]["name"].as_str() {
+                        p.name.push_str(n);
+                    }
+                    if let Some(a) = tc["function"]["arguments"].as_str() {
+                        p.arguments.push_str(a);
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
         reply.tool_calls = calls
             .into_values()
             .enumerate()

@@ -12,4 +12,14 @@ pub enum ProviderError {
     MissingKey(String),
     #[error("{0}")]
     Settings(String),
+    /// The user interrupted the run (Ctrl-C) while the call was in flight or before it.
+    #[error("{url}: the {what} was cancelled (interrupted by the user)")]
+    Cancelled { url: String, what: String },
+    /// The run's deadline passed while the call was in flight or before it.
+    #[error("{url}: the {what} was cut at the run's deadline of {limit} s")]
+    Deadline {
+        url: String,
+        what: String,
+        limit: String,
+    },
 }

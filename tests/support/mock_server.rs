@@ -1,5 +1,6 @@
 //! A loopback HTTP server for provider tests: one request per connection, JSON bodies, every
 //! request recorded; `handler(n, path, body)` (n counts from 1) gives the status and body.
+//! `SilentServer`: one that takes every request and never answers.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -73,4 +74,55 @@ where
         }
     });
     MockServer { url, seen }
+}
+
+/// A loopback server that accepts every connection, reads the request and never answers,
+/// holding the connection open: the endpoint that hangs a client without timeouts.
+pub struct SilentServer {
+    pub url: String,
+    /// Requests read so far.
+    pub requests: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl SilentServer {
+    pub fn start() -> SilentServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0u8; length];
+                let _ = reader.read_exact(&mut body);
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(stream);
+            }
+        });
+        SilentServer { url, requests }
+    }
+
+    /// Waits (up to `limit`) until a request has arrived and is being ignored.
+    pub fn wait_for_request(&self, limit: std::time::Duration) -> bool {
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            if self.requests.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
 }

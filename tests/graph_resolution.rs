@@ -722,3 +722,55 @@ enum Pricing {
         ],
     );
 }
+
+/// A mixin's calls on `self` that the mixin does not define reach the methods of the classes
+/// that include or inherit it: Ruby's implicit `self` in a module (`halt` in sinatra's
+/// `Helpers`, included by `Base` reopened in another file), Python's `self.render()` in a
+/// mixin class. Calls the including class does not define stay as they were.
+#[test]
+fn ruby_includes_and_python_mixins_resolve_self_calls_to_the_includer() {
+    check(
+        r#"
+//- lib/base.rb
+module Sinatra
+  class Base
+    def halt(*response)
+      throw :halt, response
+    end
+  end
+end
+//- lib/helpers.rb
+module Sinatra
+  module Helpers
+    def not_found(body = nil)
+      halt 404, body
+    end
+
+    def redirect(uri)
+      halt 302
+      puts uri
+    end
+  end
+
+  class Base
+    include Helpers
+  end
+end
+//- app/views.py
+class RenderMixin:
+    def show(self):
+        return self.render("x")
+
+
+class Page(RenderMixin, object):
+    def render(self, what):
+        return what
+"#,
+        &[
+            ("lib/helpers.rb:4 halt", "Sinatra.Base.halt [receiver]"),
+            ("lib/helpers.rb:8 halt", "Sinatra.Base.halt [receiver]"),
+            ("lib/helpers.rb:9 puts", "external"),
+            ("app/views.py:3 render", "views.Page.render [receiver]"),
+        ],
+    );
+}

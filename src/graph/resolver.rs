@@ -325,6 +325,22 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 None => (Entity::Unknown, Via::Receiver),
             },
         };
+        // A call on the implicit or explicit `self` of a mixin (a Ruby module's `halt`, a Python
+        // mixin's `self.render()`) that the type itself does not define: a method of the
+        // classes that include or inherit it.
+        let nothing = match &e {
+            // (Ruby calls any name it cannot see in scope external: `puts`, `raise`...)
+            Entity::Unknown | Entity::Missing | Entity::External => true,
+            Entity::Symbols(v) => v.is_empty(),
+            _ => false,
+        };
+        let (e, via) = match nothing && self.on_self(r) {
+            true => match self.from_includers(r) {
+                Some(v) => (Entity::Symbols(v), Via::Receiver),
+                None => (e, via),
+            },
+            false => (e, via),
+        };
         // `x.len()` on a value whose type the graph cannot see is almost always the standard
         // library's `len`: the repository's one `len` must not collect every such call.
         let common_member = member_call && self.common.is_some_and(|c| c.contains(r.name.as_str()));
@@ -971,6 +987,53 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let root = m.split(self.sep).next().unwrap_or(m);
         self.deps.module(root);
         self.table.is_root(self.space, root)
+    }
+
+    /// Whether `r` is a call on `self`: written so (`self.x()`), or a receiver-less call in a
+    /// Ruby method, where `self` is implicit.
+    fn on_self(&self, r: &RefNode) -> bool {
+        r.kind == ReferenceKind::Call
+            && match r.receiver.as_deref() {
+                Some(recv) => recv == "self",
+                None => self.sk.language == "ruby",
+            }
+    }
+
+    /// Methods named as `r` calls of the types that include or inherit the type enclosing `r`
+    /// (bounded), each looked up with its own bases.
+    fn from_includers(&mut self, r: &RefNode) -> Option<Vec<SymbolId>> {
+        // A Ruby module is no type, but it is what `include` names.
+        let mut at = r.enclosing;
+        let mixin = loop {
+            let i = at?;
+            let d = self.sk.defs.get(i as usize)?;
+            if is_type_like(d.kind) || d.kind == SymbolKind::Module {
+                break SymbolId {
+                    file: self.file,
+                    def: i,
+                };
+            }
+            at = d.parent;
+        };
+        self.deps.name(&r.name);
+        let includers: Vec<SymbolId> = self
+            .bases
+            .iter()
+            .filter(|(_, bs)| bs.contains(&mixin))
+            .map(|(t, _)| *t)
+            .take(MAX_BASE_TYPES)
+            .collect();
+        let mut found: Vec<SymbolId> = Vec::new();
+        for t in includers {
+            self.merge_base_deps(t.file);
+            for s in self.member(t, &r.name) {
+                if !found.contains(&s) {
+                    found.push(s);
+                }
+            }
+        }
+        found.sort_unstable();
+        (!found.is_empty()).then_some(found)
     }
 
     /// Members named `name` of type `t`, then of its bases (breadth first, bounded).

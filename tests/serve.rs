@@ -579,6 +579,26 @@ impl McpStdio {
         send(&mut self.stdin, v);
     }
 
+    /// One line of raw bytes, as a client that writes anything might.
+    fn send_raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Every message up to and including the reply to request `id`.
+    fn until_reply(&mut self, id: u64) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let v: Value = serde_json::from_str(&self.lines.next().expect("a reply").unwrap()).unwrap();
+            let done = v["id"] == id;
+            seen.push(v);
+            if done {
+                return seen;
+            }
+        }
+    }
+
     /// The reply to request `id` (notifications and other replies skipped).
     fn reply(&mut self, id: u64) -> Value {
         self.reply_and_notifications(id).0
@@ -840,8 +860,196 @@ fn metrics_count_and_time_every_operation_by_outcome() {
     );
 }
 
-/// Every core tool, over MCP, at budgets from 100 to 8,000 tokens: the text the model reads
-/// (every content block, counted with cl100k) stays within the budget plus a tenth, and a
+/// Requests no client should send, each with what it must be answered: the id (`null` when
+/// it cannot be read), the JSON-RPC error code, and a word of the message.
+fn malformed_mcp_requests() -> Vec<(&'static str, Vec<u8>, Value, i64, &'static str)> {
+    let call = |id: u64, params: &[u8]| {
+        [
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":"#).as_bytes(),
+            params,
+            b"}",
+        ]
+        .concat()
+    };
+    let big = [
+        br#"{"name":"search","arguments":{"query":""#.as_slice(),
+        &vec![b'a'; 20 << 20],
+        br#""}}"#,
+    ]
+    .concat();
+    let deep = [b"[".repeat(100_000), b"]".repeat(100_000)].concat();
+    vec![
+        ("a 20 MB line", call(101, &big), json!(101), -32600, "limit"),
+        (
+            "100,000 nested arrays",
+            call(102, &deep),
+            json!(102),
+            -32600,
+            "nest",
+        ),
+        (
+            "invalid UTF-8",
+            call(
+                103,
+                b"{\"name\":\"search\",\"arguments\":{\"query\":\"\xff\xfe\"}}",
+            ),
+            json!(103),
+            -32700,
+            "UTF-8",
+        ),
+        (
+            "params not an object",
+            call(104, b"5"),
+            json!(104),
+            -32602,
+            "tools/call",
+        ),
+        (
+            "a name not a string",
+            call(105, br#"{"name":5}"#),
+            json!(105),
+            -32602,
+            "tools/call",
+        ),
+        (
+            "tools/list params an array",
+            br#"{"jsonrpc":"2.0","id":"s-106","method":"tools/list","params":[1]}"#.to_vec(),
+            json!("s-106"),
+            -32602,
+            "tools/list",
+        ),
+        (
+            "JSON cut short",
+            br#"{"jsonrpc":"2.0","id":107,"#.to_vec(),
+            json!(107),
+            -32700,
+            "parse",
+        ),
+        ("no JSON at all", b"hello".to_vec(), Value::Null, -32700, "parse"),
+    ]
+}
+
+/// Each malformed line gets exactly one answer, with the request's id where it can be read,
+/// and the server answers the next request as if nothing had happened.
+#[test]
+fn every_malformed_mcp_line_is_answered_once_and_the_server_goes_on() {
+    let repo = shop_repo();
+    let mut mcp = McpStdio::start(repo.path(), &["--no-watch"]);
+    mcp.initialize("2025-06-18");
+    for (i, (what, line, id, code, word)) in malformed_mcp_requests().into_iter().enumerate() {
+        mcp.send_raw(&line);
+        let ping = 1000 + i as u64;
+        mcp.send(json!({"jsonrpc": "2.0", "id": ping, "method": "ping"}));
+        let seen = mcp.until_reply(ping);
+        assert_eq!(seen.len(), 2, "{what}: one answer, then the ping's: {seen:?}");
+        let e = &seen[0];
+        assert_eq!(e["id"], id, "{what}: {e}");
+        assert_eq!(e["error"]["code"], code, "{what}: {e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains(word), "{what}: {message}");
+        assert_eq!(seen[1]["result"], json!({}), "{what}: {}", seen[1]);
+    }
+    // A real call still answers.
+    let r = mcp.call(2000, "search", json!({"query": "discount"}));
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    mcp.close().wait().unwrap();
+}
+
+/// Over streamable HTTP the same bodies get a JSON-RPC error with their id (413 over the
+/// body limit, 400 otherwise), not rmcp's plain-text 415, and a good request still answers.
+#[test]
+fn malformed_mcp_bodies_over_http_get_a_json_rpc_error_with_their_id() {
+    let repo = shop_repo();
+    let server = start(repo.path(), &["--mcp", "--no-watch"], &[]);
+    let headers = [("Accept", "application/json, text/event-stream")];
+    for (what, body, id, code, word) in malformed_mcp_requests() {
+        let r = request(server.addr, "POST", "/mcp", &headers, &body);
+        let status = if what == "a 20 MB line" { 413 } else { 400 };
+        assert_eq!(r.status, status, "{what}: {}", r.body);
+        let e = r.json();
+        assert_eq!(e["id"], id, "{what}: {e}");
+        assert_eq!(e["error"]["code"], code, "{what}: {e}");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains(word),
+            "{what}: {e}"
+        );
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let r = request(server.addr, "POST", "/mcp", &headers, init.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains(r#""serverInfo""#), "{}", r.body);
+}
+
+/// The lines of an answer that are the answer: not its notes, next page or coverage.
+fn answer_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| {
+            !["note: ", "more: ", "coverage: "]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .collect()
+}
+
+/// At the smallest budgets every core tool still answers: the footer shrinks first, so the
+/// text holds real answer lines, and never more tokens than asked.
+#[test]
+fn a_small_budget_still_answers_with_the_best_lines() {
+    let repo = shop_repo();
+    let mut mcp = McpStdio::start(repo.path(), &["--no-watch"]);
+    mcp.initialize("2025-06-18");
+    let calls = [
+        ("search", json!({"query": "discount tax total"}), "shop/"),
+        (
+            "context",
+            json!({"task": "the discount is applied twice when tax is added"}),
+            "shop/",
+        ),
+        ("symbol", json!({"name": "Cart"}), "class shop.cart.Cart"),
+        (
+            "callers",
+            json!({"symbol": "shop.cart.Cart.total"}),
+            "shop.checkout.checkout",
+        ),
+        (
+            "refs",
+            json!({"symbol": "shop.cart.Cart.total"}),
+            "shop/checkout.py:",
+        ),
+        ("impact", json!({"symbols": ["shop.cart.Cart.total"]}), "risk "),
+        ("read_span", json!({"span": "shop/cart.py"}), "shop/cart.py:1-"),
+        ("overview", json!({}), "## Overview"),
+    ];
+    let mut id = 10;
+    for (tool, args, first) in &calls {
+        for budget in [50, 60, 100] {
+            let mut a = args.clone();
+            a["max_tokens"] = json!(budget);
+            id += 1;
+            let r = mcp.call(id, tool, a);
+            assert_ne!(r["result"]["isError"], true, "{tool} at {budget}: {r}");
+            let text = r["result"]["content"][0]["text"].as_str().unwrap();
+            let tokens = kenning::context::count_tokens(text);
+            assert!(tokens <= budget, "{tool} at {budget}: {tokens} tokens\n{text}");
+            let lines = answer_lines(text);
+            assert!(
+                lines.first().is_some_and(|l| l.contains(first)),
+                "{tool} at {budget}: no answer line\n{text}"
+            );
+            assert!(!text.contains("the answer was cut here"), "{text}");
+        }
+    }
+    // A budget under the minimum is refused by the number the client sent.
+    let r = mcp.call(id + 1, "search", json!({"query": "discount", "max_tokens": 10}));
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("max_tokens: 10 is below the minimum of 50"), "{r}");
+    mcp.close().wait().unwrap();
+}
+
+/// Every core tool, over MCP, at budgets from 60 to 8,000 tokens: the text the model reads
+/// (every content block, counted with cl100k) stays within the budget, and a
 /// call without a budget gets the server's default, never more than 4,000 tokens.
 #[test]
 fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
@@ -864,7 +1072,15 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
     let mut id = 10;
     let mut over = Vec::new();
     for (tool, args) in &calls {
-        for budget in [None, Some(100), Some(300), Some(1000), Some(4000), Some(8000)] {
+        for budget in [
+            None,
+            Some(60),
+            Some(100),
+            Some(300),
+            Some(1000),
+            Some(4000),
+            Some(8000),
+        ] {
             let mut a = args.clone();
             if let Some(b) = budget {
                 a["max_tokens"] = json!(b);
@@ -885,10 +1101,7 @@ fn every_core_tool_keeps_its_token_budget_as_the_model_reads_it() {
             if *tool == "search" {
                 assert!(meta["files_drawn_from"].as_u64().unwrap() > 0, "{r}");
             }
-            let limit = match budget {
-                Some(b) => b + b / 10,
-                None => 4000,
-            };
+            let limit = budget.unwrap_or(4000);
             if tokens > limit {
                 over.push(format!("{tool} at {budget:?}: {tokens} tokens\n{text}"));
             }

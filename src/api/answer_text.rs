@@ -9,6 +9,28 @@ use super::Operation;
 
 /// The answer `v` of `op`, written for a model.
 pub fn render(op: Operation, v: &Value) -> String {
+    body(op, v) + &footer(v, Footer::Whole)
+}
+
+/// The answer `v` of `op` within `budget` tokens (cl100k) as a model reads it. The footer
+/// shrinks before the answer does: first the coverage line's detail goes, then the notes are shortened and the coverage cut to its generation,
+/// then the notes and the coverage, then the next page's cursor. Only if the answer alone is
+/// still over the budget is it cut, keeping its first (best) lines, with a short note that
+/// says so; a first line too long to fit is cut at a word.
+pub fn render_within(op: Operation, v: &Value, budget: usize) -> String {
+    use crate::context::count_tokens;
+    let body = body(op, v);
+    for form in Footer::FORMS {
+        let text = body.clone() + &footer(v, form);
+        if count_tokens(&text) <= budget {
+            return text;
+        }
+    }
+    cut(&body, budget)
+}
+
+/// The answer itself, without the footer.
+fn body(op: Operation, v: &Value) -> String {
     let mut out = String::new();
     match op {
         Operation::Search => search(v, &mut out),
@@ -47,7 +69,6 @@ pub fn render(op: Operation, v: &Value) -> String {
             out.push('\n');
         }
     }
-    footer(v, &mut out);
     out
 }
 
@@ -236,7 +257,7 @@ fn context(v: &Value, out: &mut String) {
     if !more.is_empty() {
         out.push_str(&format!("also ranked: {}\n\n", more.join(", ")));
     }
-    out.push_str(s(&v["pack"]["text"]));
+    out.push_str(pack);
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -300,112 +321,170 @@ fn symbols(v: &Value, out: &mut String) {
     }
 }
 
-/// `text` within `budget` tokens (cl100k) as a model reads it: when over, body lines are
-/// dropped from the end and a note says so; the closing lines (notes, the next page, the
-/// coverage) are kept.
-pub fn fit(text: String, budget: usize) -> String {
+/// The first lines of `body` that fit `budget` with a note that the answer was cut; when not
+/// even the first line fits, as many of its words as do.
+fn cut(body: &str, budget: usize) -> String {
     use crate::context::count_tokens;
-    if count_tokens(&text) <= budget {
-        return text;
+    let note = format!("note: cut to fit max_tokens {budget}\n");
+    let lines: Vec<&str> = body.lines().collect();
+    let with_lines = |n: usize| lines[..n].iter().map(|l| format!("{l}\n")).collect::<String>() + &note;
+    let fits = |text: &str| count_tokens(text) <= budget;
+    let n = most(lines.len(), |n| fits(&with_lines(n)));
+    if n > 0 {
+        return with_lines(n);
     }
-    let lines: Vec<&str> = text.lines().collect();
-    let tail = lines
-        .iter()
-        .rev()
-        .take_while(|l| l.starts_with("note: ") || l.starts_with("more: ") || l.starts_with("coverage: "))
-        .count();
-    let (body, footer) = lines.split_at(lines.len() - tail);
-    let cut = format!(
-        "note: the answer was cut here to fit max_tokens {budget}; ask with a larger max_tokens for the rest"
-    );
-    let assemble = |n: usize| {
-        let mut out: Vec<&str> = body[..n].to_vec();
-        out.push(&cut);
-        out.extend_from_slice(footer);
-        out.join("\n") + "\n"
-    };
-    // The most body lines that fit, by bisection (token counts grow with lines kept).
-    let (mut lo, mut hi) = (0usize, body.len());
+    let first = lines.first().copied().unwrap_or("");
+    let words: Vec<&str> = first.split(' ').collect();
+    let with_words = |n: usize| format!("{} …\n{note}", words[..n].join(" "));
+    let n = most(words.len(), |n| fits(&with_words(n)));
+    if n > 0 {
+        return with_words(n);
+    }
+    // Not even the note fits: as much of it as does.
+    let words: Vec<&str> = note.trim_end().split(' ').collect();
+    let with_note_words = |n: usize| words[..n].join(" ") + "\n";
+    with_note_words(most(words.len(), |n| fits(&with_note_words(n))))
+}
+
+/// The largest `n` in `0..=max` for which `fits(n)` holds, `fits` holding for every smaller
+/// `n` too (by bisection: token counts grow with what is kept).
+fn most(max: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, max);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        match count_tokens(&assemble(mid)) <= budget {
+        match fits(mid) {
             true => lo = mid,
             false => hi = mid - 1,
         }
     }
-    let out = assemble(lo);
-    if count_tokens(&out) <= budget {
-        return out;
-    }
-    // Not even the closing lines fit: the cut note alone, shortened to the budget.
-    let words: Vec<&str> = cut.split(' ').collect();
-    let mut short = String::new();
-    for w in words {
-        let next = format!("{short}{w} ");
-        if count_tokens(&next) > budget {
-            break;
-        }
-        short = next;
-    }
-    short.trim_end().to_string() + "\n"
+    lo
 }
 
-/// Notes, the next page, and what the index covered, one line each.
-fn footer(v: &Value, out: &mut String) {
+/// How much of the footer (notes, the next page, what the index covered) an answer carries,
+/// from all of it to none: the order in which it shrinks to leave room for the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Footer {
+    Whole,
+    /// The coverage line without its languages and files not read.
+    Counts,
+    /// Each note to its first words, the coverage to its generation and size.
+    Short,
+    /// Only the next page's cursor.
+    Cursor,
+    Nothing,
+}
+
+impl Footer {
+    const FORMS: [Footer; 5] = [
+        Footer::Whole,
+        Footer::Counts,
+        Footer::Short,
+        Footer::Cursor,
+        Footer::Nothing,
+    ];
+}
+
+/// Words a note keeps in the short footer.
+const NOTE_WORDS: usize = 10;
+
+/// Notes, the next page, and what the index covered, one line each, in `form`.
+fn footer(v: &Value, form: Footer) -> String {
+    let mut out = String::new();
     for n in items(&v["notes"]) {
-        out.push_str(&format!("note: {}\n", s(n)));
+        let note = s(n);
+        match form {
+            Footer::Whole | Footer::Counts => out.push_str(&format!("note: {note}\n")),
+            Footer::Short => {
+                let words: Vec<&str> = note.split_whitespace().collect();
+                let more = if words.len() > NOTE_WORDS { " …" } else { "" };
+                let first = words[..words.len().min(NOTE_WORDS)].join(" ");
+                out.push_str(&format!("note: {first}{more}\n"));
+            }
+            Footer::Cursor | Footer::Nothing => {}
+        }
     }
-    if let Some(c) = v["page"]["next_cursor"].as_str() {
+    if form != Footer::Nothing
+        && let Some(c) = v["page"]["next_cursor"].as_str()
+    {
         out.push_str(&format!("more: cursor \"{c}\"\n"));
     }
     let c = &v["coverage"];
-    if c.is_object() {
-        let mut line = format!(
-            "coverage: generation {}, {} files indexed, {} skipped, {} with errors",
-            c["generation"], c["files_indexed"], c["files_skipped"], c["files_with_errors"]
-        );
-        if let Some(stale) = c["stale"].as_u64().filter(|n| *n > 0) {
-            line.push_str(&format!(", {stale} stale"));
-        }
-        if let Some(langs) = c["languages"].as_object().filter(|m| !m.is_empty()) {
-            let read: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
-            line.push_str(&format!("; read: {}", read.join(", ")));
-        }
-        if let Some(text) = c["read_as_text"].as_object().filter(|m| !m.is_empty()) {
-            let read: Vec<String> = text.iter().map(|(l, n)| format!("{l} {n}")).collect();
-            line.push_str(&format!("; as text: {}", read.join(", ")));
-        }
-        if let Some(unread) = c["not_read"].as_object().filter(|m| !m.is_empty()) {
-            // The three most common, and what is left as one count.
-            let mut v: Vec<(&String, u64)> =
-                unread.iter().map(|(k, n)| (k, n.as_u64().unwrap_or(0))).collect();
-            v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-            let mut parts: Vec<String> = v
-                .iter()
-                .take(3)
-                .map(|(k, n)| match k.as_str() {
-                    "" => format!("{n} without extension"),
-                    "other" => format!("{n} other"),
-                    k => format!("{n} .{k}"),
-                })
-                .collect();
-            let rest: u64 = v.iter().skip(3).map(|(_, n)| n).sum();
-            if rest > 0 {
-                parts.push(format!("{rest} other"));
-            }
-            line.push_str(&format!("; not read: {}", parts.join(", ")));
-        }
-        let later: Vec<&str> = items(&c["not_built_yet"]).iter().map(s).collect();
-        if !later.is_empty() {
-            line.push_str(&format!("; not built yet: {}", later.join(", ")));
-        }
-        let damaged: Vec<&str> = items(&c["damaged"]).iter().map(s).collect();
-        if !damaged.is_empty() {
-            line.push_str(&format!(", damaged: {}", damaged.join("; ")));
-        }
-        out.push_str(&line);
+    if c.is_object() && matches!(form, Footer::Whole | Footer::Counts | Footer::Short) {
+        out.push_str(&coverage(c, form));
         out.push('\n');
     }
+    out
+}
+
+/// The coverage line: generation, files, staleness and damage; in the whole form also the
+/// languages read and the most common files not read; in the short form the generation and
+/// the files indexed (and those stale) alone.
+fn coverage(c: &Value, form: Footer) -> String {
+    let stale = c["stale"].as_u64().filter(|n| *n > 0);
+    if form == Footer::Short {
+        let mut line = format!(
+            "coverage: generation {}, {} files",
+            c["generation"], c["files_indexed"]
+        );
+        if let Some(stale) = stale {
+            line.push_str(&format!(", {stale} stale"));
+        }
+        return line;
+    }
+    let mut line = format!(
+        "coverage: generation {}, {} files indexed, {} skipped, {} with errors",
+        c["generation"], c["files_indexed"], c["files_skipped"], c["files_with_errors"]
+    );
+    if let Some(stale) = stale {
+        line.push_str(&format!(", {stale} stale"));
+    }
+    if form == Footer::Whole {
+        line.push_str(&languages(c));
+    }
+    let later: Vec<&str> = items(&c["not_built_yet"]).iter().map(s).collect();
+    if !later.is_empty() {
+        line.push_str(&format!("; not built yet: {}", later.join(", ")));
+    }
+    let damaged: Vec<&str> = items(&c["damaged"]).iter().map(s).collect();
+    match (form, damaged.is_empty()) {
+        (_, true) => {}
+        (Footer::Whole, false) => line.push_str(&format!(", damaged: {}", damaged.join("; "))),
+        (_, false) => line.push_str(&format!(", {} damaged", damaged.len())),
+    }
+    line
+}
+
+/// The languages read, read as text, and the most common files not read, for the coverage line.
+fn languages(c: &Value) -> String {
+    let mut line = String::new();
+    if let Some(langs) = c["languages"].as_object().filter(|m| !m.is_empty()) {
+        let read: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        line.push_str(&format!("; read: {}", read.join(", ")));
+    }
+    if let Some(text) = c["read_as_text"].as_object().filter(|m| !m.is_empty()) {
+        let read: Vec<String> = text.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        line.push_str(&format!("; as text: {}", read.join(", ")));
+    }
+    if let Some(unread) = c["not_read"].as_object().filter(|m| !m.is_empty()) {
+        // The three most common, and what is left as one count.
+        let mut v: Vec<(&String, u64)> = unread.iter().map(|(k, n)| (k, n.as_u64().unwrap_or(0))).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let mut parts: Vec<String> = v
+            .iter()
+            .take(3)
+            .map(|(k, n)| match k.as_str() {
+                "" => format!("{n} without extension"),
+                "other" => format!("{n} other"),
+                k => format!("{n} .{k}"),
+            })
+            .collect();
+        let rest: u64 = v.iter().skip(3).map(|(_, n)| n).sum();
+        if rest > 0 {
+            parts.push(format!("{rest} other"));
+        }
+        line.push_str(&format!("; not read: {}", parts.join(", ")));
+    }
+    line
 }
 
 /// Drops what says nothing: nulls, `false`, empty strings, lists and objects.
@@ -526,24 +605,99 @@ mod tests {
         );
     }
 
+    fn tokens(text: &str) -> usize {
+        crate::context::count_tokens(text)
+    }
+
+    /// A search answer of `files` files, with two notes, a next page and a full coverage.
+    fn search_answer(files: usize) -> Value {
+        let files: Vec<Value> = (0..files)
+            .map(|i| {
+                json!({"path": format!("src/module_{i}.py"), "symbol": format!("m{i}.f"),
+                            "chunks": [{"start_line": 3, "end_line": 9, "symbol": format!("m{i}.f")}]})
+            })
+            .collect();
+        json!({"files": files, "notes": [
+                "the semantic index is not built yet: these results are lexical only, ranked by BM25",
+                "a document answers this better than any code: README.md:1-40"],
+               "page": {"next_cursor": "p3"},
+               "coverage": {"generation": 12, "files_indexed": 4000, "files_skipped": 310, "files_with_errors": 2,
+                            "languages": {"python": 3000, "rust": 600, "typescript": 400},
+                            "read_as_text": {"markdown": 120, "toml": 40},
+                            "not_read": {"json": 200, "png": 90, "lock": 10, "": 5, "other": 5}}})
+    }
+
     #[test]
-    fn a_text_over_its_budget_is_cut_at_a_line_keeping_its_closing_lines() {
-        let body: String = (0..200).map(|i| format!("line {i} of the answer\n")).collect();
-        let text = format!(
-            "{body}more: cursor \"c\"\ncoverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"
+    fn within_its_budget_an_answer_is_the_whole_rendering() {
+        let v = search_answer(3);
+        assert_eq!(
+            render_within(Operation::Search, &v, 100_000),
+            render(Operation::Search, &v)
         );
-        let cut = fit(text.clone(), 120);
-        assert!(crate::context::count_tokens(&cut) <= 120, "{cut}");
-        assert!(cut.starts_with("line 0 of the answer\n"), "{cut}");
+    }
+
+    #[test]
+    fn a_small_budget_shrinks_the_footer_before_the_answer() {
+        let v = search_answer(3);
+        let whole = render(Operation::Search, &v);
+        let body_lines = 3;
+        let mut seen = Vec::new();
+        for budget in (50..tokens(&whole)).step_by(5) {
+            let text = render_within(Operation::Search, &v, budget);
+            assert!(tokens(&text) <= budget, "{budget}: {text}");
+            let kept = text.lines().filter(|l| l.starts_with("src/module_")).count();
+            // Every line of the answer stays while any of the footer does.
+            if text.contains("coverage: ") || text.contains("more: ") || text.contains("note: the") {
+                assert_eq!(kept, body_lines, "{budget}: {text}");
+            }
+            seen.push(text);
+        }
+        // The footer's forms all show up on the way down, the smallest keeping the cursor.
         assert!(
-            cut.contains("note: the answer was cut here to fit max_tokens 120"),
-            "{cut}"
+            seen.iter()
+                .any(|t| t.contains("files indexed, 310 skipped, 2 with errors\n"))
         );
         assert!(
-            cut.ends_with("coverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"),
-            "{cut}"
+            seen.iter()
+                .any(|t| t.contains("coverage: generation 12, 4000 files\n"))
         );
-        assert_eq!(fit(text.clone(), 100_000), text);
-        assert!(crate::context::count_tokens(&fit(text, 5)) <= 5);
+        assert!(
+            seen.iter()
+                .any(|t| t.contains("note: the semantic index is not built yet: these results are …\n"))
+        );
+        assert!(
+            seen.iter()
+                .any(|t| t.ends_with("src/module_2.py:3-9  m2.f\nmore: cursor \"p3\"\n"))
+        );
+    }
+
+    #[test]
+    fn an_answer_over_its_budget_keeps_its_first_lines_and_says_it_was_cut() {
+        let v = search_answer(200);
+        for budget in [50, 60, 100, 120, 400] {
+            let text = render_within(Operation::Search, &v, budget);
+            assert!(tokens(&text) <= budget, "{budget}: {text}");
+            assert!(
+                text.starts_with("src/module_0.py:3-9  m0.f\nsrc/module_1.py:3-9  m1.f\n"),
+                "{text}"
+            );
+            assert!(
+                text.ends_with(&format!("\nnote: cut to fit max_tokens {budget}\n")),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_first_line_too_long_for_the_budget_is_cut_at_a_word() {
+        let long: String = (0..200).map(|i| format!("word{i} ")).collect();
+        let v = json!({"path": "a.txt", "start_line": 1, "end_line": 1, "text": long});
+        let text = render_within(Operation::ReadSpan, &v, 60);
+        assert!(tokens(&text) <= 60, "{text}");
+        let text = render_within(Operation::Overview, &json!({"markdown": long}), 60);
+        assert!(tokens(&text) <= 60, "{text}");
+        assert!(text.starts_with("word0 word1 word2 "), "{text}");
+        assert!(text.ends_with(" …\nnote: cut to fit max_tokens 60\n"), "{text}");
+        assert!(tokens(&cut(&long, 3)) <= 3);
     }
 }

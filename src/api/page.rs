@@ -25,6 +25,9 @@ pub struct PageInfo {
 /// The largest token budget a request may ask for.
 pub const MAX_TOKENS_CAP: usize = 200_000;
 
+/// The smallest token budget a request may ask for: nothing useful fits in less.
+pub const MIN_MAX_TOKENS: usize = 50;
+
 #[derive(Debug, Clone, Copy)]
 pub struct Paging {
     offset: usize,
@@ -33,7 +36,8 @@ pub struct Paging {
 }
 
 impl Paging {
-    /// `limit` defaults to `default` and must be 1..=`max`; `max_tokens` at least 50.
+    /// `limit` defaults to `default` and must be 1..=`max`; `max_tokens` at least
+    /// [`MIN_MAX_TOKENS`].
     pub fn new(
         cursor: Option<&str>,
         limit: Option<usize>,
@@ -108,12 +112,12 @@ pub fn check_limit(name: &str, given: Option<usize>, default: usize, max: usize)
     }
 }
 
-/// A token budget: at least 50 (nothing useful fits in less), at most [`MAX_TOKENS_CAP`].
+/// A token budget: at least [`MIN_MAX_TOKENS`], at most [`MAX_TOKENS_CAP`].
 pub fn check_tokens(given: Option<usize>) -> Result<Option<usize>, ApiError> {
     match given {
-        Some(n) if n < 50 => Err(ApiError::invalid(
+        Some(n) if n < MIN_MAX_TOKENS => Err(ApiError::invalid(
             "max_tokens",
-            format!("{n} is below the minimum of 50"),
+            format!("{n} is below the minimum of {MIN_MAX_TOKENS}"),
         )),
         Some(n) if n > MAX_TOKENS_CAP => Err(ApiError::invalid(
             "max_tokens",

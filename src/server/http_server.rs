@@ -1,21 +1,28 @@
 //! `HttpServer`: the JSON API (`POST /v1/<operation>`, `GET /v1/status`, `GET /healthz`) and,
 //! with MCP on, the streamable HTTP transport at `/mcp`, behind one `HttpGuard` (the `Host`
-//! and `Origin` checks against DNS rebinding, the bearer token) and the body size limit.
+//! and `Origin` checks against DNS rebinding, the bearer token) and the body size limit. An
+//! MCP body is read and judged before rmcp sees it (`check_mcp_body`), so a message too large,
+//! too deep, not UTF-8, not JSON or with `params` of the wrong shape is answered with a
+//! JSON-RPC error (HTTP 400, or 413 over `--max-body`) carrying its id where it can be read.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::StatusCode;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any_service, get, post};
+use futures::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::incoming_message::{IncomingMessage, Refusal};
 use super::mcp_server::KenMcp;
+use super::message_scan::MessageScan;
 use super::{ServeConfig, ServerError, ServerMetrics, WorkspaceSlot, request_runner};
 use crate::api::{ApiError, ErrorBody, Operation};
 
@@ -85,7 +92,9 @@ impl HttpServer {
                 Arc::new(LocalSessionManager::default()),
                 mcp_config,
             );
-            router = router.nest_service("/mcp", service);
+            let checked =
+                any_service(service).layer(middleware::from_fn_with_state(config.max_body, check_mcp_body));
+            router = router.nest_service("/mcp", checked);
         }
         let router = config
             .guard()
@@ -191,6 +200,50 @@ async fn not_found() -> Response {
                     .into(),
         },
     )
+}
+
+/// Bytes of an MCP body past `--max-body` read (and dropped) to find its id and let the
+/// client finish sending, so it reads the refusal rather than a reset connection.
+const DRAINED_PAST_LIMIT: usize = 64 << 20;
+
+/// An MCP POST body read (within `limit` bytes kept, scanned whole) and judged as stdio judges
+/// a line: a message rmcp reads goes on to it, anything else is answered here.
+async fn check_mcp_body(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let mut scan = MessageScan::default();
+    let mut kept = Vec::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => return refusal_response(Refusal::unreadable(scan.id(), &e.to_string())),
+        };
+        scan.feed(&chunk);
+        match scan.bytes() <= limit {
+            true => kept.extend_from_slice(&chunk),
+            false => kept = Vec::new(),
+        }
+        if scan.bytes() > limit.saturating_add(DRAINED_PAST_LIMIT) {
+            break;
+        }
+    }
+    match IncomingMessage::read(&kept, &scan, limit) {
+        IncomingMessage::Serve(_) => next.run(Request::from_parts(parts, Body::from(kept))).await,
+        IncomingMessage::Drop(why) => refusal_response(Refusal::unreadable(None, &why)),
+        IncomingMessage::Refuse(r) => refusal_response(r),
+    }
+}
+
+/// A refused MCP message's JSON-RPC error as the HTTP answer.
+fn refusal_response(r: Refusal) -> Response {
+    let status = match r.too_large {
+        true => StatusCode::PAYLOAD_TOO_LARGE,
+        false => StatusCode::BAD_REQUEST,
+    };
+    (status, axum::Json(r.message())).into_response()
 }
 
 async fn operation(State(state): State<AppState>, Path(name): Path<String>, body: Bytes) -> Response {

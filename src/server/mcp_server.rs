@@ -59,8 +59,21 @@ fn default_budget(op: Operation) -> Option<usize> {
     })
 }
 
-/// Tokens kept for the lines `tool_text` adds under an answer.
+/// Tokens kept for the lines `tool_text` adds under an answer (notes, the next page, the
+/// coverage), at most: a fifth of a small budget, since that footer shrinks before the answer.
 const FOOTER_TOKENS: usize = 50;
+
+/// The budget the operation gets of `whole`, the budget for the text as the model reads it:
+/// less what the footer may take, but never under the operations' minimum (the rendering cuts
+/// whatever is over); a `whole` under that minimum goes as it is, for the operation to refuse
+/// by the number the client sent.
+fn operation_budget(whole: usize) -> usize {
+    let least = crate::api::MIN_MAX_TOKENS;
+    match whole < least {
+        true => whole,
+        false => whole.saturating_sub(FOOTER_TOKENS.min(whole / 5)).max(least),
+    }
+}
 
 /// The lean schema with `max_tokens` saying the default this server applies.
 fn core_schema(op: Operation) -> JsonObject {
@@ -183,16 +196,18 @@ impl ServerHandler for KenMcp {
         };
         let mut args = request.arguments.unwrap_or_default();
         let mut whole_budget = None;
-        if let Some(n) = default_budget(op) {
-            // The budget is for the text as the model reads it: the operation gets it less
-            // the lines the rendering adds (notes, the next page, the coverage).
-            let asked = args.get("max_tokens").and_then(serde_json::Value::as_u64);
-            let whole = asked.map_or(n, |a| usize::try_from(a).unwrap_or(usize::MAX));
+        // The budget is for the text as the model reads it: the operation gets it less the
+        // lines the rendering adds. One that is not a whole number is left for the operation
+        // to refuse.
+        let asked = args.get("max_tokens");
+        if let Some(n) = default_budget(op)
+            && asked.is_none_or(serde_json::Value::is_u64)
+        {
+            let whole = asked
+                .and_then(serde_json::Value::as_u64)
+                .map_or(n, |a| usize::try_from(a).unwrap_or(usize::MAX));
             whole_budget = Some(whole);
-            args.insert(
-                "max_tokens".into(),
-                whole.saturating_sub(FOOTER_TOKENS).max(1).into(),
-            );
+            args.insert("max_tokens".into(), operation_budget(whole).into());
         }
         // While the first build runs, the status is how far it has got.
         if op == Operation::IndexStatus
@@ -222,10 +237,9 @@ impl ServerHandler for KenMcp {
                 // The model reads the compact text; the JSON stays as structured content.
                 // The budget holds for the text as the model reads it, whatever the operation
                 // could not cut itself.
-                let text = tool_text::render(op, &v);
                 let text = match whole_budget {
-                    Some(b) => tool_text::fit(text, b),
-                    None => text,
+                    Some(b) => tool_text::render_within(op, &v, b),
+                    None => tool_text::render(op, &v),
                 };
                 let returned = crate::context::count_tokens(&text) as u64;
                 let snapshot = ws.analysis();

@@ -557,3 +557,211 @@ fn an_empty_tree_and_a_tree_without_supported_files_say_so() {
     );
     assert!(stdout(&out).contains("read as text: text 1"), "{}", stdout(&out));
 }
+
+/// The third pass, as a new user met it: special files where files or folders are expected,
+/// an index folder that is a file or another repository's, names written with every
+/// language's separators, and bounds on the new flags. Each is refused (or answered) by name,
+/// with its exit code, within a bounded time: none waits forever on a pipe nobody writes to.
+#[test]
+fn special_files_foreign_indexes_and_odd_names_are_refused_by_name() {
+    let repo = shop_repo();
+    let r = repo.path();
+    let odd = tempfile::tempdir().unwrap();
+    let o = odd.path();
+    let path = |n: &str| o.join(n).to_str().unwrap().to_string();
+    let mkfifo = |n: &str| {
+        assert!(Command::new("mkfifo").arg(o.join(n)).status().unwrap().success());
+    };
+    mkfifo("pipe");
+    let _socket = std::os::unix::net::UnixListener::bind(o.join("sock")).unwrap();
+    std::fs::create_dir(o.join("dir")).unwrap();
+    std::fs::write(o.join("file"), "hello\n").unwrap();
+    // Another repository's index, in a folder of its own.
+    let other = support::materialize("//- other.py\ndef other():\n    pass\n");
+    let other_index = path("other-index");
+    let built = support::ken(&["index", "build", "--index-dir", &other_index], other.path());
+    assert!(built.status.success(), "{}", stderr(&built));
+    let (pipe, sock, dir, file) = (path("pipe"), path("sock"), path("dir"), path("file"));
+    let state = tempfile::tempdir().unwrap();
+    let cases = vec![
+        case(
+            &["search", "--query-file", &pipe],
+            1,
+            "a named pipe no program writes to",
+        ),
+        case(
+            &["search", "--query-file", &pipe, "--literal"],
+            1,
+            "a named pipe no program writes to",
+        ),
+        case(
+            &["context", "--query-file", &pipe],
+            1,
+            "a named pipe no program writes to",
+        ),
+        case(
+            &["ask", "--query-file", &pipe],
+            1,
+            "a named pipe no program writes to",
+        ),
+        case(
+            &["impact", "--patch", &pipe],
+            1,
+            "a named pipe no program writes to",
+        ),
+        case(&["search", "--query-file", &sock], 1, "a socket, not a file"),
+        case(&["context", "--query-file", &sock], 1, "a socket, not a file"),
+        case(&["impact", "--patch", &sock], 1, "a socket, not a file"),
+        case(&["search", "--query-file", &dir], 1, "a folder, not a file"),
+        case(&["impact", "--patch", &dir], 1, "a folder, not a file"),
+        case(
+            &["index", "build", "--index-dir", &file],
+            1,
+            "it is a file, not a folder",
+        ),
+        case(
+            &["index", "build", "--index-dir", &pipe],
+            1,
+            "it is a named pipe, not a folder",
+        ),
+        case(
+            &["index", "build", "--index-dir", &sock],
+            1,
+            "it is a socket, not a folder",
+        ),
+        case(
+            &["search", "x", "--index-dir", &file],
+            1,
+            "it is a file, not a folder",
+        ),
+        case(
+            &["search", "x", "--index-dir", &pipe],
+            1,
+            "it is a named pipe, not a folder",
+        ),
+        case(
+            &["symbol", "Cart", "--index-dir", &file],
+            1,
+            "it is a file, not a folder",
+        ),
+        case(
+            &["callers", "Cart", "--index-dir", &sock],
+            1,
+            "it is a socket, not a folder",
+        ),
+        case(
+            &["context", "x", "--index-dir", &file],
+            1,
+            "it is a file, not a folder",
+        ),
+        case(
+            &["index", "status", "--index-dir", &pipe],
+            1,
+            "it is a named pipe, not a folder",
+        ),
+        case(
+            &["index", "verify", "--index-dir", &file],
+            1,
+            "it is a file, not a folder",
+        ),
+        case(
+            &["index", "build", "--index-dir", &other_index],
+            1,
+            "holds the index of",
+        ),
+        case(
+            &["index", "build", "--index-dir", &other_index, "--full"],
+            1,
+            "pass another --index-dir",
+        ),
+        case(&["index", "build", &pipe], 1, "is not a directory"),
+        case(&["index", "build", &file], 1, "is not a directory"),
+        case(&["serve", "--mcp", "--repo", &file], 1, "--repo"),
+        case(
+            &["serve", "--mcp", "--repo", &pipe],
+            1,
+            "a named pipe, not a folder",
+        ),
+        case(
+            &["serve", "--mcp", "--repo", "/nonexistent/repo"],
+            1,
+            "/nonexistent/repo",
+        ),
+        case(&["audit", "show", &pipe], 1, "not a regular file"),
+        case(&["audit", "verify", &sock], 1, "not a regular file"),
+        case(&["read-span", &pipe], 1, "absolute paths outside the repository"),
+        case(
+            &["install", "--scope", "user", "--repo", "."],
+            1,
+            "--repo does not go with --scope user",
+        ),
+        case(&["symbol", "::"], 1, "no definition matches"),
+        case(&["symbol", "\\"], 1, "no definition matches"),
+        case(&["symbol", "#"], 1, "no definition matches"),
+        case(&["callers", "::"], 1, "no definition matches"),
+        case(&["callers", "\\\\Shop\\\\Nothing"], 1, "no definition matches"),
+        case(&["refs", "Cart->nothing"], 1, "no definition matches"),
+        case(&["deps", "::"], 1, "is not an indexed file"),
+        case(
+            &["read-span", "shop/cart.py:3-2"],
+            1,
+            "the end line is before the start line",
+        ),
+        case(&["read-span", "shop/cart.py:-3"], 1, "expected path:START-END"),
+        case(&["impact", "--range", "garbage"], 1, "expected A..B"),
+        case(&["ask", "x", "--max-time", "0"], 2, "0 is not in 1..="),
+        case(&["agent", "x", "--max-time", "0"], 2, "0 is not in 1..="),
+        case(&["index", "build", "--max-memory", "0"], 2, "is not in 64..="),
+        case(
+            &["index", "build", "--threads", "100000"],
+            2,
+            "is not in 0..=1024",
+        ),
+        case(&["exec", "--"], 1, "no command given"),
+    ];
+    assert!(cases.len() >= 40, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for c in &cases {
+        let mut child = Command::new(ken_bin())
+            .args(&c.args)
+            .current_dir(r)
+            .env_remove("KEN_SERVE_TOKEN")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("XDG_STATE_HOME", state.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() && t.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            failures.push(format!("ken {:?}: still running after 60 s", c.args));
+            continue;
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        let code = out.status.code().unwrap_or(-1);
+        if code != c.code || !err.contains(c.says) {
+            failures.push(format!(
+                "ken {:?}: exit {code} (want {}), stderr {err:?} (want {:?})",
+                c.args, c.code, c.says
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {}:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    // The refused build left the other repository's index as it was.
+    let still = support::ken(&["symbol", "other", "--index-dir", &other_index], other.path());
+    assert!(stdout(&still).contains("other.py"), "{}", stderr(&still));
+}

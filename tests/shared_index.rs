@@ -332,3 +332,80 @@ fn an_index_dir_of_another_repository_is_refused_naming_both() {
     let out = ken_bounded(copy.path(), &["index", "build"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// A tree big enough that a build takes a while: `n` Python modules calling each other.
+fn generated_tree(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..n {
+        let body: String = (0..20)
+            .map(|j| format!("def f{i}_{j}(x):\n    return f{}_{j}(x) + {j}\n\n\n", (i + 1) % n))
+            .collect();
+        let p = dir.path().join(format!("pkg{}/m{i}.py", i % 10));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("class Widget{i}:\n    pass\n\n\n{body}")).unwrap();
+    }
+    dir
+}
+
+/// Builds killed at several moments leave the previous index answering, and the next build
+/// finishes with nothing of theirs left behind.
+#[test]
+fn builds_killed_at_several_moments_leave_the_index_answering() {
+    let repo = generated_tree(300);
+    let r = repo.path();
+    let out = ken_bounded(r, &["index", "build"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for ms in [5u64, 30, 80, 200, 500, 1200] {
+        let mut child = Command::new(ken_bin())
+            .args(["index", "build", "--full"])
+            .current_dir(r)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let q = ken_bounded(r, &["symbol", "Widget7"]);
+        assert!(
+            q.status.success() && stdout(&q).contains("pkg7/m7.py"),
+            "after a kill at {ms} ms: {}",
+            stderr(&q)
+        );
+    }
+    let out = ken_bounded(r, &["index", "build"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let index = r.join(".kenning");
+    let names = index_entries(&index);
+    assert!(!names.iter().any(|n| n.contains(".tmp")), "{names:?}");
+    let verify = ken_bounded(r, &["index", "verify"]);
+    assert!(verify.status.success(), "{}{}", stdout(&verify), stderr(&verify));
+    // Segments are only those committed generations name.
+    assert!(segments(&index) <= 4, "{} segments", segments(&index));
+}
+
+/// Two builds at once: one waits its turn or is told another runs; the index stays whole.
+#[test]
+fn concurrent_builds_never_damage_the_index() {
+    let repo = generated_tree(150);
+    let r = repo.path().to_path_buf();
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let r = r.clone();
+            std::thread::spawn(move || ken_bounded(&r, &["index", "build", "--full"]))
+        })
+        .collect();
+    let outs: Vec<Output> = runs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(outs.iter().any(|o| o.status.success()), "no build succeeded");
+    for o in &outs {
+        if !o.status.success() {
+            assert!(
+                stderr(o).contains("another `ken index build` is running"),
+                "{}",
+                stderr(o)
+            );
+        }
+    }
+    let verify = ken_bounded(&r, &["index", "verify"]);
+    assert!(verify.status.success(), "{}{}", stdout(&verify), stderr(&verify));
+}

@@ -43,6 +43,18 @@ pub fn serve(a: ServeArgs, quiet: bool) -> Result<ExitCode> {
         },
     };
     config.check()?;
+    if let Some(r) = &a.repo
+        && !r.is_dir()
+    {
+        match std::fs::metadata(r) {
+            Ok(m) => bail!(
+                "--repo {}: {}, not a folder",
+                r.display(),
+                crate::util::special_kind(&m.file_type())
+            ),
+            Err(e) => bail!("--repo {}: {e}", r.display()),
+        }
+    }
     if let Some(dir) = super::exec_commands::agent_sessions_dir() {
         crate::server::ServerMetrics::get().collect_agent_logs(dir);
     }

@@ -74,8 +74,31 @@ pub(super) fn read_input(path: &Path, limit: u64, what: &str, label: &str) -> Re
             .with_context(|| format!("reading {what} from stdin"));
     }
     let cannot = || format!("cannot read {label} {}", path.display());
-    let file = std::fs::File::open(path).with_context(cannot)?;
-    read_bounded(file, limit).with_context(cannot)
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let kind = std::fs::metadata(path).with_context(cannot)?.file_type();
+    if kind.is_socket() || kind.is_dir() || kind.is_block_device() {
+        anyhow::bail!(
+            "{label} {}: {}, not a file",
+            path.display(),
+            crate::util::special_kind(&kind)
+        );
+    }
+    // A named pipe opens without waiting for a writer (it would wait forever when there is
+    // none); reading it then waits for what a writer sends, and ends at once when no program
+    // has it open for writing.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .with_context(cannot)?;
+    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()))
+        .map_err(std::io::Error::from)
+        .with_context(cannot)?;
+    let read = read_bounded(file, limit).with_context(cannot)?;
+    if kind.is_fifo() && read.0.is_empty() {
+        anyhow::bail!("{label} {}: a named pipe no program writes to", path.display());
+    }
+    Ok(read)
 }
 
 /// At most `limit` bytes of `reader`, and whether there was more.

@@ -335,7 +335,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             _ => false,
         };
         let (e, via) = match nothing && self.on_self(r) {
-            true => match self.from_includers(r) {
+            true => match self.includers_members(r) {
                 Some(v) => (Entity::Symbols(v), Via::Receiver),
                 None => (e, via),
             },
@@ -1001,7 +1001,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     /// Methods named as `r` calls of the types that include or inherit the type enclosing `r`
     /// (bounded), each looked up with its own bases.
-    fn from_includers(&mut self, r: &RefNode) -> Option<Vec<SymbolId>> {
+    fn includers_members(&mut self, r: &RefNode) -> Option<Vec<SymbolId>> {
         // A Ruby module is no type, but it is what `include` names.
         let mut at = r.enclosing;
         let mixin = loop {

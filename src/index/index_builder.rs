@@ -165,7 +165,7 @@ impl<'a> IndexBuilder<'a> {
         let extractor = self.extractor(registry);
         let (previous, repairs) = match self.config.full {
             true => (None, Vec::new()),
-            false => load_previous(&store, &extractor, self.trusted)?,
+            false => load_previous(store, &extractor, self.trusted)?,
         };
         for d in &repairs {
             tracing::warn!(
@@ -197,7 +197,7 @@ impl<'a> IndexBuilder<'a> {
         .collect();
         let history = (self.config.history && !first).then(|| {
             let root = self.root.clone();
-            let before = previous_history(&store, previous.as_ref());
+            let before = previous_history(store, previous.as_ref());
             std::thread::spawn(move || {
                 let t = Instant::now();
                 (HistoryPart::read(&root, before), t.elapsed())
@@ -224,7 +224,7 @@ impl<'a> IndexBuilder<'a> {
         peak_of("walk");
 
         let lexical = match self.config.lexical {
-            true => Some(self.open_lexical(&store, previous.as_ref(), &gen_dir)?),
+            true => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
             false => None,
         };
         let (outcomes, threads) =
@@ -241,7 +241,7 @@ impl<'a> IndexBuilder<'a> {
             peak_of(phase);
             lap = Instant::now();
         };
-        let mut assembled = self.assemble(&store, previous.as_ref(), outcomes, walked)?;
+        let mut assembled = self.assemble(store, previous.as_ref(), outcomes, walked)?;
         mark("assemble");
         let mut parts = BTreeMap::new();
         if let Some(w) = lexical {
@@ -261,7 +261,7 @@ impl<'a> IndexBuilder<'a> {
         if self.config.graph && !first {
             let _span = tracing::info_span!("graph.resolve").entered();
             self.observer.phase("graph", 0);
-            let part = self.build_graph(&store, previous.as_ref(), &mut assembled, &gen_dir)?;
+            let part = self.build_graph(store, previous.as_ref(), &mut assembled, &gen_dir)?;
             parts.insert("graph".to_string(), part);
             mark("graph");
         }
@@ -299,7 +299,7 @@ impl<'a> IndexBuilder<'a> {
                 let hash = part.get("blake3").and_then(|b| b.as_str());
                 let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
                 let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
-                let rows = Rows::open(&store, p.generation, &s, |_| false).ok()?;
+                let rows = Rows::open(store, p.generation, &s, |_| false).ok()?;
                 Some(PreviousVectors {
                     store: s,
                     rows,
@@ -307,7 +307,7 @@ impl<'a> IndexBuilder<'a> {
                 })
             });
             let part = VectorBuild {
-                store: &store,
+                store,
                 root: &self.root,
                 files: &assembled.table.files,
                 segments: &assembled.segments,
@@ -322,7 +322,7 @@ impl<'a> IndexBuilder<'a> {
         }
         if let Some(h) = history {
             let _span = tracing::info_span!("index.history").entered();
-            let part = self.write_history(&store, h, &gen_dir)?;
+            let part = self.write_history(store, h, &gen_dir)?;
             parts.insert("history".to_string(), part);
             mark("history");
         }

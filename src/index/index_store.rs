@@ -94,6 +94,17 @@ impl IndexStore {
 
     /// Checks `FORMAT`. `Ok(false)` when there is no index yet (no folder or an empty one).
     pub fn check_format(&self) -> Result<bool, IndexError> {
+        if let Ok(m) = fs::metadata(&self.dir)
+            && !m.is_dir()
+        {
+            return Err(IndexError::Foreign {
+                dir: self.dir.clone(),
+                detail: format!(
+                    "it is {}, not a folder",
+                    crate::util::special_kind(&m.file_type())
+                ),
+            });
+        }
         let text = match fs::read_to_string(self.format_path()) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -875,17 +886,14 @@ impl IndexStore {
     pub fn claim_root(&self, root: &Path) -> Result<(), IndexError> {
         let path = self.dir.join(ROOT_FILE);
         let inside = self.dir.canonicalize().is_ok_and(|d| d.starts_with(root));
-        if !inside {
-            if let Ok(text) = fs::read_to_string(&path) {
-                let recorded = PathBuf::from(text.trim_end_matches('\n'));
-                let other = recorded.canonicalize().ok().filter(|r| r != root);
-                if let Some(other) = other {
-                    return Err(IndexError::OtherRoot {
-                        dir: self.dir.clone(),
-                        owner: other,
-                        root: root.to_path_buf(),
-                    });
-                }
+        if !inside && let Ok(text) = fs::read_to_string(&path) {
+            let recorded = PathBuf::from(text.trim_end_matches('\n'));
+            if let Some(other) = recorded.canonicalize().ok().filter(|r| r != root) {
+                return Err(IndexError::OtherRoot {
+                    dir: self.dir.clone(),
+                    owner: other,
+                    root: root.to_path_buf(),
+                });
             }
         }
         let text = format!("{}\n", root.display());

@@ -149,17 +149,17 @@ impl<'a> RepoWalker<'a> {
             }
             // The walker reads a folder's ignore files as it enters it, and would wait forever
             // on a named pipe there: such a folder is skipped, and the file says why.
-            if e.depth() > 0 {
-                if let Some(found) = special_ignore_file(e.path()) {
-                    if let Ok(mut v) = special.lock() {
-                        v.push(SkippedFile {
-                            path: rel_lossy(&root, &found.0),
-                            reason: SkipReason::SpecialFile,
-                            detail: Some(format!("{}; its folder was not read", found.1)),
-                        });
-                    }
-                    return false;
+            if e.depth() > 0
+                && let Some(found) = special_ignore_file(e.path())
+            {
+                if let Ok(mut v) = special.lock() {
+                    v.push(SkippedFile {
+                        path: rel_lossy(&root, &found.0),
+                        reason: SkipReason::SpecialFile,
+                        detail: Some(format!("{}; its folder was not read", found.1)),
+                    });
                 }
+                return false;
             }
             let name = e.file_name().to_string_lossy();
             let cargo_target = name == "target" && e.path().join("CACHEDIR.TAG").exists();

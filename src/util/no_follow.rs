@@ -60,6 +60,8 @@ pub fn special_kind(kind: &std::fs::FileType) -> &'static str {
         "a folder"
     } else if kind.is_symlink() {
         "a symbolic link"
+    } else if kind.is_file() {
+        "a file"
     } else {
         "not a regular file"
     }

@@ -878,6 +878,9 @@ pub struct ContextArgs {
     pub budget: usize,
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ContextFormat,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Ranked files listed.
     #[arg(long, default_value_t = 20)]
     pub files: usize,
@@ -917,6 +920,9 @@ pub struct AskArgs {
     pub max_time: Option<u64>,
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ContextFormat,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Repository root (default: found upwards from the current folder).
     #[arg(long)]
     pub repo: Option<PathBuf>,
@@ -931,6 +937,9 @@ pub struct OverviewArgs {
     pub budget: usize,
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ContextFormat,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Repository root (default: found upwards from the current folder).
     #[arg(long)]
     pub repo: Option<PathBuf>,

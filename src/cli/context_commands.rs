@@ -29,7 +29,7 @@ pub fn context(a: ContextArgs) -> Result<ExitCode> {
             features: a.features.then_some(true),
         })
         .map_err(cli_error)?;
-    match a.format {
+    match json_or(a.format, a.json) {
         ContextFormat::Json => print_json(&r)?,
         ContextFormat::Markdown => markdown(
             &mut std::io::stdout().lock(),
@@ -143,7 +143,7 @@ pub fn ask(a: AskArgs) -> Result<ExitCode> {
     for n in &r.notes {
         eprintln!("note: {n}");
     }
-    if a.format == ContextFormat::Json {
+    if json_or(a.format, a.json) == ContextFormat::Json {
         print_json(&r)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -192,9 +192,17 @@ pub fn overview(a: OverviewArgs) -> Result<ExitCode> {
     for n in &r.notes {
         eprintln!("note: {n}");
     }
-    match a.format {
+    match json_or(a.format, a.json) {
         ContextFormat::Json => print_json(&r)?,
         ContextFormat::Markdown => write!(std::io::stdout().lock(), "{}", r.markdown)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--json` is `--format json`, as on every other command.
+fn json_or(format: ContextFormat, json: bool) -> ContextFormat {
+    match json {
+        true => ContextFormat::Json,
+        false => format,
+    }
 }

@@ -4,7 +4,9 @@
 //!
 //! Then the spellings of "remove or overwrite tracked work" run for real through `ken exec`
 //! without a terminal: every one is refused, and the tracked files are still there after.
-//! An approved destructive command is checkpointed, and `ken exec --undo` puts it back.
+//! An approved destructive command is checkpointed, and `ken exec --undo` puts it back; so is
+//! every command not known to be read-only (the rule is tested here by class, and by its
+//! effects in `exec_sandbox.rs`).
 
 mod support;
 
@@ -33,6 +35,15 @@ pytest tests/test_cart.py -x                                | workspace-write | 
 npm test                                                    | workspace-write | Q A A
 make -j2                                                    | workspace-write | Q A A
 python3 scripts/gen.py                                      | workspace-write | Q A A
+python3 -c "import shutil; shutil.rmtree('src')"            | workspace-write | Q A A
+node -e "require('fs').rmSync('src', {recursive: true})"    | workspace-write | Q A A
+ruby -e 'require "fileutils"; FileUtils.rm_rf("src")'       | workspace-write | Q A A
+perl -e 'unlink glob "src/*"'                               | workspace-write | Q A A
+./scripts/clean.sh                                          | workspace-write | Q A A
+npm run build                                               | workspace-write | Q A A
+sort names.txt -o sorted.txt                                | workspace-write | Q A A
+ken exec -- cargo test                                      | workspace-write | Q A A
+ken search "fn main"                                        | read            | A A A
 echo done > build.log                                       | workspace-write | Q A A
 cargo fmt && cargo clippy                                   | workspace-write | Q A A
 mkdir -p out && cp a.txt out/                               | workspace-write | Q A A
@@ -62,6 +73,8 @@ chmod u+s ./tool                                            | escalation      | 
 chown root:root file                                        | escalation      | Q Q D
 mount /dev/sdb1 /mnt                                        | escalation      | Q Q D
 rm -rf build                                                | destructive     | Q Q D
+sort -o src/lib.rs src/lib.rs                               | destructive     | Q Q D
+uniq README.md src/lib.rs                                   | destructive     | Q Q D
 rm src/old.rs                                               | destructive     | Q Q D
 git reset --hard HEAD~3                                     | destructive     | Q Q D
 git clean -fdx                                              | destructive     | Q Q D
@@ -165,6 +178,57 @@ fn real_commands_get_their_class_and_decision_under_every_policy() {
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+/// The one checkpoint rule `ken exec` and the agent share: what is known to be read-only runs
+/// without a checkpoint; everything else, opaque programs first, is checkpointed.
+#[test]
+fn only_commands_known_to_be_read_only_go_without_a_checkpoint() {
+    let ws = fixture();
+    let cx = PolicyContext {
+        paths: Some(WorkspacePaths::load(ws.path(), ws.path())),
+        ..PolicyContext::default()
+    };
+    let read_only = [
+        "ls -la src",
+        "cat README.md | head -n 20",
+        "rg -n main src",
+        "grep -rn TODO .",
+        "git status --short",
+        "git diff HEAD -- src/lib.rs",
+        "git log --oneline -n 5",
+        "ken search parser",
+        "sh -c 'ls && git status'",
+        "sort names.txt",
+    ];
+    let may_write = [
+        "python3 -c \"import shutil; shutil.rmtree('src')\"",
+        "python3 scripts/gen.py",
+        "node -e \"require('fs').rmSync('src', {recursive: true})\"",
+        "ruby -e 'puts 1'",
+        "perl -e 'unlink glob \"src/*\"'",
+        "bash -c \"$SCRIPT\"",
+        "sh scripts/clean.sh",
+        "./scripts/clean.sh",
+        "make",
+        "make clean",
+        "npm run clean",
+        "cargo test",
+        "touch notes.txt",
+        "rm -rf src",
+        "curl -o src/lib.rs https://example.com",
+        "sort -o src/lib.rs src/lib.rs",
+        "ken exec -- make",
+        "echo 'unterminated",
+    ];
+    for command in read_only {
+        let v = ActionPolicy::classify(command, &cx);
+        assert!(!v.may_write(), "{command}: {:?}", v.parts);
+    }
+    for command in may_write {
+        let v = ActionPolicy::classify(command, &cx);
+        assert!(v.may_write(), "{command}: {:?}", v.parts);
+    }
 }
 
 #[test]
@@ -399,7 +463,8 @@ fn an_approved_destructive_command_is_checkpointed_and_undone() {
     ]);
     assert!(run.status.success(), "{}", stderr(&run));
     assert!(
-        stderr(&run).contains("saved before this destructive command")
+        stderr(&run).contains("the command deleted 3 and overwrote 0 saved file(s)")
+            && stderr(&run).contains("src/lib.rs")
             && stderr(&run).contains("ken exec --undo"),
         "{}",
         stderr(&run)

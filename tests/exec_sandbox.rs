@@ -729,3 +729,274 @@ fn cpu_and_file_size_limits_end_the_run_and_say_which() {
     assert_eq!(v["report"]["killed_by"], "file-size", "{v}");
     assert!(std::fs::metadata(ws.root.join("big.bin")).unwrap().len() <= 1 << 20);
 }
+
+/// A real git repository with work only a checkpoint can bring back: an uncommitted edit to a
+/// tracked file, an untracked file, an executable script; a Makefile whose `clean` deletes
+/// `src/`; and a rules file that allows `rm`, so a destructive command runs without a person.
+struct Repo {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    state: PathBuf,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("src/pkg")).unwrap();
+        let write = |path: &str, text: &str| std::fs::write(root.join(path), text).unwrap();
+        write("src/lib.py", "def answer():\n    return 42\n");
+        write("src/pkg/run.sh", "#!/bin/sh\necho run\n");
+        write("Makefile", "clean:\n\trm -rf src\n");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            root.join("src/pkg/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}");
+        };
+        git(&["init", "-q", "-b", "work"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "base"]);
+        write(
+            "src/lib.py",
+            "def answer():\n    return 42\n\n# an uncommitted edit\n",
+        );
+        write("src/notes.txt", "untracked notes\n");
+        std::fs::create_dir_all(root.join(".kenning")).unwrap();
+        write(
+            ".kenning/rules.toml",
+            "[[rule]]\nmatch = \"rm\"\ndecision = \"allow\"\nreason = \"undo tests\"\n",
+        );
+        let state = dir.path().join("state");
+        Repo {
+            _dir: dir,
+            root,
+            state,
+        }
+    }
+
+    fn ken(&self, args: &[&str]) -> Output {
+        ken()
+            .current_dir(&self.root)
+            .env("XDG_STATE_HOME", &self.state)
+            .env("XDG_CONFIG_HOME", self.state.join("config"))
+            .env_remove("KEN_SANDBOX_DISABLE")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `ken exec [flags] -- command`.
+    fn exec(&self, flags: &[&str], command: &[&str]) -> Output {
+        let mut args = vec!["exec"];
+        args.extend(flags);
+        args.push("--");
+        args.extend(command);
+        self.ken(&args)
+    }
+
+    /// Every file of the work tree but `.git` and `.kenning`: its bytes and its mode.
+    fn tree(&self) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut out = std::collections::BTreeMap::new();
+        let mut dirs = vec![self.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                let rel = p.strip_prefix(&self.root).unwrap().to_string_lossy().into_owned();
+                if rel == ".git" || rel == ".kenning" {
+                    continue;
+                }
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+                    out.insert(rel, (std::fs::read(&p).unwrap(), mode));
+                }
+            }
+        }
+        out
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.state.join("kenning/audit/exec.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn work_an_opaque_program_deletes_is_put_back_byte_for_byte_by_undo() {
+    for program in [
+        &["python3", "-c", "import shutil; shutil.rmtree('src')"][..],
+        &["sh", "-c", "rm -rf src"],
+        &["make", "clean"],
+    ] {
+        let repo = Repo::new();
+        let before = repo.tree();
+        assert!(before.contains_key("src/notes.txt") && before.contains_key("src/pkg/run.sh"));
+        let run = repo.exec(&[], program);
+        assert!(run.status.success(), "{program:?}: {}", err(&run));
+        assert!(!repo.root.join("src").exists(), "{program:?} did not delete src/");
+        let said = err(&run);
+        assert!(
+            said.contains("deleted 3 and overwrote 0 saved file(s)")
+                && said.contains("src/notes.txt")
+                && said.contains("ken exec --undo"),
+            "{program:?}: {said}"
+        );
+        let undo = repo.ken(&["exec", "--undo"]);
+        assert!(undo.status.success(), "{program:?}: {}", err(&undo));
+        assert_eq!(repo.tree(), before, "{program:?}: not put back as it was");
+        let audit = repo.audit();
+        let lost = &audit[0]["event"]["result"]["files_lost"];
+        assert_eq!(
+            lost.as_array().map(Vec::len),
+            Some(3),
+            "{program:?}: the audit log names what was lost: {lost}"
+        );
+        assert_eq!(audit[1]["event"]["kind"], "undo");
+    }
+}
+
+#[test]
+fn a_read_only_command_leaves_no_checkpoint_and_nothing_to_undo() {
+    let repo = Repo::new();
+    for command in [
+        &["ls", "-la", "src"][..],
+        &["cat", "src/lib.py"],
+        &["git", "status", "--short"],
+        &["sh", "-c", "grep -rn answer src | wc -l"],
+    ] {
+        let run = repo.exec(&["--json"], command);
+        assert!(run.status.success(), "{command:?}: {}", err(&run));
+        let v: Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(v["checkpoint"], Value::Null, "{command:?}: {v}");
+    }
+    assert!(!repo.state.join("kenning/exec/checkpoints").exists());
+    let undo = repo.ken(&["exec", "--undo"]);
+    assert!(
+        !undo.status.success() && err(&undo).contains("nothing to undo"),
+        "{}",
+        err(&undo)
+    );
+}
+
+#[test]
+fn a_checkpoint_that_cannot_be_saved_stops_the_command() {
+    let repo = Repo::new();
+    // A file where the checkpoints' folder goes: no store can be made, not even by root.
+    std::fs::create_dir_all(repo.state.join("kenning/exec")).unwrap();
+    std::fs::write(repo.state.join("kenning/exec/checkpoints"), "in the way\n").unwrap();
+    let before = repo.tree();
+    for program in [
+        &["python3", "-c", "import shutil; shutil.rmtree('src')"][..],
+        &["sh", "-c", "rm -rf src"],
+        &["make", "clean"],
+    ] {
+        let run = repo.exec(&[], program);
+        assert!(!run.status.success(), "{program:?} ran");
+        assert!(
+            err(&run).contains("not run: the checkpoint to undo it could not be saved"),
+            "{program:?}: {}",
+            err(&run)
+        );
+        assert_eq!(repo.tree(), before, "{program:?} changed the tree");
+    }
+    // Recorded as allowed but never run.
+    let audit = repo.audit();
+    assert_eq!(audit.len(), 3);
+    assert!(
+        audit
+            .iter()
+            .all(|l| l["event"]["allowed"] == true && l["event"]["result"].is_null()),
+        "{audit:?}"
+    );
+    // A command known to write nothing needs no checkpoint, and still runs.
+    let ls = repo.exec(&[], &["ls", "src"]);
+    assert!(ls.status.success(), "{}", err(&ls));
+}
+
+#[test]
+fn each_undo_goes_one_command_further_back() {
+    let repo = Repo::new();
+    let start = repo.tree();
+    let run = repo.exec(&[], &["python3", "-c", "import shutil; shutil.rmtree('src')"]);
+    assert!(run.status.success(), "{}", err(&run));
+    let run = repo.exec(&[], &["sh", "-c", "echo later > later.txt"]);
+    assert!(run.status.success(), "{}", err(&run));
+    let undo = repo.ken(&["exec", "--undo"]);
+    assert!(undo.status.success(), "{}", err(&undo));
+    assert!(!repo.root.join("later.txt").exists() && !repo.root.join("src").exists());
+    let undo = repo.ken(&["exec", "--undo"]);
+    assert!(undo.status.success(), "{}", err(&undo));
+    assert_eq!(repo.tree(), start);
+    let undo = repo.ken(&["exec", "--undo"]);
+    assert!(
+        !undo.status.success() && err(&undo).contains("nothing more to undo"),
+        "{}",
+        err(&undo)
+    );
+    assert_eq!(repo.tree(), start);
+}
+
+#[test]
+fn writing_runs_side_by_side_each_get_a_checkpoint() {
+    const RUNS: usize = 8;
+    let repo = Repo::new();
+    // Enough files that saving a checkpoint takes a while, so the runs' saves overlap.
+    std::fs::create_dir_all(repo.root.join("data")).unwrap();
+    for i in 0..3000 {
+        std::fs::write(repo.root.join(format!("data/{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    let children: Vec<_> = (0..RUNS)
+        .map(|i| {
+            ken()
+                .current_dir(&repo.root)
+                .env("XDG_STATE_HOME", &repo.state)
+                .env("XDG_CONFIG_HOME", repo.state.join("config"))
+                // A log each: runs that share one wait on its lock; these share only the
+                // session's checkpoints.
+                .args(["exec", "--audit"])
+                .arg(repo.state.join(format!("audit/{i}.jsonl")))
+                .args(["--", "sh", "-c", &format!("echo {i} > out{i}.txt")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", err(&out));
+    }
+    let mut commits: Vec<String> = (0..RUNS)
+        .flat_map(|i| {
+            let log = std::fs::read_to_string(repo.state.join(format!("audit/{i}.jsonl"))).unwrap();
+            log.lines()
+                .filter_map(|l| {
+                    let v: Value = serde_json::from_str(l).unwrap();
+                    v["event"]["checkpoint"].as_str().map(str::to_string)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    commits.sort();
+    commits.dedup();
+    assert_eq!(commits.len(), RUNS, "{commits:?}");
+}

@@ -54,6 +54,8 @@ pub struct AgentOutcome {
     pub usage: Usage,
     pub cost_usd: f64,
     pub files_changed: Vec<String>,
+    /// Files commands deleted or overwrote during the run.
+    pub files_lost: Vec<crate::exec::LostFile>,
     pub last_test: Option<(String, bool)>,
     /// The run ended because its wall time was spent (between steps or in a call).
     pub out_of_time: bool,
@@ -288,6 +290,7 @@ impl<'a> Agent<'a> {
             usage: self.usage,
             cost_usd: self.cost,
             files_changed: self.tools.files_changed.iter().cloned().collect(),
+            files_lost: self.tools.command_losses.list(),
             last_test: self.tools.last_test.clone(),
             out_of_time: self.out_of_time && self.state == AgentState::Failed,
         };
@@ -301,6 +304,7 @@ impl<'a> Agent<'a> {
                 output_tokens: self.usage.output_tokens,
                 cost_usd: self.cost,
                 files_changed: outcome.files_changed.clone(),
+                files_lost: outcome.files_lost.clone(),
             },
         );
         outcome
@@ -725,12 +729,17 @@ impl<'a> Agent<'a> {
                 AgentState::Completed,
                 "no evaluation is configured (no --test-cmd, no test reached by the changes)",
             );
-            return Ok(Some(format!("completed without an evaluation: {summary}")));
+            let completed = self.tools.command_losses.completed(&self.config.session);
+            return Ok(Some(format!("{completed} without an evaluation: {summary}")));
         };
-        let report = self
+        let (report, checkpoint) = self
             .tools
-            .confined(&cmd)
+            .evaluation(&cmd, self.steps)
             .map_err(|e| format!("the evaluation could not run: {e}"))?;
+        if let Some(commit) = checkpoint {
+            let step = self.steps;
+            self.emit(sink, AgentEvent::Checkpoint { step, commit });
+        }
         let output = cut(&format!("{}\n{}", report.stdout.text, report.stderr.text), 4000);
         // A run that found no test proves nothing (cargo's empty doc-test section does not
         // count when another section ran tests).
@@ -752,7 +761,8 @@ impl<'a> Agent<'a> {
         );
         if passed {
             self.go(sink, AgentState::Completed, format!("`{cmd}` passed"));
-            return Ok(Some(format!("completed: {summary}")));
+            let completed = self.tools.command_losses.completed(&self.config.session);
+            return Ok(Some(format!("{completed}: {summary}")));
         }
         self.evaluations += 1;
         if self.evaluations >= self.config.limits.max_evaluations {

@@ -104,5 +104,8 @@ pub enum AgentEvent {
         output_tokens: u64,
         cost_usd: f64,
         files_changed: Vec<String>,
+        /// Files commands deleted or overwrote during the run (a completed run's reason says
+        /// so too).
+        files_lost: Vec<crate::exec::LostFile>,
     },
 }

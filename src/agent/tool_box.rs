@@ -1,7 +1,9 @@
 //! `ToolBox`: the tools the agent's model may call, with their JSON schemas, and what each
 //! does. Index tools go through the query API (`Workspace::call`); edits are checkpointed
 //! first, validated whole, syntax-checked after and followed by an incremental reindex so
-//! later searches see them; commands go through the execution layer's policy and sandbox.
+//! later searches see them; commands go through the execution layer's policy and sandbox,
+//! checkpointed first by the execution layer's rule when they may write, and the files each
+//! one deleted or overwrote are kept for the run's summary.
 //!
 //! Invariants:
 //! - A tool error the model can act on (a bad path, a patch that does not fit, a denied
@@ -9,8 +11,10 @@
 //!   failures end the turn.
 //! - No path outside the workspace, nor under `.git` or `.kenning`, is ever written.
 //! - Every output is cut head and tail with a marker before the model sees it.
+//! - A command that may write (the evaluation's included) runs only after its checkpoint is
+//!   saved; when it cannot be, the command does not run and the model is told why.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,8 +24,9 @@ use super::patch_applier::PatchApplier;
 use super::syntax_check::SyntaxCheck;
 use crate::api::{ImpactRequest, Operation, ReindexRequest, Workspace};
 use crate::exec::{
-    ActionPolicy, ApprovalPolicy, CheckpointStore, Decision, EditPolicy, ExecRules, Limits, OutputCapture,
-    PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspacePaths, WorkspaceSnapshot,
+    ActionPolicy, ApprovalPolicy, CheckpointStore, CommandVerdict, Decision, EditPolicy, ExecRules, FileLoss,
+    Limits, LostFile, OutputCapture, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec,
+    WorkspacePaths, WorkspaceSnapshot,
 };
 use crate::index::NoProgress;
 use crate::providers::ToolSpec;
@@ -71,6 +76,66 @@ pub struct PlanStep {
     pub status: String,
 }
 
+/// What commands took away during a run: every file a command deleted or overwrote (its last
+/// loss), and the first step that lost one, so the summary can say so and how to go back.
+#[derive(Debug, Clone, Default)]
+pub struct CommandLosses {
+    pub files: BTreeMap<String, FileLoss>,
+    pub first_step: Option<u32>,
+}
+
+impl CommandLosses {
+    fn record(&mut self, step: u32, lost: &[LostFile]) {
+        if lost.is_empty() {
+            return;
+        }
+        self.first_step.get_or_insert(step);
+        for l in lost {
+            self.files.insert(l.path.clone(), l.loss);
+        }
+    }
+
+    /// Every lost file, by path.
+    pub fn list(&self) -> Vec<LostFile> {
+        self.files
+            .iter()
+            .map(|(path, loss)| LostFile {
+                path: path.clone(),
+                loss: *loss,
+            })
+            .collect()
+    }
+
+    /// How a run that reached its goal is called: `completed`, or, when commands took work
+    /// away, `completed with N file(s) deleted and M overwritten by commands (which; how to
+    /// go back)`: such a run is never called completed without saying so.
+    pub fn completed(&self, session: &str) -> String {
+        let Some(step) = self.first_step.filter(|_| !self.files.is_empty()) else {
+            return "completed".to_string();
+        };
+        let count = |loss: FileLoss| self.files.values().filter(|l| **l == loss).count();
+        format!(
+            "completed with {} file(s) deleted and {} overwritten by commands ({}; `ken agent rollback {session} {step}` puts back the tree from before step {step})",
+            count(FileLoss::Deleted),
+            count(FileLoss::Overwritten),
+            lost_names(&self.list(), 20),
+        )
+    }
+}
+
+/// `a (deleted), b (overwritten), … and N more`.
+fn lost_names(lost: &[LostFile], shown: usize) -> String {
+    let mut names: Vec<String> = lost
+        .iter()
+        .take(shown)
+        .map(|l| format!("{} ({})", l.path, l.loss.as_str()))
+        .collect();
+    if lost.len() > shown {
+        names.push(format!("and {} more", lost.len() - shown));
+    }
+    names.join(", ")
+}
+
 pub struct ToolBox {
     pub workspace: Arc<Workspace>,
     pub root: PathBuf,
@@ -90,6 +155,8 @@ pub struct ToolBox {
     pub files_changed: BTreeSet<String>,
     pub commands_run: Vec<(String, i32)>,
     pub last_test: Option<(String, bool)>,
+    /// Files commands deleted or overwrote this run.
+    pub command_losses: CommandLosses,
 }
 
 const READ_WINDOW: usize = 250;
@@ -472,13 +539,51 @@ impl ToolBox {
             .into_owned()
     }
 
-    /// Judged by the policy and rules (a person asked where one can be), then run confined.
-    pub fn run_command(&mut self, command: &str, step: u32) -> ToolResult {
-        let cx = PolicyContext {
+    fn policy_context(&self) -> PolicyContext {
+        PolicyContext {
             branch: WorkspaceSnapshot::branch(&self.root),
             network: self.network,
             paths: Some(WorkspacePaths::load(&self.root, &self.root)),
+        }
+    }
+
+    /// The execution layer's checkpoint rule for a command about to run: `Ok(None)` for one
+    /// known to write nothing, the checkpoint's commit once saved, `Err` (the command must
+    /// not run) when it cannot be saved.
+    fn checkpoint_before(&self, verdict: &CommandVerdict, label: &str) -> Result<Option<String>, String> {
+        if !verdict.may_write() {
+            return Ok(None);
+        }
+        self.checkpoints
+            .save(label)
+            .map(Some)
+            .map_err(|e| format!("not run: the checkpoint to undo it could not be saved: {e}"))
+    }
+
+    /// The files a command deleted or overwrote since `checkpoint`, kept for the summary.
+    fn record_losses(&mut self, checkpoint: Option<&str>, step: u32) -> Vec<LostFile> {
+        let Some(commit) = checkpoint else {
+            return Vec::new();
         };
+        // Unknown losses are no reason to fail the call: the checkpoint is there either way.
+        let lost = self.checkpoints.lost_since(commit).unwrap_or_default();
+        self.command_losses.record(step, &lost);
+        lost
+    }
+
+    /// The harness's own evaluation command, under the same checkpoint rule as the model's
+    /// commands; the run and the checkpoint saved before it.
+    pub fn evaluation(&mut self, command: &str, step: u32) -> Result<(RunReport, Option<String>), String> {
+        let verdict = ActionPolicy::classify(command, &self.policy_context());
+        let checkpoint = self.checkpoint_before(&verdict, &format!("step {step}: before evaluation"))?;
+        let report = self.confined(command)?;
+        self.record_losses(checkpoint.as_deref(), step);
+        Ok((report, checkpoint))
+    }
+
+    /// Judged by the policy and rules (a person asked where one can be), then run confined.
+    pub fn run_command(&mut self, command: &str, step: u32) -> ToolResult {
+        let cx = self.policy_context();
         let verdict = ActionPolicy::classify(command, &cx);
         let ruled = self.rules.decide(&verdict, self.approval, self.mode, &cx);
         let (decision, by) = match ruled.decision.clone() {
@@ -493,10 +598,17 @@ impl ToolBox {
                 ..ToolResult::default()
             };
         }
-        let checkpoint = self
-            .checkpoints
-            .save(&format!("step {step}: before run_command"))
-            .ok();
+        let checkpoint = match self.checkpoint_before(&verdict, &format!("step {step}: before run_command")) {
+            Ok(c) => c,
+            Err(why) => {
+                return ToolResult {
+                    content: why,
+                    error: true,
+                    decision: Some((decision, by)),
+                    ..ToolResult::default()
+                };
+            }
+        };
         let before = WorkspaceSnapshot::take(&self.root);
         let report = match self.confined(command) {
             Ok(r) => r,
@@ -507,12 +619,20 @@ impl ToolBox {
             .and_then(|b| WorkspaceSnapshot::take(&self.root).map(|a| b.changed(&a)))
             .unwrap_or_default();
         self.files_changed.extend(changed.iter().cloned());
+        let lost = self.record_losses(checkpoint.as_deref(), step);
         let mut content = format!("exit status {}", report.status);
         if let Some(k) = &report.killed_by {
             content.push_str(&format!(" (stopped by the {k} limit)"));
         }
         if let Some(r) = &report.refused {
             content.push_str(&format!(" (not run: {r})"));
+        }
+        if !lost.is_empty() {
+            content.push_str(&format!(
+                "\nthis command took away {} file(s) saved before it: {}",
+                lost.len(),
+                lost_names(&lost, 20)
+            ));
         }
         content.push_str(&format!(
             "\nstdout:\n{}\nstderr:\n{}",

@@ -186,6 +186,7 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
         files_changed: Default::default(),
         commands_run: Vec::new(),
         last_test: None,
+        command_losses: Default::default(),
     };
     let config = AgentConfig {
         session: session.clone(),
@@ -416,6 +417,14 @@ fn summary(o: &AgentOutcome, checkpoints: &CheckpointStore, audit: &Path, json: 
             o.files_changed.join(", ")
         }
     )?;
+    if !o.files_lost.is_empty() {
+        let lost: Vec<String> = o
+            .files_lost
+            .iter()
+            .map(|l| format!("{} ({})", l.path, l.loss.as_str()))
+            .collect();
+        writeln!(out, "deleted or overwritten by commands: {}", lost.join(", "))?;
+    }
     if !stat.is_empty() {
         writeln!(out, "{stat}")?;
     }

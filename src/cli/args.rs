@@ -476,8 +476,8 @@ pub struct ExecArgs {
     /// Bytes of each output stream kept in the report (head and tail).
     #[arg(long, default_value_t = 65536)]
     pub capture_bytes: usize,
-    /// Put the workspace back as it was before the last destructive command this session
-    /// ran (or before checkpoint ID), and run nothing.
+    /// Put the workspace back as it was before the last command this session ran that could
+    /// write (again: one command further back), or before checkpoint ID, and run nothing.
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "last")]
     pub undo: Option<String>,
     /// Print the policy's verdict (classes, decision, who decided) and do not run.

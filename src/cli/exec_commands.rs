@@ -1,7 +1,9 @@
 //! `ken exec`: judge a command (policy, rules, a person on a TTY), run it in the sandbox,
-//! record it in the audit log, exit with its status. A destructive command that runs is
-//! checkpointed first (`ken exec --undo` restores). `ken exec --doctor` prints what this
-//! kernel enforces.
+//! record it in the audit log, exit with its status. Every command that may write work (all
+//! but those known to be read-only: opaque programs such as `python3 -c`, `make` or a script
+//! included) is checkpointed first, and does not run when the checkpoint cannot be saved;
+//! `ken exec --undo` restores, and a run that deleted or overwrote saved files says which.
+//! `ken exec --doctor` prints what this kernel enforces.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -14,9 +16,10 @@ use serde::Serialize;
 use super::args::{ApprovalArg, ExecArgs, SandboxArg};
 use super::shared::print_json;
 use crate::exec::{
-    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, CheckpointStore, CommandVerdict, Decision,
-    ExecRules, Limits, Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode,
-    SandboxSpec, SessionApprovals, WorkspacePaths, WorkspaceSnapshot, default_workspace,
+    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, Checkpoint, CheckpointStore, CommandVerdict,
+    Decision, ExecRules, FileLoss, Limits, LostFile, Mechanism, MechanismState, PolicyContext, RunReport,
+    Sandbox, SandboxMode, SandboxSpec, SessionApprovals, WorkspacePaths, WorkspaceSnapshot,
+    default_workspace,
 };
 
 /// Exit code of a command the policy or a person refused.
@@ -115,15 +118,19 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::from(DENIED));
     }
-    // What a person approved that removes or overwrites work can be undone: the tree is
-    // saved first, and a command whose undo cannot be saved does not run.
-    if mode != SandboxMode::ReadOnly && verdict.parts.iter().any(|p| p.class == ActionClass::Destructive) {
-        let store = CheckpointStore::open(&checkpoint_dir(&a.session, &workspace)?, &workspace)?;
-        match store.save(&format!("before: {text}")) {
-            Ok(commit) => event.checkpoint = Some(commit),
+    // Whatever may write work can be undone: the tree is saved first (in every sandbox mode:
+    // a degraded sandbox may not hold a read-only one), and a command whose undo cannot be
+    // saved does not run.
+    let mut store = None;
+    if verdict.may_write() {
+        match save_checkpoint(&a.session, &workspace, &text) {
+            Ok((s, commit)) => {
+                store = Some(s);
+                event.checkpoint = Some(commit);
+            }
             Err(e) => {
                 audit.append(&event)?;
-                bail!("not run: the checkpoint to undo it could not be saved: {e}");
+                bail!("not run: the checkpoint to undo it could not be saved: {e:#}");
             }
         }
     }
@@ -139,7 +146,14 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     let report = sandbox.run(spec)?;
     let files_changed =
         before.and_then(|b| WorkspaceSnapshot::take(&workspace).map(|after| b.changed(&after)));
-    event.result = Some(ExecResult::of(&report, files_changed));
+    let files_lost = match (&store, &event.checkpoint) {
+        (Some(store), Some(commit)) => Some(store.lost_since(commit).unwrap_or_else(|e| {
+            eprintln!("ken exec: cannot tell which files the command removed: {e}");
+            Vec::new()
+        })),
+        _ => None,
+    };
+    event.result = Some(ExecResult::of(&report, files_changed, files_lost.clone()));
     audit.append(&event)?;
     if let Some(why) = &report.refused {
         eprintln!("ken exec: not run: {why}");
@@ -150,19 +164,16 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             "decided_by": event.decided_by,
             "audit_log": audit_path,
             "checkpoint": event.checkpoint,
+            "files_lost": files_lost,
         }))?;
     } else {
         eprintln!("{}", summary(&report));
     }
     if let Some(commit) = &event.checkpoint {
-        eprintln!(
-            "ken exec: checkpoint {} saved before this destructive command; `ken exec{} --undo` puts the workspace back",
-            &commit[..commit.len().min(12)],
-            match a.session.as_str() {
-                "exec" => String::new(),
-                s => format!(" --session {}", shlex::try_quote(s).unwrap_or_default()),
-            }
-        );
+        let lost = files_lost.as_deref().unwrap_or_default();
+        if let Some(line) = undo_line(&a.session, commit, verdict.class, lost) {
+            eprintln!("{line}");
+        }
     }
     // A command that never ran did not succeed, whatever status the sandbox reported.
     let status = match (&report.refused, report.status) {
@@ -192,6 +203,66 @@ fn check_limits(a: &ExecArgs) -> Result<()> {
     Ok(())
 }
 
+/// The checkpoint saved before `text` runs, in the session's store for `workspace`.
+fn save_checkpoint(session: &str, workspace: &Path, text: &str) -> Result<(CheckpointStore, String)> {
+    let store = CheckpointStore::open(&checkpoint_dir(session, workspace)?, workspace)?;
+    let commit = store.save(&format!("before: {text}"))?;
+    Ok((store, commit))
+}
+
+/// What to tell a person after a checkpointed run: which saved files it deleted or
+/// overwrote, or for a destructive command that it can be undone, and how; `None` for a
+/// run that lost nothing.
+fn undo_line(session: &str, commit: &str, class: ActionClass, lost: &[LostFile]) -> Option<String> {
+    let undo = format!(
+        "`ken exec{} --undo` puts the workspace back",
+        match session {
+            "exec" => String::new(),
+            s => format!(" --session {}", shlex::try_quote(s).unwrap_or_default()),
+        }
+    );
+    let short = &commit[..commit.len().min(12)];
+    if lost.is_empty() {
+        return (class == ActionClass::Destructive)
+            .then(|| format!("ken exec: checkpoint {short} saved before this destructive command; {undo}"));
+    }
+    let count = |loss: FileLoss| lost.iter().filter(|l| l.loss == loss).count();
+    const SHOWN: usize = 10;
+    let more = format!("and {} more", lost.len().saturating_sub(SHOWN));
+    let mut names: Vec<&str> = lost.iter().take(SHOWN).map(|l| l.path.as_str()).collect();
+    if lost.len() > SHOWN {
+        names.push(&more);
+    }
+    Some(format!(
+        "ken exec: the command deleted {} and overwrote {} saved file(s) ({}); checkpoint {short} holds them: {undo}",
+        count(FileLoss::Deleted),
+        count(FileLoss::Overwritten),
+        names.join(", ")
+    ))
+}
+
+/// The checkpoint `ken exec --undo` goes back to: the one before the last command that ran,
+/// skipping the commands undone already, so each `--undo` goes one command further back.
+fn last_undoable(all: &[Checkpoint]) -> Option<&Checkpoint> {
+    let mut undone_to: Option<&str> = None;
+    for c in all.iter().rev() {
+        if let Some(target) = undone_to {
+            if c.commit.starts_with(target) {
+                undone_to = None;
+            }
+            continue;
+        }
+        if let Some(target) = c.label.strip_prefix("rolled back to ") {
+            undone_to = Some(target);
+            continue;
+        }
+        if c.label.starts_with("before: ") {
+            return Some(c);
+        }
+    }
+    None
+}
+
 /// The shadow repository of a session's checkpoints of one workspace:
 /// `<state dir>/kenning/exec/checkpoints/<session>-<hash of the workspace path>.git`.
 fn checkpoint_dir(session: &str, workspace: &Path) -> Result<PathBuf> {
@@ -204,30 +275,35 @@ fn checkpoint_dir(session: &str, workspace: &Path) -> Result<PathBuf> {
 }
 
 /// `ken exec --undo [ID]`: the tree put back as the checkpoint saved it (by default the one
-/// before the last destructive command); the tree it replaces is saved too.
+/// before the last command that may have written, one further back with each `--undo`); the
+/// tree it replaces is saved too.
 fn undo(a: &ExecArgs, workspace: &Path, which: &str) -> Result<ExitCode> {
     let session = a.session.as_str();
     let dir = checkpoint_dir(session, workspace)?;
     if !dir.join("HEAD").exists() {
         bail!(
-            "nothing to undo: session `{session}` ran no destructive command in {}",
+            "nothing to undo: session `{session}` ran no command that could change files in {}",
             workspace.display()
         );
     }
     let store = CheckpointStore::open(&dir, workspace)?;
     let all = store.list()?;
     let target = match which {
-        "last" => all.iter().rev().find(|c| c.label.starts_with("before: ")),
+        "last" => last_undoable(&all),
         id => all.iter().find(|c| c.commit.starts_with(id)),
     };
     let Some(target) = target else {
-        bail!(
-            "no checkpoint `{which}` in session `{session}`; it has: {}",
-            all.iter()
-                .map(|c| format!("{} {}", &c.commit[..12.min(c.commit.len())], c.label))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
+        let listed = all
+            .iter()
+            .map(|c| format!("{} {}", &c.commit[..12.min(c.commit.len())], c.label))
+            .collect::<Vec<_>>()
+            .join("; ");
+        match which {
+            "last" => bail!(
+                "nothing more to undo: every command session `{session}` ran is undone; `--undo ID` goes to one of: {listed}"
+            ),
+            _ => bail!("no checkpoint `{which}` in session `{session}`; it has: {listed}"),
+        }
     };
     let replaced = store.restore(&target.commit)?;
     // Recorded like the commands it undoes, in the session's audit log.
@@ -366,7 +442,7 @@ struct ExecEvent {
     allowed: bool,
     sandbox: SandboxSettings,
     result: Option<ExecResult>,
-    /// The checkpoint saved before a destructive command (`ken exec --undo` restores it).
+    /// The checkpoint saved before a command that may write (`ken exec --undo` restores it).
     checkpoint: Option<String>,
 }
 
@@ -394,6 +470,9 @@ struct ExecResult {
     refused: Option<String>,
     /// `None` outside a git work tree.
     files_changed: Option<Vec<String>>,
+    /// Files the checkpoint saved that the command deleted or overwrote; `None` when no
+    /// checkpoint was saved (a command known to write nothing).
+    files_lost: Option<Vec<LostFile>>,
 }
 
 #[derive(Serialize)]
@@ -406,7 +485,11 @@ struct StreamRecord {
 const EXCERPT: usize = 2000;
 
 impl ExecResult {
-    fn of(r: &RunReport, files_changed: Option<Vec<String>>) -> ExecResult {
+    fn of(
+        r: &RunReport,
+        files_changed: Option<Vec<String>>,
+        files_lost: Option<Vec<LostFile>>,
+    ) -> ExecResult {
         let stream = |c: &crate::exec::CapturedOutput| StreamRecord {
             bytes: c.total_bytes,
             blake3: c.blake3.clone(),
@@ -425,6 +508,7 @@ impl ExecResult {
             degraded: r.degraded.clone(),
             refused: r.refused.clone(),
             files_changed,
+            files_lost,
         }
     }
 }

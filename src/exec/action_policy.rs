@@ -145,6 +145,18 @@ pub struct CommandVerdict {
     pub parts: Vec<ActionPart>,
 }
 
+impl CommandVerdict {
+    /// Whether the command may change files, and so is checkpointed before it runs (by `ken
+    /// exec` and by the agent alike): every command but those known to be read-only (`ls`,
+    /// `cat`, `rg`, `git status`, `ken search`..). An opaque program — an interpreter given
+    /// inline code or a script, `make`, a package manager's run script, a script run by path
+    /// — is one whose effects the policy cannot see, so it may; so does a command that does
+    /// not parse.
+    pub fn may_write(&self) -> bool {
+        !self.parsed || self.class != ActionClass::Read
+    }
+}
+
 pub struct ActionPolicy;
 
 const READ_ONLY: &[&str] = &[
@@ -923,12 +935,40 @@ fn classify_program(prog: &str, args: &[String], scope: &Scope) -> (ActionClass,
         "cargo" if matches!(first, "tree" | "metadata" | "--version" | "search") => {
             return (Read, "reads the project".into());
         }
+        "ken" if matches!(first, "exec" | "agent") => {
+            return (WorkspaceWrite, format!("`ken {first}` runs commands or edits"));
+        }
         _ => {}
+    }
+    // A reader told to write its result somewhere writes that file.
+    if let Some(out) = output_file(prog, args) {
+        return overwrite(
+            &[out.as_str()],
+            scope,
+            &format!("`{prog}` writes its output over"),
+        );
     }
     if READ_ONLY.contains(&prog) || prog.is_empty() {
         return (Read, "known not to write".into());
     }
     (WorkspaceWrite, format!("`{prog}` is not known to be read-only"))
+}
+
+/// The file `sort -o FILE` or `uniq INPUT OUTPUT` writes.
+fn output_file(prog: &str, args: &[String]) -> Option<String> {
+    match prog {
+        "sort" => args.iter().enumerate().find_map(|(i, a)| {
+            if a == "-o" || a == "--output" {
+                return args.get(i + 1).cloned();
+            }
+            a.strip_prefix("--output=")
+                .or_else(|| a.strip_prefix("-o").filter(|_| !a.starts_with("--")))
+                .filter(|f| !f.is_empty())
+                .map(str::to_string)
+        }),
+        "uniq" => operands(args, &["-f", "-s", "-w"]).get(1).map(|s| s.to_string()),
+        _ => None,
+    }
 }
 
 /// Git's options before the subcommand that take a value.

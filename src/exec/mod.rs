@@ -38,7 +38,7 @@ pub use audit_log::{
     AuditError, AuditLog, AuditReport, BadLine, DAMAGED_EVENT, GENESIS, PredecessorReport, Recovery,
     TORN_EVENT, verify as verify_audit_log,
 };
-pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore};
+pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore, FileLoss, LostFile};
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
 pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};

@@ -39,7 +39,7 @@ HELPERS = ("util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs")
 
 
 def runnable(path):
-    """A file a test runner runs (ken's `runnable_test_file`): not helpers, fixtures, data."""
+    """A file a test runner runs (roughly the test suites of ken's `PathKind`): not helpers, fixtures, data."""
     f = path.rsplit("/", 1)[-1]
     rust_suite = f.endswith(".rs") and "tests" in path.split("/")[:-1] and f not in HELPERS
     return (f.startswith("test_") and f.endswith(".py")) or f.endswith(("_test.py", "_test.go", "Test.java", "Tests.java")) \

@@ -26,7 +26,8 @@ use super::rank_features::{FileFacts, FileSignals, RankFeatures, path_overlap};
 use super::{EnvironmentDump, HistorySignal, LearnedRanker, MentionKind, TaskMentions};
 use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
 use crate::index::{CodeSearch, HistoryPart, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
-use crate::lexical::{LexicalIndex, is_test_path, path_prior};
+use crate::lang::PathKind;
+use crate::lexical::{LexicalIndex, path_prior};
 use crate::symbols::SymbolKind;
 
 /// Which signals to use (all by default; the evaluation turns them off one at a time).
@@ -859,7 +860,7 @@ impl<'s> ContextRanker<'s> {
                 defs: graph_file.map_or(0, |(g, fi)| g.files[fi].defs.len()),
                 centrality: graph_file.map_or(0.0, |(g, fi)| g.rank.get(fi).map_or(0.0, |r| r.iter().sum())),
                 path_prior: path_prior(&f.path),
-                is_test: is_test_path(&f.path),
+                is_test: PathKind::of(&f.path).is_test(),
                 path_overlap: path_overlap(&task_words, &f.path),
                 name_match: evidence.name_evidence(&f.path),
                 copy_prior: evidence.prior(&f.path),

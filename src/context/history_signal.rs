@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::index::HistoryPart;
-use crate::lexical::is_test_path;
+use crate::lang::PathKind;
 
 /// Files whose co-change neighbours are followed.
 const COCHANGE_SEEDS: usize = 5;
@@ -59,7 +59,7 @@ impl<'h> HistorySignal<'h> {
                     continue;
                 };
                 // One shared commit is chance, not coupling.
-                if *shared < 2 || is_test_path(p) || seeds.iter().any(|s| s.0 == p) || !exists(p) {
+                if *shared < 2 || PathKind::of(p).is_test() || seeds.iter().any(|s| s.0 == p) || !exists(p) {
                     continue;
                 }
                 *score.entry(p).or_default() += (s / top) * (*shared as f32 / changes);

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::count_tokens;
 use crate::graph::CodeGraph;
 use crate::index::IndexSnapshot;
+use crate::lang::{PathKind, PathRole};
 use crate::symbols::SymbolKind;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -260,7 +261,7 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
         .filter(|(fi, _)| {
             g.files
                 .get(*fi)
-                .is_some_and(|f| crate::lexical::path_prior(f.path.as_str()) >= 1.0)
+                .is_some_and(|f| PathKind::of(f.path.as_str()).role == PathRole::Source)
         })
         .map(|(fi, r)| (fi, r.iter().sum()))
         .collect();
@@ -299,7 +300,7 @@ pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
     let mut out = Vec::new();
     for f in &g.files {
         let path = f.path.as_str();
-        if crate::lexical::path_prior(path) < 1.0 {
+        if PathKind::of(path).role != PathRole::Source {
             continue;
         }
         let file = path.rsplit('/').next().unwrap_or(path);
@@ -407,7 +408,7 @@ fn area_edges(g: &CodeGraph) -> Vec<AreaEdge> {
             };
             // A library does not depend on its tests, examples or docs: a reference from code
             // into them is a name that happened to match, not a dependency.
-            let support = |area: &str| crate::lexical::path_prior(&format!("{area}/x")) < 1.0;
+            let support = |area: &str| PathKind::of(&format!("{area}/x")).role != PathRole::Source;
             if to != from && (support(from) || !support(to)) {
                 *counts.entry((from.clone(), to.clone())).or_default() += 1;
             }

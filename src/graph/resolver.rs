@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::symbol_table::is_type_like;
 use super::{DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, Space, SymbolId, SymbolTable};
-use crate::lang::{ImportsName, LanguageSpec};
+use crate::lang::{ImportsName, LanguageSpec, PathKind};
 use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
 use crate::util::{join_relative, strip_js_ext};
 use declared::declared;
@@ -1437,9 +1437,10 @@ fn cast_type(recv: &str) -> Option<&str> {
     segments(ty).is_some().then_some(ty)
 }
 
-/// A Rust file under a `tests/` folder: an integration suite or a module suites share.
+/// A Rust file under a `tests/` folder (the first test folder on its path, by
+/// [`PathKind::test_folder`]): an integration suite or a module suites share.
 fn in_test_suite(path: &str) -> bool {
-    path.starts_with("tests/") || path.contains("/tests/")
+    PathKind::test_folder(path).is_some_and(|(_, folder)| folder.eq_ignore_ascii_case("tests"))
 }
 
 /// The callee text of the last call in `recv` (`a.b(x).c` of `a.b(x).c(y)`), `None` when

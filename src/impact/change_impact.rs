@@ -17,7 +17,7 @@ use super::test_files::TestFiles;
 use crate::context::area_of;
 use crate::graph::{CodeGraph, EdgeKind, Family, Node, SymbolGraph, SymbolId};
 use crate::index::HistoryPart;
-use crate::lexical::is_test_path;
+use crate::lang::PathKind;
 use crate::symbols::{Definition, FileSymbols, SymbolKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -432,7 +432,7 @@ impl<'g> ImpactAnalysis<'g> {
         let changes: Vec<&str> = changed_files
             .iter()
             .map(String::as_str)
-            .filter(|p| !is_test_path(p))
+            .filter(|p| !PathKind::of(p).is_test())
             .collect();
         self.named_tests(&changes, &mut tests);
         self.definition_named_tests(changed, &mut tests);
@@ -530,7 +530,7 @@ impl<'g> ImpactAnalysis<'g> {
         let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-'], "");
         let wanted: HashSet<(String, String)> = changed
             .iter()
-            .filter(|c| !is_test_path(&c.path))
+            .filter(|c| !PathKind::of(&c.path).is_test())
             .filter_map(|c| {
                 let name = c.qualified_name.rsplit(['.', ':', '/']).next()?;
                 Some((norm(&stem(&c.path)?), norm(name)))
@@ -584,15 +584,11 @@ impl<'g> ImpactAnalysis<'g> {
             .filter(|f| self.test_files.runnable(f.path.as_str()))
             .filter_map(|f| {
                 let p = f.path.as_str();
-                let (dir, _) = p.split_once("tests/").or_else(|| p.split_once("test/"))?;
+                let (dir, _) = PathKind::test_folder(p)?;
                 let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
                 // Size by definitions and references: macro-generated tests have no
                 // definitions of their own.
-                (in_scope && (dir.is_empty() || dir.ends_with('/'))).then_some((
-                    p,
-                    dir.matches('/').count(),
-                    f.defs.len() + f.refs.len(),
-                ))
+                in_scope.then_some((p, dir.matches('/').count(), f.defs.len() + f.refs.len()))
             })
             .filter(|(p, _, _)| !tests.iter().any(|t| t.path == *p))
             .collect();
@@ -616,7 +612,7 @@ impl<'g> ImpactAnalysis<'g> {
     fn cochanged(&self, changed_files: &[String], keep: impl Fn(&str) -> bool) -> HashMap<&'g str, f32> {
         let mut strength: HashMap<&'g str, f32> = HashMap::new();
         let Some(h) = self.history else { return strength };
-        for p in changed_files.iter().filter(|p| !is_test_path(p)) {
+        for p in changed_files.iter().filter(|p| !PathKind::of(p).is_test()) {
             let Some(f) = h.file(p) else { continue };
             let changes = f.changes.max(1);
             for (n, shared) in &f.neighbours {
@@ -672,12 +668,12 @@ impl<'g> ImpactAnalysis<'g> {
         let families: Vec<Family> = self.families_of(changed_files).into_iter().collect();
         let stems: Vec<String> = changed_files
             .iter()
-            .filter(|p| !is_test_path(p))
+            .filter(|p| !PathKind::of(p).is_test())
             .filter_map(|p| stem(p))
             .collect();
         let names: Vec<&str> = changed
             .iter()
-            .filter(|c| !is_test_path(&c.path))
+            .filter(|c| !PathKind::of(&c.path).is_test())
             .map(|c| c.qualified_name.as_str())
             .chain(stems.iter().map(String::as_str))
             .collect();
@@ -936,7 +932,10 @@ impl<'g> ImpactAnalysis<'g> {
     ) -> Vec<String> {
         let mut public_api = Vec::new();
         let mut cache: HashMap<String, Option<FileSymbols>> = HashMap::new();
-        for c in changed.iter().filter(|c| c.public && !is_test_path(&c.path)) {
+        for c in changed
+            .iter()
+            .filter(|c| c.public && !PathKind::of(&c.path).is_test())
+        {
             public_api.push(c.qualified_name.clone());
         }
         for a in affected
@@ -1047,7 +1046,9 @@ fn risk(
     let breaking = changed
         .iter()
         .any(|c| matches!(c.change, ChangeKind::Signature | ChangeKind::Deleted));
-    let public_changed = changed.iter().any(|c| c.public && !is_test_path(&c.path));
+    let public_changed = changed
+        .iter()
+        .any(|c| c.public && !PathKind::of(&c.path).is_test());
     let areas: HashSet<String> = affected
         .iter()
         .filter(|a| !a.is_test)

@@ -15,7 +15,8 @@ use std::path::Path;
 use super::test_commands::stem;
 use super::test_files::TestFiles;
 use crate::graph::{CodeGraph, Family};
-use crate::lexical::{is_test_path, split_word};
+use crate::lang::PathKind;
+use crate::lexical::split_word;
 
 /// Files under test folders that support tests rather than being cases.
 const HELPERS: [&str; 8] = [
@@ -54,7 +55,7 @@ impl<'g> DataCases<'g> {
     /// fixture: a case some driver reads.
     pub fn is_case(&self, path: &str) -> bool {
         let file = path.rsplit('/').next().unwrap_or(path);
-        is_test_path(path)
+        PathKind::of(path).is_test()
             && case_dirs(path).is_some()
             && !self.test_files.runnable(path)
             && !HELPERS.contains(&file)
@@ -160,13 +161,10 @@ impl<'g> DataCases<'g> {
 /// The test root of a path (through its first `tests/` or `test/` folder) and the folders
 /// between it and the file; `None` outside a test folder or directly in it.
 fn case_dirs(path: &str) -> Option<(&str, Vec<&str>)> {
-    let parts: Vec<&str> = path.split('/').collect();
-    let at = parts
-        .iter()
-        .position(|d| *d == "tests" || *d == "test")
-        .filter(|&i| i + 2 < parts.len())?;
-    let root_len: usize = parts[..=at].iter().map(|p| p.len() + 1).sum();
-    Some((&path[..root_len], parts[at + 1..parts.len() - 1].to_vec()))
+    let (holder, folder) = PathKind::test_folder(path)?;
+    let root = &path[..holder.len() + folder.len() + 1];
+    let (between, _) = path[root.len()..].rsplit_once('/')?;
+    Some((root, between.split('/').collect()))
 }
 
 /// A test file's stem without its test affixes.

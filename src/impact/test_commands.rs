@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::TestToRun;
 use crate::graph::{CodeGraph, Family, SymbolId};
+use crate::lang::PathKind;
 use crate::symbols::SymbolKind;
 
 pub struct TestCommands<'g> {
@@ -343,56 +344,12 @@ fn strip_dir<'a>(path: &'a str, dir: &str) -> &'a str {
         .unwrap_or(path)
 }
 
-/// A file a test runner runs: `test_x.py`/`x_test.py`, `x_test.go`, `x.test.ts`/`x.spec.js`
-/// (or under `__tests__/`), `XTest.java`, or a `.rs` file under a `tests/` folder. Helpers,
-/// fixtures and data under test folders (`conftest.py`, `tests/apps/x.py`) are not.
-pub fn runnable_test_file(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    let rust_suite = file.ends_with(".rs") && path.split('/').rev().skip(1).any(|d| d == "tests");
-    (rust_suite && !["util.rs", "utils.rs", "common.rs", "macros.rs", "mod.rs"].contains(&file))
-        || js_suite_in_test_dir(path)
-        || named_test_file(path, file)
-        || crate::lexical::language_test_file(path)
-}
-
-/// A JavaScript or TypeScript file in a `test/` (or `tests/`) folder, as mocha and ava lay
-/// suites out; their support folders (fixtures, helpers, mocks...) are not suites.
-fn js_suite_in_test_dir(path: &str) -> bool {
-    const JS: [&str; 6] = [".js", ".cjs", ".mjs", ".ts", ".jsx", ".tsx"];
-    const SUPPORT: [&str; 7] = [
-        "fixtures",
-        "fixture",
-        "support",
-        "helpers",
-        "mocks",
-        "__mocks__",
-        "utils",
-    ];
-    let dirs: Vec<&str> = path.split('/').rev().skip(1).collect();
-    let Some(at) = dirs.iter().position(|d| *d == "test" || *d == "tests") else {
-        return false;
-    };
-    JS.iter().any(|x| path.ends_with(x))
-        && !dirs[..at].iter().any(|d| SUPPORT.contains(d))
-        && !path.ends_with(".d.ts")
-}
-
-fn named_test_file(path: &str, file: &str) -> bool {
-    (file.starts_with("test_") && file.ends_with(".py"))
-        || file.ends_with("_test.py")
-        || file.ends_with("_test.go")
-        || [".test.", ".spec."].iter().any(|m| file.contains(m))
-        || path.contains("__tests__/")
-        || file.ends_with("Test.java")
-        || file.ends_with("Tests.java")
-}
-
 /// Suites in a `test/` folder without a `.test.`/`.spec.` name are mocha's layout: jest
 /// collects only `*.test.*`, `*.spec.*` and `__tests__/` by default.
 fn mocha_layout(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let jest_named = [".test.", ".spec."].iter().any(|m| file.contains(m)) || path.contains("__tests__/");
-    js_suite_in_test_dir(path) && !jest_named
+    PathKind::of(path).is_test_suite() && !jest_named
 }
 
 /// A file name without folders and its last extension.
@@ -405,6 +362,10 @@ pub fn stem(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn runnable_test_file(path: &str) -> bool {
+        PathKind::of(path).is_test_suite()
+    }
 
     #[test]
     fn runnable_test_files_and_stems() {

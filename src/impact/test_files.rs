@@ -1,5 +1,5 @@
-//! `TestFiles`: which files a test runner runs, by the default conventions
-//! (`runnable_test_file`) and by the project's own pytest configuration: `python_files` in
+//! `TestFiles`: which files a test runner runs, by the default conventions (the test suites
+//! of `lang::PathKind`) and by the project's own pytest configuration: `python_files` in
 //! `pytest.ini`, `pyproject.toml` (`[tool.pytest.ini_options]`), `tox.ini` or `setup.cfg`
 //! (`[tool:pytest]`), as pylint's `*test_*.py` makes `unittest_lint.py` a test module.
 
@@ -7,7 +7,7 @@ use std::path::Path;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use super::test_commands::runnable_test_file;
+use crate::lang::PathKind;
 
 #[derive(Debug, Default)]
 pub struct TestFiles {
@@ -40,7 +40,7 @@ impl TestFiles {
     /// A file a runner runs: by the conventions, or a Python file matching the project's
     /// `python_files`.
     pub fn runnable(&self, path: &str) -> bool {
-        if runnable_test_file(path) {
+        if PathKind::of(path).is_test_suite() {
             return true;
         }
         let file = path.rsplit('/').next().unwrap_or(path);

@@ -18,6 +18,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 use super::ReadOnlyDirectory;
 use super::search_query::PathFilter;
 use super::{LexicalError, LexicalSchema, SearchQuery, is_stop_word, tokenize};
+use crate::lang::{PathKind, PathRole};
 use crate::util::contain;
 
 /// Frequent English words in issue texts that say nothing about code.
@@ -616,77 +617,18 @@ fn exact_identifiers(text: &str) -> Vec<(String, f32)> {
     v
 }
 
-/// Test code by its path: test files by name (`test_x.py`, `x_test.go`, `x.spec.ts`, ...) or
-/// anything under a test folder (`tests/`, `__tests__/`, `spec/`, test data and fixtures).
-pub fn is_test_path(path: &str) -> bool {
-    path_prior(path) == TEST_PRIOR
-}
-
+/// Test code by its path (a test or test support, by [`PathKind`]).
 const TEST_PRIOR: f32 = 0.5;
 
 /// A prior on where a task's code lives: tests, examples, docs and benchmarks mention the
-/// same names as the code they exercise, but are rarely what needs to change.
+/// same names as the code they exercise, but are rarely what needs to change. What a path is
+/// comes from [`PathKind`]; the weights are set here.
 pub fn path_prior(path: &str) -> f32 {
-    let lower = path.to_ascii_lowercase();
-    let segments: Vec<&str> = lower.split('/').collect();
-    let file = segments.last().copied().unwrap_or("");
-    let dirs = &segments[..segments.len().saturating_sub(1)];
-    let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-    let test_file = file.starts_with("test_")
-        || file == "conftest.py"
-        || [
-            "_test.py",
-            "_tests.py",
-            "_test.go",
-            "_test.rs",
-            "_tests.rs",
-            ".test.ts",
-            ".spec.ts",
-            ".test.js",
-            ".spec.js",
-            ".test.tsx",
-            ".spec.tsx",
-            "test.java",
-        ]
-        .iter()
-        .any(|suffix| file.ends_with(suffix))
-        || language_test_file(path);
-    if test_file
-        || in_dir(&[
-            "test",
-            "tests",
-            "testing",
-            "__tests__",
-            "spec",
-            "testdata",
-            "fixtures",
-        ])
-    {
-        TEST_PRIOR
-    } else if in_dir(&[
-        "example",
-        "examples",
-        "doc",
-        "docs",
-        "bench",
-        "benches",
-        "benchmarks",
-        "asv_bench",
-    ]) {
-        0.6
-    } else {
-        1.0
+    match PathKind::of(path).role {
+        PathRole::Test | PathRole::TestSupport => TEST_PRIOR,
+        PathRole::Example | PathRole::Bench | PathRole::Doc => 0.6,
+        PathRole::Source => 1.0,
     }
-}
-
-/// A test file by the conventions its language declares (`test_files` in `language.toml`:
-/// `*_spec.rb`, `*Tests.cs`, `*_test.exs`...).
-pub fn language_test_file(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    crate::lang::LanguageRegistry::builtin()
-        .ok()
-        .and_then(|r| r.for_file_name(file))
-        .is_some_and(|(_, spec)| spec.is_test_file(path))
 }
 
 /// Ranks files by their hits: the best hit plus a little for further distinct hits, times

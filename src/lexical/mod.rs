@@ -19,8 +19,7 @@ mod snippet;
 pub use code_tokenizer::{CodeTokenizer, MAX_TOKEN_LEN, is_stop_word, split_word, tokenize};
 pub use lexical_error::LexicalError;
 pub use lexical_index::{
-    Grain, LexicalHit, LexicalIndex, SearchOptions, SearchOutcome, is_test_path, language_test_file,
-    path_prior, rank_files,
+    Grain, LexicalHit, LexicalIndex, SearchOptions, SearchOutcome, path_prior, rank_files,
 };
 pub use lexical_schema::{LEXICAL_VERSION, LexicalSchema};
 pub use lexical_writer::{FileDoc, LexicalWriter};

@@ -5,14 +5,16 @@
 //!   and `args.go`, `Validate` and `Validate.java`) or covers its parts (`batch semaphore` and
 //!   `batch_semaphore.rs`) is strong evidence that the file is what was asked for; `index`,
 //!   `mod`, `__init__`, `main` and `lib` files are named by their folder;
-//! - the kind of copy: tests, examples, docs, benchmarks, generated or vendored copies, legacy
-//!   or versioned copies and platform variants mention the same names as the code they copy
-//!   or exercise but are rarely what a query means, so they weigh less, unless the query asks
-//!   for them (`test`, `example`, `windows`, `legacy`...).
+//! - the kind of copy: tests, examples, docs, benchmarks, generated or vendored copies (as
+//!   `lang::PathKind` tells them), legacy or versioned copies and platform variants mention
+//!   the same names as the code they copy or exercise but are rarely what a query means, so
+//!   they weigh less, unless the query asks for them (`test`, `example`, `windows`,
+//!   `legacy`...).
 //!
 //! The weights are set here, by hand, not learned; `benches/search_eval.py` measures them.
 
 use super::split_word;
+use crate::lang::{PathKind, PathRole};
 
 /// What a file whose stem is a query word gains in a reciprocal-rank fusion, in units of a
 /// first place in one ranking (a part match gains in proportion).
@@ -226,7 +228,8 @@ impl PathEvidence {
     }
 }
 
-/// Which kinds of copy a path is, from its folders and file name.
+/// Which kinds of copy a path is: tests, examples (with docs and benchmarks), generated (with
+/// vendored) by [`PathKind`]; legacy and platform variants from its folders and file name.
 struct CopyKinds {
     test: bool,
     example: bool,
@@ -242,33 +245,15 @@ impl CopyKinds {
         let file = segments.last().copied().unwrap_or("");
         let dirs = &segments[..segments.len().saturating_sub(1)];
         let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-        let test = super::is_test_path(path);
+        let kind = PathKind::of(path);
         let platforms = [
             "win", "win32", "windows", "darwin", "macos", "osx", "android", "ios", "freebsd", "solaris",
         ];
         let stem = file.split('.').next().unwrap_or("");
         CopyKinds {
-            test,
-            example: !test && super::path_prior(path) < 1.0,
-            generated: in_dir(&[
-                "dist",
-                "generated",
-                "third_party",
-                "thirdparty",
-                "vendor",
-                "vendored",
-            ]) || [
-                ".min.js",
-                ".bundle.js",
-                "_pb2.py",
-                ".pb.go",
-                "-umd.js",
-                ".umd.js",
-                "-esm.js",
-            ]
-            .iter()
-            .any(|s| file.ends_with(s))
-                || file.contains(".generated."),
+            test: kind.is_test(),
+            example: matches!(kind.role, PathRole::Example | PathRole::Bench | PathRole::Doc),
+            generated: kind.generated || kind.vendored,
             legacy: in_dir(&["legacy", "compat", "deprecated"])
                 || dirs.iter().any(|d| is_version_dir(d))
                 || file.contains("_compat.")

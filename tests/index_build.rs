@@ -600,8 +600,9 @@ fn a_committed_generation_is_never_written_again() {
     assert!(err.to_string().contains("already committed"), "{err}");
     assert_eq!(files(&gen_dir), before);
 
-    // Builds number past it, even a full one; the old generation is collected, and the reader
-    // that mapped it still reads the bytes it mapped.
+    // Builds number past it, even a full one; the old generation is kept while the snapshot
+    // that leased it lives, collected after, and what was mapped from it still reads the
+    // bytes it mapped.
     std::thread::sleep(Duration::from_millis(20));
     write_tree(repo.path(), "//- pkg/core.py\ndef helper(job):\n    return job\n");
     let full = IndexConfig { full: true, ..cfg() };
@@ -609,7 +610,14 @@ fn a_committed_generation_is_never_written_again() {
     assert!(second.generation > first.generation);
     let third = build(repo.path(), &cfg()).manifest;
     assert!(third.generation > second.generation);
-    assert!(!gen_dir.exists(), "the first generation is collected");
+    assert!(gen_dir.exists(), "a generation a live reader holds is collected");
+    drop(snapshot);
+    let fourth = build(repo.path(), &cfg()).manifest;
+    assert!(fourth.generation > third.generation);
+    assert!(
+        !gen_dir.exists(),
+        "the first generation is collected once its reader is gone"
+    );
     let again = heads
         .file_body(core)
         .map(|(r, res)| (r.into_owned(), res.into_owned()));

@@ -33,8 +33,8 @@ fn ken_bounded(dir: &Path, args: &[&str]) -> Output {
         .expect("run ken under timeout")
 }
 
-/// Every file of the index, relative to `.kenning/`, but the build lock and the folder's own
-/// `.gitignore` (neither is read by queries).
+/// Every file of the index, relative to `.kenning/`, but the build lock, the folder's own
+/// `.gitignore` and the readers' leases (none is read by queries).
 fn index_files(index: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<PathBuf>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -44,6 +44,9 @@ fn index_files(index: &Path) -> Vec<PathBuf> {
             .collect();
         entries.sort();
         for p in entries {
+            if p.is_dir() && p.file_name().is_some_and(|n| n == "readers") {
+                continue;
+            }
             if p.is_dir() {
                 walk(&p, base, out);
             } else {
@@ -327,8 +330,19 @@ fn a_server_on_each_damaged_file_answers_or_refuses_by_name() {
     let repo = shop_repo();
     let r = repo.path();
     let index = r.join(".kenning");
+    // A server repairs what a build repairs (a damaged manifest, `FORMAT`, `CURRENT`) behind
+    // its handshake, so each case starts from the whole index as built.
+    let kept = tempfile::tempdir().unwrap();
+    let copy = |from: &Path, to: &Path| {
+        let _ = std::fs::remove_dir_all(to);
+        let ok = Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap();
+        assert!(ok.success());
+    };
+    let pristine_index = kept.path().join("index");
+    copy(&index, &pristine_index);
     let mut failures = Vec::new();
     for rel in index_files(&index) {
+        copy(&pristine_index, &index);
         let path = index.join(&rel);
         let pristine = std::fs::read(&path).unwrap();
         let mut bytes = pristine.clone();
@@ -371,7 +385,8 @@ fn a_server_on_each_damaged_file_answers_or_refuses_by_name() {
                     ("callers", serde_json::json!({"symbol": "shop.cart.Cart.add"})),
                 ] {
                     let reply = post(addr, op, &body);
-                    let named = names_damage(&reply.body, &rel);
+                    // Or it is rebuilding what was damaged, and says the part is being built.
+                    let named = names_damage(&reply.body, &rel) || reply.body.contains("is being built");
                     if reply.status >= 500 && !named {
                         failures.push(format!(
                             "{what}: {op} {} names no damage: {}",

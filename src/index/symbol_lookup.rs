@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::symbols::{Definition, FileId, FileSymbols, SymbolKind};
-use crate::symbols::{NAME_SEPARATORS, with_separator};
+use crate::symbols::{NAME_SEPARATORS, last_part, with_separator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -45,7 +45,8 @@ impl<'s> SymbolLookup<'s> {
         let Ok(lexical) = self.snapshot.lexical() else {
             return Ok(None);
         };
-        let last = q_lower.rsplit(NAME_SEPARATORS).next().unwrap_or(q_lower);
+        let last = last_part(q_lower);
+        let last = last.as_str();
         if last.is_empty() {
             return Ok(None);
         }

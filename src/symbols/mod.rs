@@ -16,4 +16,4 @@ pub use file_symbols::{Binding, Definition, FileSymbols, Import, RECORD_VERSION,
 pub use repo_path::{RepoPath, RepoPathError};
 pub use span::Span;
 pub use symbol_kind::{ReferenceKind, SymbolKind};
-pub use written_name::{NAME_SEPARATORS, with_separator};
+pub use written_name::{NAME_SEPARATORS, last_part, with_separator};

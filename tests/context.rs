@@ -411,3 +411,30 @@ def run(cmd: Command, ctx):\n    return cmd.invoke(ctx)\n\n\ndef make(name) -> C
         .collect();
     assert_eq!(cli, ["tool/main.py", "web/cmds.py"], "{v}");
 }
+
+/// A name that occurs only in a design note: `context` and hybrid `search` say that no code
+/// matched its words and name the note, instead of ten guesses without a word.
+#[test]
+fn a_name_only_a_document_holds_is_named_with_the_document() {
+    let repo = support::materialize(
+        "//- shop/pay.py\ndef charge(card, amount):\n    return card, amount\n\
+         //- docs/design.md\n# Design\n\nThe RetryBudgetPolicy caps how often a charge is retried.\n",
+    );
+    let r = repo.path();
+    let built = support::ken(&["index", "build"], r);
+    assert!(built.status.success(), "{}", support::stderr(&built));
+    let out = support::ken(&["context", "RetryBudgetPolicy", "--json"], r);
+    let v: serde_json::Value = serde_json::from_str(&support::stdout(&out)).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("no code matched") && notes.contains("docs/design.md"),
+        "{v}"
+    );
+    let out = support::ken(&["search", "RetryBudgetPolicy", "--json"], r);
+    let v: serde_json::Value = serde_json::from_str(&support::stdout(&out)).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("by meaning only") && notes.contains("docs/design.md"),
+        "{v}"
+    );
+}

@@ -220,6 +220,17 @@ impl Analysis {
             }
             code = code.saturating_sub(over).max(floor);
         }
+        // No code matched the task's words: a document that does is the answer to show.
+        if !ranking.files.iter().any(|f| f.why.lexical.is_some())
+            && let Ok(lexical) = self.lexical()
+        {
+            let engine =
+                crate::index::CodeSearch::with_lexical(self.snapshot(), self.root(), lexical.clone());
+            if let Ok(Some(hint)) = Self::document_hint(&engine, &out.task, None) {
+                out.notes
+                    .push(format!("no code matched the task's words; {hint}"));
+            }
+        }
         while tokens_of(&out) > budget && !out.symbols.is_empty() {
             out.symbols.truncate(out.symbols.len() / 2);
         }

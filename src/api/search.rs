@@ -415,7 +415,7 @@ impl Analysis {
     /// A note naming the document (README, design doc...) that matches the query better than
     /// any code file does, lexically: architecture questions are often answered there. Docs
     /// stay out of the ranking itself unless asked for (`kind:doc`).
-    fn document_hint(
+    pub(super) fn document_hint(
         engine: &CodeSearch,
         query: &str,
         code_best: Option<f32>,

@@ -166,10 +166,20 @@ impl LexicalIndex {
     /// [`LexicalIndex::open`] for a caller that knows the part's size (the manifest records
     /// every file's), so the folder is not listed again.
     pub fn open_sized(dir: &Path, bytes: u64) -> Result<LexicalIndex, LexicalError> {
-        let opened = Self::open_unverified(dir)?;
-        if bytes <= VERIFY_WHOLE_BELOW {
-            opened.verify()?;
+        if bytes > VERIFY_WHOLE_BELOW {
+            return Self::open_unverified(dir);
         }
+        // Checked before a reader is opened: opening one decodes each store's and posting
+        // list's header, and a damaged length there can ask for an allocation no process
+        // survives (an abort, which no panic boundary catches).
+        if let Some(first) = Self::damaged_files(dir)?.first() {
+            return Err(LexicalError::Damaged {
+                path: dir.join(first),
+                detail: "its checksum does not match its bytes".to_string(),
+            });
+        }
+        let opened = Self::open_unverified(dir)?;
+        let _ = opened.verified.set(());
         Ok(opened)
     }
 

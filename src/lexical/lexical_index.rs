@@ -172,7 +172,8 @@ impl LexicalIndex {
         // Checked before a reader is opened: opening one decodes each store's and posting
         // list's header, and a damaged length there can ask for an allocation no process
         // survives (an abort, which no panic boundary catches).
-        if let Some(first) = Self::damaged_files(dir)?.first() {
+        let bad = Self::damaged_files(dir).map_err(|e| Self::damage(dir, &e.to_string()))?;
+        if let Some(first) = bad.first() {
             return Err(LexicalError::Damaged {
                 path: dir.join(first),
                 detail: "its checksum does not match its bytes".to_string(),

@@ -16,7 +16,7 @@
 //! collection keeps the current and the previously committed generation, every generation a
 //! live reader holds a lease on, and the segments they reference.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -845,7 +845,7 @@ impl IndexStore {
     /// Failures are ignored (the next build retries); returns the bytes freed.
     pub fn clear_interrupted(&self) -> u64 {
         let mut freed = 0;
-        let mut named = std::collections::HashSet::new();
+        let mut named = HashSet::new();
         let mut unreadable = false;
         if let Ok(entries) = fs::read_dir(&self.dir) {
             for e in entries.flatten() {
@@ -855,28 +855,28 @@ impl IndexStore {
                         Ok(m) => named.extend(m.segments.iter().map(|s| s.id)),
                         Err(_) => unreadable = true,
                     }
-                } else if name.starts_with("gen-") && name.ends_with(".tmp") || name.contains(".tmp-") {
+                } else if is_temporary(&name) {
                     freed += remove_entry(&e.path());
                 }
             }
         }
         // A generation whose manifest cannot be read may name any segment: keep them all.
-        if unreadable {
-            return freed;
-        }
-        if let Ok(entries) = fs::read_dir(self.dir.join("segments")) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().to_string();
-                let id = name
-                    .strip_prefix("seg-")
-                    .and_then(|s| s.strip_suffix(".bin"))
-                    .and_then(|s| s.parse::<u32>().ok());
-                if id.is_none_or(|id| !named.contains(&id)) {
-                    freed += remove_entry(&e.path());
-                }
-            }
+        if !unreadable {
+            freed += self.remove_segments_but(&named);
         }
         freed
+    }
+
+    /// Removes every segment file whose id is not in `named`; returns the bytes freed.
+    fn remove_segments_but(&self, named: &HashSet<u32>) -> u64 {
+        let Ok(entries) = fs::read_dir(self.dir.join("segments")) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|e| segment_id(&e.file_name().to_string_lossy()).is_none_or(|id| !named.contains(&id)))
+            .map(|e| remove_entry(&e.path()))
+            .sum()
     }
 
     /// Records that this index belongs to `root`, refusing an index folder outside `root` that
@@ -903,8 +903,6 @@ impl IndexStore {
         Ok(())
     }
 
-    /// Removes generations other than `keep`, temporaries, and segments no kept generation
-    /// references. Failures are ignored: garbage is retried next build.
     /// The highest generation and segment numbers present on disk (0 when none): a build
     /// that cannot reuse the previous generation (`--full`, damage) still numbers past them,
     /// so it never writes over a file a reader may hold.
@@ -920,10 +918,7 @@ impl IndexStore {
         let segs = fs::read_dir(self.dir.join("segments"))
             .map(|d| {
                 d.flatten()
-                    .filter_map(|e| {
-                        let n = e.file_name().to_string_lossy().to_string();
-                        n.strip_prefix("seg-")?.strip_suffix(".bin")?.parse::<u32>().ok()
-                    })
+                    .filter_map(|e| segment_id(&e.file_name().to_string_lossy()))
                     .max()
                     .unwrap_or(0)
             })
@@ -931,63 +926,56 @@ impl IndexStore {
         (gens, segs)
     }
 
-    /// Generations a live reader holds a lease on are kept too (see `reader_lease`).
+    /// Removes generations other than `keep` and those a live reader holds a lease on (see
+    /// `reader_lease`), temporaries, and segments no kept generation references. Failures are
+    /// ignored: garbage is retried next build.
     pub fn collect_garbage(&self, keep: &[u64]) {
         let mut keep = keep.to_vec();
         keep.extend(super::reader_lease::leased_generations(&self.dir));
-        let keep = &keep[..];
-        let mut live_segments = std::collections::HashSet::new();
-        for &g in keep {
-            if let Ok(m) = self.read_manifest(g) {
-                live_segments.extend(m.segments.iter().map(|s| s.id));
-            }
-        }
+        let live_segments: HashSet<u32> = keep
+            .iter()
+            .filter_map(|&g| self.read_manifest(g).ok())
+            .flat_map(|m| m.segments.into_iter().map(|s| s.id))
+            .collect();
         if let Ok(entries) = fs::read_dir(&self.dir) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().to_string();
                 let stale_gen = parse_gen_name(&name).is_some_and(|g| !keep.contains(&g));
-                let tmp = name.starts_with("gen-") && name.ends_with(".tmp") || name.contains(".tmp-");
-                if stale_gen || tmp {
-                    let _ = fs::remove_dir_all(e.path()).or_else(|_| fs::remove_file(e.path()));
+                if stale_gen || is_temporary(&name) {
+                    remove_entry(&e.path());
                 }
             }
         }
-        if let Ok(entries) = fs::read_dir(self.dir.join("segments")) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().to_string();
-                let id = name
-                    .strip_prefix("seg-")
-                    .and_then(|s| s.strip_suffix(".bin"))
-                    .and_then(|s| s.parse::<u32>().ok());
-                if id.is_none_or(|id| !live_segments.contains(&id)) {
-                    let _ = fs::remove_file(e.path());
-                }
-            }
-        }
+        self.remove_segments_but(&live_segments);
     }
+}
+
+/// A generation folder a build began (`gen-N.tmp`) or a half-written file (`*.tmp-*`).
+fn is_temporary(name: &str) -> bool {
+    name.starts_with("gen-") && name.ends_with(".tmp") || name.contains(".tmp-")
+}
+
+/// The id of a segment file named `seg-N.bin`.
+fn segment_id(name: &str) -> Option<u32> {
+    name.strip_prefix("seg-")?.strip_suffix(".bin")?.parse().ok()
 }
 
 /// Removes a file or folder, returning the bytes it held (0 when it could not be removed).
 fn remove_entry(path: &Path) -> u64 {
-    let size = |p: &Path| fs::symlink_metadata(p).map(|m| m.len()).unwrap_or(0);
-    let bytes = match fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => walk_size(path, &size),
-        Ok(m) => m.len(),
-        Err(_) => return 0,
-    };
+    let bytes = bytes_under(path);
     let removed = fs::remove_dir_all(path).or_else(|_| fs::remove_file(path));
     if removed.is_ok() { bytes } else { 0 }
 }
 
-fn walk_size(dir: &Path, size: &dyn Fn(&Path) -> u64) -> u64 {
-    let Ok(entries) = fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => walk_size(&e.path(), size),
-            _ => size(&e.path()),
-        })
-        .sum()
+/// The bytes of the file at `path`, or of every file under the folder at `path`.
+fn bytes_under(path: &Path) -> u64 {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::read_dir(path)
+            .map(|es| es.flatten().map(|e| bytes_under(&e.path())).sum())
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use kenning::context::{FEATURE_NAMES, LearnedRanker};
+use kenning::search::{FEATURE_NAMES, LearnedRanker};
 
 fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args()

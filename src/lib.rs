@@ -22,6 +22,7 @@ pub mod lexical;
 pub mod parse;
 pub mod providers;
 pub mod remote;
+pub mod search;
 pub mod server;
 pub mod symbols;
 pub mod util;

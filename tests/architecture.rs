@@ -1,5 +1,5 @@
 //! Module layering: imports point one way, `util < symbols < lang < parse < {graph, lexical,
-//! vector} < index < context < impact < {providers, remote} < api < exec < agent < server < cli`. Reads `src/` and fails
+//! vector} < index < search < context < impact < {providers, remote} < api < exec < agent < server < cli`. Reads `src/` and fails
 //! on an import that points the wrong way, and on printing below `cli`.
 
 use std::path::Path;
@@ -14,16 +14,17 @@ fn rank(module: &str) -> Option<usize> {
         "parse" => 3,
         "graph" | "lexical" | "vector" => 4,
         "index" => 5,
-        "context" => 6,
-        "impact" => 7,
+        "search" => 6,
+        "context" => 7,
+        "impact" => 8,
         // Both reach the network: model APIs, and object storage for shared snapshots.
-        "providers" | "remote" => 8,
-        "api" => 9,
-        "exec" => 10,
-        "agent" => 11,
+        "providers" | "remote" => 9,
+        "api" => 10,
+        "exec" => 11,
+        "agent" => 12,
         // `ken serve` starts the server: the CLI sits on top of it.
-        "server" | "fleet" => 12,
-        "cli" => 13,
+        "server" | "fleet" => 13,
+        "cli" => 14,
         _ => return None,
     })
 }

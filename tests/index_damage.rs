@@ -257,7 +257,7 @@ fn a_missing_or_garbage_current_says_what_is_wrong_and_how_to_repair() {
 /// what `LexicalIndex::verify`, run once by a server and by every build, is for.)
 #[test]
 fn unverified_lexical_reads_turn_damage_into_errors_not_panics() {
-    use kenning::lexical::{LexicalIndex, SearchOptions, SearchQuery};
+    use kenning::lexical::{LexicalIndex, LexicalQuery, SearchOptions};
     kenning::util::install_quiet_panic_hook();
     let repo = shop_repo();
     let index = repo.path().join(".kenning");
@@ -267,7 +267,7 @@ fn unverified_lexical_reads_turn_damage_into_errors_not_panics() {
         .map(|e| e.path().join("lexical"))
         .find(|p| p.is_dir())
         .expect("a lexical folder");
-    let query = SearchQuery::parse("discount cart");
+    let query = LexicalQuery::parse("discount cart");
     let run = |dir: &Path| -> Result<String, String> {
         let l = LexicalIndex::open_unverified(dir).map_err(|e| e.to_string())?;
         let hits = l

@@ -232,7 +232,7 @@ fn search_follows_incremental_builds() {
         kenning::lexical::LexicalIndex::open(&repo.path().join(".kenning/gen-00000001/lexical")).unwrap();
     let hits = old
         .search(
-            &kenning::lexical::SearchQuery::parse("write_atomic"),
+            &kenning::lexical::LexicalQuery::parse("write_atomic"),
             &Default::default(),
         )
         .unwrap()

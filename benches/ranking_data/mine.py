@@ -127,7 +127,9 @@ def tree(gd, rev):
             continue
         meta, path = rec.split("\t", 1)
         parts = meta.split()
-        if parts[1] == "blob" and parts[3] != "-":
+        # "-" for submodules; a partial mirror (objects over a size limit left out) may print
+        # anything else that is not a number for a blob it lacks: skipped too.
+        if parts[1] == "blob" and parts[3].isdigit():
             files[path] = int(parts[3])
     return files
 

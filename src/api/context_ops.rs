@@ -7,13 +7,15 @@ use serde::{Deserialize, Serialize};
 use super::page::{cap_query, check_limit, check_tokens};
 use super::{Analysis, ApiError};
 use crate::context::{
-    Citation, ContextPack, ContextRanker, ENTRY_MANIFESTS, ManifestText, Overview, RankedFile, RankedSymbol,
-    RankerKind, RankerParts, Ranking, Signals, Weights, count_tokens, find_citations, manifest_entry_points,
-    mark_unverified, pack,
+    Citation, ContextPack, ENTRY_MANIFESTS, ManifestText, Overview, count_tokens, find_citations,
+    manifest_entry_points, mark_unverified, pack,
 };
 use crate::graph::CodeGraph;
 use crate::index::Coverage;
 use crate::providers::{ChatMessage, ChatModel, OpenAiChat};
+use crate::search::{
+    RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchQuery, SearchRanker, Signals, Weights,
+};
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -131,12 +133,13 @@ and name the files that look closest. Be concise.";
 
 impl Analysis {
     /// The task's ranking, with the graph it read.
-    fn rank(
+    pub(super) fn rank(
         &self,
-        task: &str,
+        task: &SearchQuery,
         signals: Signals,
         kind: RankerKind,
         features: bool,
+        packing: bool,
     ) -> Result<(Ranking, Option<&CodeGraph>), ApiError> {
         let weights = match std::env::var("KEN_CONTEXT_WEIGHTS") {
             Ok(spec) => Weights::default().with_overrides(&spec),
@@ -151,7 +154,9 @@ impl Analysis {
         // The two big loads side by side: the semantic part and the code graph; the token
         // counter the packing needs loads beside them.
         std::thread::scope(|s| {
-            s.spawn(crate::context::warm_token_counter);
+            if packing {
+                s.spawn(crate::context::warm_token_counter);
+            }
             if signals.semantic && self.has_semantic() {
                 s.spawn(|| {
                     let _ = self.semantic();
@@ -168,10 +173,24 @@ impl Analysis {
             history: signals.history.then(|| self.history().map_err(|e| e.to_string())),
         };
         let mut ranker =
-            ContextRanker::new(self.snapshot(), self.root(), parts, signals, weights).with_ranker(kind);
+            SearchRanker::new(self.snapshot(), self.root(), parts, signals, weights).with_ranker(kind);
         ranker.with_features = features;
         let ranking = ranker.rank(task)?;
         Ok((ranking, ranker.graph()))
+    }
+
+    /// The fused ranking of `task`, each candidate of its head with its feature vector: the
+    /// learned ranker's training rows (`ken rank-features`).
+    pub fn ranking_features(&self, task: &str) -> Result<Ranking, ApiError> {
+        let (task, _) = cap_query("task", task)?;
+        let (ranking, _) = self.rank(
+            &SearchQuery::parse(&task),
+            Signals::default(),
+            RankerKind::Fused,
+            true,
+            false,
+        )?;
+        Ok(ranking)
     }
 
     pub fn context(&self, r: &ContextRequest) -> Result<ContextResponse, ApiError> {
@@ -190,7 +209,13 @@ impl Analysis {
             (None, Some(_)) => RankerKind::Fused,
             (None, None) => RankerKind::default(),
         };
-        let (ranking, graph) = self.rank(&task, signals, kind, r.features.unwrap_or(false))?;
+        let (ranking, graph) = self.rank(
+            &SearchQuery::parse(&task),
+            signals,
+            kind,
+            r.features.unwrap_or(false),
+            true,
+        )?;
         let mut out = ContextResponse {
             task,
             files: ranking.files.iter().take(files).cloned().collect(),
@@ -253,7 +278,13 @@ impl Analysis {
     ) -> Result<AskResponse, ApiError> {
         let (question, note) = cap_query("question", &r.question)?;
         let budget = check_tokens(r.max_tokens)?.unwrap_or(6000);
-        let (mut ranking, graph) = self.rank(&question, Signals::default(), RankerKind::default(), false)?;
+        let (mut ranking, graph) = self.rank(
+            &SearchQuery::parse(&question),
+            Signals::default(),
+            RankerKind::default(),
+            false,
+            true,
+        )?;
         let packed = pack(&ranking, self.snapshot(), self.root(), graph, budget)?;
         ranking.files.truncate(ASK_FILES);
         let overview = Overview::build(self.snapshot(), self.graph().ok())

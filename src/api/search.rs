@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::page::{PageInfo, Paging, cap_query};
 use super::{Analysis, ApiError};
 use crate::index::{CodeSearch, Coverage, FusedFile, SearchHit, SearchTarget, SemanticHit, fuse_files};
-use crate::lexical::{LineMatch, LineSearchMode, PathEvidence, PathFilter, SearchQuery};
+use crate::lexical::{LexicalQuery, LineMatch, LineSearchMode, PathEvidence, PathFilter};
+use crate::search::{RankerKind, SearchQuery, Signals};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -57,6 +58,11 @@ pub struct SearchRequest {
     /// files only).
     #[serde(default)]
     pub chunks_per_file: Option<usize>,
+    /// Hybrid: how files are ordered: `learned` (the default: `search::SearchRanker`'s
+    /// candidates ordered by the shipped model, the ranking `context` uses) or `fused` (the
+    /// earlier reciprocal rank fusion of the lexical and semantic lists, kept as the fallback).
+    #[serde(default)]
+    pub ranker: Option<String>,
     /// Signals left out (the evaluation's ablation; not part of the served request).
     #[serde(skip)]
     #[schemars(skip)]
@@ -168,8 +174,12 @@ pub struct SearchResponse {
     pub files_skipped_by_index: Option<usize>,
     /// Semantic/hybrid: chunks in the semantic part.
     pub chunks_searched: Option<usize>,
-    /// Hybrid: the reciprocal rank fusion constant.
+    /// Hybrid: the reciprocal rank fusion constant (the fused ranker).
     pub rrf_k: Option<f32>,
+    /// Hybrid: `learned` when the model ordered the files, `fused` when fusion did (asked
+    /// for, or the model could not be read: `notes` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranker: Option<&'static str>,
     pub page: PageInfo,
     /// What could not be done as asked (a query cut to its first 64 KiB, say).
     pub notes: Vec<String>,
@@ -180,14 +190,14 @@ pub struct SearchResponse {
 /// The query's `lang:`, `kind:` and `path:` filters, applied to what the lexical index did
 /// not rank itself (semantic chunks), so every mode honours them.
 struct Filters {
-    query: SearchQuery,
+    query: LexicalQuery,
     include: Vec<PathFilter>,
     exclude: Vec<PathFilter>,
 }
 
 impl Filters {
     fn parse(text: &str) -> Result<Filters, ApiError> {
-        let query = SearchQuery::parse(text);
+        let query = LexicalQuery::parse(text);
         let (include, exclude) = query
             .path_filters()
             .map_err(|e| ApiError::invalid("query", e.to_string()))?;
@@ -272,6 +282,13 @@ impl Analysis {
         let (default, max) = if lines { (1000, MAX_LINES) } else { (20, MAX_LIMIT) };
         let paging = Paging::new(r.cursor.as_deref(), r.limit, default, max, r.max_tokens)?;
         let without = |s: SearchSignal| r.without.contains(&s);
+        let ranker = match r.ranker.as_deref() {
+            Some(k) => RankerKind::parse(k).map_err(|e| ApiError::invalid("ranker", e))?,
+            None => RankerKind::default(),
+        };
+        if r.ranker.is_some() && mode != SearchMode::Hybrid {
+            return Err(ApiError::invalid("ranker", "needs mode hybrid"));
+        }
         let paths = crate::index::PathWeighing {
             weigh: !without(SearchSignal::PathEvidence),
             set_aside: !without(SearchSignal::PathEvidence) && !without(SearchSignal::SetAside),
@@ -291,6 +308,7 @@ impl Analysis {
             files_skipped_by_index: None,
             chunks_searched: None,
             rrf_k: None,
+            ranker: None,
             page: paging.apply(Vec::<()>::new(), 0).1,
             notes: note.into_iter().collect(),
             generation: self.generation(),
@@ -324,8 +342,63 @@ impl Analysis {
                 out.chunks = self.chunk_hits(&page)?;
                 out.page = info;
             }
+            SearchMode::Hybrid if ranker == RankerKind::Learned => {
+                let sem = self.semantic()?;
+                let q = SearchQuery::parse(&query);
+                let signals = Signals {
+                    semantic: !without(SearchSignal::Semantic),
+                    paths: !without(SearchSignal::PathEvidence),
+                    definitions: !without(SearchSignal::ExactDefinitions),
+                    ..Signals::default()
+                };
+                let (ranking, _) = self.rank(&q, signals, RankerKind::Learned, false, false)?;
+                out.notes
+                    .extend(ranking.signals_missing.iter().map(|m| format!("not used: {m}")));
+                out.ranker = Some(ranking.ranker);
+                let found = ranking.found;
+                out.terms = found.terms;
+                code_best = found
+                    .lexical_best
+                    .iter()
+                    .take(5)
+                    .map(|(_, h)| h.score)
+                    .reduce(f32::max);
+                let no_words = found.lexical_best.is_empty();
+                let best: std::collections::HashMap<String, SearchHit> =
+                    found.lexical_best.into_iter().collect();
+                let mut files: Vec<SearchFile> = ranking
+                    .files
+                    .into_iter()
+                    .take(need)
+                    .map(|f| SearchFile {
+                        lexical_rank: f.why.lexical,
+                        semantic_rank: f.why.semantic,
+                        defines_query: f.why.defines_query,
+                        score: f.score,
+                        path: f.path,
+                        ..SearchFile::default()
+                    })
+                    .collect();
+                self.name_fused(&mut files, &best, &found.semantic)?;
+                for f in files.iter_mut().filter(|f| f.defines_query) {
+                    if let Some(d) = found.definitions.iter().find(|d| d.path == f.path) {
+                        f.symbol = Some(d.qualified_name.clone());
+                        f.lines = Some((d.line, d.end_line));
+                    }
+                }
+                out.chunks_searched = Some(sem.chunks());
+                let total = files.len();
+                (out.files, out.page) = paging.apply(files, total);
+                if no_words && !out.files.is_empty() {
+                    out.notes.push(NO_WORDS_MATCHED.to_string());
+                }
+                if per_file > 0 {
+                    self.chunk_files(&mut out.files, &found.lexical, &found.semantic, per_file)?;
+                }
+            }
             SearchMode::Hybrid => {
                 let sem = self.semantic()?;
+                out.ranker = Some("fused");
                 // The two rankings side by side: each is a few milliseconds of one core.
                 let (hits, lexical) = rayon::join(
                     || match without(SearchSignal::Semantic) {

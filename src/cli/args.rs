@@ -78,6 +78,10 @@ pub enum Command {
     /// A repository map for a newcomer: layout, languages, central modules, entry points,
     /// and how the main parts call each other.
     Overview(OverviewArgs),
+    /// The ranking's training rows: for each line `{"id", "query"}` of a JSONL file, the
+    /// fused ranking's head with each candidate's feature vector, one JSON line per query.
+    #[command(hide = true)]
+    RankFeatures(RankFeaturesArgs),
     /// The blast radius of a change: changed definitions, what depends on them (with the path
     /// that reaches each), public entry points and tests reached, tests to run, a risk level.
     Impact(ImpactArgs),
@@ -828,6 +832,11 @@ pub struct SearchArgs {
     /// Leave these signals out of the ranking (the evaluation's ablation).
     #[arg(long, hide = true, value_delimiter = ',')]
     pub without: Vec<crate::api::SearchSignal>,
+    /// How hybrid search orders files: `learned` (the default: the shipped model over every
+    /// signal, the ranking `ken context` uses) or `fused` (reciprocal rank fusion of the
+    /// lexical and semantic lists, the fallback).
+    #[arg(long, value_name = "KIND")]
+    pub ranker: Option<String>,
     /// Search by meaning: code chunks nearest to the query in the embedding model's space.
     #[arg(long, conflicts_with_all = ["literal", "regex", "hybrid", "lexical"])]
     pub semantic: bool,
@@ -863,6 +872,18 @@ pub struct SearchArgs {
 pub enum ContextFormat {
     Markdown,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RankFeaturesArgs {
+    /// JSONL, one `{"id": ..., "query": ...}` per line.
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+    /// Repository root (default: found upwards from the current folder).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub location: IndexLocation,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Symbol(a) => symbol(a),
         Command::Search(a) => search(a),
         Command::Context(a) => context_commands::context(a),
+        Command::RankFeatures(a) => context_commands::rank_features(a),
         Command::Ask(a) => context_commands::ask(a),
         Command::Overview(a) => context_commands::overview(a),
         Command::Impact(a) => impact_commands::impact(a),
@@ -263,6 +264,7 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
             cursor: None,
             plain_bm25: a.plain_bm25,
             chunks_per_file: Some(if a.files { 0 } else { usize::from(a.per_file) }),
+            ranker: a.ranker.clone(),
             without: a.without.clone(),
         })
         .map_err(cli_error)?;

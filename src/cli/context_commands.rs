@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::args::{AskArgs, ContextArgs, ContextFormat, OverviewArgs};
+use super::args::{AskArgs, ContextArgs, ContextFormat, OverviewArgs, RankFeaturesArgs};
 use super::shared::{cli_error, open, print_json, read_task};
 use crate::api::{AskRequest, ContextRequest, OverviewRequest};
-use crate::context::{ContextPack, RankedFile};
+use crate::context::ContextPack;
 use crate::index::Coverage;
 use crate::providers::RunBounds;
+use crate::search::RankedFile;
 
 pub fn context(a: ContextArgs) -> Result<ExitCode> {
     let task = read_task(&a.task, a.query_file.as_deref())?;
@@ -52,6 +53,37 @@ pub fn context(a: ContextArgs) -> Result<ExitCode> {
             r.coverage.files_indexed, r.coverage.files_skipped, r.coverage.files_with_errors
         );
         return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rank_features(a: RankFeaturesArgs) -> Result<ExitCode> {
+    use anyhow::Context as _;
+    let text = crate::util::read_regular(&a.queries)
+        .with_context(|| format!("cannot read --queries {}", a.queries.display()))?;
+    let text = String::from_utf8_lossy(&text);
+    let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
+    let analysis = ws.analysis();
+    let mut out = std::io::stdout().lock();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let q: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not a JSON line", a.queries.display(), n + 1))?;
+        let (Some(id), Some(query)) = (q.get("id"), q.get("query").and_then(|v| v.as_str())) else {
+            anyhow::bail!("{}:{}: needs \"id\" and \"query\"", a.queries.display(), n + 1);
+        };
+        let t0 = std::time::Instant::now();
+        let row = match analysis.ranking_features(query) {
+            Ok(r) => serde_json::json!({
+                "id": id,
+                "ms": t0.elapsed().as_secs_f64() * 1000.0,
+                "kind": crate::search::SearchQuery::parse(query).kind,
+                "files": r.files.iter().filter(|f| f.features.is_some())
+                    .map(|f| serde_json::json!({"path": f.path, "features": f.features}))
+                    .collect::<Vec<_>>(),
+            }),
+            Err(e) => serde_json::json!({"id": id, "error": e.to_string()}),
+        };
+        writeln!(out, "{row}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

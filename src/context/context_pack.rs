@@ -12,9 +12,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{RankedSymbol, Ranking};
 use crate::graph::CodeGraph;
 use crate::index::{IndexError, IndexSnapshot};
+use crate::search::{RankedSymbol, Ranking};
 use crate::symbols::{FileSymbols, SymbolKind};
 
 /// Share of the budget one definition may take before it is shown head and tail only.

@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::{IndexError, IndexSnapshot};
 use crate::lang::LanguageRegistry;
 use crate::lexical::{
-    Grain, LexicalError, LexicalHit, LexicalIndex, LineMatch, LineSearch, LineSearchMode, PathEvidence,
-    SearchOptions, SearchOutcome, SearchQuery, Snippet, rank_files,
+    Grain, LexicalError, LexicalHit, LexicalIndex, LexicalQuery, LineMatch, LineSearch, LineSearchMode,
+    PathEvidence, SearchOptions, SearchOutcome, Snippet, rank_files,
 };
 
 /// Lines of snippet shown per hit.
@@ -136,7 +136,16 @@ impl<'s> CodeSearch<'s> {
         target: SearchTarget,
         limit: usize,
     ) -> Result<SearchResults, IndexError> {
-        let q = SearchQuery::parse(query);
+        self.search_parsed(&LexicalQuery::parse(query), target, limit)
+    }
+
+    /// [`CodeSearch::search`] of a query already parsed (the ranker parses a query once).
+    pub fn search_parsed(
+        &self,
+        q: &LexicalQuery,
+        target: SearchTarget,
+        limit: usize,
+    ) -> Result<SearchResults, IndexError> {
         if target == SearchTarget::Files {
             return self.search_files(&q, limit);
         }
@@ -162,7 +171,7 @@ impl<'s> CodeSearch<'s> {
     /// The reference ranking the evaluation compares against: files by plain BM25 of their
     /// whole content over every query term, without priors or fusion.
     pub fn search_files_plain(&self, query: &str, limit: usize) -> Result<SearchResults, IndexError> {
-        let q = SearchQuery::parse(query);
+        let q = LexicalQuery::parse(query);
         let opts = SearchOptions {
             grain: Some(Grain::File),
             limit,
@@ -194,7 +203,7 @@ impl<'s> CodeSearch<'s> {
     /// query. The first catches files that mention many of the task's words, the second files
     /// that define what it names; fusing them beat either alone on the dev set at every
     /// fusion constant tried (5 to 60), and 10 is in the flat middle of that range.
-    fn search_files(&self, q: &SearchQuery, limit: usize) -> Result<SearchResults, IndexError> {
+    fn search_files(&self, q: &LexicalQuery, limit: usize) -> Result<SearchResults, IndexError> {
         let whole = SearchOptions {
             grain: Some(Grain::File),
             limit: limit * HITS_PER_FILE,

@@ -16,5 +16,5 @@ mod text_formats;
 pub use capture::Capture;
 pub use language_registry::{LangError, LanguageRegistry};
 pub use language_spec::{ImportStyle, ImportsName, LanguageQueries, LanguageSpec};
-pub use path_kind::{PathKind, PathRole};
+pub use path_kind::{MODULE_ENTRY_FILES, PathKind, PathRole};
 pub use text_formats::{TextFormat, TextFormats, TextKind, TextSection, is_text_path, sections, text_kind};

@@ -50,6 +50,44 @@ pub struct PathKind {
     pub vendored: bool,
 }
 
+/// A folder's entry file, by language: what a module is when it is asked about (Rust's
+/// `mod.rs` and `lib.rs`, Python's `__init__.py`, JavaScript's and TypeScript's `index.*`,
+/// Java's `package-info.java`, Go's `doc.go`, Elixir's and Ruby's conventions aside).
+pub const MODULE_ENTRY_FILES: &[&str] = &[
+    "mod.rs",
+    "lib.rs",
+    "__init__.py",
+    "index.ts",
+    "index.tsx",
+    "index.js",
+    "index.mjs",
+    "package-info.java",
+    "doc.go",
+    "init.lua",
+    "main.rs",
+];
+
+impl PathKind {
+    /// Whether the file is its folder's entry ([`MODULE_ENTRY_FILES`]).
+    pub fn is_module_entry(path: &str) -> bool {
+        let file = path.rsplit_once('/').map_or(path, |(_, f)| f);
+        MODULE_ENTRY_FILES.contains(&file)
+    }
+
+    /// A number per role, for a model's feature: source 0, test 1, test support 2, example 3,
+    /// benchmark 4, docs 5.
+    pub fn role_code(self) -> f32 {
+        match self.role {
+            PathRole::Source => 0.0,
+            PathRole::Test => 1.0,
+            PathRole::TestSupport => 2.0,
+            PathRole::Example => 3.0,
+            PathRole::Bench => 4.0,
+            PathRole::Doc => 5.0,
+        }
+    }
+}
+
 /// Folders whose files are test code (besides .NET's `Foo.Tests/`, by [`TEST_DIR_SUFFIXES`]).
 const TEST_DIRS: &[&str] = &[
     "test",

@@ -16,8 +16,8 @@ use tantivy::schema::{Field, IndexRecordOption, TantivyDocument, Value};
 use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use super::ReadOnlyDirectory;
-use super::search_query::PathFilter;
-use super::{LexicalError, LexicalSchema, SearchQuery, is_stop_word, tokenize};
+use super::lexical_query::PathFilter;
+use super::{LexicalError, LexicalQuery, LexicalSchema, is_stop_word, tokenize};
 use crate::lang::{PathKind, PathRole};
 use crate::util::contain;
 
@@ -285,11 +285,15 @@ impl LexicalIndex {
     }
 
     /// Ranked hits for `q`, best first.
-    pub fn search(&self, q: &SearchQuery, opts: &SearchOptions) -> Result<SearchOutcome, LexicalError> {
+    pub fn search(&self, q: &LexicalQuery, opts: &SearchOptions) -> Result<SearchOutcome, LexicalError> {
         self.guarded(|| self.search_unguarded(q, opts))
     }
 
-    fn search_unguarded(&self, q: &SearchQuery, opts: &SearchOptions) -> Result<SearchOutcome, LexicalError> {
+    fn search_unguarded(
+        &self,
+        q: &LexicalQuery,
+        opts: &SearchOptions,
+    ) -> Result<SearchOutcome, LexicalError> {
         let searcher = self.reader.searcher();
         let terms = self.select_terms(&searcher, &q.text, opts.max_terms);
         let long = terms.len() > 10;
@@ -498,7 +502,12 @@ impl LexicalIndex {
         Some((Box::new(BooleanQuery::new(all)), pattern))
     }
 
-    fn add_filters(&self, q: &SearchQuery, opts: &SearchOptions, clauses: &mut Vec<(Occur, Box<dyn Query>)>) {
+    fn add_filters(
+        &self,
+        q: &LexicalQuery,
+        opts: &SearchOptions,
+        clauses: &mut Vec<(Occur, Box<dyn Query>)>,
+    ) {
         let s = &self.fields;
         let any_of = |field: Field, values: &[String]| -> Box<dyn Query> {
             let qs = values

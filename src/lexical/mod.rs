@@ -8,12 +8,12 @@
 mod code_tokenizer;
 mod lexical_error;
 mod lexical_index;
+mod lexical_query;
 mod lexical_schema;
 mod lexical_writer;
 mod line_search;
 mod path_evidence;
 mod read_only_directory;
-mod search_query;
 mod snippet;
 
 pub use code_tokenizer::{CodeTokenizer, MAX_TOKEN_LEN, is_stop_word, split_word, tokenize};
@@ -21,10 +21,10 @@ pub use lexical_error::LexicalError;
 pub use lexical_index::{
     Grain, LexicalHit, LexicalIndex, SearchOptions, SearchOutcome, path_prior, rank_files,
 };
+pub use lexical_query::{LexicalQuery, PathFilter};
 pub use lexical_schema::{LEXICAL_VERSION, LexicalSchema};
 pub use lexical_writer::{FileDoc, LexicalWriter};
 pub use line_search::{LineMatch, LineSearch, LineSearchMode};
 pub use path_evidence::{NAME_WEIGHT, PathEvidence};
 pub use read_only_directory::ReadOnlyDirectory;
-pub use search_query::{PathFilter, SearchQuery};
 pub use snippet::Snippet;

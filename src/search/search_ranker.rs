@@ -1,4 +1,4 @@
-//! `ContextRanker`: files and symbols relevant to a task, from every signal the index has.
+//! `SearchRanker`: files and symbols relevant to a task, from every signal the index has.
 //!
 //! Signals, each a ranked list:
 //! - `lexical`: the lexical file ranking of the task text (BM25 over files and definitions,
@@ -22,8 +22,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
+use super::rank_features::QueryFacts;
 use super::rank_features::{FileFacts, FileSignals, RankFeatures, path_overlap};
-use super::{EnvironmentDump, HistorySignal, LearnedRanker, MentionKind, TaskMentions};
+use super::{HistorySignal, LearnedRanker, MentionKind, SearchQuery, TaskMentions};
 use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
 use crate::index::{CodeSearch, HistoryPart, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
 use crate::lang::PathKind;
@@ -39,6 +40,13 @@ pub struct Signals {
     pub graph: bool,
     pub prior: bool,
     pub history: bool,
+    /// Files defining exactly the identifier the query is.
+    pub definitions: bool,
+    /// What paths say: files named by the query's words, copy priors, and the tests and
+    /// examples not asked for listed after every other file.
+    pub paths: bool,
+    /// Folders many candidates lie in, and their entry files.
+    pub modules: bool,
 }
 
 impl Default for Signals {
@@ -50,6 +58,9 @@ impl Default for Signals {
             graph: true,
             prior: true,
             history: true,
+            definitions: true,
+            paths: true,
+            modules: true,
         }
     }
 }
@@ -64,6 +75,9 @@ impl Signals {
             graph: false,
             prior: false,
             history: false,
+            definitions: false,
+            paths: false,
+            modules: false,
         };
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             match name {
@@ -73,9 +87,13 @@ impl Signals {
                 "graph" => s.graph = true,
                 "prior" => s.prior = true,
                 "history" => s.history = true,
+                "definitions" => s.definitions = true,
+                "paths" => s.paths = true,
+                "modules" => s.modules = true,
                 other => {
                     return Err(format!(
-                        "unknown signal {other:?}: use lexical, semantic, mentions, graph, prior, history"
+                        "unknown signal {other:?}: use lexical, semantic, mentions, graph, prior, history, \
+                         definitions, paths, modules"
                     ));
                 }
             }
@@ -170,6 +188,13 @@ pub struct Why {
     /// Rank among the co-change neighbours of the strongest files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cochange: Option<usize>,
+    /// The file defines exactly the identifier the query is.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub defines_query: bool,
+    /// The entry file (`mod.rs`, `__init__.py`, `index.ts`...) of a folder several candidates
+    /// lie in.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub module_entry: bool,
 }
 
 impl Why {
@@ -193,6 +218,12 @@ impl Why {
         }
         if let Some(r) = self.cochange {
             parts.push(format!("changes with a top file #{r}"));
+        }
+        if self.defines_query {
+            parts.push("defines the query's identifier".into());
+        }
+        if self.module_entry {
+            parts.push("entry of a module the task is about".into());
         }
         parts.join(", ")
     }
@@ -233,6 +264,22 @@ pub struct Ranking {
     pub signals_missing: Vec<String>,
     /// `learned` when the model reordered the head of the list, else `fused`.
     pub ranker: &'static str,
+    /// What the candidate stages found, for the spans a search answer lists under each file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub found: Found,
+}
+
+/// The lists behind a ranking: the lexical hits (files and definitions) and terms, the
+/// semantic chunks, and the exact definitions of the identifier the query is.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    pub terms: Vec<String>,
+    pub lexical: Vec<crate::index::SearchHit>,
+    /// Each lexical file's best hit.
+    pub lexical_best: Vec<(String, crate::index::SearchHit)>,
+    pub semantic: Vec<crate::index::SemanticHit>,
+    pub definitions: Vec<crate::index::SymbolHit>,
 }
 
 /// Files and symbols kept per ranking.
@@ -245,10 +292,16 @@ const SEMANTIC_CHUNKS: usize = 300;
 const LEARNED_CANDIDATES: usize = 50;
 /// Files whose definitions seed the graph walk.
 const GRAPH_SEED_FILES: usize = 8;
+/// Lexical and semantic ranks within which files count toward their folder.
+const MODULE_WINDOW: usize = 20;
+/// Folders whose entry files are brought in.
+const MODULE_ENTRIES: usize = 3;
+/// An entry file's fused score, as a share of a lexical first place.
+const MODULE_WEIGHT: f32 = 0.3;
 /// A name defined in more places than this says nothing specific.
 const MAX_DEFINITIONS_PER_NAME: usize = 12;
 
-pub struct ContextRanker<'s> {
+pub struct SearchRanker<'s> {
     snapshot: &'s IndexSnapshot,
     search: Option<CodeSearch<'s>>,
     semantic: Option<&'s SemanticIndex>,
@@ -267,6 +320,7 @@ pub struct ContextRanker<'s> {
 #[derive(Default)]
 struct Candidates {
     files: HashMap<String, Acc>,
+    found: Found,
     /// (path, definition or line) -> accumulated score, with why.
     symbols: HashMap<SymbolKey, Acc>,
     used: Vec<&'static str>,
@@ -311,7 +365,7 @@ pub struct RankerParts<'s> {
     pub history: Option<Result<&'s HistoryPart, String>>,
 }
 
-impl<'s> ContextRanker<'s> {
+impl<'s> SearchRanker<'s> {
     /// A missing part drops its signal (and says so).
     pub fn new(
         snapshot: &'s IndexSnapshot,
@@ -319,7 +373,7 @@ impl<'s> ContextRanker<'s> {
         parts: RankerParts<'s>,
         signals: Signals,
         weights: Weights,
-    ) -> ContextRanker<'s> {
+    ) -> SearchRanker<'s> {
         let mut missing = Vec::new();
         let search = match (signals.lexical, parts.lexical) {
             (true, Ok(l)) => Some(CodeSearch::with_lexical(snapshot, root, l)),
@@ -363,7 +417,7 @@ impl<'s> ContextRanker<'s> {
             }
             (false, _) => None,
         };
-        ContextRanker {
+        SearchRanker {
             snapshot,
             search,
             semantic,
@@ -399,13 +453,11 @@ impl<'s> ContextRanker<'s> {
 
     /// The stages in order: candidates per signal, the fused file order (with the learned
     /// stage over its head), then the definitions, each with its file's standing.
-    pub fn rank(&self, task: &str) -> Result<Ranking, IndexError> {
-        // Version listings pasted from issue templates say nothing about the issue.
-        let task = &*EnvironmentDump::strip(task);
+    pub fn rank(&self, q: &SearchQuery) -> Result<Ranking, IndexError> {
         let mut c = Candidates::default();
-        let mentions = TaskMentions::parse(task);
         let named: Vec<&str> = match self.signals.mentions {
-            true => mentions
+            true => q
+                .mentions
                 .identifiers
                 .iter()
                 .filter_map(|(n, _)| last_segment(n))
@@ -413,18 +465,32 @@ impl<'s> ContextRanker<'s> {
             false => Vec::new(),
         };
         let index = self.graph.map(|g| GraphIndex::new(g, &named));
-        self.lexical_stage(task, &mut c)?;
-        self.semantic_stage(task, &mut c)?;
-        self.mention_stage(&mentions, &mut c, index.as_ref());
-        self.history_stage(task, &mut c);
+        self.lexical_stage(q, &mut c)?;
+        self.semantic_stage(q, &mut c)?;
+        self.mention_stage(&q.mentions, &mut c, index.as_ref());
+        self.definition_stage(q, &mut c)?;
+        self.path_stage(q, &mut c);
+        self.history_stage(&q.text, &mut c);
         self.graph_stage(&mut c, index.as_ref());
         self.prior_stage(&mut c, index.as_ref());
         self.cochange_stage(&mut c);
-        // Docs and config (read as text) enter through history and co-change; a context pack is
-        // code, so they stay out unless the task names them.
+        self.module_stage(&mut c);
+        // Docs and config (read as text) enter through history and co-change; a ranking is of
+        // code, so they stay out unless the query names them or asks for them.
+        let wants_text = q.lexical.wants_text();
         c.files
-            .retain(|path, a| a.why.mention.is_some() || !crate::lang::is_text_path(path));
-        let (ranked_files, reranked) = self.order_files(task, &mut c, index.as_ref());
+            .retain(|path, a| wants_text || a.why.mention.is_some() || !crate::lang::is_text_path(path));
+        if q.has_filters() {
+            c.files.retain(|path, _| {
+                let language = self
+                    .snapshot
+                    .file_id(path)
+                    .and_then(|id| self.snapshot.table.files.get(id.index()))
+                    .map_or("", |r| r.language.as_str());
+                q.keeps_file(path, language)
+            });
+        }
+        let (ranked_files, reranked) = self.order_files(q, &mut c, index.as_ref());
         let symbols = self.order_symbols(std::mem::take(&mut c.symbols), &ranked_files, index.as_ref())?;
         Ok(Ranking {
             files: ranked_files,
@@ -432,16 +498,19 @@ impl<'s> ContextRanker<'s> {
             signals_used: c.used,
             signals_missing: self.missing.clone(),
             ranker: if reranked { "learned" } else { "fused" },
+            found: c.found,
         })
     }
     /// Lexical: the lexical file ranking of the task and the definitions it hit.
-    fn lexical_stage(&self, task: &str, c: &mut Candidates) -> Result<(), IndexError> {
+    fn lexical_stage(&self, q: &SearchQuery, c: &mut Candidates) -> Result<(), IndexError> {
         let w = self.weights;
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let Some(search) = &self.search {
             c.used.push("lexical");
-            let r = search.search(task, SearchTarget::Files, LEXICAL_FILES)?;
+            let r = search.search_parsed(&q.lexical, SearchTarget::Files, LEXICAL_FILES)?;
             let list = r.files.unwrap_or_default();
+            c.found.terms = r.terms.clone();
+            c.found.lexical_best = list.iter().map(|f| (f.path.clone(), f.best.clone())).collect();
             let top = list.first().map_or(1.0, |f| f.score).max(f32::MIN_POSITIVE);
             for (i, f) in list.iter().enumerate() {
                 let a = c.files.entry(f.path.clone()).or_default();
@@ -456,6 +525,9 @@ impl<'s> ContextRanker<'s> {
                 .iter()
                 .filter(|h| h.local_name.is_some() && h.kind.is_some());
             for (i, h) in defs.filter(|h| seen.insert((h.path.clone(), h.line))).enumerate() {
+                if let Some(a) = c.files.get_mut(&h.path) {
+                    a.sig.lexical_defs += 1;
+                }
                 let a = c
                     .symbols
                     .entry(SymbolKey::Line(h.path.clone(), h.line))
@@ -463,21 +535,28 @@ impl<'s> ContextRanker<'s> {
                 a.score += rrf(w.lexical, i + 1);
                 a.why.lexical.get_or_insert(i + 1);
             }
+            c.found.lexical = r.hits;
         }
         Ok(())
     }
     /// Semantic: files by their best chunk, definitions by the chunks they own.
-    fn semantic_stage(&self, task: &str, c: &mut Candidates) -> Result<(), IndexError> {
+    fn semantic_stage(&self, q: &SearchQuery, c: &mut Candidates) -> Result<(), IndexError> {
         let w = self.weights;
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let Some(sem) = self.semantic {
             c.used.push("semantic");
-            let hits = sem.search(task, SEMANTIC_CHUNKS)?;
+            let hits = sem.search(&q.plain(), SEMANTIC_CHUNKS)?;
             let mut file_rank = 0;
             let mut sym_rank = 0;
             let mut seen_files = HashSet::new();
             let mut seen_syms = HashSet::new();
             for h in &hits {
+                // Several chunks of one file count together: how many, and the best three.
+                let a = c.files.entry(h.path.clone()).or_default();
+                if a.sig.semantic_chunks < 3 {
+                    a.sig.semantic_sum += h.score;
+                }
+                a.sig.semantic_chunks += 1;
                 if seen_files.insert(h.path.clone()) {
                     file_rank += 1;
                     let a = c.files.entry(h.path.clone()).or_default();
@@ -495,6 +574,7 @@ impl<'s> ContextRanker<'s> {
                     a.why.semantic.get_or_insert(sym_rank);
                 }
             }
+            c.found.semantic = hits;
         }
         Ok(())
     }
@@ -555,6 +635,131 @@ impl<'s> ContextRanker<'s> {
             }
         }
     }
+    /// Exact definitions: a query that is one identifier brings the files defining exactly that
+    /// name (a definition beats every file that merely mentions it).
+    fn definition_stage(&self, q: &SearchQuery, c: &mut Candidates) -> Result<(), IndexError> {
+        let w = self.weights;
+        let Some(word) = q.identifier.as_deref().filter(|_| self.signals.definitions) else {
+            return Ok(());
+        };
+        let defs = crate::index::SymbolLookup::new(self.snapshot)?.find(word)?;
+        let top = w.mentions / (w.k + 1.0);
+        let mut files = 0;
+        for d in defs
+            .iter()
+            .filter(|d| d.quality == crate::index::MatchQuality::Exact)
+        {
+            let a = c.files.entry(d.path.clone()).or_default();
+            if a.sig.exact_def {
+                continue;
+            }
+            a.sig.exact_def = true;
+            a.why.defines_query = true;
+            a.score += top;
+            a.sig.mention += top;
+            let s = c
+                .symbols
+                .entry(SymbolKey::Line(d.path.clone(), d.line))
+                .or_default();
+            s.score += top;
+            s.why.mention.get_or_insert_with(|| "definition".into());
+            c.found.definitions.push(d.clone());
+            files += 1;
+            if files == MAX_DEFINITIONS_PER_NAME {
+                break;
+            }
+        }
+        if files > 0 {
+            c.used.push("definitions");
+        }
+        Ok(())
+    }
+
+    /// Paths: the indexed files named exactly as a word of the query (`router` names
+    /// `router.go`) that no list found.
+    fn path_stage(&self, q: &SearchQuery, c: &mut Candidates) {
+        if !self.signals.paths || !q.evidence.has_names() {
+            return;
+        }
+        let mut added = false;
+        for record in &self.snapshot.table.files {
+            let path = record.path.as_str();
+            if !c.files.contains_key(path) && q.evidence.names_exactly(path) {
+                let a = c.files.entry(path.to_string()).or_default();
+                a.score += q.evidence.weigh(path, 0.0, self.weights.k);
+                a.why.mention = Some("path name".into());
+                added = true;
+            }
+        }
+        if added {
+            c.used.push("paths");
+        }
+    }
+
+    /// Modules: the folders several lexical or semantic candidates lie in, each file's share of
+    /// them, and each such folder's entry file brought in (an architecture question is about a
+    /// module: its entry and its central types, not only the file repeating its words).
+    fn module_stage(&self, c: &mut Candidates) {
+        if !self.signals.modules {
+            return;
+        }
+        let w = self.weights;
+        let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let mut lexical: HashMap<String, f32> = HashMap::new();
+        let mut semantic: HashMap<String, f32> = HashMap::new();
+        for (p, a) in &c.files {
+            if (1..=MODULE_WINDOW).contains(&a.sig.lexical_rank) {
+                *lexical.entry(folder(p)).or_default() += 1.0;
+            }
+            if (1..=MODULE_WINDOW).contains(&a.sig.semantic_rank) {
+                *semantic.entry(folder(p)).or_default() += 1.0;
+            }
+        }
+        for (p, a) in c.files.iter_mut() {
+            let f = folder(p);
+            a.sig.folder_lexical = lexical.get(&f).copied().unwrap_or(0.0);
+            a.sig.folder_semantic = semantic.get(&f).copied().unwrap_or(0.0);
+        }
+        let count = |f: &String| {
+            (
+                lexical.get(f).copied().unwrap_or(0.0),
+                semantic.get(f).copied().unwrap_or(0.0),
+            )
+        };
+        let mut busy: Vec<(&String, f32)> = lexical
+            .keys()
+            .chain(semantic.keys())
+            .map(|f| (f, count(f).0 + count(f).1))
+            .filter(|(_, n)| *n >= 3.0)
+            .collect();
+        busy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        busy.dedup_by(|a, b| a.0 == b.0);
+        let mut entries = Vec::new();
+        for (f, _) in busy.into_iter().take(MODULE_ENTRIES) {
+            let found = crate::lang::MODULE_ENTRY_FILES.iter().find_map(|name| {
+                let path = match f.is_empty() {
+                    true => (*name).to_string(),
+                    false => format!("{f}/{name}"),
+                };
+                self.snapshot.file_id(&path).map(|_| path)
+            });
+            if let Some(path) = found {
+                entries.push((path, count(f)));
+            }
+        }
+        if !entries.is_empty() {
+            c.used.push("modules");
+        }
+        for (i, (path, (lex, sem))) in entries.into_iter().enumerate() {
+            let a = c.files.entry(path).or_default();
+            a.why.module_entry = true;
+            a.sig.module_entry = true;
+            a.sig.folder_lexical = lex;
+            a.sig.folder_semantic = sem;
+            a.score += MODULE_WEIGHT * w.lexical / (w.k + i as f32 + 1.0);
+        }
+    }
+
     /// History: files whose past commit messages read like the task.
     fn history_stage(&self, task: &str, c: &mut Candidates) {
         let w = self.weights;
@@ -701,7 +906,7 @@ impl<'s> ContextRanker<'s> {
     /// prior, best first, then the learned stage over the head.
     fn order_files(
         &self,
-        task: &str,
+        q: &SearchQuery,
         c: &mut Candidates,
         index: Option<&GraphIndex>,
     ) -> (Vec<RankedFile>, bool) {
@@ -724,8 +929,12 @@ impl<'s> ContextRanker<'s> {
             .into_iter()
             .map(|(path, a)| {
                 sigs.insert(path.clone(), a.sig);
+                let score = match self.signals.paths {
+                    true => q.evidence.weigh(&path, a.score * path_prior(&path), w.k),
+                    false => a.score * path_prior(&path),
+                };
                 RankedFile {
-                    score: a.score * path_prior(&path),
+                    score,
                     path,
                     why: a.why,
                     features: None,
@@ -733,7 +942,13 @@ impl<'s> ContextRanker<'s> {
             })
             .collect();
         ranked_files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        let reranked = self.rerank(task, &mut ranked_files, &sigs, &best, index);
+        let reranked = self.rerank(q, &mut ranked_files, &sigs, &best, index);
+        if self.signals.paths {
+            // Stable: the tests and examples the query does not ask for go after every other
+            // file, each group keeping its order (they mention what the code does, so they
+            // match well, but are rarely what was asked for).
+            ranked_files.sort_by_cached_key(|f| q.evidence.set_aside(&f.path));
+        }
         ranked_files.truncate(MAX_FILES);
         (ranked_files, reranked)
     }
@@ -823,7 +1038,7 @@ impl<'s> ContextRanker<'s> {
     /// (the definitions' ranking) sees the same range. Returns whether it reordered.
     fn rerank(
         &self,
-        task: &str,
+        q: &SearchQuery,
         files: &mut [RankedFile],
         sigs: &HashMap<String, FileSignals>,
         best: &HashMap<String, f32>,
@@ -837,15 +1052,9 @@ impl<'s> ContextRanker<'s> {
                 .as_ref()
                 .map_or(LEARNED_CANDIDATES, |m| m.candidates.max(1)),
         );
-        let mut tokens = Vec::new();
-        crate::lexical::tokenize(task, &mut tokens);
-        let task_words: HashSet<String> = tokens
-            .into_iter()
-            .map(|t| t.text)
-            .filter(|t| t.len() > 2)
-            .collect();
         let history = self.history.map(|h| HistorySignal { history: h });
-        let evidence = crate::lexical::PathEvidence::of_query(task);
+        let evidence = &q.evidence;
+        let query = QueryFacts::of(q);
         for (i, f) in files.iter_mut().take(n).enumerate() {
             let graph_file = self
                 .graph
@@ -860,15 +1069,16 @@ impl<'s> ContextRanker<'s> {
                 defs: graph_file.map_or(0, |(g, fi)| g.files[fi].defs.len()),
                 centrality: graph_file.map_or(0.0, |(g, fi)| g.rank.get(fi).map_or(0.0, |r| r.iter().sum())),
                 path_prior: path_prior(&f.path),
-                is_test: PathKind::of(&f.path).is_test(),
-                path_overlap: path_overlap(&task_words, &f.path),
+                kind: PathKind::of(&f.path),
+                depth: f.path.matches('/').count() as u32,
+                path_overlap: path_overlap(&q.words, &f.path),
                 name_match: evidence.name_evidence(&f.path),
                 copy_prior: evidence.prior(&f.path),
                 history: history.as_ref().map(|h| h.facts(&f.path)),
             };
             let sig = sigs.get(&f.path).copied().unwrap_or_default();
             let b = best.get(&f.path).copied().unwrap_or(0.0);
-            f.features = Some(RankFeatures::new(f.score, i + 1, b, &sig, &facts).0);
+            f.features = Some(RankFeatures::new(f.score, i + 1, b, &sig, &facts, &query).0);
         }
         let Some(model) = &self.learned else {
             return false;

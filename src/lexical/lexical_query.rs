@@ -1,4 +1,4 @@
-//! `SearchQuery`: the query language of `ken search`.
+//! `LexicalQuery`: the query language of `ken search`.
 //!
 //! Free text, `"exact phrases"`, and filters `lang:`, `kind:`, `path:` (a glob; without glob
 //! characters, a substring of the path), each negatable with `-` or `!` (`-path:tests/`).
@@ -8,7 +8,7 @@ use globset::{Glob, GlobMatcher};
 use super::LexicalError;
 
 #[derive(Debug, Clone, Default)]
-pub struct SearchQuery {
+pub struct LexicalQuery {
     /// Everything that is not a filter or a phrase, in order.
     pub text: String,
     pub phrases: Vec<String>,
@@ -49,9 +49,9 @@ impl PathFilter {
     }
 }
 
-impl SearchQuery {
-    pub fn parse(input: &str) -> SearchQuery {
-        let mut q = SearchQuery::default();
+impl LexicalQuery {
+    pub fn parse(input: &str) -> LexicalQuery {
+        let mut q = LexicalQuery::default();
         let mut words: Vec<&str> = Vec::new();
         let mut rest = input;
         // Balanced double quotes are phrases; an odd one out is plain text.
@@ -157,28 +157,28 @@ mod tests {
 
     #[test]
     fn parses_filters_phrases_and_text() {
-        let q = SearchQuery::parse(r#"lang:rust "parse error" -path:tests/ kind:function Searcher new"#);
+        let q = LexicalQuery::parse(r#"lang:rust "parse error" -path:tests/ kind:function Searcher new"#);
         assert_eq!(q.text, "Searcher new");
         assert_eq!(q.phrases, ["parse error"]);
         assert_eq!(q.langs, ["rust"]);
         assert_eq!(q.kinds, ["function"]);
         assert_eq!(q.not_paths, ["tests/"]);
-        assert_eq!(SearchQuery::parse("x !lang:go").not_langs, ["go"]);
+        assert_eq!(LexicalQuery::parse("x !lang:go").not_langs, ["go"]);
     }
 
     #[test]
     fn docs_and_config_are_wanted_only_when_asked() {
-        assert!(!SearchQuery::parse("where is the retry policy configured").wants_text());
-        assert!(!SearchQuery::parse("lang:python session").wants_text());
-        assert!(SearchQuery::parse("kind:doc install").wants_text());
-        assert!(SearchQuery::parse("lang:yaml jobs").wants_text());
-        assert!(SearchQuery::parse("what does the README say about plugins").wants_text());
-        assert!(SearchQuery::parse("CI workflow for releases").wants_text());
+        assert!(!LexicalQuery::parse("where is the retry policy configured").wants_text());
+        assert!(!LexicalQuery::parse("lang:python session").wants_text());
+        assert!(LexicalQuery::parse("kind:doc install").wants_text());
+        assert!(LexicalQuery::parse("lang:yaml jobs").wants_text());
+        assert!(LexicalQuery::parse("what does the README say about plugins").wants_text());
+        assert!(LexicalQuery::parse("CI workflow for releases").wants_text());
     }
 
     #[test]
     fn unbalanced_quotes_and_empty_filters_are_text() {
-        let q = SearchQuery::parse(r#"it's a "broken quote and path: here"#);
+        let q = LexicalQuery::parse(r#"it's a "broken quote and path: here"#);
         assert!(q.phrases.is_empty());
         assert_eq!(q.text, r#"it's a "broken quote and path: here"#);
     }

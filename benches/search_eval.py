@@ -14,6 +14,7 @@ every query runs through each mode:
   semantic `ken search --semantic --json`: files in the order of their best chunk (the model alone)
   lexical  `ken search --lexical --files --json` (the lexical file ranking over the same index)
   bm25     `ken search --lexical --files --plain-bm25 --json` (plain whole-file BM25: the floor)
+  search-fused `ken search --ranker fused --json`: the fallback ranking (reciprocal rank fusion)
   search-without-<signal>  `ken search --without <signal>`: the default ranking less one signal
            (semantic, path-evidence, set-aside, exact-definitions), for the ablation
   context-without-<signal>  `ken context --signals <all but one>` (lexical, semantic, mentions,
@@ -173,6 +174,9 @@ def mode_command(ken, mode):
         return [ken, "search", "--json", "--semantic", "--limit", "60"]
     if mode == "bm25":
         return search + ["--lexical", "--files", "--plain-bm25"]
+    if mode == "search-fused":
+        # The fallback: reciprocal rank fusion of the lexical and semantic lists.
+        return search + ["--ranker", "fused"]
     if mode.startswith("search-without-"):
         return search + ["--files", "--without", mode[len("search-without-"):]]
     # The default answer as a user gets it (files with their spans).

@@ -412,8 +412,8 @@ def run(cmd: Command, ctx):\n    return cmd.invoke(ctx)\n\n\ndef make(name) -> C
     assert_eq!(cli, ["tool/main.py", "web/cmds.py"], "{v}");
 }
 
-/// A name that occurs only in a design note: `context` and hybrid `search` say that no code
-/// matched its words and name the note, instead of ten guesses without a word.
+/// A name that occurs only in a design note: `context` and hybrid `search` say that it is in
+/// no code file and name the note's line, instead of ten guesses without a word.
 #[test]
 fn a_name_only_a_document_holds_is_named_with_the_document() {
     let repo = support::materialize(
@@ -427,14 +427,15 @@ fn a_name_only_a_document_holds_is_named_with_the_document() {
     let v: serde_json::Value = serde_json::from_str(&support::stdout(&out)).unwrap();
     let notes = v["notes"].to_string();
     assert!(
-        notes.contains("no code matched") && notes.contains("docs/design.md"),
+        notes.contains("occurs only in docs or config, in no code file: docs/design.md:3"),
         "{v}"
     );
     let out = support::ken(&["search", "RetryBudgetPolicy", "--json"], r);
     let v: serde_json::Value = serde_json::from_str(&support::stdout(&out)).unwrap();
     let notes = v["notes"].to_string();
     assert!(
-        notes.contains("by meaning only") && notes.contains("docs/design.md"),
+        notes.contains("by meaning only") && notes.contains("docs/design.md:3"),
         "{v}"
     );
+    assert_eq!(v["files"][0]["path"], "docs/design.md", "{v}");
 }

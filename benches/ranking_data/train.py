@@ -83,7 +83,7 @@ def fold_of(repo, k):
 
 def load(data, width):
     tasks = []
-    for path in sorted(glob.glob(os.path.join(data, "features", "*.jsonl"))):
+    for path in sorted(glob.glob(os.path.join(data, "features", "*+*.jsonl"))):
         for line in open(path):
             t = json.loads(line)
             files = [f for f in t["files"][:CANDIDATES] if f.get("features")]

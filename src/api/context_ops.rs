@@ -209,13 +209,8 @@ impl Analysis {
             (None, Some(_)) => RankerKind::Fused,
             (None, None) => RankerKind::default(),
         };
-        let (ranking, graph) = self.rank(
-            &SearchQuery::parse(&task),
-            signals,
-            kind,
-            r.features.unwrap_or(false),
-            true,
-        )?;
+        let query = SearchQuery::parse(&task);
+        let (ranking, graph) = self.rank(&query, signals, kind, r.features.unwrap_or(false), true)?;
         let mut out = ContextResponse {
             task,
             files: ranking.files.iter().take(files).cloned().collect(),
@@ -245,13 +240,16 @@ impl Analysis {
             }
             code = code.saturating_sub(over).max(floor);
         }
-        // No code matched the task's words: a document that does is the answer to show.
-        if !ranking.files.iter().any(|f| f.why.lexical.is_some())
-            && let Ok(lexical) = self.lexical()
-        {
+        if let Ok(lexical) = self.lexical() {
             let engine =
                 crate::index::CodeSearch::with_lexical(self.snapshot(), self.root(), lexical.clone());
-            if let Ok(Some(hint)) = Self::document_hint(&engine, &out.task, None) {
+            // The task's identifier is in docs only: say where, whatever the code ranking.
+            if let Ok(Some((note, _))) = Self::only_in_text(&engine, &query) {
+                out.notes.push(note);
+            } else if !ranking.files.iter().any(|f| f.why.lexical.is_some())
+                && let Ok(Some(hint)) = Self::document_hint(&engine, &out.task, None)
+            {
+                // No code matched the task's words: a document that does is the answer to show.
                 out.notes
                     .push(format!("no code matched the task's words; {hint}"));
             }

@@ -257,6 +257,10 @@ const MAX_CHUNKS_PER_FILE: usize = 10;
 /// meaning, point inside it).
 const MAX_CHUNK_LINES: u32 = 60;
 const MAX_LIMIT: usize = 1000;
+/// Lines read to tell whether a query's identifier occurs only in docs, and documents then
+/// shown first.
+const TEXT_ONLY_LINES: usize = 200;
+const TEXT_ONLY_FILES: usize = 3;
 const MAX_LINES: usize = 100_000;
 
 impl Analysis {
@@ -480,9 +484,71 @@ impl Analysis {
         }
         let ranked = matches!(mode, SearchMode::Hybrid | SearchMode::Lexical | SearchMode::Files);
         if ranked && !filters.query.wants_text() && r.cursor.is_none() {
-            out.notes.extend(Self::document_hint(&engine, &query, code_best)?);
+            match Self::only_in_text(&engine, &SearchQuery::parse(&query))? {
+                Some((note, hits)) => {
+                    out.notes.push(note);
+                    // The documents holding it are the answer: shown first.
+                    let mut front: Vec<SearchFile> = Vec::new();
+                    for m in hits {
+                        if front.len() < TEXT_ONLY_FILES && !front.iter().any(|f| f.path == m.path) {
+                            let line = u32::try_from(m.line).unwrap_or(u32::MAX);
+                            front.push(SearchFile {
+                                path: m.path,
+                                lines: Some((line, line)),
+                                chunks: vec![FileChunk::new(line, line, None, ChunkSource::Lexical)],
+                                ..SearchFile::default()
+                            });
+                        }
+                    }
+                    out.files.retain(|f| !front.iter().any(|d| d.path == f.path));
+                    front.append(&mut out.files);
+                    front.truncate(paging.needed().max(1));
+                    out.files = front;
+                }
+                None => out.notes.extend(Self::document_hint(&engine, &query, code_best)?),
+            }
         }
         Ok(out)
+    }
+
+    /// When the query is one identifier or one quoted phrase that occurs in docs or config and
+    /// in no code file, a note saying so with where, and those lines (the ranking alone would
+    /// answer with code that merely shares its words).
+    pub(super) fn only_in_text(
+        engine: &CodeSearch,
+        q: &SearchQuery,
+    ) -> Result<Option<(String, Vec<LineMatch>)>, ApiError> {
+        let phrase = match (&q.identifier, q.lexical.phrases.as_slice()) {
+            (Some(word), _) => word.clone(),
+            (None, [one]) if q.lexical.text.trim().is_empty() => one.clone(),
+            _ => return Ok(None),
+        };
+        if phrase.len() < 3 {
+            return Ok(None);
+        }
+        let res = engine
+            .lines(&phrase, LineSearchMode::Literal, false, TEXT_ONLY_LINES)
+            .map_err(|e| ApiError::invalid("query", e.to_string()))?;
+        if res.matches.is_empty() || res.matches.iter().any(|m| !crate::lang::is_text_path(&m.path)) {
+            return Ok(None);
+        }
+        let mut files: Vec<&str> = res.matches.iter().map(|m| m.path.as_str()).collect();
+        files.dedup();
+        let at: Vec<String> = res
+            .matches
+            .iter()
+            .take(3)
+            .map(|m| format!("{}:{}", m.path, m.line))
+            .collect();
+        let more = match res.matches.len() > 3 {
+            true => format!(" ({} lines in {} files)", res.matches.len(), files.len()),
+            false => String::new(),
+        };
+        let note = format!(
+            "`{phrase}` occurs only in docs or config, in no code file: {}{more}",
+            at.join(", ")
+        );
+        Ok(Some((note, res.matches)))
     }
 
     /// A note naming the document (README, design doc...) that matches the query better than

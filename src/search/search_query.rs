@@ -81,7 +81,7 @@ impl SearchQuery {
             .collect();
         let evidence = PathEvidence::of_query(&plain);
         let identifier = is_identifier(&plain).then(|| plain.clone());
-        let kind = kind_of(&plain, &mentions, identifier.is_some());
+        let kind = kind_of(&plain, &text, &mentions, identifier.is_some());
         let (include, exclude) = lexical.path_filters().unwrap_or_default();
         SearchQuery {
             raw: raw.to_string(),
@@ -154,7 +154,7 @@ fn code_shaped(word: &str) -> bool {
             || w.chars().skip(1).any(|c| c.is_uppercase()))
 }
 
-fn kind_of(plain: &str, mentions: &TaskMentions, identifier: bool) -> QueryKind {
+fn kind_of(plain: &str, text: &str, mentions: &TaskMentions, identifier: bool) -> QueryKind {
     let framed = mentions.paths.iter().filter(|p| p.line.is_some()).count();
     let trace_words = [
         "Traceback (most recent call last)",
@@ -162,14 +162,14 @@ fn kind_of(plain: &str, mentions: &TaskMentions, identifier: bool) -> QueryKind 
         "stack backtrace",
         "Exception in thread",
     ];
-    if framed >= 2 || trace_words.iter().any(|w| plain.contains(w)) {
+    if framed >= 2 || trace_words.iter().any(|w| text.contains(w)) {
         return QueryKind::Trace;
     }
     let words: Vec<&str> = plain.split_whitespace().collect();
     if identifier || (words.len() <= 4 && words.iter().any(|w| code_shaped(w))) {
         return QueryKind::Symbol;
     }
-    if words.len() > 40 || plain.lines().filter(|l| !l.trim().is_empty()).count() > 3 {
+    if words.len() > 40 || text.lines().filter(|l| !l.trim().is_empty()).count() > 3 {
         return QueryKind::Issue;
     }
     QueryKind::Natural

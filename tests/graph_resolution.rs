@@ -774,3 +774,16 @@ class Page(RenderMixin, object):
         ],
     );
 }
+
+/// Two Haskell modules that re-export a name from each other (as haskell/cabal's do): the walk
+/// through their imports ends at its depth limit; before, each declared import started the
+/// walk again at depth 1 and the build died of a stack overflow.
+#[test]
+fn a_cycle_of_haskell_reexports_ends() {
+    let (_dir, g) = graph_of(
+        "//- src/A.hs\nmodule A (foo) where\nimport B (foo)\n\
+         //- src/B.hs\nmodule B (foo) where\nimport A (foo)\n\
+         //- src/C.hs\nmodule C where\nimport A (foo)\nmain = foo\n",
+    );
+    assert_eq!(g.files.len(), 3);
+}

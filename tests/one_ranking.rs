@@ -48,6 +48,8 @@ class LruCache:
 # Shard placement
 
 The ShardRebalancer moves replicas off a node before it drains; it is planned, not written.
+
+The LruCache keeps the hot replicas; see the LruCache notes below. LruCache, LruCache, LruCache.
 //- tests/test_router.py
 from router.stack import MiddlewareStack
 def test_compose_order():
@@ -191,7 +193,7 @@ fn an_identifier_only_in_a_design_note_is_named_with_where_it_is() {
             .any(|n| n.as_str().unwrap().contains("docs/design.md:3")),
         "{c}"
     );
-    // An identifier that code holds gets no such note.
+    // An identifier that code holds gets no such note, however often the docs name it.
     let v = json(dir.path(), &["search", "--json", "LruCache"]);
     assert!(!v["notes"].to_string().contains("occurs only in docs"), "{v}");
 }

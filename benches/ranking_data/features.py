@@ -17,6 +17,8 @@ At most `--per-kind` queries of each kind per repository (a fixed sample: the fi
 miner's shuffled order). Writes `$DATA/features/<owner>+<name>.jsonl`: one line per query with
 its mined kind, the query's kind as ken parsed it, the positive paths, and the fused ranking's
 head with each candidate's feature vector; and `$DATA/features/stats.jsonl` (seconds per step).
+With `--plain-pass`, only every third static query is run, without the history signals (as
+on a plain tree, which has no history part), into `<owner>+<name>.plain.jsonl`.
 Repositories of the search set (benches/search_set) and of the dev set are refused.
 """
 import argparse
@@ -47,14 +49,14 @@ def sh(*args, cwd=None):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, errors="replace")
 
 
-def run_queries(ken, wdir, queries, tmp):
+def run_queries(ken, wdir, queries, tmp, plain=False):
     if not queries:
         return []
     qf = os.path.join(tmp, "queries.jsonl")
     with open(qf, "w") as f:
         for q in queries:
             f.write(json.dumps({"id": q["id"], "query": q["query"]}) + "\n")
-    r = sh(ken, "rank-features", "--queries", qf, "--repo", wdir)
+    r = sh(ken, "rank-features", "--queries", qf, "--repo", wdir, *(["--without-history"] if plain else []))
     if r.returncode != 0:
         print(f"{wdir}: rank-features failed: {r.stderr[-300:]}", file=sys.stderr)
         return []
@@ -65,7 +67,7 @@ def run_queries(ken, wdir, queries, tmp):
         q = by_id.get(v["id"])
         if q is None or "files" not in v:
             continue
-        rows.append({"id": q["id"], "repo": q["repo"], "language": q["language"], "kind": q["kind"],
+        rows.append({"id": q["id"] + ("#plain" if plain else ""), "repo": q["repo"], "language": q["language"], "kind": q["kind"],
                      "query_kind": v.get("kind"), "positives": [p["path"] for p in q["positives"]],
                      "ms": v.get("ms"), "files": v["files"]})
     return rows
@@ -98,7 +100,7 @@ def blank(wdir, spans):
 def one_repo(args):
     name, a = args
     data, ken = a.data, a.ken
-    out_path = os.path.join(data, "features", name + ".jsonl")
+    out_path = os.path.join(data, "features", name + (".plain.jsonl" if a.plain_pass else ".jsonl"))
     if os.path.exists(out_path) and not a.force:
         return name, "kept", {}
     queries = [json.loads(l) for l in open(os.path.join(data, "queries", name + ".jsonl"))]
@@ -127,7 +129,13 @@ def one_repo(args):
         build(ken, wdir)
         t["build"] = time.time() - t1
         t1 = time.time()
-        rows += run_queries(ken, wdir, static_q["symbol"] + static_q["heading"] + static_q["commit"], tmp)
+        static_all = static_q["symbol"] + static_q["heading"] + static_q["commit"]
+        if a.plain_pass:
+            # As on a plain tree (no history part): every third static query.
+            rows += run_queries(ken, wdir, static_all[::3], tmp, plain=True)
+            t["plain"] = time.time() - t1
+            raise StopIteration
+        rows += run_queries(ken, wdir, static_all, tmp)
         t["queries"] = time.time() - t1
         # Docstrings: their comments blanked, the index updated.
         doc = [q for q in static_q["docstring"] if q.get("remove")]
@@ -152,6 +160,8 @@ def one_repo(args):
             build(ken, wdir)
             rows += run_queries(ken, wdir, cap([q for q in queries if q["snapshot"] == snap and q["kind"] == "commit"]), tmp)
             t["snapshots"] = t.get("snapshots", 0) + time.time() - t1
+    except StopIteration:
+        pass
     except RuntimeError as e:
         return name, str(e), t
     finally:
@@ -175,6 +185,9 @@ def main():
     ap.add_argument("--snapshots", type=int, default=1)
     ap.add_argument("--only", default="")
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--plain-pass", action="store_true",
+                    help="only every third static query, ranked without the history part (a plain tree), "
+                         "to <name>.plain.jsonl")
     a = ap.parse_args()
     a.ken = os.path.abspath(a.ken)
     os.makedirs(os.path.join(a.data, "features"), exist_ok=True)

@@ -197,6 +197,7 @@ def main():
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--ablate", action="store_true")
+    ap.add_argument("--ablate-each", action="store_true", help="with --ablate: one feature at a time, not groups")
     ap.add_argument("--validate-only", action="store_true")
     a = ap.parse_args()
     names = feature_names()
@@ -228,7 +229,10 @@ def main():
         lines = ["\n## Ablation (fold 0 held out: each group's columns zeroed in training and test)\n",
                  f"All features: NDCG@10 {full:.3f} over {len(test)} queries.\n",
                  "| group left out | NDCG@10 | change |", "|---|---:|---:|"]
-        for g, cols in GROUPS.items():
+        groups = dict(GROUPS)
+        if a.ablate_each:
+            groups = {n: [n] for n in names}
+        for g, cols in groups.items():
             drop = [names.index(c) for c in cols if c in names]
             m = train(train_set, a.rounds, drop)
             v = mean([metrics(learned_order(m, t, drop), t) for t in test], 0)

@@ -181,11 +181,15 @@ impl Analysis {
 
     /// The fused ranking of `task`, each candidate of its head with its feature vector: the
     /// learned ranker's training rows (`ken rank-features`).
-    pub fn ranking_features(&self, task: &str) -> Result<Ranking, ApiError> {
+    pub fn ranking_features(&self, task: &str, history: bool) -> Result<Ranking, ApiError> {
         let (task, _) = cap_query("task", task)?;
+        let signals = Signals {
+            history,
+            ..Signals::default()
+        };
         let (ranking, _) = self.rank(
             &SearchQuery::parse(&task),
-            Signals::default(),
+            signals,
             RankerKind::Fused,
             true,
             false,

@@ -526,10 +526,18 @@ impl Analysis {
         if phrase.len() < 3 {
             return Ok(None);
         }
+        let invalid = |e: crate::index::IndexError| ApiError::invalid("query", e.to_string());
+        let text = |p: &str| crate::lang::is_text_path(p);
+        let in_code = engine
+            .lines_in(&phrase, LineSearchMode::Literal, false, 1, |p| !text(p))
+            .map_err(invalid)?;
+        if !in_code.matches.is_empty() {
+            return Ok(None);
+        }
         let res = engine
-            .lines(&phrase, LineSearchMode::Literal, false, TEXT_ONLY_LINES)
-            .map_err(|e| ApiError::invalid("query", e.to_string()))?;
-        if res.matches.is_empty() || res.matches.iter().any(|m| !crate::lang::is_text_path(&m.path)) {
+            .lines_in(&phrase, LineSearchMode::Literal, false, TEXT_ONLY_LINES, text)
+            .map_err(invalid)?;
+        if res.matches.is_empty() {
             return Ok(None);
         }
         let mut files: Vec<&str> = res.matches.iter().map(|m| m.path.as_str()).collect();

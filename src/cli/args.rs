@@ -879,6 +879,9 @@ pub struct RankFeaturesArgs {
     /// JSONL, one `{"id": ..., "query": ...}` per line.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
+    /// Rank as on a plain tree: the history signals left out (their columns zero).
+    #[arg(long)]
+    pub without_history: bool,
     /// Repository root (default: found upwards from the current folder).
     #[arg(long)]
     pub repo: Option<PathBuf>,

@@ -72,7 +72,7 @@ pub fn rank_features(a: RankFeaturesArgs) -> Result<ExitCode> {
             anyhow::bail!("{}:{}: needs \"id\" and \"query\"", a.queries.display(), n + 1);
         };
         let t0 = std::time::Instant::now();
-        let row = match analysis.ranking_features(query) {
+        let row = match analysis.ranking_features(query, !a.without_history) {
             Ok(r) => serde_json::json!({
                 "id": id,
                 "ms": t0.elapsed().as_secs_f64() * 1000.0,

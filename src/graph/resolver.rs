@@ -1180,7 +1180,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
     }
 
     fn import_entity(&mut self, from: FileId, imp: &Import, depth: u32) -> Entity {
-        if let Some(e) = self.declared_import(from, imp) {
+        if let Some(e) = self.declared_import(from, imp, depth) {
             return e;
         }
         let Some(m) = self.import_module(from, &imp.path) else {

@@ -361,6 +361,18 @@ impl<'s> CodeSearch<'s> {
         ignore_case: bool,
         limit: usize,
     ) -> Result<LineResults, IndexError> {
+        self.lines_in(pattern, mode, ignore_case, limit, |_| true)
+    }
+
+    /// [`CodeSearch::lines`] in the files whose path `keep` accepts (code only, docs only).
+    pub fn lines_in(
+        &self,
+        pattern: &str,
+        mode: LineSearchMode,
+        ignore_case: bool,
+        limit: usize,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<LineResults, IndexError> {
         let search = LineSearch::new(pattern, mode, ignore_case)?;
         let all: Vec<String> = self
             .snapshot
@@ -373,11 +385,12 @@ impl<'s> CodeSearch<'s> {
             LineSearchMode::Literal => LineSearch::required_words(pattern),
             LineSearchMode::Regex => Vec::new(),
         };
-        let candidates = if words.is_empty() {
+        let mut candidates = if words.is_empty() {
             all.clone()
         } else {
             self.lexical.files_with_words(&words)?
         };
+        candidates.retain(|p| keep(p));
         let (matches, searched) = search.run(&self.root, &candidates, limit);
         Ok(LineResults {
             matches,

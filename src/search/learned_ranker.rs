@@ -44,9 +44,11 @@ pub enum RankerModelError {
 }
 
 impl LearnedRanker {
-    /// The model shipped in the binary.
-    pub fn embedded() -> Result<LearnedRanker, RankerModelError> {
-        Self::from_json(EMBEDDED)
+    /// The model shipped in the binary, read once per process (a server ranks many queries).
+    pub fn embedded() -> Result<&'static LearnedRanker, &'static RankerModelError> {
+        static MODEL: std::sync::OnceLock<Result<LearnedRanker, RankerModelError>> =
+            std::sync::OnceLock::new();
+        MODEL.get_or_init(|| Self::from_json(EMBEDDED)).as_ref()
     }
 
     pub fn from_json(text: &str) -> Result<LearnedRanker, RankerModelError> {

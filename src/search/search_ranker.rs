@@ -310,7 +310,7 @@ pub struct SearchRanker<'s> {
     missing: Vec<String>,
     signals: Signals,
     weights: Weights,
-    learned: Option<LearnedRanker>,
+    learned: Option<&'static LearnedRanker>,
     /// Attach each candidate's feature vector to the ranking.
     pub with_features: bool,
 }

@@ -45,7 +45,7 @@ fn file_path(path: &str) -> Option<&str> {
 impl<'t, 'a> Resolver<'t, 'a> {
     /// What import `imp` of file `from` names, for a language that declares it; `None` when
     /// the built-in families decide.
-    pub(super) fn declared_import(&mut self, from: FileId, imp: &Import) -> Option<Entity> {
+    pub(super) fn declared_import(&mut self, from: FileId, imp: &Import, depth: u32) -> Option<Entity> {
         let spec = declared(&self.table.file(from)?.language)?;
         let space = self.table.space(from);
         Some(match spec.imports_name {
@@ -66,7 +66,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
                 match self.table.module(space, &imp.path).is_empty() {
                     true => Entity::External,
                     false => match &imp.name {
-                        Some(n) => self.in_module(&imp.path, n, 1),
+                        // The walk goes on from where it is: a cycle of re-exports (Haskell modules
+                        // importing each other) ends at the depth limit.
+                        Some(n) => self.in_module(&imp.path, n, depth.max(1)),
                         None => Entity::Module(imp.path.clone()),
                     },
                 }
@@ -91,7 +93,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
     pub(super) fn declared_import_files(&mut self, imp: &Import) -> Option<Vec<FileId>> {
         let from = self.file;
         declared(&self.sk.language)?;
-        Some(match self.declared_import(from, imp)? {
+        Some(match self.declared_import(from, imp, 1)? {
             Entity::Files(f) => f,
             Entity::Symbols(v) => v.iter().map(|s| s.file).collect(),
             Entity::Module(m) => self.table.module(self.space, &m).to_vec(),

@@ -194,9 +194,10 @@ def main():
     ap.add_argument("--data", default="/work/data/ranking")
     ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "models", "file-ranker", "model.json"))
     ap.add_argument("--report", default=None)
-    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--folds", type=int, default=5, help="0 or 1: no validation, only the exported model")
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--ablate", action="store_true")
+    ap.add_argument("--ablate-only", action="store_true", help="the ablation without the per-fold validation")
     ap.add_argument("--ablate-each", action="store_true", help="with --ablate: one feature at a time, not groups")
     ap.add_argument("--validate-only", action="store_true")
     a = ap.parse_args()
@@ -213,15 +214,16 @@ def main():
               f"leaves {PARAMS['num_leaves']}, learning rate {PARAMS['learning_rate']}."]
     rows = []
     t0 = time.time()
-    for k in range(a.folds):
+    for k in range(a.folds if a.folds > 1 and not a.ablate_only else 0):
         test = [t for t in tasks if fold_of(t["repo"], a.folds) == k]
         model = train([t for t in tasks if fold_of(t["repo"], a.folds) != k], a.rounds)
         for t in test:
             rows.append((t, metrics(list(range(len(t["paths"]))), t), metrics(learned_order(model, t), t)))
         print(f"fold {k}: {len(test)} queries held out ({time.time() - t0:.0f}s)", file=sys.stderr)
-    report.append(table(rows, "language", "## By language (held-out repositories)"))
-    report.append(table(rows, "kind", "## By query kind (held-out repositories)"))
-    if a.ablate:
+    if rows:
+        report.append(table(rows, "language", "## By language (held-out repositories)"))
+        report.append(table(rows, "kind", "## By query kind (held-out repositories)"))
+    if a.ablate or a.ablate_only:
         test = [t for t in tasks if fold_of(t["repo"], a.folds) == 0]
         train_set = [t for t in tasks if fold_of(t["repo"], a.folds) != 0]
         base = train(train_set, a.rounds)

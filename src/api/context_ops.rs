@@ -140,6 +140,7 @@ impl Analysis {
         kind: RankerKind,
         features: bool,
         packing: bool,
+        files: usize,
     ) -> Result<(Ranking, Option<&CodeGraph>), ApiError> {
         let weights = match std::env::var("KEN_CONTEXT_WEIGHTS") {
             Ok(spec) => Weights::default().with_overrides(&spec),
@@ -151,6 +152,7 @@ impl Analysis {
             true => self.graph(),
             false => self.graph_heads(),
         };
+        let opened = std::time::Instant::now();
         // The two big loads side by side: the semantic part and the code graph; the token
         // counter the packing needs loads beside them.
         std::thread::scope(|s| {
@@ -164,6 +166,10 @@ impl Analysis {
             }
             let _ = graph();
         });
+        tracing::debug!(
+            ms = opened.elapsed().as_secs_f64() * 1000.0,
+            "ranking parts opened"
+        );
         let parts = RankerParts {
             lexical: self.lexical().cloned().map_err(|e| e.to_string()),
             semantic: signals
@@ -175,6 +181,7 @@ impl Analysis {
         let mut ranker =
             SearchRanker::new(self.snapshot(), self.root(), parts, signals, weights).with_ranker(kind);
         ranker.with_features = features;
+        ranker.max_files = files;
         let ranking = ranker.rank(task)?;
         Ok((ranking, ranker.graph()))
     }
@@ -193,6 +200,7 @@ impl Analysis {
             RankerKind::Fused,
             true,
             false,
+            0,
         )?;
         Ok(ranking)
     }
@@ -214,7 +222,7 @@ impl Analysis {
             (None, None) => RankerKind::default(),
         };
         let query = SearchQuery::parse(&task);
-        let (ranking, graph) = self.rank(&query, signals, kind, r.features.unwrap_or(false), true)?;
+        let (ranking, graph) = self.rank(&query, signals, kind, r.features.unwrap_or(false), true, files)?;
         let mut out = ContextResponse {
             task,
             files: ranking.files.iter().take(files).cloned().collect(),
@@ -286,6 +294,7 @@ impl Analysis {
             RankerKind::default(),
             false,
             true,
+            0,
         )?;
         let packed = pack(&ranking, self.snapshot(), self.root(), graph, budget)?;
         ranking.files.truncate(ASK_FILES);

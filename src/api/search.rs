@@ -355,9 +355,15 @@ impl Analysis {
                     definitions: !without(SearchSignal::ExactDefinitions),
                     ..Signals::default()
                 };
-                let (ranking, _) = self.rank(&q, signals, RankerKind::Learned, false, false)?;
-                out.notes
-                    .extend(ranking.signals_missing.iter().map(|m| format!("not used: {m}")));
+                let (ranking, _) = self.rank(&q, signals, RankerKind::Learned, false, false, need)?;
+                // A plain tree has no history: not worth a note on every search (context lists it).
+                out.notes.extend(
+                    ranking
+                        .signals_missing
+                        .iter()
+                        .filter(|m| !m.starts_with("history:"))
+                        .map(|m| format!("not used: {m}")),
+                );
                 out.ranker = Some(ranking.ranker);
                 let found = ranking.found;
                 out.terms = found.terms;

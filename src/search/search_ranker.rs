@@ -313,6 +313,8 @@ pub struct SearchRanker<'s> {
     learned: Option<&'static LearnedRanker>,
     /// Attach each candidate's feature vector to the ranking.
     pub with_features: bool,
+    /// Files kept in the ranking (at least 50; a search's page may ask for more).
+    pub max_files: usize,
 }
 
 /// What the signal stages collect: per file and per definition the fused score so far
@@ -428,6 +430,7 @@ impl<'s> SearchRanker<'s> {
             weights,
             learned: None,
             with_features: false,
+            max_files: MAX_FILES,
         }
     }
 
@@ -465,15 +468,29 @@ impl<'s> SearchRanker<'s> {
             false => Vec::new(),
         };
         let index = self.graph.map(|g| GraphIndex::new(g, &named));
+        // Each stage's time at debug level (`KEN_LOG=kenning::search=debug`).
+        let mut clock = std::time::Instant::now();
+        let mut lap = |stage: &str| {
+            tracing::debug!(
+                stage,
+                ms = clock.elapsed().as_secs_f64() * 1000.0,
+                "ranking stage"
+            );
+            clock = std::time::Instant::now();
+        };
         self.lexical_stage(q, &mut c)?;
+        lap("lexical");
         self.semantic_stage(q, &mut c)?;
+        lap("semantic");
         self.mention_stage(&q.mentions, &mut c, index.as_ref());
         self.definition_stage(q, &mut c)?;
         self.path_stage(q, &mut c);
+        lap("mentions, definitions, paths");
         self.history_stage(&q.text, &mut c);
         self.graph_stage(&mut c, index.as_ref());
         self.prior_stage(&mut c, index.as_ref());
         self.cochange_stage(&mut c);
+        lap("history, graph, co-change");
         self.module_stage(&mut c);
         // Docs and config (read as text) enter through history and co-change; a ranking is of
         // code, so they stay out unless the query names them or asks for them.
@@ -491,7 +508,9 @@ impl<'s> SearchRanker<'s> {
             });
         }
         let (ranked_files, reranked) = self.order_files(q, &mut c, index.as_ref());
+        lap("modules, order (features, model)");
         let symbols = self.order_symbols(std::mem::take(&mut c.symbols), &ranked_files, index.as_ref())?;
+        lap("definitions ordered");
         Ok(Ranking {
             files: ranked_files,
             symbols,
@@ -949,7 +968,7 @@ impl<'s> SearchRanker<'s> {
             // match well, but are rarely what was asked for).
             ranked_files.sort_by_cached_key(|f| q.evidence.set_aside(&f.path));
         }
-        ranked_files.truncate(MAX_FILES);
+        ranked_files.truncate(self.max_files.max(MAX_FILES));
         (ranked_files, reranked)
     }
 

@@ -346,7 +346,13 @@ impl Analysis {
                 out.chunks = self.chunk_hits(&page)?;
                 out.page = info;
             }
-            SearchMode::Hybrid if ranker == RankerKind::Learned => {
+            // `kind:` filters name what a definition is, which only the lexical index and the
+            // chunks' owners know: such a query is ranked by the fused lists, filtered each.
+            SearchMode::Hybrid
+                if ranker == RankerKind::Learned
+                    && filters.query.kinds.is_empty()
+                    && filters.query.not_kinds.is_empty() =>
+            {
                 let sem = self.semantic()?;
                 let q = SearchQuery::parse(&query);
                 let signals = Signals {

@@ -147,14 +147,14 @@ impl<'s> CodeSearch<'s> {
         limit: usize,
     ) -> Result<SearchResults, IndexError> {
         if target == SearchTarget::Files {
-            return self.search_files(&q, limit);
+            return self.search_files(q, limit);
         }
         let opts = SearchOptions {
             grain: (target == SearchTarget::Symbols).then_some(Grain::Symbol),
             limit,
             ..SearchOptions::default()
         };
-        let outcome = self.lexical.search(&q, &opts)?;
+        let outcome = self.lexical.search(q, &opts)?;
         let mut kept = self.verified(&outcome)?;
         kept.truncate(limit);
         let hits = kept

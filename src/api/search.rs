@@ -372,7 +372,7 @@ impl Analysis {
                 );
                 out.ranker = Some(ranking.ranker);
                 let found = ranking.found;
-                out.terms = found.terms;
+                out.terms = found.terms.clone();
                 code_best = found
                     .lexical_best
                     .iter()
@@ -396,6 +396,12 @@ impl Analysis {
                     })
                     .collect();
                 self.name_fused(&mut files, &best, &found.semantic)?;
+                // The ranker read no file for snippets: the page's files get theirs now.
+                for f in files.iter_mut() {
+                    if let Some(b) = f.best.take() {
+                        f.best = Some(engine.with_snippet(b, &found.terms));
+                    }
+                }
                 for f in files.iter_mut().filter(|f| f.defines_query) {
                     if let Some(d) = found.definitions.iter().find(|d| d.path == f.path) {
                         f.symbol = Some(d.qualified_name.clone());

@@ -72,6 +72,8 @@ pub struct CodeSearch<'s> {
     /// is made per request; several hits of one file read it once).
     files: std::sync::Mutex<std::collections::HashMap<String, Option<std::sync::Arc<String>>>>,
     paths: PathWeighing,
+    /// Each ranked file's best hit gets a snippet (the ranker, which shows none, reads no file).
+    snippets: bool,
 }
 
 /// What the file ranking takes from paths ([`PathEvidence`]); both on but in an ablation.
@@ -110,6 +112,7 @@ impl<'s> CodeSearch<'s> {
             lexical: snapshot.lexical()?,
             files: Default::default(),
             paths: PathWeighing::default(),
+            snippets: true,
         })
     }
 
@@ -121,7 +124,25 @@ impl<'s> CodeSearch<'s> {
             lexical,
             files: Default::default(),
             paths: PathWeighing::default(),
+            snippets: true,
         }
+    }
+
+    /// The same engine giving no snippets: nothing read from the working tree for ranked
+    /// files (a ranking of 100 files read 100 files for snippets no one saw).
+    pub fn without_snippets(mut self) -> CodeSearch<'s> {
+        self.snippets = false;
+        self
+    }
+
+    /// `hit` with its snippet, when it has none (a hit from an engine without snippets).
+    pub fn with_snippet(&self, mut hit: SearchHit, terms: &[String]) -> SearchHit {
+        if hit.snippet.is_none()
+            && let Some(text) = self.file_text(&hit.path)
+        {
+            hit.snippet = Snippet::build(&text, hit.line, hit.end_line, terms, SNIPPET_LINES);
+        }
+        hit
     }
 
     /// The same engine weighing paths as `paths` says (an ablation turns a part off).
@@ -255,7 +276,7 @@ impl<'s> CodeSearch<'s> {
                 Some(FileHit {
                     path,
                     score,
-                    best: self.enrich(best, terms, true),
+                    best: self.enrich(best, terms, self.snippets),
                 })
             })
             .collect();

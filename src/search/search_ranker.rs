@@ -378,7 +378,7 @@ impl<'s> SearchRanker<'s> {
     ) -> SearchRanker<'s> {
         let mut missing = Vec::new();
         let search = match (signals.lexical, parts.lexical) {
-            (true, Ok(l)) => Some(CodeSearch::with_lexical(snapshot, root, l)),
+            (true, Ok(l)) => Some(CodeSearch::with_lexical(snapshot, root, l).without_snippets()),
             (true, Err(e)) => {
                 missing.push(format!("lexical: {e}"));
                 None

@@ -182,6 +182,8 @@ impl Analysis {
             SearchRanker::new(self.snapshot(), self.root(), parts, signals, weights).with_ranker(kind);
         ranker.with_features = features;
         ranker.max_files = files;
+        // Only a pack shows definitions.
+        ranker.with_symbols = packing;
         let ranking = ranker.rank(task)?;
         Ok((ranking, ranker.graph()))
     }

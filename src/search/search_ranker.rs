@@ -315,6 +315,8 @@ pub struct SearchRanker<'s> {
     pub with_features: bool,
     /// Files kept in the ranking (at least 50; a search's page may ask for more).
     pub max_files: usize,
+    /// Rank definitions too (context packs them; a search lists files and their spans).
+    pub with_symbols: bool,
 }
 
 /// What the signal stages collect: per file and per definition the fused score so far
@@ -431,6 +433,7 @@ impl<'s> SearchRanker<'s> {
             learned: None,
             with_features: false,
             max_files: MAX_FILES,
+            with_symbols: true,
         }
     }
 
@@ -509,7 +512,10 @@ impl<'s> SearchRanker<'s> {
         }
         let (ranked_files, reranked) = self.order_files(q, &mut c, index.as_ref());
         lap("modules, order (features, model)");
-        let symbols = self.order_symbols(std::mem::take(&mut c.symbols), &ranked_files, index.as_ref())?;
+        let symbols = match self.with_symbols {
+            true => self.order_symbols(std::mem::take(&mut c.symbols), &ranked_files, index.as_ref())?,
+            false => Vec::new(),
+        };
         lap("definitions ordered");
         Ok(Ranking {
             files: ranked_files,

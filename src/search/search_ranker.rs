@@ -189,11 +189,11 @@ pub struct Why {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cochange: Option<usize>,
     /// The file defines exactly the identifier the query is.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defines_query: bool,
     /// The entry file (`mod.rs`, `__init__.py`, `index.ts`...) of a folder several candidates
     /// lie in.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub module_entry: bool,
 }
 

@@ -17,7 +17,7 @@ every query runs through each mode:
   search-fused `ken search --ranker fused --json`: the fallback ranking (reciprocal rank fusion)
   search-without-<signal>  `ken search --without <signal>`: the default ranking less one signal
            (semantic, path-evidence, set-aside, exact-definitions), for the ablation
-  context-without-<signal>  `ken context --signals <all but one>` (lexical, semantic, mentions,
+  context-without-<signal>  `ken context --signals <all but one>` (lexical, semantic, mentions, definitions, paths, modules,
            graph, prior, history), and context-fused (`--ranker fused`, no learned stage)
   context  `ken context --format json`, its ranked files
 
@@ -155,7 +155,7 @@ def pack_recall(shown, q):
     return files, (hit / len(spans) if spans else None)
 
 
-CONTEXT_SIGNALS = ["lexical", "semantic", "mentions", "graph", "prior", "history"]
+CONTEXT_SIGNALS = ["lexical", "semantic", "mentions", "definitions", "paths", "modules", "graph", "prior", "history"]
 
 
 def mode_command(ken, mode):

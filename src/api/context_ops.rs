@@ -32,8 +32,8 @@ pub struct ContextRequest {
     /// Ranked definitions listed (default 20).
     #[serde(default)]
     pub symbols: Option<usize>,
-    /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior (default:
-    /// the tuned set).
+    /// Signals to use, comma-separated: lexical, semantic, mentions, definitions, paths,
+    /// modules, graph, prior, history (default: all).
     #[serde(default)]
     pub signals: Option<String>,
     /// How the head of the fused list is ordered: `learned` (the shipped model, when it

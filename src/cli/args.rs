@@ -911,8 +911,8 @@ pub struct ContextArgs {
     /// Ranked definitions listed (in the JSON).
     #[arg(long, default_value_t = 20)]
     pub symbols: usize,
-    /// Signals to use, comma-separated: lexical, semantic, mentions, graph, prior, history
-    /// (default all).
+    /// Signals to use, comma-separated: lexical, semantic, mentions, definitions, paths,
+    /// modules, graph, prior, history (default all).
     #[arg(long, value_name = "LIST")]
     pub signals: Option<String>,
     /// How the head of the fused list is ordered: `learned` (the shipped model) or `fused`.

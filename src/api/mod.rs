@@ -53,3 +53,8 @@ pub use search::{
 };
 pub use watch_state::{RefreshReport, Staleness, WatchState};
 pub use workspace::{ReindexRequest, ReindexResponse, Workspace};
+// What a transport needs from below the query layer, named here so `server/` imports only
+// `api` (and `util`): the token counter its budgets are checked with, and the build observer
+// a reindex reports through.
+pub use crate::context::count_tokens;
+pub use crate::index::BuildObserver;

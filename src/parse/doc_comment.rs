@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::tags::text;
+use super::node_text::text;
 
 /// Longest signature kept; the rest is elided with `…`.
 const MAX_SIGNATURE: usize = 300;

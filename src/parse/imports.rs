@@ -2,7 +2,7 @@
 
 use tree_sitter::{Node, QueryMatch};
 
-use super::tags::text;
+use super::node_text::text;
 use crate::lang::{Capture, ImportStyle};
 use crate::symbols::Import;
 

@@ -10,6 +10,7 @@ mod doc_comment;
 mod file_parser;
 mod imports;
 mod module_paths;
+mod node_text;
 mod tags;
 
 pub use file_parser::{FileParser, ParseLimitHit, ParseLimits};

@@ -14,8 +14,9 @@ use std::collections::HashSet;
 use tree_sitter::{Node, QueryMatch};
 
 use super::doc_comment;
+use super::node_text::{span, text};
 use crate::lang::Capture;
-use crate::symbols::{Binding, Definition, Reference, ReferenceKind, Span, SymbolKind};
+use crate::symbols::{Binding, Definition, Reference, ReferenceKind, SymbolKind};
 
 /// Longest callee text kept for a reference; chained calls can be arbitrarily long.
 const MAX_CALLEE_LEN: usize = 200;
@@ -137,19 +138,6 @@ fn dedupe_by_name_node<T>(mut items: Vec<T>, key: impl Fn(&T) -> (std::ops::Rang
     });
     items.dedup_by(|later, earlier| key(later).0 == key(earlier).0);
     items
-}
-
-pub(super) fn text(node: Node, source: &[u8]) -> String {
-    String::from_utf8_lossy(&source[node.byte_range()]).into_owned()
-}
-
-pub(super) fn span(node: Node) -> Span {
-    Span {
-        start_byte: node.start_byte() as u32,
-        end_byte: node.end_byte() as u32,
-        start_line: node.start_position().row as u32 + 1,
-        end_line: node.end_position().row as u32 + 1,
-    }
 }
 
 /// `Foo<T>` -> `Foo`, `a::B<T>` -> `a::B`: containers are named without generic arguments.

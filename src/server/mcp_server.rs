@@ -241,7 +241,7 @@ impl ServerHandler for KenMcp {
                     Some(b) => tool_text::render_within(op, &v, b),
                     None => tool_text::render(op, &v),
                 };
-                let returned = crate::context::count_tokens(&text) as u64;
+                let returned = crate::api::count_tokens(&text) as u64;
                 let snapshot = ws.analysis();
                 let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);
                 let drawn = tool_text::drawn_tokens(&v, &size_of);

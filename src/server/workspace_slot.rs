@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use crate::api::{ApiError, Workspace};
-use crate::index::BuildObserver;
+use crate::api::{ApiError, BuildObserver, Workspace};
 
 /// How far a first build has got; the build reports to it from its worker threads.
 #[derive(Default)]

@@ -97,6 +97,36 @@ def blank(wdir, spans):
             f.write("\n".join(lines))
 
 
+def other_snapshots(a, wdir, tmp, queries, static, static_q, rows, t):
+    """The docstring queries over their blanked comments, then the commit batches at their own
+    snapshots (a build failure raises RuntimeError)."""
+    ken = a.ken
+    cap = lambda qs: qs[: a.per_kind]
+    # Docstrings: their comments blanked, the index updated.
+    doc = [q for q in static_q["docstring"] if q.get("remove")]
+    if doc:
+        blank(wdir, [q["remove"] for q in doc])
+        t1 = time.time()
+        build(ken, wdir)
+        rows += run_queries(ken, wdir, doc, tmp)
+        t["docstring"] = time.time() - t1
+        sh("git", "-C", wdir, "checkout", "-q", "--", ".")
+    # Commit batches at their own snapshots, most queries first.
+    counts = {}
+    for q in queries:
+        if q["kind"] == "commit" and q["snapshot"] != static:
+            counts[q["snapshot"]] = counts.get(q["snapshot"], 0) + 1
+    for snap, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: a.snapshots]:
+        r = sh("git", "-C", wdir, "checkout", "-q", "-f", "--detach", snap)
+        if r.returncode != 0:
+            continue
+        sh("git", "-C", wdir, "clean", "-qfdx", "-e", ".kenning")
+        t1 = time.time()
+        build(ken, wdir)
+        rows += run_queries(ken, wdir, cap([q for q in queries if q["snapshot"] == snap and q["kind"] == "commit"]), tmp)
+        t["snapshots"] = t.get("snapshots", 0) + time.time() - t1
+
+
 def one_repo(args):
     name, a = args
     data, ken = a.data, a.ken
@@ -131,37 +161,13 @@ def one_repo(args):
         t1 = time.time()
         static_all = static_q["symbol"] + static_q["heading"] + static_q["commit"]
         if a.plain_pass:
-            # As on a plain tree (no history part): every third static query.
+            # As on a plain tree (no history part): every third static query, and nothing else.
             rows += run_queries(ken, wdir, static_all[::3], tmp, plain=True)
             t["plain"] = time.time() - t1
-            raise StopIteration
-        rows += run_queries(ken, wdir, static_all, tmp)
-        t["queries"] = time.time() - t1
-        # Docstrings: their comments blanked, the index updated.
-        doc = [q for q in static_q["docstring"] if q.get("remove")]
-        if doc:
-            blank(wdir, [q["remove"] for q in doc])
-            t1 = time.time()
-            build(ken, wdir)
-            rows += run_queries(ken, wdir, doc, tmp)
-            t["docstring"] = time.time() - t1
-            sh("git", "-C", wdir, "checkout", "-q", "--", ".")
-        # Commit batches at their own snapshots, most queries first.
-        counts = {}
-        for q in queries:
-            if q["kind"] == "commit" and q["snapshot"] != static:
-                counts[q["snapshot"]] = counts.get(q["snapshot"], 0) + 1
-        for snap, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: a.snapshots]:
-            r = sh("git", "-C", wdir, "checkout", "-q", "-f", "--detach", snap)
-            if r.returncode != 0:
-                continue
-            sh("git", "-C", wdir, "clean", "-qfdx", "-e", ".kenning")
-            t1 = time.time()
-            build(ken, wdir)
-            rows += run_queries(ken, wdir, cap([q for q in queries if q["snapshot"] == snap and q["kind"] == "commit"]), tmp)
-            t["snapshots"] = t.get("snapshots", 0) + time.time() - t1
-    except StopIteration:
-        pass
+        else:
+            rows += run_queries(ken, wdir, static_all, tmp)
+            t["queries"] = time.time() - t1
+            other_snapshots(a, wdir, tmp, queries, static, static_q, rows, t)
     except RuntimeError as e:
         return name, str(e), t
     finally:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The learned file ranker from nothing, in four steps, each resumable and each well under 30
-# minutes on two cores (measured 2026-12-06: mining 264 repositories ~15 min with their
-# snapshot checkouts, features ~30 min, training ~10 min):
+# The learned file ranker from nothing, in four steps, each resumable (measured 2026-12-06 on
+# two cores: mining 264 repositories ~21 min with their fetch and snapshot checkouts; features
+# 32 min with two workers and other builds beside them, over the 30-minute mark, so shard it
+# with features.py --only when the machine is shared; plain-tree rows 4 min; training about
+# 10 min for the shipped model, with a validation run beside it):
 #
 #   benches/ranking_data/reproduce.sh [STEP...]     # steps: mine features plain train (default: all)
 #

@@ -14,7 +14,8 @@ use crate::graph::CodeGraph;
 use crate::index::Coverage;
 use crate::providers::{ChatMessage, ChatModel, OpenAiChat};
 use crate::search::{
-    RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchQuery, SearchRanker, Signals, Weights,
+    QueryKind, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchQuery, SearchRanker,
+    Signals, Weights,
 };
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -190,21 +191,15 @@ impl Analysis {
 
     /// The fused ranking of `task`, each candidate of its head with its feature vector: the
     /// learned ranker's training rows (`ken rank-features`).
-    pub fn ranking_features(&self, task: &str, history: bool) -> Result<Ranking, ApiError> {
+    pub fn ranking_features(&self, task: &str, history: bool) -> Result<(Ranking, QueryKind), ApiError> {
         let (task, _) = cap_query("task", task)?;
         let signals = Signals {
             history,
             ..Signals::default()
         };
-        let (ranking, _) = self.rank(
-            &SearchQuery::parse(&task),
-            signals,
-            RankerKind::Fused,
-            true,
-            false,
-            0,
-        )?;
-        Ok(ranking)
+        let query = SearchQuery::parse(&task);
+        let (ranking, _) = self.rank(&query, signals, RankerKind::Fused, true, false, 0)?;
+        Ok((ranking, query.kind))
     }
 
     pub fn context(&self, r: &ContextRequest) -> Result<ContextResponse, ApiError> {

@@ -220,15 +220,7 @@ impl Filters {
 
     /// The words to embed: the query without its filters (all of it when only filters).
     fn semantic_text(&self, whole: &str) -> String {
-        let mut t = self.query.text.clone();
-        for p in &self.query.phrases {
-            t.push(' ');
-            t.push_str(p);
-        }
-        match t.trim().is_empty() {
-            true => whole.to_string(),
-            false => t.trim().to_string(),
-        }
+        crate::search::plain_text(&self.query, whole)
     }
 
     fn keeps(&self, path: &str, language: &str, kind: Option<&str>) -> bool {
@@ -248,6 +240,9 @@ fn best_raw(files: &[crate::index::FileHit]) -> Option<f32> {
     files.iter().take(5).map(|f| f.best.score).reduce(f32::max)
 }
 
+/// Hybrid's note when no word of the query is in the index: semantic ranking always returns
+/// its nearest chunks, and with no word matched they are guesses.
+const NO_WORDS_MATCHED: &str = "nothing matched these words; these are by meaning only";
 /// Reciprocal rank fusion constant for hybrid (the usual 60: neither list dominates).
 const HYBRID_RRF_K: f32 = 60.0;
 /// Spans listed per file by default, and at most.
@@ -265,7 +260,6 @@ const MAX_LINES: usize = 100_000;
 
 impl Analysis {
     pub fn search(&self, r: &SearchRequest) -> Result<SearchResponse, ApiError> {
-        const NO_WORDS_MATCHED: &str = "nothing matched these words; these are by meaning only";
         let (query, note) = cap_query("query", &r.query)?;
         let mode = match r.mode {
             Some(m) => m,
@@ -300,6 +294,8 @@ impl Analysis {
         let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone())
             .weighing_paths(paths);
         let filters = Filters::parse(&query)?;
+        // Parsed once for the ranker and the docs-only check.
+        let parsed = SearchQuery::parse(&query);
         let mut out = SearchResponse {
             query: query.clone(),
             mode,
@@ -353,70 +349,13 @@ impl Analysis {
                     && filters.query.kinds.is_empty()
                     && filters.query.not_kinds.is_empty() =>
             {
-                let sem = self.semantic()?;
-                let q = SearchQuery::parse(&query);
                 let signals = Signals {
                     semantic: !without(SearchSignal::Semantic),
                     paths: !without(SearchSignal::PathEvidence),
                     definitions: !without(SearchSignal::ExactDefinitions),
                     ..Signals::default()
                 };
-                let (ranking, _) = self.rank(&q, signals, RankerKind::Learned, false, false, need)?;
-                // A plain tree has no history: not worth a note on every search (context lists it).
-                out.notes.extend(
-                    ranking
-                        .signals_missing
-                        .iter()
-                        .filter(|m| !m.starts_with("history:"))
-                        .map(|m| format!("not used: {m}")),
-                );
-                out.ranker = Some(ranking.ranker);
-                let found = ranking.found;
-                out.terms = found.terms.clone();
-                code_best = found
-                    .lexical_best
-                    .iter()
-                    .take(5)
-                    .map(|(_, h)| h.score)
-                    .reduce(f32::max);
-                let no_words = found.lexical_best.is_empty();
-                let best: std::collections::HashMap<String, SearchHit> =
-                    found.lexical_best.into_iter().collect();
-                let mut files: Vec<SearchFile> = ranking
-                    .files
-                    .into_iter()
-                    .take(need)
-                    .map(|f| SearchFile {
-                        lexical_rank: f.why.lexical,
-                        semantic_rank: f.why.semantic,
-                        defines_query: f.why.defines_query,
-                        score: f.score,
-                        path: f.path,
-                        ..SearchFile::default()
-                    })
-                    .collect();
-                self.name_fused(&mut files, &best, &found.semantic)?;
-                // The ranker read no file for snippets: the page's files get theirs now.
-                for f in files.iter_mut() {
-                    if let Some(b) = f.best.take() {
-                        f.best = Some(engine.with_snippet(b, &found.terms));
-                    }
-                }
-                for f in files.iter_mut().filter(|f| f.defines_query) {
-                    if let Some(d) = found.definitions.iter().find(|d| d.path == f.path) {
-                        f.symbol = Some(d.qualified_name.clone());
-                        f.lines = Some((d.line, d.end_line));
-                    }
-                }
-                out.chunks_searched = Some(sem.chunks());
-                let total = files.len();
-                (out.files, out.page) = paging.apply(files, total);
-                if no_words && !out.files.is_empty() {
-                    out.notes.push(NO_WORDS_MATCHED.to_string());
-                }
-                if per_file > 0 {
-                    self.chunk_files(&mut out.files, &found.lexical, &found.semantic, per_file)?;
-                }
+                code_best = self.hybrid_learned(&engine, &parsed, signals, &paging, per_file, &mut out)?;
             }
             SearchMode::Hybrid => {
                 let sem = self.semantic()?;
@@ -502,31 +441,87 @@ impl Analysis {
         }
         let ranked = matches!(mode, SearchMode::Hybrid | SearchMode::Lexical | SearchMode::Files);
         if ranked && !filters.query.wants_text() && r.cursor.is_none() {
-            match Self::only_in_text(&engine, &SearchQuery::parse(&query))? {
+            match Self::only_in_text(&engine, &parsed)? {
                 Some((note, hits)) => {
                     out.notes.push(note);
-                    // The documents holding it are the answer: shown first.
-                    let mut front: Vec<SearchFile> = Vec::new();
-                    for m in hits {
-                        if front.len() < TEXT_ONLY_FILES && !front.iter().any(|f| f.path == m.path) {
-                            let line = u32::try_from(m.line).unwrap_or(u32::MAX);
-                            front.push(SearchFile {
-                                path: m.path,
-                                lines: Some((line, line)),
-                                chunks: vec![FileChunk::new(line, line, None, ChunkSource::Lexical)],
-                                ..SearchFile::default()
-                            });
-                        }
-                    }
-                    out.files.retain(|f| !front.iter().any(|d| d.path == f.path));
-                    front.append(&mut out.files);
-                    front.truncate(paging.needed().max(1));
-                    out.files = front;
+                    documents_first(&mut out.files, hits, paging.needed().max(1));
                 }
                 None => out.notes.extend(Self::document_hint(&engine, &query, code_best)?),
             }
         }
         Ok(out)
+    }
+
+    /// Hybrid through `search::SearchRanker` (the ranking `context` uses): the page's files with
+    /// their spans, from the lists the ranking found. Returns the best lexical score among the
+    /// top code files, against which a document's is weighed.
+    fn hybrid_learned(
+        &self,
+        engine: &CodeSearch,
+        q: &SearchQuery,
+        signals: Signals,
+        paging: &Paging,
+        per_file: usize,
+        out: &mut SearchResponse,
+    ) -> Result<Option<f32>, ApiError> {
+        let need = paging.needed() + 1;
+        let sem = self.semantic()?;
+        let (ranking, _) = self.rank(q, signals, RankerKind::Learned, false, false, need)?;
+        // A plain tree has no history: not worth a note on every search (context lists it).
+        out.notes.extend(
+            ranking
+                .signals_missing
+                .iter()
+                .filter(|m| !m.starts_with("history:"))
+                .map(|m| format!("not used: {m}")),
+        );
+        out.ranker = Some(ranking.ranker);
+        let found = ranking.found;
+        out.terms = found.terms.clone();
+        let code_best = found
+            .lexical_best
+            .iter()
+            .take(5)
+            .map(|(_, h)| h.score)
+            .reduce(f32::max);
+        let no_words = found.lexical_best.is_empty();
+        let best: std::collections::HashMap<String, SearchHit> = found.lexical_best.into_iter().collect();
+        let mut files: Vec<SearchFile> = ranking
+            .files
+            .into_iter()
+            .take(need)
+            .map(|f| SearchFile {
+                lexical_rank: f.why.lexical,
+                semantic_rank: f.why.semantic,
+                defines_query: f.why.defines_query,
+                score: f.score,
+                path: f.path,
+                ..SearchFile::default()
+            })
+            .collect();
+        self.name_fused(&mut files, &best, &found.semantic)?;
+        // The ranker read no file for snippets: the page's files get theirs now.
+        for f in files.iter_mut() {
+            if let Some(b) = f.best.take() {
+                f.best = Some(engine.with_snippet(b, &found.terms));
+            }
+        }
+        for f in files.iter_mut().filter(|f| f.defines_query) {
+            if let Some(d) = found.definitions.iter().find(|d| d.path == f.path) {
+                f.symbol = Some(d.qualified_name.clone());
+                f.lines = Some((d.line, d.end_line));
+            }
+        }
+        out.chunks_searched = Some(sem.chunks());
+        let total = files.len();
+        (out.files, out.page) = paging.apply(files, total);
+        if no_words && !out.files.is_empty() {
+            out.notes.push(NO_WORDS_MATCHED.to_string());
+        }
+        if per_file > 0 {
+            self.chunk_files(&mut out.files, &found.lexical, &found.semantic, per_file)?;
+        }
+        Ok(code_best)
     }
 
     /// When the query is one identifier or one quoted phrase that occurs in docs or config and
@@ -713,13 +708,7 @@ impl Analysis {
         query: &str,
     ) -> Result<(), ApiError> {
         let word = filters.semantic_text(query);
-        let identifier = !word.is_empty()
-            && word.chars().all(|c| c.is_alphanumeric() || "_.:$".contains(c))
-            && word
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$');
-        if !identifier {
+        if !crate::search::is_identifier(&word) {
             return Ok(());
         }
         let snapshot = self.snapshot();
@@ -845,6 +834,27 @@ impl Analysis {
             })
             .collect())
     }
+}
+
+/// The documents holding a query found only in docs or config, first (at most
+/// [`TEXT_ONLY_FILES`], each at its first matching line), then the ranked files, `keep` in all.
+fn documents_first(files: &mut Vec<SearchFile>, hits: Vec<LineMatch>, keep: usize) {
+    let mut front: Vec<SearchFile> = Vec::new();
+    for m in hits {
+        if front.len() < TEXT_ONLY_FILES && !front.iter().any(|f| f.path == m.path) {
+            let line = u32::try_from(m.line).unwrap_or(u32::MAX);
+            front.push(SearchFile {
+                path: m.path,
+                lines: Some((line, line)),
+                chunks: vec![FileChunk::new(line, line, None, ChunkSource::Lexical)],
+                ..SearchFile::default()
+            });
+        }
+    }
+    files.retain(|f| !front.iter().any(|d| d.path == f.path));
+    front.append(files);
+    front.truncate(keep);
+    *files = front;
 }
 
 impl FileChunk {

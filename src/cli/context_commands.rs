@@ -73,10 +73,10 @@ pub fn rank_features(a: RankFeaturesArgs) -> Result<ExitCode> {
         };
         let t0 = std::time::Instant::now();
         let row = match analysis.ranking_features(query, !a.without_history) {
-            Ok(r) => serde_json::json!({
+            Ok((r, kind)) => serde_json::json!({
                 "id": id,
                 "ms": t0.elapsed().as_secs_f64() * 1000.0,
-                "kind": crate::search::SearchQuery::parse(query).kind,
+                "kind": kind,
                 "files": r.files.iter().filter(|f| f.features.is_some())
                     .map(|f| serde_json::json!({"path": f.path, "features": f.features}))
                     .collect::<Vec<_>>(),

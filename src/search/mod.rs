@@ -30,6 +30,7 @@ pub use history_signal::{HistoryFacts, HistorySignal};
 pub use learned_ranker::{LearnedRanker, MODEL_FORMAT, RankerModelError};
 pub use rank_features::{FEATURE_NAMES, FileFacts, FileSignals, RankFeatures, path_overlap};
 pub use search_query::{QueryKind, SearchQuery};
+pub(crate) use search_query::{is_identifier, plain_text};
 pub use search_ranker::{
     Found, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchRanker, Signals, Weights, Why,
 };

@@ -121,14 +121,16 @@ impl SearchQuery {
     }
 }
 
-fn plain_text(q: &LexicalQuery, whole: &str) -> String {
+/// The query's words without its filters: its free text and phrases, or all of `whole` when
+/// it is only filters.
+pub(crate) fn plain_text(q: &LexicalQuery, whole: &str) -> String {
     let mut t = q.text.clone();
     for p in &q.phrases {
         t.push(' ');
         t.push_str(p);
     }
     match t.trim().is_empty() {
-        true => whole.trim().to_string(),
+        true => whole.to_string(),
         false => t.trim().to_string(),
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::graph::CodeGraph;
+use crate::graph::{CodeGraph, FileSkeleton, SymbolId};
 use crate::index::{IndexError, IndexSnapshot};
 use crate::search::{RankedSymbol, Ranking};
 use crate::symbols::{FileSymbols, SymbolKind};
@@ -162,84 +162,119 @@ pub fn pack(
     graph: Option<&CodeGraph>,
     budget: usize,
 ) -> Result<ContextPack, IndexError> {
-    let mut src = Sources {
-        root,
-        snapshot,
-        text: HashMap::new(),
-        records: HashMap::new(),
-    };
-    // The closing note is written last; its room is kept from the start.
-    let reserve = NOTE_RESERVE.min(budget / 4);
-    let budget_all = budget - reserve;
-    let budget_code = budget_all - ((budget_all as f32) * NEIGHBOUR_SHARE) as usize;
-    let mut used = 0usize;
-    let mut text = String::new();
-    let mut shown: Vec<Shown> = Vec::new();
-    let mut truncated = false;
-    let mut per_file: HashMap<&str, usize> = HashMap::new();
-    let mut remaining: Vec<&RankedSymbol> = ranking.symbols.iter().collect();
-    let max_one = ((budget as f32) * MAX_SHARE) as usize;
-    let mut shown_spans: Vec<(&str, u32, u32)> = Vec::new();
-    let mut skipped = 0usize;
-    while !remaining.is_empty() {
-        // The best remaining after the diversity discount.
+    let mut packer = Packer::new(snapshot, root, budget);
+    packer.add_definitions(ranking)?;
+    if let Some(g) = graph {
+        packer.add_neighbours(ranking, g)?;
+    }
+    let left_out = packer.left_out(ranking);
+    packer.add_left_out_note(&left_out);
+    Ok(packer.finish(left_out))
+}
+
+/// A neighbour found in the graph, before its signature is looked up: path, line, relation.
+type Candidate = (String, u32, String);
+
+/// The pack being filled: the text so far, what it shows and the tokens it spent.
+struct Packer<'a> {
+    src: Sources<'a>,
+    budget: usize,
+    /// Tokens kept back for the closing note.
+    reserve: usize,
+    /// The budget less the reserve: code and neighbours together.
+    budget_all: usize,
+    /// What code may take: `budget_all` less the neighbours' share.
+    budget_code: usize,
+    /// Tokens one definition may take before it is shown head and tail only.
+    max_one: usize,
+    used: usize,
+    text: String,
+    truncated: bool,
+    /// Ranked definitions not shown.
+    skipped: usize,
+    shown: Vec<Shown>,
+    shown_spans: Vec<(&'a str, u32, u32)>,
+    per_file: HashMap<&'a str, usize>,
+    neighbours: Vec<Neighbour>,
+}
+
+impl<'a> Packer<'a> {
+    fn new(snapshot: &'a IndexSnapshot, root: &'a Path, budget: usize) -> Self {
+        // The closing note is written last; its room is kept from the start.
+        let reserve = NOTE_RESERVE.min(budget / 4);
+        let budget_all = budget - reserve;
+        let budget_code = budget_all - ((budget_all as f32) * NEIGHBOUR_SHARE) as usize;
+        Packer {
+            src: Sources {
+                root,
+                snapshot,
+                text: HashMap::new(),
+                records: HashMap::new(),
+            },
+            budget,
+            reserve,
+            budget_all,
+            budget_code,
+            max_one: ((budget as f32) * MAX_SHARE) as usize,
+            used: 0,
+            text: String::new(),
+            truncated: false,
+            skipped: 0,
+            shown: Vec::new(),
+            shown_spans: Vec::new(),
+            per_file: HashMap::new(),
+            neighbours: Vec::new(),
+        }
+    }
+
+    /// The ranked definitions, best first after the diversity discount, while code fits.
+    fn add_definitions(&mut self, ranking: &'a Ranking) -> Result<(), IndexError> {
+        let mut remaining: Vec<&RankedSymbol> = ranking.symbols.iter().collect();
+        while !remaining.is_empty() {
+            let s = remaining.remove(self.best_remaining(&remaining));
+            self.add_definition(s)?;
+        }
+        Ok(())
+    }
+
+    /// Where in `remaining` the best score is once each file's shown definitions discount it.
+    fn best_remaining(&self, remaining: &[&RankedSymbol]) -> usize {
         let (at, _) = remaining
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let n = per_file.get(s.path.as_str()).copied().unwrap_or(0);
+                let n = self.per_file.get(s.path.as_str()).copied().unwrap_or(0);
                 (i, s.score * SAME_FILE_DECAY.powi(n as i32))
             })
             .fold((0, f32::MIN), |best, x| if x.1 > best.1 { x } else { best });
-        let s = remaining.remove(at);
+        at
+    }
+
+    /// Shows `s` when it adds something and fits; counts it as left out otherwise.
+    fn add_definition(&mut self, s: &'a RankedSymbol) -> Result<(), IndexError> {
         // Inside something already shown: nothing to add.
-        if shown_spans
+        if self
+            .shown_spans
             .iter()
             .any(|(p, a, b)| *p == s.path && *a <= s.start_line && s.end_line <= *b)
         {
-            continue;
+            return Ok(());
         }
-        let Some((lines, stale)) = src.lines(&s.path).cloned() else {
-            skipped += 1;
-            continue;
+        let Some((section, form)) = self.section(s)? else {
+            self.skipped += 1;
+            return Ok(());
         };
-        let members = match is_type(s.kind) {
-            true => src.record(&s.path)?.map(|r| member_signatures(r, s)),
-            false => None,
-        };
-        // A type some of whose members are shown already: its outline, not its text again.
-        let outline = shown_spans
-            .iter()
-            .any(|(p, a, b)| *p == s.path && s.start_line <= *a && *b <= s.end_line);
-        let outline = outline && members.as_ref().is_some_and(|m| !m.is_empty());
-        let Some((body, form)) = render(s, &lines, members.as_deref(), max_one, outline) else {
-            skipped += 1;
-            continue;
-        };
-        let header = format!(
-            "### {}:{}-{} · {}{}\n",
-            s.path,
-            s.start_line,
-            s.end_line,
-            s.qualified_name,
-            if stale {
-                " (changed since indexed: lines may be off)"
-            } else {
-                ""
-            }
-        );
-        let section = format!("{header}```{}\n{body}```\n\n", fence_lang(&s.path));
         let tokens = count_tokens(&section);
-        if used + tokens > budget_code {
-            truncated = true;
-            skipped += 1;
-            continue;
+        if self.used + tokens > self.budget_code {
+            self.truncated = true;
+            self.skipped += 1;
+            return Ok(());
         }
-        used += tokens;
-        text.push_str(&section);
-        *per_file.entry(s.path.as_str()).or_default() += 1;
-        shown_spans.push((s.path.as_str(), s.start_line, s.end_line));
-        shown.push(Shown {
+        self.used += tokens;
+        self.text.push_str(&section);
+        *self.per_file.entry(s.path.as_str()).or_default() += 1;
+        self.shown_spans.push((s.path.as_str(), s.start_line, s.end_line));
+        self.shown.push(Shown {
             path: s.path.clone(),
             qualified_name: s.qualified_name.clone(),
             start_line: s.start_line,
@@ -247,121 +282,136 @@ pub fn pack(
             form,
             tokens,
         });
+        Ok(())
     }
-    // Neighbours: signatures of what the shown definitions call and belong to.
-    let mut neighbours = Vec::new();
-    if let Some(g) = graph {
-        let mut listed: HashSet<(String, u32)> =
-            shown.iter().map(|s| (s.path.clone(), s.start_line)).collect();
+
+    /// The definition's section (header and fenced code) and its form; `None` when its file
+    /// cannot be read or its text cannot be shown.
+    fn section(&mut self, s: &RankedSymbol) -> Result<Option<(String, &'static str)>, IndexError> {
+        let Some((lines, stale)) = self.src.lines(&s.path).cloned() else {
+            return Ok(None);
+        };
+        let members = match is_type(s.kind) {
+            true => self.src.record(&s.path)?.map(|r| member_signatures(r, s)),
+            false => None,
+        };
+        // A type some of whose members are shown already: its outline, not its text again.
+        let outline = self
+            .shown_spans
+            .iter()
+            .any(|(p, a, b)| *p == s.path && s.start_line <= *a && *b <= s.end_line);
+        let outline = outline && members.as_ref().is_some_and(|m| !m.is_empty());
+        let Some((body, form)) = render(s, &lines, members.as_deref(), self.max_one, outline) else {
+            return Ok(None);
+        };
+        let section = format!(
+            "{}```{}\n{body}```\n\n",
+            section_header(s, stale),
+            fence_lang(&s.path)
+        );
+        Ok(Some((section, form)))
+    }
+
+    /// Signatures of what the shown definitions call and belong to, while the budget lasts.
+    fn add_neighbours(&mut self, ranking: &Ranking, g: &CodeGraph) -> Result<(), IndexError> {
+        let mut listed: HashSet<(String, u32)> = self
+            .shown
+            .iter()
+            .map(|s| (s.path.clone(), s.start_line))
+            .collect();
         let mut lines_out = String::new();
-        'outer: for s in ranking.symbols.iter().filter(|s| {
-            shown_spans
-                .iter()
-                .any(|(p, a, _)| *p == s.path && *a == s.start_line)
-        }) {
-            let Some(id) = s.id else { continue };
-            let mut found: Vec<(String, u32, String, String)> = Vec::new();
-            let Some(file) = g.files.get(id.file.index()) else {
-                continue;
-            };
-            // The owning type and its fields.
-            if let Some(parent) = file.defs.get(id.def as usize).and_then(|d| d.parent)
-                && let Some(p) = file.defs.get(parent as usize)
-                && is_type(p.kind)
-            {
-                found.push((
-                    file.path.to_string(),
-                    p.line,
-                    String::new(),
-                    format!("type of {}", s.local_name),
-                ));
-                for d in file
-                    .defs
+        let shown: Vec<&RankedSymbol> = ranking
+            .symbols
+            .iter()
+            .filter(|s| {
+                self.shown_spans
                     .iter()
-                    .filter(|d| d.parent == Some(parent) && matches!(d.kind, SymbolKind::Field))
-                {
-                    found.push((
-                        file.path.to_string(),
-                        d.line,
-                        String::new(),
-                        format!("field of {}", p.name),
-                    ));
-                }
-            }
-            // Resolved callees (not names that merely matched: those are often noise).
-            if let Some((refs, res)) = g.file_body(id.file.index()) {
-                for (r, rn) in res.refs.iter().zip(refs.iter()) {
-                    let by_name = r.provenance.is_some_and(|p| !p.is_resolved());
-                    if rn.enclosing != Some(id.def) || r.targets.len() != 1 || by_name {
-                        continue;
-                    }
-                    let Some(t) = r.targets.first() else { continue };
-                    let Some(tf) = g.files.get(t.file.index()) else {
-                        continue;
-                    };
-                    let Some(td) = tf.defs.get(t.def as usize) else {
-                        continue;
-                    };
-                    found.push((
-                        tf.path.to_string(),
-                        td.line,
-                        String::new(),
-                        format!("called by {}", s.local_name),
-                    ));
-                }
-            }
-            let mut n = 0;
-            for (path, line, _, relation) in found {
-                if n >= NEIGHBOURS_PER_SYMBOL {
-                    break;
-                }
-                if !listed.insert((path.clone(), line)) {
-                    continue;
-                }
-                let Some(sig) = src.record(&path)?.and_then(|r| {
-                    r.definitions
-                        .iter()
-                        .find(|d| d.span.start_line == line)
-                        .map(|d| d.signature.clone())
-                }) else {
-                    continue;
-                };
-                let entry = format!("- `{path}:{line}` `{sig}` ({relation})\n");
-                let tokens = count_tokens(&entry);
-                if used + tokens > budget_all {
-                    truncated = true;
-                    break 'outer;
-                }
-                used += tokens;
-                lines_out.push_str(&entry);
-                n += 1;
-                neighbours.push(Neighbour {
-                    path,
-                    line,
-                    signature: sig,
-                    relation,
-                });
+                    .any(|(p, a, _)| *p == s.path && *a == s.start_line)
+            })
+            .collect();
+        for s in shown {
+            let found = neighbour_candidates(g, s);
+            if !self.list_neighbours(found, &mut listed, &mut lines_out)? {
+                break;
             }
         }
         if !lines_out.is_empty() {
-            text.push_str("### Neighbours (signatures)\n");
-            text.push_str(&lines_out);
-            text.push('\n');
+            self.text.push_str("### Neighbours (signatures)\n");
+            self.text.push_str(&lines_out);
+            self.text.push('\n');
+        }
+        Ok(())
+    }
+
+    /// Lists up to `NEIGHBOURS_PER_SYMBOL` of one definition's neighbours not listed yet;
+    /// false once the budget is spent.
+    fn list_neighbours(
+        &mut self,
+        found: Vec<Candidate>,
+        listed: &mut HashSet<(String, u32)>,
+        lines_out: &mut String,
+    ) -> Result<bool, IndexError> {
+        let mut n = 0;
+        for (path, line, relation) in found {
+            if n >= NEIGHBOURS_PER_SYMBOL {
+                break;
+            }
+            if !listed.insert((path.clone(), line)) {
+                continue;
+            }
+            let Some(sig) = self.signature_at(&path, line)? else {
+                continue;
+            };
+            let entry = format!("- `{path}:{line}` `{sig}` ({relation})\n");
+            let tokens = count_tokens(&entry);
+            if self.used + tokens > self.budget_all {
+                self.truncated = true;
+                return Ok(false);
+            }
+            self.used += tokens;
+            lines_out.push_str(&entry);
+            n += 1;
+            self.neighbours.push(Neighbour {
+                path,
+                line,
+                signature: sig,
+                relation,
+            });
+        }
+        Ok(true)
+    }
+
+    /// The signature of the definition starting on `line` of `path`, from the index.
+    fn signature_at(&mut self, path: &str, line: u32) -> Result<Option<String>, IndexError> {
+        Ok(self.src.record(path)?.and_then(|r| {
+            r.definitions
+                .iter()
+                .find(|d| d.span.start_line == line)
+                .map(|d| d.signature.clone())
+        }))
+    }
+
+    /// The count of definitions not shown and the best ranked files none of whose code is.
+    fn left_out(&self, ranking: &Ranking) -> LeftOut {
+        let shown_files: HashSet<&str> = self.shown.iter().map(|s| s.path.as_str()).collect();
+        let files = ranking
+            .files
+            .iter()
+            .filter(|f| !shown_files.contains(f.path.as_str()))
+            .take(MAX_LEFT_OUT)
+            .map(|f| f.path.clone())
+            .collect();
+        LeftOut {
+            symbols: self.skipped,
+            files,
         }
     }
-    let shown_files: HashSet<&str> = shown.iter().map(|s| s.path.as_str()).collect();
-    let left_files: Vec<String> = ranking
-        .files
-        .iter()
-        .filter(|f| !shown_files.contains(f.path.as_str()))
-        .take(MAX_LEFT_OUT)
-        .map(|f| f.path.clone())
-        .collect();
-    let left_out = LeftOut {
-        symbols: skipped,
-        files: left_files,
-    };
-    if left_out.symbols > 0 || !left_out.files.is_empty() {
+
+    /// The closing "left out" note, cut to the reserve.
+    fn add_left_out_note(&mut self, left_out: &LeftOut) {
+        if left_out.symbols == 0 && left_out.files.is_empty() {
+            return;
+        }
         let mut note = format!(
             "### Left out\n{} ranked definitions did not fit",
             left_out.symbols
@@ -371,29 +421,109 @@ pub fn pack(
             note.push_str(&left_out.files.join(", "));
         }
         note.push('\n');
-        // Cut to the reserve (whole file names only).
-        while count_tokens(&note) > reserve && note.contains(", ") {
-            if let Some(cut) = note.rfind(", ") {
-                note.truncate(cut);
-                note.push_str(", ...\n");
-            }
-            if note.ends_with(", ...\n") && count_tokens(&note) > reserve {
-                note.truncate(note.len() - ", ...\n".len());
-            }
-        }
-        text.push_str(&note);
+        cut_note(&mut note, self.reserve);
+        self.text.push_str(&note);
     }
-    // Pieces were counted one by one; the whole is what a reader pays.
-    let tokens = count_tokens(&text);
-    Ok(ContextPack {
-        budget,
-        tokens,
-        truncated,
-        shown,
-        neighbours,
-        left_out,
-        text,
-    })
+
+    fn finish(self, left_out: LeftOut) -> ContextPack {
+        // Pieces were counted one by one; the whole is what a reader pays.
+        let tokens = count_tokens(&self.text);
+        ContextPack {
+            budget: self.budget,
+            tokens,
+            truncated: self.truncated,
+            shown: self.shown,
+            neighbours: self.neighbours,
+            left_out,
+            text: self.text,
+        }
+    }
+}
+
+/// A section's header line: where the definition is, its name, and a warning when its file
+/// changed since it was indexed.
+fn section_header(s: &RankedSymbol, stale: bool) -> String {
+    format!(
+        "### {}:{}-{} · {}{}\n",
+        s.path,
+        s.start_line,
+        s.end_line,
+        s.qualified_name,
+        if stale {
+            " (changed since indexed: lines may be off)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Cuts `note` to `reserve` tokens, dropping whole file names from its end.
+fn cut_note(note: &mut String, reserve: usize) {
+    while count_tokens(note) > reserve && note.contains(", ") {
+        if let Some(cut) = note.rfind(", ") {
+            note.truncate(cut);
+            note.push_str(", ...\n");
+        }
+        if note.ends_with(", ...\n") && count_tokens(note) > reserve {
+            note.truncate(note.len() - ", ...\n".len());
+        }
+    }
+}
+
+/// The owning type, its fields and the resolved callees of `s`, in that order.
+fn neighbour_candidates(g: &CodeGraph, s: &RankedSymbol) -> Vec<Candidate> {
+    let mut found = Vec::new();
+    let Some(id) = s.id else { return found };
+    let Some(file) = g.files.get(id.file.index()) else {
+        return found;
+    };
+    owner_and_fields(file, id, s, &mut found);
+    resolved_callees(g, id, s, &mut found);
+    found
+}
+
+/// The type `id` belongs to and that type's fields.
+fn owner_and_fields(file: &FileSkeleton, id: SymbolId, s: &RankedSymbol, found: &mut Vec<Candidate>) {
+    let Some(parent) = file.defs.get(id.def as usize).and_then(|d| d.parent) else {
+        return;
+    };
+    let Some(p) = file.defs.get(parent as usize).filter(|p| is_type(p.kind)) else {
+        return;
+    };
+    found.push((file.path.to_string(), p.line, format!("type of {}", s.local_name)));
+    for d in file
+        .defs
+        .iter()
+        .filter(|d| d.parent == Some(parent) && matches!(d.kind, SymbolKind::Field))
+    {
+        found.push((file.path.to_string(), d.line, format!("field of {}", p.name)));
+    }
+}
+
+/// What `id` calls, resolved to one target (not names that merely matched: those are often
+/// noise).
+fn resolved_callees(g: &CodeGraph, id: SymbolId, s: &RankedSymbol, found: &mut Vec<Candidate>) {
+    let Some((refs, res)) = g.file_body(id.file.index()) else {
+        return;
+    };
+    for (r, rn) in res.refs.iter().zip(refs.iter()) {
+        let by_name = r.provenance.is_some_and(|p| !p.is_resolved());
+        if rn.enclosing != Some(id.def) || r.targets.len() != 1 || by_name {
+            continue;
+        }
+        let Some(t) = r.targets.first() else { continue };
+        let Some(tf) = g.files.get(t.file.index()) else {
+            continue;
+        };
+        let Some(td) = tf.defs.get(t.def as usize) else {
+            continue;
+        };
+        found.push((
+            tf.path.to_string(),
+            td.line,
+            format!("called by {}", s.local_name),
+        ));
+    }
 }
 
 /// A type's header line and its members' signatures, indented by nesting.

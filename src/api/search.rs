@@ -258,8 +258,80 @@ const TEXT_ONLY_LINES: usize = 200;
 const TEXT_ONLY_FILES: usize = 3;
 const MAX_LINES: usize = 100_000;
 
+/// A request checked and resolved: its mode, paging, ranker and what the ranking leaves out.
+struct SearchPlan<'r> {
+    r: &'r SearchRequest,
+    query: String,
+    mode: SearchMode,
+    /// Hybrid: spans listed per file.
+    per_file: usize,
+    paging: Paging,
+    ranker: RankerKind,
+    paths: crate::index::PathWeighing,
+}
+
+impl SearchPlan<'_> {
+    fn without(&self, s: SearchSignal) -> bool {
+        self.r.without.contains(&s)
+    }
+
+    /// One more than the page needs: whether a next page exists.
+    fn need(&self) -> usize {
+        self.paging.needed() + 1
+    }
+
+    /// The learned ranking's signals, less those the request leaves out.
+    fn learned_signals(&self) -> Signals {
+        Signals {
+            semantic: !self.without(SearchSignal::Semantic),
+            paths: !self.without(SearchSignal::PathEvidence),
+            definitions: !self.without(SearchSignal::ExactDefinitions),
+            ..Signals::default()
+        }
+    }
+}
+
 impl Analysis {
     pub fn search(&self, r: &SearchRequest) -> Result<SearchResponse, ApiError> {
+        let (plan, note) = self.search_plan(r)?;
+        let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone())
+            .weighing_paths(plan.paths);
+        let filters = Filters::parse(&plan.query)?;
+        // Parsed once for the ranker and the docs-only check.
+        let parsed = SearchQuery::parse(&plan.query);
+        let mut out = self.empty_response(&plan, note);
+        // The best raw lexical score among the top code files, against which a document's is
+        // weighed.
+        let code_best = match plan.mode {
+            SearchMode::Literal | SearchMode::Regex => {
+                Self::search_lines(&engine, &plan, &mut out)?;
+                None
+            }
+            SearchMode::Semantic => {
+                self.search_semantic(&plan, &filters, &mut out)?;
+                None
+            }
+            // `kind:` filters name what a definition is, which only the lexical index and the
+            // chunks' owners know: such a query is ranked by the fused lists, filtered each.
+            SearchMode::Hybrid
+                if plan.ranker == RankerKind::Learned
+                    && filters.query.kinds.is_empty()
+                    && filters.query.not_kinds.is_empty() =>
+            {
+                let signals = plan.learned_signals();
+                self.hybrid_learned(&engine, &parsed, signals, &plan.paging, plan.per_file, &mut out)?
+            }
+            SearchMode::Hybrid => self.hybrid_fused(&engine, &plan, &filters, &mut out)?,
+            SearchMode::Lexical | SearchMode::Files | SearchMode::Symbols => {
+                Self::search_lexical(&engine, &plan, &mut out)?
+            }
+        };
+        Self::add_document_notes(&engine, &plan, &filters, &parsed, code_best, &mut out)?;
+        Ok(out)
+    }
+
+    /// Checks the request and resolves its defaults; the note says when the query was cut.
+    fn search_plan<'r>(&self, r: &'r SearchRequest) -> Result<(SearchPlan<'r>, Option<String>), ApiError> {
         let (query, note) = cap_query("query", &r.query)?;
         let mode = match r.mode {
             Some(m) => m,
@@ -291,14 +363,23 @@ impl Analysis {
             weigh: !without(SearchSignal::PathEvidence),
             set_aside: !without(SearchSignal::PathEvidence) && !without(SearchSignal::SetAside),
         };
-        let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone())
-            .weighing_paths(paths);
-        let filters = Filters::parse(&query)?;
-        // Parsed once for the ranker and the docs-only check.
-        let parsed = SearchQuery::parse(&query);
-        let mut out = SearchResponse {
-            query: query.clone(),
+        let plan = SearchPlan {
+            r,
+            query,
             mode,
+            per_file,
+            paging,
+            ranker,
+            paths,
+        };
+        Ok((plan, note))
+    }
+
+    /// The answer before any mode fills it: every list empty, an empty page.
+    fn empty_response(&self, plan: &SearchPlan, note: Option<String>) -> SearchResponse {
+        SearchResponse {
+            query: plan.query.clone(),
+            mode: plan.mode,
             terms: Vec::new(),
             hits: Vec::new(),
             files: Vec::new(),
@@ -309,147 +390,192 @@ impl Analysis {
             chunks_searched: None,
             rrf_k: None,
             ranker: None,
-            page: paging.apply(Vec::<()>::new(), 0).1,
+            page: plan.paging.apply(Vec::<()>::new(), 0).1,
             notes: note.into_iter().collect(),
             generation: self.generation(),
             coverage: self.coverage(),
+        }
+    }
+
+    /// Literal or regex: the matching lines, and how many files were read or ruled out.
+    fn search_lines(
+        engine: &CodeSearch,
+        plan: &SearchPlan,
+        out: &mut SearchResponse,
+    ) -> Result<(), ApiError> {
+        let m = match plan.mode {
+            SearchMode::Literal => LineSearchMode::Literal,
+            _ => LineSearchMode::Regex,
         };
-        // One more than the page needs: whether a next page exists.
-        let need = paging.needed() + 1;
-        // The best raw lexical score among the top code files, against which a document's is
-        // weighed.
-        let mut code_best: Option<f32> = None;
-        match mode {
-            SearchMode::Literal | SearchMode::Regex => {
-                let m = match mode {
-                    SearchMode::Literal => LineSearchMode::Literal,
-                    _ => LineSearchMode::Regex,
-                };
-                let res = engine
-                    .lines(&query, m, r.ignore_case, need)
-                    .map_err(|e| ApiError::invalid("query", e.to_string()))?;
-                out.files_searched = Some(res.files_searched);
-                out.files_skipped_by_index = Some(res.files_skipped_by_index);
-                let total = res.matches.len();
-                (out.matches, out.page) = paging.apply(res.matches, total);
-            }
-            SearchMode::Semantic => {
-                let sem = self.semantic()?;
-                let hits = self.semantic_hits(sem, &filters, &query, need)?;
-                out.chunks_searched = Some(sem.chunks());
-                let total = hits.len();
-                let (page, info) = paging.apply(hits, total);
-                out.chunks = self.chunk_hits(&page)?;
-                out.page = info;
-            }
-            // `kind:` filters name what a definition is, which only the lexical index and the
-            // chunks' owners know: such a query is ranked by the fused lists, filtered each.
-            SearchMode::Hybrid
-                if ranker == RankerKind::Learned
-                    && filters.query.kinds.is_empty()
-                    && filters.query.not_kinds.is_empty() =>
-            {
-                let signals = Signals {
-                    semantic: !without(SearchSignal::Semantic),
-                    paths: !without(SearchSignal::PathEvidence),
-                    definitions: !without(SearchSignal::ExactDefinitions),
-                    ..Signals::default()
-                };
-                code_best = self.hybrid_learned(&engine, &parsed, signals, &paging, per_file, &mut out)?;
-            }
-            SearchMode::Hybrid => {
-                let sem = self.semantic()?;
-                out.ranker = Some("fused");
-                // The two rankings side by side: each is a few milliseconds of one core.
-                let (hits, lexical) = rayon::join(
-                    || match without(SearchSignal::Semantic) {
-                        true => Ok(Vec::new()),
-                        false => self.semantic_hits(sem, &filters, &query, (need * 4).max(50)),
-                    },
-                    || engine.search(&query, SearchTarget::Files, need * 2),
-                );
-                let (hits, lexical) = (hits?, lexical?);
-                out.terms = lexical.terms;
-                let lexical_hits = lexical.hits;
-                let lex = lexical.files.unwrap_or_default();
-                code_best = best_raw(&lex);
-                let lex_files: Vec<String> = lex.iter().map(|f| f.path.clone()).collect();
-                let best: std::collections::HashMap<String, SearchHit> =
-                    lex.into_iter().map(|f| (f.path, f.best)).collect();
-                // A wider window than the page: the path's evidence may lift a file from
-                // below it.
-                let mut fused: Vec<SearchFile> = fuse_files(&lex_files, &hits, HYBRID_RRF_K, need * 3)
+        let res = engine
+            .lines(&plan.query, m, plan.r.ignore_case, plan.need())
+            .map_err(|e| ApiError::invalid("query", e.to_string()))?;
+        out.files_searched = Some(res.files_searched);
+        out.files_skipped_by_index = Some(res.files_skipped_by_index);
+        let total = res.matches.len();
+        (out.matches, out.page) = plan.paging.apply(res.matches, total);
+        Ok(())
+    }
+
+    /// Semantic: the page's chunks nearest the query, with the definitions owning them.
+    fn search_semantic(
+        &self,
+        plan: &SearchPlan,
+        filters: &Filters,
+        out: &mut SearchResponse,
+    ) -> Result<(), ApiError> {
+        let sem = self.semantic()?;
+        let hits = self.semantic_hits(sem, filters, &plan.query, plan.need())?;
+        out.chunks_searched = Some(sem.chunks());
+        let total = hits.len();
+        let (page, info) = plan.paging.apply(hits, total);
+        out.chunks = self.chunk_hits(&page)?;
+        out.page = info;
+        Ok(())
+    }
+
+    /// Hybrid by reciprocal rank fusion of the lexical and semantic file lists, weighed by
+    /// paths. Returns the best lexical score among the top code files.
+    fn hybrid_fused(
+        &self,
+        engine: &CodeSearch,
+        plan: &SearchPlan,
+        filters: &Filters,
+        out: &mut SearchResponse,
+    ) -> Result<Option<f32>, ApiError> {
+        let (query, need) = (&plan.query, plan.need());
+        let sem = self.semantic()?;
+        out.ranker = Some("fused");
+        // The two rankings side by side: each is a few milliseconds of one core.
+        let (hits, lexical) = rayon::join(
+            || match plan.without(SearchSignal::Semantic) {
+                true => Ok(Vec::new()),
+                false => self.semantic_hits(sem, filters, query, (need * 4).max(50)),
+            },
+            || engine.search(query, SearchTarget::Files, need * 2),
+        );
+        let (hits, lexical) = (hits?, lexical?);
+        out.terms = lexical.terms;
+        let lexical_hits = lexical.hits;
+        let lex = lexical.files.unwrap_or_default();
+        let code_best = best_raw(&lex);
+        let lex_files: Vec<String> = lex.iter().map(|f| f.path.clone()).collect();
+        let best: std::collections::HashMap<String, SearchHit> =
+            lex.into_iter().map(|f| (f.path, f.best)).collect();
+        let fused = self.fused_files(plan, filters, &lex_files, &best, &hits)?;
+        out.chunks_searched = Some(sem.chunks());
+        out.rrf_k = Some(HYBRID_RRF_K);
+        let total = fused.len();
+        (out.files, out.page) = plan.paging.apply(fused, total);
+        // Semantic ranking always returns its nearest chunks; with no word of the
+        // query in the index they are guesses, and the answer says so.
+        if lex_files.is_empty() && !out.files.is_empty() {
+            out.notes.push(NO_WORDS_MATCHED.to_string());
+        }
+        if plan.per_file > 0 {
+            self.chunk_files(&mut out.files, &lexical_hits, &hits, plan.per_file)?;
+        }
+        Ok(code_best)
+    }
+
+    /// The fused file list, weighed by paths, named, exact definitions first, cut to what the
+    /// page needs.
+    fn fused_files(
+        &self,
+        plan: &SearchPlan,
+        filters: &Filters,
+        lex_files: &[String],
+        best: &std::collections::HashMap<String, SearchHit>,
+        hits: &[SemanticHit],
+    ) -> Result<Vec<SearchFile>, ApiError> {
+        let (query, need) = (&plan.query, plan.need());
+        // A wider window than the page: the path's evidence may lift a file from
+        // below it.
+        let mut fused: Vec<SearchFile> = fuse_files(lex_files, hits, HYBRID_RRF_K, need * 3)
+            .into_iter()
+            .map(SearchFile::fused)
+            .collect();
+        if plan.paths.weigh {
+            self.weigh_paths(&mut fused, filters, query, plan.paths.set_aside);
+        }
+        self.name_fused(&mut fused, best, hits)?;
+        if !plan.without(SearchSignal::ExactDefinitions) {
+            self.exact_definitions_first(&mut fused, filters, query)?;
+        }
+        fused.truncate(need);
+        Ok(fused)
+    }
+
+    /// Lexical, files or symbols: BM25 hits, or files ranked by their best hits. Returns the
+    /// best lexical score among the top code files.
+    fn search_lexical(
+        engine: &CodeSearch,
+        plan: &SearchPlan,
+        out: &mut SearchResponse,
+    ) -> Result<Option<f32>, ApiError> {
+        let target = match plan.mode {
+            SearchMode::Files => SearchTarget::Files,
+            SearchMode::Symbols => SearchTarget::Symbols,
+            _ => SearchTarget::Mixed,
+        };
+        let res = match plan.r.plain_bm25 {
+            true => engine.search_files_plain(&plan.query, plan.need())?,
+            false => engine.search(&plan.query, target, plan.need())?,
+        };
+        out.terms = res.terms;
+        let code_best = res.files.as_deref().and_then(best_raw);
+        match res.files {
+            Some(files) => {
+                // The best definitions behind the ranked files (not paged).
+                out.hits = res.hits;
+                let files: Vec<SearchFile> = files
                     .into_iter()
-                    .map(SearchFile::fused)
+                    .map(|f| SearchFile {
+                        path: f.path,
+                        score: f.score,
+                        symbol: f.best.qualified_name.clone(),
+                        best: Some(f.best),
+                        ..SearchFile::default()
+                    })
                     .collect();
-                if paths.weigh {
-                    self.weigh_paths(&mut fused, &filters, &query, paths.set_aside);
-                }
-                self.name_fused(&mut fused, &best, &hits)?;
-                if !without(SearchSignal::ExactDefinitions) {
-                    self.exact_definitions_first(&mut fused, &filters, &query)?;
-                }
-                fused.truncate(need);
-                out.chunks_searched = Some(sem.chunks());
-                out.rrf_k = Some(HYBRID_RRF_K);
-                let total = fused.len();
-                (out.files, out.page) = paging.apply(fused, total);
-                // Semantic ranking always returns its nearest chunks; with no word of the
-                // query in the index they are guesses, and the answer says so.
-                if lex_files.is_empty() && !out.files.is_empty() {
-                    out.notes.push(NO_WORDS_MATCHED.to_string());
-                }
-                if per_file > 0 {
-                    self.chunk_files(&mut out.files, &lexical_hits, &hits, per_file)?;
-                }
+                let total = files.len();
+                (out.files, out.page) = plan.paging.apply(files, total);
             }
-            SearchMode::Lexical | SearchMode::Files | SearchMode::Symbols => {
-                let target = match mode {
-                    SearchMode::Files => SearchTarget::Files,
-                    SearchMode::Symbols => SearchTarget::Symbols,
-                    _ => SearchTarget::Mixed,
-                };
-                let res = match r.plain_bm25 {
-                    true => engine.search_files_plain(&query, need)?,
-                    false => engine.search(&query, target, need)?,
-                };
-                out.terms = res.terms;
-                code_best = res.files.as_deref().and_then(best_raw);
-                match res.files {
-                    Some(files) => {
-                        // The best definitions behind the ranked files (not paged).
-                        out.hits = res.hits;
-                        let files: Vec<SearchFile> = files
-                            .into_iter()
-                            .map(|f| SearchFile {
-                                path: f.path,
-                                score: f.score,
-                                symbol: f.best.qualified_name.clone(),
-                                best: Some(f.best),
-                                ..SearchFile::default()
-                            })
-                            .collect();
-                        let total = files.len();
-                        (out.files, out.page) = paging.apply(files, total);
-                    }
-                    None => {
-                        let total = res.hits.len();
-                        (out.hits, out.page) = paging.apply(res.hits, total);
-                    }
-                }
+            None => {
+                let total = res.hits.len();
+                (out.hits, out.page) = plan.paging.apply(res.hits, total);
             }
         }
-        let ranked = matches!(mode, SearchMode::Hybrid | SearchMode::Lexical | SearchMode::Files);
-        if ranked && !filters.query.wants_text() && r.cursor.is_none() {
-            match Self::only_in_text(&engine, &parsed)? {
-                Some((note, hits)) => {
-                    out.notes.push(note);
-                    documents_first(&mut out.files, hits, paging.needed().max(1));
-                }
-                None => out.notes.extend(Self::document_hint(&engine, &query, code_best)?),
-            }
+        Ok(code_best)
+    }
+
+    /// A ranked first page: documents first when the query occurs only in them, else a note
+    /// naming a document that matches better than any code.
+    fn add_document_notes(
+        engine: &CodeSearch,
+        plan: &SearchPlan,
+        filters: &Filters,
+        parsed: &SearchQuery,
+        code_best: Option<f32>,
+        out: &mut SearchResponse,
+    ) -> Result<(), ApiError> {
+        let ranked = matches!(
+            plan.mode,
+            SearchMode::Hybrid | SearchMode::Lexical | SearchMode::Files
+        );
+        if !ranked || filters.query.wants_text() || plan.r.cursor.is_some() {
+            return Ok(());
         }
-        Ok(out)
+        match Self::only_in_text(engine, parsed)? {
+            Some((note, hits)) => {
+                out.notes.push(note);
+                documents_first(&mut out.files, hits, plan.paging.needed().max(1));
+            }
+            None => out
+                .notes
+                .extend(Self::document_hint(engine, &plan.query, code_best)?),
+        }
+        Ok(())
     }
 
     /// Hybrid through `search::SearchRanker` (the ranking `context` uses): the page's files with

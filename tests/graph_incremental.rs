@@ -169,9 +169,7 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     let config = IndexConfig::default();
     build(repo.path(), &config);
     let updated = |r: &kenning::BuildReport| {
-        r.manifest.parts["graph"]["update"]["files_resolved"]
-            .as_u64()
-            .unwrap()
+        r.manifest.parts.graph.as_ref().unwrap().update.files_resolved
     };
 
     // A body change in one leaf module: only that file is resolved again.
@@ -181,9 +179,9 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     )
     .unwrap();
     let r = build(repo.path(), &config);
-    assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts["graph"]);
+    assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts.graph);
     assert_eq!(
-        r.manifest.parts["graph"]["update"]["rank_kept"], false,
+        r.manifest.parts.graph.as_ref().unwrap().update.rank_kept, false,
         "a new call edge"
     );
 
@@ -194,10 +192,10 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     )
     .unwrap();
     let r = build(repo.path(), &config);
-    assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts["graph"]);
+    assert_eq!(updated(&r), 1, "{:?}", r.manifest.parts.graph);
     // ... and, the symbol graph's edges being the same, PageRank is not run again: the
     // ranks kept are exactly a full rebuild's.
-    assert_eq!(r.manifest.parts["graph"]["update"]["rank_kept"], true);
+    assert_eq!(r.manifest.parts.graph.as_ref().unwrap().update.rank_kept, true);
     let full_dir = tempfile::tempdir().unwrap();
     let full = IndexConfig {
         index_dir: Some(full_dir.path().join("idx")),
@@ -217,9 +215,9 @@ fn an_unrelated_edit_resolves_only_what_depends_on_it() {
     )
     .unwrap();
     let r = build(repo.path(), &config);
-    assert_eq!(updated(&r), 41, "{:?}", r.manifest.parts["graph"]);
+    assert_eq!(updated(&r), 41, "{:?}", r.manifest.parts.graph);
     assert_eq!(
-        r.manifest.parts["graph"]["update"]["rank_kept"], false,
+        r.manifest.parts.graph.as_ref().unwrap().update.rank_kept, false,
         "a new definition"
     );
 }

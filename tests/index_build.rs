@@ -485,10 +485,7 @@ fn a_quick_first_stage_answers_at_once_and_the_next_build_completes_it() {
     let snap = IndexSnapshot::open(&index_dir(repo.path(), &cfg())).unwrap();
     let m = &snap.manifest;
     assert_eq!(m.stats.deferred, ["graph", "semantic", "history"]);
-    assert!(m.parts.contains_key("lexical"), "{:?}", m.parts.keys());
-    for part in ["graph", "vectors", "history"] {
-        assert!(!m.parts.contains_key(part), "{part} was built in the first stage");
-    }
+    assert_eq!(m.parts.names(), ["lexical"], "only the lexical part is built in the first stage");
     let found = ken(&["symbol", "helper", "--json"], repo.path());
     assert!(found.status.success(), "{}", stderr(&found));
     let v: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
@@ -513,7 +510,7 @@ fn a_quick_first_stage_answers_at_once_and_the_next_build_completes_it() {
         second.stats
     );
     assert!(second.stats.deferred.is_empty());
-    assert!(second.parts.contains_key("graph") && second.parts.contains_key("vectors"));
+    assert!(second.parts.graph.is_some() && second.parts.vectors.is_some());
     let staged = logical_dump(&index_dir(repo.path(), &cfg()));
     let full_dir = tempfile::tempdir().unwrap();
     let full_cfg = IndexConfig {
@@ -543,9 +540,9 @@ fn a_no_change_build_carries_the_vectors_over_unchanged() {
     let repo = materialize(REPO);
     let first = build(repo.path(), &cfg()).manifest;
     let second = build(repo.path(), &cfg()).manifest;
-    let (a, b) = (&first.parts["vectors"], &second.parts["vectors"]);
-    assert_eq!(a["blake3"], b["blake3"]);
-    assert_eq!(b["files_chunked"], 0, "{b}");
+    let (a, b) = (first.parts.vectors.unwrap(), second.parts.vectors.unwrap());
+    assert_eq!(a.blake3, b.blake3);
+    assert_eq!(b.files_chunked, 0, "{b:?}");
     let dir = index_dir(repo.path(), &cfg());
     let read = |g: u64| std::fs::read(dir.join(format!("gen-{g:08}")).join("vectors.bin")).unwrap();
     assert_eq!(read(first.generation), read(second.generation));
@@ -657,9 +654,11 @@ fn a_build_under_a_memory_cap_stores_what_an_uncapped_build_stores() {
     };
     let capped = build(repo.path(), &capped_cfg).manifest;
     assert_eq!(capped.stats.max_memory_mib, Some(64));
-    for part in ["graph", "vectors"] {
-        assert_eq!(capped.parts[part]["blake3"], free.parts[part]["blake3"], "{part}");
-    }
+    let blake3 = |m: &kenning::index::Manifest| {
+        let (g, v) = (m.parts.graph.as_ref().unwrap(), m.parts.vectors.as_ref().unwrap());
+        (g.blake3.clone(), v.blake3.clone())
+    };
+    assert_eq!(blake3(&capped), blake3(&free), "graph and vectors");
     let free_dir = index_dir(repo.path(), &cfg());
     assert_eq!(
         logical_dump(&free_dir),

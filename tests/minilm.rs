@@ -85,9 +85,14 @@ def check_password(user, password):
         .with_embedder(Some(m.clone()))
         .build()
         .unwrap();
-    let part = &r.manifest.parts["vectors"];
-    assert_eq!(part["model"], "all-MiniLM-L6-v2@128", "{part}");
-    assert_eq!(part["embedder"]["local"], "all-MiniLM-L6-v2");
+    let part = r.manifest.parts.vectors.as_ref().unwrap();
+    assert_eq!(part.model, "all-MiniLM-L6-v2@128", "{part:?}");
+    assert_eq!(
+        part.embedder,
+        Some(kenning::vector::StoredEmbedder::Local {
+            local: "all-MiniLM-L6-v2".into()
+        })
+    );
     let snap = IndexSnapshot::open(&r.index_dir).unwrap();
     let semantic = snap.semantic_with(Some(m)).unwrap();
     let hits = semantic.search("verify a user's login secret", 3).unwrap();

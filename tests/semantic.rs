@@ -39,10 +39,15 @@ def export_csv(rows, path):
     write_rows(path, rows)
 "#;
 
+/// The build's vector part entry as the manifest writes it.
+fn vectors_json(r: &kenning::BuildReport) -> serde_json::Value {
+    serde_json::to_value(r.manifest.parts.vectors.as_ref().unwrap()).unwrap()
+}
+
 fn store_of(root: &std::path::Path) -> VectorStore {
     let snap = IndexSnapshot::open(&index_dir(root, &IndexConfig::default())).unwrap();
-    let part = &snap.manifest.parts["vectors"];
-    let bytes = std::fs::read(snap.generation_dir().join(part["file"].as_str().unwrap())).unwrap();
+    let part = snap.manifest.parts.vectors.as_ref().unwrap();
+    let bytes = std::fs::read(snap.generation_dir().join(&part.file)).unwrap();
     postcard::from_bytes(&bytes).unwrap()
 }
 
@@ -50,7 +55,7 @@ fn store_of(root: &std::path::Path) -> VectorStore {
 fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     let repo = materialize(REPO);
     let r = build(repo.path(), &IndexConfig::default());
-    assert_eq!(r.manifest.parts["vectors"]["files_chunked"], 6);
+    assert_eq!(r.manifest.parts.vectors.as_ref().unwrap().files_chunked, 6);
     let before = store_of(repo.path());
 
     std::fs::write(
@@ -61,9 +66,9 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     // The next build embeds only the changed file.
     let r = build(repo.path(), &IndexConfig::default());
     assert_eq!(
-        r.manifest.parts["vectors"]["files_chunked"], 1,
+        r.manifest.parts.vectors.as_ref().unwrap().files_chunked, 1,
         "{}",
-        r.manifest.parts["vectors"]
+        format!("{:?}", r.manifest.parts.vectors)
     );
     let after = store_of(repo.path());
     assert_eq!(
@@ -81,7 +86,7 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     }
     // Nothing changed: the part is carried over as is.
     let r = build(repo.path(), &IndexConfig::default());
-    assert_eq!(r.manifest.parts["vectors"]["files_chunked"], 0);
+    assert_eq!(r.manifest.parts.vectors.as_ref().unwrap().files_chunked, 0);
     assert_eq!(store_of(repo.path()), after);
 }
 
@@ -120,7 +125,7 @@ fn deleted_chunks_are_never_returned_and_many_deletions_rebuild_the_graph() {
         std::fs::remove_file(repo.path().join(f)).unwrap();
     }
     let r = build(repo.path(), &IndexConfig::default());
-    let part = &r.manifest.parts["vectors"];
+    let part = &vectors_json(&r);
     assert_eq!(part["graph_rebuilt"], true, "{part}");
     assert_eq!(part["dead"], 0, "{part}");
     assert_eq!(part["graph_points"], part["chunks"], "{part}");
@@ -470,9 +475,9 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
             .map(|r| r["file"].as_str().unwrap().to_string())
             .collect()
     };
-    let first = rows(&r.manifest.parts["vectors"]);
-    assert_eq!(first.len(), 1, "{}", r.manifest.parts["vectors"]);
-    let dim = r.manifest.parts["vectors"]["dim"].as_u64().unwrap();
+    let first = rows(&vectors_json(&r));
+    assert_eq!(first.len(), 1, "{}", vectors_json(&r));
+    let dim = u64::from(r.manifest.parts.vectors.as_ref().unwrap().dim);
     let mut generation = r.manifest.generation;
     let queries = [
         "send the request again when the connection drops",
@@ -490,7 +495,7 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
         )
         .unwrap();
         let r = build(repo.path(), &IndexConfig::default());
-        let part = &r.manifest.parts["vectors"];
+        let part = &vectors_json(&r);
         let now = rows(part);
         assert!(now.len() <= 8, "round {round}: {} row files: {part}", now.len());
         let distinct: std::collections::BTreeSet<_> = now.iter().collect();
@@ -545,10 +550,7 @@ fn a_row_file_written_since_its_commit_is_hashed_before_a_query_reads_it() {
     let repo = materialize(REPO);
     let r = build(repo.path(), &IndexConfig::default());
     let dir = index_dir(repo.path(), &IndexConfig::default());
-    let file = r.manifest.parts["vectors"]["rows"][0]["file"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let file = r.manifest.parts.vectors.as_ref().unwrap().rows[0].file.clone();
     let path = dir.join(format!("gen-{:08}", r.manifest.generation)).join(&file);
     let query = [
         "search",

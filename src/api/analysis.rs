@@ -184,7 +184,7 @@ impl Analysis {
     }
 
     pub fn has_semantic(&self) -> bool {
-        self.snapshot.manifest.parts.contains_key("vectors")
+        self.snapshot.manifest.parts.vectors.is_some()
     }
 
     /// Opens the graph and the semantic part side by side (the two big loads of a cold
@@ -242,7 +242,7 @@ fn damage<T>(r: &Result<T, PartError>) -> Option<&str> {
 pub fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>, IndexError> {
     match snapshot.embedder_settings() {
         None => Ok(None),
-        Some(s) => embedder_from_settings(s).map_err(|e| {
+        Some(s) => embedder_from_settings(s).map(Some).map_err(|e| {
             IndexError::Vector(format!(
                 "cannot reach the embedding model this index was built with: {e}"
             ))

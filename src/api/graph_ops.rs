@@ -168,7 +168,7 @@ pub struct GraphStatsRequest {}
 pub struct GraphStatsResponse {
     pub stats: GraphStats,
     /// How the last build updated the graph (files resolved, copied).
-    pub last_update: Option<serde_json::Value>,
+    pub last_update: Option<crate::graph::GraphUpdate>,
     pub generation: u64,
     pub coverage: Coverage,
 }
@@ -323,9 +323,9 @@ impl Analysis {
             .snapshot()
             .manifest
             .parts
-            .get("graph")
-            .and_then(|p| p.get("update"))
-            .cloned();
+            .graph
+            .as_ref()
+            .map(|g| g.update.clone());
         Ok(GraphStatsResponse {
             stats: q.stats(),
             last_update,

@@ -45,8 +45,8 @@ pub struct IndexStatusResponse {
     pub diagnostics: Vec<FileDiagnostics>,
     /// Files changed, added or removed since the build (a full walk).
     pub working_tree: WorkingTreeDiff,
-    /// What each part of this generation holds (lexical, graph, vectors).
-    pub parts: BTreeMap<String, serde_json::Value>,
+    /// What each part of this generation holds (lexical, graph, vectors, history).
+    pub parts: crate::index::GenerationParts,
     /// A server watching the repository: whether it watches, and its last refresh.
     pub watching: bool,
     pub last_refresh: Option<RefreshReport>,

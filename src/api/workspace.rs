@@ -162,9 +162,9 @@ impl Workspace {
             full: req.full,
             lexical: true,
             // A first-stage generation's deferred parts are built now.
-            graph: m.parts.contains_key("graph") || deferred("graph"),
-            vectors: m.parts.contains_key("vectors") || deferred("semantic"),
-            history: m.parts.contains_key("history") || deferred("history"),
+            graph: m.parts.graph.is_some() || deferred("graph"),
+            vectors: m.parts.vectors.is_some() || deferred("semantic"),
+            history: m.parts.history.is_some() || deferred("history"),
             first_stage: false,
             max_memory_mib: IndexConfig::max_memory_from_env(),
         };

@@ -121,22 +121,19 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     writeln!(out, "symbols: {}", kinds.join(", "))?;
     writeln!(out, "skipped: {}", counts(&s.skipped_by_reason))?;
     writeln!(out, "files with parse errors: {}", s.files_with_diagnostics)?;
-    if let Some(g) = m.parts.get("graph") {
-        let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-        let refs = &g["references"];
-        let total = n(refs, "total").max(1) as f64;
-        let pct = |k: &str| 100.0 * n(refs, k) as f64 / total;
+    if let Some(g) = &m.parts.graph {
+        let r = &g.references;
         writeln!(
             out,
             "graph: {} references, {:.1}% resolved by rules, {:.1}% name-matched, {:.1}% external, {:.1}% unresolved; {} files resolved, {} reused ({:.2}s)",
-            n(refs, "total"),
-            pct("rules"),
-            pct("name_matched"),
-            pct("external"),
-            pct("unresolved"),
-            n(&g["update"], "files_resolved"),
-            n(&g["update"], "files_copied"),
-            n(g, "total_ms") as f64 / 1000.0
+            r.total,
+            r.percent(r.rules),
+            r.percent(r.name_matched),
+            r.percent(r.external),
+            r.percent(r.unresolved),
+            g.update.files_resolved,
+            g.update.files_copied,
+            g.total_ms as f64 / 1000.0
         )?;
     }
     writeln!(
@@ -157,68 +154,11 @@ fn counts(m: &BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-/// One line per stored part: what it holds.
-fn parts(out: &mut impl Write, parts: &BTreeMap<String, serde_json::Value>) -> io::Result<()> {
-    let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-    writeln!(
-        out,
-        "
-parts:"
-    )?;
-    if let Some(l) = parts.get("lexical") {
-        writeln!(out, "  lexical    {} documents", n(l, "docs"))?;
-    }
-    if let Some(g) = parts.get("graph") {
-        let r = &g["references"];
-        let total = n(r, "total").max(1) as f64;
-        writeln!(
-            out,
-            "  graph      {} symbols, {} references: {:.1}% resolved by rules, {:.1}% name-matched, {:.1}% external",
-            n(g, "symbols"),
-            n(r, "total"),
-            100.0 * n(r, "rules") as f64 / total,
-            100.0 * n(r, "name_matched") as f64 / total,
-            100.0 * n(r, "external") as f64 / total
-        )?;
-    }
-    match parts.get("history") {
-        Some(h) if h.get("missing").is_some() => writeln!(
-            out,
-            "  history    missing: {}",
-            h["missing"].as_str().unwrap_or("?")
-        )?,
-        Some(h) => writeln!(
-            out,
-            "  history    {} commits over {} files to {} ({} skipped as too large{}; {} new this build, {} ms)",
-            n(h, "commits"),
-            n(h, "files"),
-            h.get("head")
-                .and_then(|m| m.as_str())
-                .map_or("?", |s| &s[..s.len().min(12)]),
-            n(h, "skipped_large"),
-            if h.get("truncated").and_then(|t| t.as_bool()).unwrap_or(false) {
-                ", truncated"
-            } else {
-                ""
-            },
-            n(h, "new_commits"),
-            n(h, "ms")
-        )?,
-        None => writeln!(out, "  history    not built")?,
-    }
-    match parts.get("vectors") {
-        Some(v) => writeln!(
-            out,
-            "  semantic   {} chunks embedded with {} ({} graph points, {} tombstoned)",
-            n(v, "chunks"),
-            v.get("model").and_then(|m| m.as_str()).unwrap_or("?"),
-            n(v, "graph_points"),
-            n(v, "dead")
-        )?,
-        None => writeln!(
-            out,
-            "  semantic   not built (`ken index build --semantic` adds it)"
-        )?,
+/// One line per part: what it holds.
+fn parts(out: &mut impl Write, parts: &crate::index::GenerationParts) -> io::Result<()> {
+    writeln!(out, "\nparts:")?;
+    for line in parts.describe() {
+        writeln!(out, "  {line}")?;
     }
     Ok(())
 }

@@ -13,10 +13,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 
-use super::history_part::{HISTORY_FILE, HISTORY_VERSION, HistoryError, HistoryPart, HistoryRead};
+use super::generation_parts::{GenerationParts, LexicalPartEntry, VectorPartEntry};
+use super::graph_part::GraphPartWriter;
+use super::history_part_writer::HistoryPartWriter;
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
-use super::mapped_part::MappedPart;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_part::{PreviousVectors, Rows, VECTOR_VERSION, VECTORS_FILE, VectorBuild, VectorStore};
 use super::{
@@ -24,14 +25,14 @@ use super::{
     IndexStore, LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
     WalkOutcome,
 };
-use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
+use crate::graph::FileSkeleton;
 use crate::lang::{LanguageRegistry, TextFormats};
 use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
 use crate::parse::{FileParser, ModulePaths};
 use crate::symbols::{FileSymbols, SymbolKind};
 use crate::util::ResidentMemory;
 
-pub use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
+use super::index_store::LEXICAL_DIR;
 /// Compact when more segments than this are referenced.
 const MAX_SEGMENTS: usize = 16;
 /// Bytes inspected for NUL to call a file binary (git's heuristic).
@@ -72,23 +73,25 @@ enum Outcome {
     Skipped(SkippedFile),
 }
 
-struct Assembled {
-    table: FileTable,
+/// The new generation's file table and segments, before its parts are written.
+pub(super) struct Assembled {
+    pub table: FileTable,
     /// Skeletons of the parsed files (for the graph), aligned with `table.files`.
-    skeletons: Vec<Option<FileSkeleton>>,
-    segments: Vec<SegmentInfo>,
-    parsed: u64,
-    reused: u64,
-    compacted: bool,
-    removed_paths: Vec<String>,
+    pub skeletons: Vec<Option<FileSkeleton>>,
+    pub segments: Vec<SegmentInfo>,
+    pub parsed: u64,
+    pub reused: u64,
+    pub compacted: bool,
+    pub removed_paths: Vec<String>,
     /// Bare JavaScript imports naming repository code (package names, tsconfig paths).
-    js_aliases: Vec<(String, String)>,
+    pub js_aliases: Vec<(String, String)>,
 }
 
-struct Previous {
-    generation: u64,
-    manifest: Manifest,
-    table: FileTable,
+/// The committed generation a build starts from.
+pub(super) struct Previous {
+    pub generation: u64,
+    pub manifest: Manifest,
+    pub table: FileTable,
 }
 
 impl<'a> IndexBuilder<'a> {
@@ -151,6 +154,8 @@ impl<'a> IndexBuilder<'a> {
         built
     }
 
+    /// The build as a list of phases: the previous generation, the walk, the parse, the
+    /// segments, each part, and the commit.
     fn build_locked(
         &self,
         t0: Instant,
@@ -163,66 +168,20 @@ impl<'a> IndexBuilder<'a> {
         // a reader that has not leased it yet may be about to.
         let committed_before = store.current().ok().flatten();
         let extractor = self.extractor(registry);
-        let (previous, repairs) = match self.config.full {
-            true => (None, Vec::new()),
-            false => load_previous(store, &extractor, self.trusted)?,
-        };
-        for d in &repairs {
-            tracing::warn!(
-                "{} is damaged ({}): rebuilding the index from the source files",
-                d.path,
-                d.detail
-            );
-        }
-        let (highest_gen, _) = store.highest_ids();
+        let (previous, repairs) = self.previous(store, &extractor)?;
         // Files are compared with this on the filesystem's clock, which may lag the system
         // clock by a tick: the earlier of the two is the safe choice.
         let build_started = lock.stamp_ns().map_or_else(now_ns, |s| s.min(now_ns()));
-        let generation = previous
-            .as_ref()
-            .map_or(1, |p| p.generation + 1)
-            .max(highest_gen + 1);
+        let generation = next_generation(store, previous.as_ref());
         let gen_dir = store.begin(generation)?;
-
-        // The history is read by git in a thread of its own while the tree is parsed.
         let first = self.config.first_stage;
-        let deferred: Vec<String> = [
-            ("graph", self.config.graph),
-            ("semantic", self.config.vectors),
-            ("history", self.config.history),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on && first)
-        .map(|(part, _)| part.to_string())
-        .collect();
-        let history = (self.config.history && !first).then(|| {
-            let root = self.root.clone();
-            let before = previous_history(store, previous.as_ref());
-            std::thread::spawn(move || {
-                let t = Instant::now();
-                (HistoryPart::read(&root, before), t.elapsed())
-            })
-        });
-        let mut peaks: BTreeMap<String, u64> = BTreeMap::new();
-        // The process's peak so far at the end of each phase: the phase where it rises is the
-        // one that raised it. (The kernel's mark is never reset: `time` and other outside
-        // tools read the same peak.)
-        let mut peak_of = |phase: &str| {
-            if let Some(mib) = ResidentMemory::peak_mib() {
-                peaks.insert(phase.to_string(), mib);
-            }
-        };
-        let walked = {
-            let _span = tracing::info_span!("index.walk").entered();
-            self.observer.phase("walk", 0);
-            let exclude = index_dir.canonicalize().ok();
-            let w = RepoWalker::new(&self.root, &self.config.walk, registry, exclude).walk();
-            self.observer.finish_phase();
-            w
-        };
+        // The history is read by git in a thread of its own while the tree is parsed.
+        let history = (self.config.history && !first)
+            .then(|| HistoryPartWriter::start(self.root.clone(), store, previous.as_ref()));
+        let mut clock = BuildClock::new(t0);
+        let walked = self.walk(registry, &index_dir);
         let t_walk = t0.elapsed();
-        peak_of("walk");
-
+        clock.peak("walk");
         let lexical = match self.config.lexical {
             true => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
             false => None,
@@ -230,150 +189,28 @@ impl<'a> IndexBuilder<'a> {
         let (outcomes, threads) =
             self.parse_all(&walked.candidates, previous.as_ref(), registry, lexical.as_ref())?;
         let t_parse = t0.elapsed();
-        peak_of("parse");
+        clock.peak("parse");
 
         let _span = tracing::info_span!("index.write").entered();
         self.observer.phase("write", 0);
-        let mut phases = BTreeMap::new();
-        let mut lap = Instant::now();
-        let mut mark = |phase: &str| {
-            phases.insert(phase.to_string(), lap.elapsed().as_millis() as u64);
-            peak_of(phase);
-            lap = Instant::now();
-        };
+        clock.lap();
         let mut assembled = self.assemble(store, previous.as_ref(), outcomes, walked)?;
-        mark("assemble");
-        let mut parts = BTreeMap::new();
-        if let Some(w) = lexical {
-            for f in &assembled.removed_paths {
-                w.remove_file(f);
-            }
-            let docs = w.commit()?;
-            // File sizes, which a reader checks on open (a stat each); the content is checked
-            // by `ken index verify` and by the next build.
-            let files = super::index_snapshot::lexical_file_sizes(&gen_dir.join(LEXICAL_DIR))?;
-            parts.insert(
-                "lexical".to_string(),
-                serde_json::json!({ "version": LEXICAL_VERSION, "dir": LEXICAL_DIR, "docs": docs, "files": files }),
-            );
-            mark("lexical");
-        }
-        if self.config.graph && !first {
-            let _span = tracing::info_span!("graph.resolve").entered();
-            self.observer.phase("graph", 0);
-            let part = self.build_graph(store, previous.as_ref(), &mut assembled, &gen_dir)?;
-            parts.insert("graph".to_string(), part);
-            mark("graph");
-        }
-        let model_id = match self.embedder.as_deref() {
-            Some(e) => e.id(),
-            None => crate::vector::BUILTIN_MODEL_ID.to_string(),
+        clock.mark("assemble");
+        let writing = PartsWriting {
+            store,
+            previous: previous.as_ref(),
+            gen_dir: &gen_dir,
+            first,
         };
-        let unchanged = assembled.parsed == 0 && assembled.removed_paths.is_empty();
-        let reused_vectors = match (self.config.vectors && !first && unchanged, previous.as_ref()) {
-            (true, Some(p)) => match p.manifest.parts.get("vectors") {
-                Some(part) => super::vector_part::reuse_unchanged(
-                    part,
-                    &store.generation_dir(p.generation),
-                    &gen_dir,
-                    &model_id,
-                )?,
-                None => None,
-            },
-            _ => None,
-        };
-        if let Some(part) = reused_vectors {
-            parts.insert("vectors".to_string(), part);
-            mark("vectors");
-        } else if self.config.vectors && !first {
-            let _span = tracing::info_span!("vector.embed").entered();
-            self.observer.phase("embed", 0);
-            // The previous part's chunk table (checked) and its row files mapped (checked by
-            // the stamps or hashes of `load_previous`); an older or damaged part re-embeds.
-            let prev_vectors = previous.as_ref().and_then(|p| {
-                let part = p.manifest.parts.get("vectors")?;
-                let version = part.get("version").and_then(serde_json::Value::as_u64);
-                if version != Some(u64::from(VECTOR_VERSION)) {
-                    return None;
-                }
-                let hash = part.get("blake3").and_then(|b| b.as_str());
-                let bytes = store.read_part(p.generation, VECTORS_FILE, hash).ok()?;
-                let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
-                let rows = Rows::open(store, p.generation, &s, |_| false).ok()?;
-                Some(PreviousVectors {
-                    store: s,
-                    rows,
-                    gen_dir: store.generation_dir(p.generation),
-                })
-            });
-            let part = VectorBuild {
-                store,
-                root: &self.root,
-                files: &assembled.table.files,
-                segments: &assembled.segments,
-                previous: prev_vectors,
-                gen_dir: &gen_dir,
-                embedder: self.embedder.as_deref(),
-                bounded: self.config.max_memory_mib.is_some(),
-            }
-            .run()?;
-            parts.insert("vectors".to_string(), part);
-            mark("vectors");
-        }
-        if let Some(h) = history {
-            let _span = tracing::info_span!("index.history").entered();
-            let part = self.write_history(store, h, &gen_dir)?;
-            parts.insert("history".to_string(), part);
-            mark("history");
-        }
-        let Assembled {
-            table,
-            skeletons: _,
-            segments,
-            parsed,
-            reused,
-            compacted,
-            removed_paths,
-            js_aliases: _,
-        } = assembled;
-        let mut manifest = Manifest {
-            format: FORMAT_NAME.to_string(),
-            version: FORMAT_VERSION,
-            generation,
-            ken_version: env!("CARGO_PKG_VERSION").to_string(),
-            extractor,
-            created_unix_ms: (now_ns() / 1_000_000) as u64,
-            build_started_unix_ns: build_started,
-            walk: self.config.walk.clone(),
-            summary: summarize(&table),
-            segments,
-            parts,
-            stamps: BTreeMap::new(),
-            stats: BuildStats {
-                full: previous.is_none(),
-                parsed,
-                reused,
-                removed: removed_paths.len() as u64,
-                compacted,
-                threads,
-                walk_ms: t_walk.as_millis() as u64,
-                parse_ms: (t_parse - t_walk).as_millis() as u64,
-                write_ms: 0,
-                total_ms: 0,
-                phases_ms: BTreeMap::new(),
-                phases_peak_mib: BTreeMap::new(),
-                peak_mib: None,
-                max_memory_mib: self.config.max_memory_mib,
-                deferred,
-            },
-            files_blake3: None,
-            digest: None,
-        };
+        let parts = self.write_parts(&writing, &mut assembled, lexical, history, &mut clock)?;
+        let (table, mut manifest) = self.manifest(generation, extractor, build_started, assembled, parts);
+        manifest.stats.full = previous.is_none();
+        manifest.stats.threads = threads;
+        manifest.stats.walk_ms = t_walk.as_millis() as u64;
+        manifest.stats.parse_ms = (t_parse - t_walk).as_millis() as u64;
         manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
         manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
-        manifest.stats.phases_ms = phases;
-        manifest.stats.peak_mib = peaks.values().copied().max();
-        manifest.stats.phases_peak_mib = peaks;
+        clock.into_stats(&mut manifest.stats);
         store.commit(&manifest, &table)?;
         let keep: Vec<u64> = std::iter::once(generation)
             .chain(previous.as_ref().map(|p| p.generation))
@@ -388,43 +225,185 @@ impl<'a> IndexBuilder<'a> {
         })
     }
 
-    /// The history part: the previous generation's plus the commits since, or read whole.
-    /// A tree that is not a git repository gets a part that says so (readers report the
-    /// history signals as missing).
-    fn write_history(
-        &self,
-        store: &IndexStore,
-        reading: HistoryThread,
-        gen_dir: &Path,
-    ) -> Result<serde_json::Value, IndexError> {
-        let (result, took) = reading.join().unwrap_or_else(|_| {
-            (
-                Err(HistoryError::Git("log".into(), "the reader panicked".into())),
-                Default::default(),
-            )
-        });
-        let (part, read) = match result {
-            Ok(r) => r,
-            Err(e) => return Ok(serde_json::json!({ "version": HISTORY_VERSION, "missing": e.to_string() })),
+    /// The previous generation, unless the build is full; its damage is logged (the build
+    /// then starts from the source files).
+    fn previous(&self, store: &IndexStore, extractor: &str) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
+        let (previous, repairs) = match self.config.full {
+            true => (None, Vec::new()),
+            false => load_previous(store, extractor, self.trusted)?,
         };
-        let bytes = postcard::to_allocvec(&part).map_err(|e| IndexError::Corrupt {
-            path: gen_dir.join(HISTORY_FILE),
-            detail: format!("encoding: {e}"),
-        })?;
-        let blake3 = store.write_part(gen_dir, HISTORY_FILE, &bytes)?;
-        Ok(serde_json::json!({
-            "version": HISTORY_VERSION,
-            "file": HISTORY_FILE,
-            "blake3": blake3,
-            "head": part.head,
-            "commits": part.commits,
-            "skipped_large": part.skipped_large,
-            "truncated": part.truncated,
-            "files": part.files.len(),
-            "new_commits": read.new_commits,
-            "incremental": read.incremental,
-            "ms": took.as_millis() as u64,
-        }))
+        for d in &repairs {
+            tracing::warn!(
+                "{} is damaged ({}): rebuilding the index from the source files",
+                d.path,
+                d.detail
+            );
+        }
+        Ok((previous, repairs))
+    }
+
+    fn walk(&self, registry: &LanguageRegistry, index_dir: &Path) -> WalkOutcome {
+        let _span = tracing::info_span!("index.walk").entered();
+        self.observer.phase("walk", 0);
+        let exclude = index_dir.canonicalize().ok();
+        let w = RepoWalker::new(&self.root, &self.config.walk, registry, exclude).walk();
+        self.observer.finish_phase();
+        w
+    }
+
+    /// Each part the configuration asks for, reused or written; a first-stage build writes
+    /// only the lexical part.
+    fn write_parts(
+        &self,
+        w: &PartsWriting<'_>,
+        assembled: &mut Assembled,
+        lexical: Option<LexicalWriter>,
+        history: Option<HistoryPartWriter>,
+        clock: &mut BuildClock,
+    ) -> Result<GenerationParts, IndexError> {
+        let mut parts = GenerationParts::default();
+        if let Some(writer) = lexical {
+            parts.lexical = Some(self.commit_lexical(writer, assembled, w.gen_dir)?);
+            clock.mark("lexical");
+        }
+        if self.config.graph && !w.first {
+            let _span = tracing::info_span!("graph.resolve").entered();
+            self.observer.phase("graph", 0);
+            let writer = GraphPartWriter {
+                store: w.store,
+                previous: w.previous,
+                gen_dir: w.gen_dir,
+            };
+            parts.graph = Some(writer.write(assembled)?);
+            clock.mark("graph");
+        }
+        if self.config.vectors && !w.first {
+            parts.vectors = Some(self.write_vectors(w, assembled)?);
+            clock.mark("vectors");
+        }
+        if let Some(h) = history {
+            let _span = tracing::info_span!("index.history").entered();
+            parts.history = Some(h.write(w.store, w.gen_dir)?);
+            clock.mark("history");
+        }
+        Ok(parts)
+    }
+
+    /// The lexical part: the removed files deleted, the writer committed.
+    fn commit_lexical(
+        &self,
+        writer: LexicalWriter,
+        assembled: &Assembled,
+        gen_dir: &Path,
+    ) -> Result<LexicalPartEntry, IndexError> {
+        for f in &assembled.removed_paths {
+            writer.remove_file(f);
+        }
+        let docs = writer.commit()?;
+        // File sizes, which a reader checks on open (a stat each); the content is checked
+        // by `ken index verify` and by the next build.
+        let files = super::index_snapshot::lexical_file_sizes(&gen_dir.join(LEXICAL_DIR))?;
+        Ok(LexicalPartEntry::new(docs, files))
+    }
+
+    /// The semantic part: the previous one when no file changed and the model is the same,
+    /// else embedded where chunks changed.
+    fn write_vectors(&self, w: &PartsWriting<'_>, assembled: &Assembled) -> Result<VectorPartEntry, IndexError> {
+        let model_id = match self.embedder.as_deref() {
+            Some(e) => e.id(),
+            None => crate::vector::BUILTIN_MODEL_ID.to_string(),
+        };
+        let unchanged = assembled.parsed == 0 && assembled.removed_paths.is_empty();
+        if unchanged
+            && let Some(p) = w.previous
+            && let Some(part) = &p.manifest.parts.vectors
+            && let Some(reused) = super::vector_part::reuse_unchanged(
+                part,
+                &w.store.generation_dir(p.generation),
+                w.gen_dir,
+                &model_id,
+            )?
+        {
+            return Ok(reused);
+        }
+        let _span = tracing::info_span!("vector.embed").entered();
+        self.observer.phase("embed", 0);
+        VectorBuild {
+            store: w.store,
+            root: &self.root,
+            files: &assembled.table.files,
+            segments: &assembled.segments,
+            previous: previous_vectors(w.store, w.previous),
+            gen_dir: w.gen_dir,
+            embedder: self.embedder.as_deref(),
+            bounded: self.config.max_memory_mib.is_some(),
+        }
+        .run()
+    }
+
+    /// The manifest of the new generation (the build's timings are added by the caller), and
+    /// the file table it describes.
+    fn manifest(
+        &self,
+        generation: u64,
+        extractor: String,
+        build_started: i64,
+        assembled: Assembled,
+        parts: GenerationParts,
+    ) -> (FileTable, Manifest) {
+        let Assembled {
+            table,
+            skeletons: _,
+            segments,
+            parsed,
+            reused,
+            compacted,
+            removed_paths,
+            js_aliases: _,
+        } = assembled;
+        let deferred: Vec<String> = [
+            ("graph", self.config.graph),
+            ("semantic", self.config.vectors),
+            ("history", self.config.history),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on && self.config.first_stage)
+        .map(|(part, _)| part.to_string())
+        .collect();
+        let manifest = Manifest {
+            format: FORMAT_NAME.to_string(),
+            version: FORMAT_VERSION,
+            generation,
+            ken_version: env!("CARGO_PKG_VERSION").to_string(),
+            extractor,
+            created_unix_ms: (now_ns() / 1_000_000) as u64,
+            build_started_unix_ns: build_started,
+            walk: self.config.walk.clone(),
+            summary: summarize(&table),
+            segments,
+            parts,
+            stamps: BTreeMap::new(),
+            stats: BuildStats {
+                full: false,
+                parsed,
+                reused,
+                removed: removed_paths.len() as u64,
+                compacted,
+                threads: 0,
+                walk_ms: 0,
+                parse_ms: 0,
+                write_ms: 0,
+                total_ms: 0,
+                phases_ms: BTreeMap::new(),
+                phases_peak_mib: BTreeMap::new(),
+                peak_mib: None,
+                max_memory_mib: self.config.max_memory_mib,
+                deferred,
+            },
+            files_blake3: None,
+            digest: None,
+        };
+        (table, manifest)
     }
 
     /// What records were extracted with: grammars and queries, and which parts are built.
@@ -443,7 +422,7 @@ impl<'a> IndexBuilder<'a> {
         gen_dir: &Path,
     ) -> Result<LexicalWriter, IndexError> {
         let base = previous
-            .filter(|p| p.manifest.parts.contains_key("lexical"))
+            .filter(|p| p.manifest.parts.lexical.is_some())
             .map(|p| store.generation_dir(p.generation).join(LEXICAL_DIR));
         let threads = match self.config.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -617,147 +596,6 @@ impl<'a> IndexBuilder<'a> {
             removed_paths,
             js_aliases: modules.js_aliases().to_vec(),
         })
-    }
-
-    /// Resolves the graph: skeletons of unchanged files come from the previous graph (or,
-    /// without one, from their symbol records), and only what changed is resolved again.
-    fn build_graph(
-        &self,
-        store: &IndexStore,
-        previous: Option<&Previous>,
-        assembled: &mut Assembled,
-        gen_dir: &Path,
-    ) -> Result<serde_json::Value, IndexError> {
-        let t0 = Instant::now();
-        if let Some(part) = self.reuse_graph(store, previous, assembled, gen_dir, t0)? {
-            return Ok(part);
-        }
-        // Decoded from the mapped part, every section checked; the bytes stay mapped so that
-        // unchanged bodies are copied, not encoded again.
-        let (prev_graph, prev_bytes) = previous
-            .and_then(|p| load_graph(store, p.generation, &p.manifest))
-            .map_or((None, None), |(g, b)| (Some(g), Some(b)));
-        let files = &assembled.table.files;
-        let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
-        if let Some(g) = &prev_graph {
-            for (r, sk) in files
-                .iter()
-                .zip(skeletons.iter_mut())
-                .filter(|(_, s)| s.is_none())
-            {
-                if let Ok(i) = g.files.binary_search_by(|f| f.path.cmp(&r.path)) {
-                    let mut s = g.files[i].clone();
-                    s.module = r.module.as_str().into();
-                    *sk = Some(s);
-                }
-            }
-        }
-        let missing: Vec<usize> = (0..files.len()).filter(|&i| skeletons[i].is_none()).collect();
-        if !missing.is_empty() {
-            let records = store.load_records(&assembled.segments, files, &missing)?;
-            for (i, symbols) in missing.into_iter().zip(records) {
-                let r = &files[i];
-                skeletons[i] = Some(FileSkeleton::new(
-                    r.path.clone(),
-                    &r.language,
-                    &r.module,
-                    &symbols,
-                ));
-            }
-        }
-        let skeletons: Vec<FileSkeleton> = skeletons.into_iter().flatten().collect();
-        let prepare_ms = t0.elapsed().as_millis() as u64;
-        let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
-        let t1 = Instant::now();
-        let previous = prev_graph.as_ref().zip(prev_bytes.as_deref());
-        // Unchanged bodies stay slices of the previous part's mapped bytes until written.
-        let pieces = graph.encode_pieces(previous).map_err(|e| IndexError::Corrupt {
-            path: gen_dir.join(GRAPH_FILE),
-            detail: e.to_string(),
-        })?;
-        let blake3 = store.write_part_pieces(gen_dir, GRAPH_FILE, &pieces.pieces())?;
-        let graph_bytes = pieces.len();
-        drop(pieces);
-        // Freeing a whole graph one allocation at a time takes as long as a fifth of an
-        // incremental build: it goes on beside the rest of the build.
-        free_beside(prev_graph);
-        let write_ms = t1.elapsed().as_millis() as u64;
-        let (mut rules, mut named, mut external, mut unresolved) = (0u64, 0u64, 0u64, 0u64);
-        for r in graph.resolved.iter().flat_map(|f| &f.refs) {
-            match r.provenance {
-                Some(p) if p.is_resolved() => rules += 1,
-                Some(_) => named += 1,
-                None if r.external => external += 1,
-                None => unresolved += 1,
-            }
-        }
-        let symbols = graph.symbol_count();
-        free_beside(graph);
-        Ok(serde_json::json!({
-            "version": GRAPH_VERSION,
-            "file": GRAPH_FILE,
-            "blake3": blake3,
-            "aliases": aliases_digest(&assembled.js_aliases),
-            "bytes": graph_bytes,
-            "symbols": symbols,
-            "update": update,
-            "references": { "total": rules + named + external + unresolved, "rules": rules,
-                "name_matched": named, "external": external, "unresolved": unresolved },
-            "prepare_ms": prepare_ms,
-            "write_ms": write_ms,
-            "total_ms": t0.elapsed().as_millis() as u64,
-        }))
-    }
-
-    /// When no file was parsed or removed and no module path moved, the previous graph is
-    /// this generation's graph: it is hard-linked (or copied) instead of rebuilt.
-    fn reuse_graph(
-        &self,
-        store: &IndexStore,
-        previous: Option<&Previous>,
-        assembled: &Assembled,
-        gen_dir: &Path,
-        t0: Instant,
-    ) -> Result<Option<serde_json::Value>, IndexError> {
-        let Some(p) = previous else { return Ok(None) };
-        let Some(part) = p.manifest.parts.get("graph") else {
-            return Ok(None);
-        };
-        let version_ok =
-            part.get("version").and_then(serde_json::Value::as_u64) == Some(u64::from(GRAPH_VERSION));
-        let aliases_same = part.get("aliases").and_then(|a| a.as_str())
-            == Some(aliases_digest(&assembled.js_aliases).as_str());
-        let unchanged = assembled.skeletons.iter().all(Option::is_none)
-            && aliases_same
-            && assembled.removed_paths.is_empty()
-            && assembled.table.files.len() == p.table.files.len()
-            && assembled
-                .table
-                .files
-                .iter()
-                .zip(&p.table.files)
-                .all(|(a, b)| a.path == b.path && a.module == b.module);
-        if !version_ok || !unchanged {
-            return Ok(None);
-        }
-        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
-        let src = store.generation_dir(p.generation).join(file);
-        let dest = gen_dir.join(GRAPH_FILE);
-        if std::fs::hard_link(&src, &dest).is_err() {
-            std::fs::copy(&src, &dest).map_err(IndexError::io(&dest))?;
-        }
-        let mut part = part.clone();
-        let files = assembled.table.files.len() as u64;
-        part["file"] = serde_json::json!(GRAPH_FILE);
-        part["update"] = serde_json::to_value(GraphUpdate {
-            files_copied: files,
-            ..GraphUpdate::default()
-        })
-        .unwrap_or_default();
-        part["prepare_ms"] = serde_json::json!(0);
-        part["write_ms"] = serde_json::json!(0);
-        part["total_ms"] = serde_json::json!(t0.elapsed().as_millis() as u64);
-        Ok(Some(part))
     }
 
     /// The outcome for one file, and its bytes when it was parsed.
@@ -971,40 +809,81 @@ fn load_previous(
     ))
 }
 
-type HistoryThread = std::thread::JoinHandle<(
-    Result<(HistoryPart, HistoryRead), HistoryError>,
-    std::time::Duration,
-)>;
-
-/// The previous generation's history part, when this ken can add to it.
-fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<HistoryPart> {
-    let p = previous?;
-    let part = p.manifest.parts.get("history")?;
-    if part.get("version").and_then(|v| v.as_u64()) != Some(u64::from(HISTORY_VERSION)) {
-        return None;
-    }
-    let hash = part.get("blake3").and_then(|b| b.as_str());
-    let bytes = store.read_part(p.generation, HISTORY_FILE, hash).ok()?;
-    postcard::from_bytes(&bytes).ok()
+/// The next generation's number: after the previous one, and after any a killed build left.
+fn next_generation(store: &IndexStore, previous: Option<&Previous>) -> u64 {
+    let (highest_gen, _) = store.highest_ids();
+    previous.map_or(1, |p| p.generation + 1).max(highest_gen + 1)
 }
 
-/// The graph of a committed generation, if it has one this ken can reuse.
-pub(crate) fn load_graph(
-    store: &IndexStore,
-    generation: u64,
-    manifest: &Manifest,
-) -> Option<(CodeGraph, MappedPart)> {
-    let part = manifest.parts.get("graph")?;
-    if part.get("version").and_then(serde_json::Value::as_u64) != Some(u64::from(GRAPH_VERSION)) {
+/// The previous generation's semantic part, its chunk table checked and its row files mapped
+/// (checked by the stamps or hashes of `load_previous`); an older or damaged part re-embeds.
+fn previous_vectors(store: &IndexStore, previous: Option<&Previous>) -> Option<PreviousVectors> {
+    let p = previous?;
+    let part = p.manifest.parts.vectors.as_ref()?;
+    if part.version != VECTOR_VERSION {
         return None;
     }
-    let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
-    // Read in place; the decoder checks every section against its digest.
-    let bytes = store.map_part(generation, file).ok()?;
-    let graph = CodeGraph::decode(&bytes)
-        .ok()
-        .filter(|g| g.version == GRAPH_VERSION)?;
-    Some((graph, bytes))
+    let bytes = store.read_part(p.generation, VECTORS_FILE, Some(&part.blake3)).ok()?;
+    let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
+    let rows = Rows::open(store, p.generation, &s, |_| false).ok()?;
+    Some(PreviousVectors {
+        store: s,
+        rows,
+        gen_dir: store.generation_dir(p.generation),
+    })
+}
+
+/// Where and how one build writes its parts.
+struct PartsWriting<'a> {
+    store: &'a IndexStore,
+    previous: Option<&'a Previous>,
+    gen_dir: &'a Path,
+    /// A first-stage build: only the lexical part.
+    first: bool,
+}
+
+/// The build's phase times and the process's peak memory at the end of each phase.
+struct BuildClock {
+    lap: Instant,
+    phases: BTreeMap<String, u64>,
+    peaks: BTreeMap<String, u64>,
+}
+
+impl BuildClock {
+    fn new(t0: Instant) -> BuildClock {
+        BuildClock {
+            lap: t0,
+            phases: BTreeMap::new(),
+            peaks: BTreeMap::new(),
+        }
+    }
+
+    /// The process's peak so far at the end of `phase`: the phase where it rises is the one
+    /// that raised it. (The kernel's mark is never reset: `time` and other outside tools read
+    /// the same peak.)
+    fn peak(&mut self, phase: &str) {
+        if let Some(mib) = ResidentMemory::peak_mib() {
+            self.peaks.insert(phase.to_string(), mib);
+        }
+    }
+
+    /// Starts timing the next phase.
+    fn lap(&mut self) {
+        self.lap = Instant::now();
+    }
+
+    /// Ends a timed phase.
+    fn mark(&mut self, phase: &str) {
+        self.phases.insert(phase.to_string(), self.lap.elapsed().as_millis() as u64);
+        self.peak(phase);
+        self.lap = Instant::now();
+    }
+
+    fn into_stats(self, stats: &mut BuildStats) {
+        stats.phases_ms = self.phases;
+        stats.peak_mib = self.peaks.values().copied().max();
+        stats.phases_peak_mib = self.peaks;
+    }
 }
 
 fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {
@@ -1093,29 +972,6 @@ fn now_ns() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(0)
-}
-
-/// A digest of the import aliases a graph was resolved with: another set means another graph.
-fn aliases_digest(aliases: &[(String, String)]) -> String {
-    let mut h = blake3::Hasher::new();
-    for (a, b) in aliases {
-        h.update(a.as_bytes());
-        h.update(&[0]);
-        h.update(b.as_bytes());
-        h.update(&[1]);
-    }
-    h.finalize().to_hex().to_string()
-}
-
-/// Drops `value` on a thread of its own (or here, when no thread can be started): large
-/// structures are freed while the build goes on, and the process exit does not wait for it.
-fn free_beside<T: Send + 'static>(value: T) {
-    let keep = std::thread::Builder::new()
-        .name("ken-free".into())
-        .spawn(move || drop(value));
-    if let Err(e) = keep {
-        tracing::debug!("freeing on this thread: {e}");
-    }
 }
 
 #[cfg(test)]

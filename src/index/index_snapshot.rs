@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
 use super::reader_lease::{ReaderLease, lease, reader_gate};
-use super::vector_part::{Rows, SemanticIndex, VECTOR_VERSION, VECTORS_DIR, VECTORS_FILE, VectorStore};
+use super::vector_part::{Rows, SemanticIndex, VECTOR_VERSION, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
 use crate::lexical::LexicalIndex;
@@ -117,24 +116,22 @@ impl IndexSnapshot {
 
     /// Opens the lexical (tantivy) part of this generation.
     pub fn lexical(&self) -> Result<LexicalIndex, IndexError> {
-        let Some(part) = self.manifest.parts.get("lexical") else {
+        let Some(part) = &self.manifest.parts.lexical else {
             return Err(IndexError::MissingPart {
                 dir: self.index_dir().to_path_buf(),
                 part: "lexical",
             });
         };
-        let dir = self
-            .generation_dir()
-            .join(part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR));
+        let dir = self.generation_dir().join(&part.dir);
         // Cheap: a missing or truncated file is refused before tantivy reads it.
-        let Some(files) = part.get("files").and_then(|f| f.as_object()) else {
+        if part.files.is_empty() {
             return Ok(LexicalIndex::open(&dir)?);
-        };
+        }
         let mut bytes = 0u64;
-        for (name, want) in files {
+        for (name, &want) in &part.files {
             let path = dir.join(name);
             let size = std::fs::metadata(&path).map(|m| m.len()).ok();
-            if size != want.as_u64() {
+            if size != Some(want) {
                 let found = size.map_or("missing".to_string(), |s| format!("{s} bytes"));
                 return Err(IndexError::Corrupt {
                     path,
@@ -143,7 +140,7 @@ impl IndexSnapshot {
                     ),
                 });
             }
-            bytes += size.unwrap_or(0);
+            bytes += want;
         }
         Ok(LexicalIndex::open_sized(&dir, bytes)?)
     }
@@ -172,29 +169,28 @@ impl IndexSnapshot {
     /// would read every page): the decoders check each section they read against its own
     /// digest.
     fn graph_map(&self) -> Result<(std::path::PathBuf, super::mapped_part::MappedPart), IndexError> {
-        let Some(part) = self.manifest.parts.get("graph") else {
+        let Some(part) = &self.manifest.parts.graph else {
             return Err(IndexError::MissingPart {
                 dir: self.index_dir().to_path_buf(),
                 part: "graph",
             });
         };
-        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(GRAPH_FILE);
+        let file = part.file.as_str();
         let path = self.generation_dir().join(file);
-        let version = part.get("version").and_then(serde_json::Value::as_u64);
-        match version {
-            Some(v) if v == u64::from(GRAPH_VERSION) => {}
-            Some(v) if v < u64::from(GRAPH_VERSION) => {
+        match part.version {
+            v if v == GRAPH_VERSION => {}
+            v if v < GRAPH_VERSION => {
                 return Err(IndexError::OldPart {
                     dir: self.index_dir().to_path_buf(),
                     part: "graph",
-                    found: v,
+                    found: u64::from(v),
                     reads: GRAPH_VERSION,
                 });
             }
-            _ => {
+            v => {
                 return Err(IndexError::Corrupt {
                     path,
-                    detail: format!("graph version {version:?}, this ken reads {GRAPH_VERSION}"),
+                    detail: format!("graph version {v}, this ken reads {GRAPH_VERSION}"),
                 });
             }
         }
@@ -203,12 +199,8 @@ impl IndexSnapshot {
     }
 
     /// How the semantic part's model is made again (`None`: the built-in model, or no part).
-    pub fn embedder_settings(&self) -> Option<&serde_json::Value> {
-        self.manifest
-            .parts
-            .get("vectors")
-            .and_then(|p| p.get("embedder"))
-            .filter(|s| !s.is_null())
+    pub fn embedder_settings(&self) -> Option<&crate::vector::StoredEmbedder> {
+        self.manifest.parts.vectors.as_ref()?.embedder.as_ref()
     }
 
     /// The history part: per-file change counts, co-changes and commit words. Missing when
@@ -219,19 +211,16 @@ impl IndexSnapshot {
             dir: self.index_dir().to_path_buf(),
             why: why.to_string(),
         };
-        let Some(part) = self.manifest.parts.get("history") else {
+        let Some(part) = &self.manifest.parts.history else {
             return Err(no(
                 "built without it, or by an older ken; `ken index build` adds it",
             ));
         };
-        if let Some(why) = part.get("missing").and_then(|m| m.as_str()) {
-            return Err(no(why));
-        }
-        let file = part
-            .get("file")
-            .and_then(|f| f.as_str())
-            .unwrap_or(super::history_part::HISTORY_FILE);
-        let blake3 = part.get("blake3").and_then(|b| b.as_str());
+        let part = match part {
+            super::HistoryPartEntry::Missing(m) => return Err(no(&m.missing)),
+            super::HistoryPartEntry::Read(r) => r,
+        };
+        let (file, blake3) = (part.file.as_str(), Some(part.blake3.as_str()));
         let bytes = self.store.read_part(self.generation, file, blake3)?;
         postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
             path: self.generation_dir().join(file),
@@ -250,23 +239,19 @@ impl IndexSnapshot {
         &self,
         embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>,
     ) -> Result<SemanticIndex, IndexError> {
-        let Some(part) = self.manifest.parts.get("vectors") else {
+        let Some(part) = &self.manifest.parts.vectors else {
             return Err(IndexError::NoSemantic(self.index_dir().to_path_buf()));
         };
-        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(VECTORS_FILE);
-        let dir = part.get("dir").and_then(|f| f.as_str()).unwrap_or(VECTORS_DIR);
-        let version = part.get("version").and_then(serde_json::Value::as_u64);
-        if let Some(v) = version
-            && v < u64::from(VECTOR_VERSION)
-        {
+        let (file, dir) = (part.file.as_str(), part.dir.as_str());
+        if part.older() {
             return Err(IndexError::OldPart {
                 dir: self.index_dir().to_path_buf(),
                 part: "vectors",
-                found: v,
+                found: u64::from(part.version),
                 reads: VECTOR_VERSION,
             });
         }
-        let blake3 = part.get("blake3").and_then(|b| b.as_str());
+        let blake3 = Some(part.blake3.as_str());
         // The chunk table is read whole (checked); the rows are mapped, each file checked
         // against its size, and against its blake3 unless its stamp (size, mtime, inode, older
         // than the manifest) says it is as committed: any bytes of the right length are

@@ -14,10 +14,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::file_stamp::CommitStamps;
-use super::history_part::{HISTORY_FILE, HistoryPart};
-use super::index_store::{GRAPH_FILE, LEXICAL_DIR, segment_key};
-use super::vector_part::{VECTOR_VERSION, VECTORS_FILE, VectorStore, listed_rows};
-use super::{FileTable, IndexError, IndexStore, Manifest};
+use super::history_part::HistoryPart;
+use super::index_store::segment_key;
+use super::vector_part::VectorStore;
+use super::{FileTable, IndexError, IndexStore, Manifest, PartEntry};
 use crate::graph::CodeGraph;
 use crate::lexical::LexicalIndex;
 
@@ -138,40 +138,21 @@ impl IndexVerifier {
                 rayon::join(
                     || {
                         let decode = |b: &[u8]| CodeGraph::decode(b).map(|_| ()).map_err(|e| e.to_string());
-                        Self::part(
-                            store,
-                            generation,
-                            manifest,
-                            ("graph", GRAPH_FILE),
-                            deep,
-                            decode,
-                            &unchanged,
-                        )
+                        Self::part(store, generation, manifest.parts.graph.as_ref(), deep, decode, &unchanged)
                     },
                     || {
                         // Decoded, its row files must be the ones the manifest lists.
-                        let part = manifest.parts.get("vectors");
-                        let listed = part.map(listed_rows).unwrap_or_default();
+                        let part = manifest.parts.vectors.as_ref();
+                        let listed = part.map(|p| p.rows.as_slice()).unwrap_or_default();
                         // An older layout is not damage: readers name it, and a build re-embeds.
-                        let older = part
-                            .and_then(|p| p.get("version"))
-                            .and_then(serde_json::Value::as_u64)
-                            .is_some_and(|v| v < u64::from(VECTOR_VERSION));
+                        let older = part.is_some_and(|p| p.older());
                         let decode = |b: &[u8]| match postcard::from_bytes::<VectorStore>(b) {
                             _ if older => Ok(()),
                             Ok(s) if s.rows == listed => Ok(()),
                             Ok(_) => Err("its row files are not the ones the manifest lists".to_string()),
                             Err(e) => Err(e.to_string()),
                         };
-                        Self::part(
-                            store,
-                            generation,
-                            manifest,
-                            ("vectors", VECTORS_FILE),
-                            deep,
-                            decode,
-                            &unchanged,
-                        )
+                        Self::part(store, generation, part, deep, decode, &unchanged)
                     },
                 )
             },
@@ -182,26 +163,19 @@ impl IndexVerifier {
         out.extend(vectors);
         out.extend(Self::vector_rows(store, generation, manifest, &unchanged));
         // A history part that says it is missing has no file.
-        if manifest
-            .parts
-            .get("history")
-            .is_some_and(|p| p.get("file").is_some())
-        {
-            let decode = |b: &[u8]| {
-                postcard::from_bytes::<HistoryPart>(b)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            };
-            out.extend(Self::part(
-                store,
-                generation,
-                manifest,
-                ("history", HISTORY_FILE),
-                deep,
-                decode,
-                &unchanged,
-            ));
-        }
+        let decode = |b: &[u8]| {
+            postcard::from_bytes::<HistoryPart>(b)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        out.extend(Self::part(
+            store,
+            generation,
+            manifest.parts.history.as_ref(),
+            deep,
+            decode,
+            &unchanged,
+        ));
         out
     }
 
@@ -248,16 +222,15 @@ impl IndexVerifier {
         gen_dir: &Path,
         unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
     ) -> Vec<Damage> {
-        let Some(part) = manifest.parts.get("lexical") else {
+        let Some(part) = &manifest.parts.lexical else {
             return Vec::new();
         };
-        let name = part.get("dir").and_then(|d| d.as_str()).unwrap_or(LEXICAL_DIR);
+        let name = part.dir.as_str();
         let dir = gen_dir.join(name);
         // Every file the part lists as committed: nothing to read.
-        let listed = part.get("files").and_then(|f| f.as_object());
-        if let Some(files) = listed
-            && !files.is_empty()
-            && files
+        if !part.files.is_empty()
+            && part
+                .files
                 .keys()
                 .all(|f| unchanged(&format!("gen/{name}/{f}"), &dir.join(f)))
         {
@@ -280,12 +253,12 @@ impl IndexVerifier {
         manifest: &Manifest,
         unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
     ) -> Vec<Damage> {
-        let Some(part) = manifest.parts.get("vectors") else {
+        let Some(part) = &manifest.parts.vectors else {
             return Vec::new();
         };
-        let dim = part.get("dim").and_then(serde_json::Value::as_u64).unwrap_or(0) as usize;
+        let dim = part.dim as usize;
         let gen_dir = store.generation_dir(generation);
-        listed_rows(part)
+        part.rows
             .par_iter()
             .filter_map(|r| {
                 let path = gen_dir.join(&r.file);
@@ -306,21 +279,19 @@ impl IndexVerifier {
     }
 
     /// A part file against its recorded blake3 (and, `deep` or without one, decoded).
-    fn part(
+    fn part<P: PartEntry>(
         store: &IndexStore,
         generation: u64,
-        manifest: &Manifest,
-        (name, default_file): (&'static str, &str),
+        part: Option<&P>,
         deep: bool,
         decode: impl Fn(&[u8]) -> Result<(), String>,
         unchanged: &(dyn Fn(&str, &Path) -> bool + Sync),
     ) -> Vec<Damage> {
-        let Some(part) = manifest.parts.get(name) else {
+        let Some((file, hash)) = part.and_then(PartEntry::stored) else {
             return Vec::new();
         };
-        let file = part.get("file").and_then(|f| f.as_str()).unwrap_or(default_file);
+        let name = P::NAME;
         let path = store.generation_dir(generation).join(file);
-        let hash = part.get("blake3").and_then(|b| b.as_str());
         if !deep && hash.is_some() && unchanged(&format!("gen/{file}"), &path) {
             return Vec::new();
         }

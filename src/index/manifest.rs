@@ -26,9 +26,9 @@ pub struct Manifest {
     pub walk: WalkConfig,
     /// Symbol segments this generation reads, in id order.
     pub segments: Vec<SegmentInfo>,
-    /// Parts that other layers (lexical, vector, graph) store in this generation, by name.
+    /// Parts that other layers (lexical, vector, graph, history) store in this generation.
     #[serde(default)]
-    pub parts: BTreeMap<String, serde_json::Value>,
+    pub parts: super::GenerationParts,
     pub stats: BuildStats,
     pub summary: Summary,
     /// blake3 of `files.bin`, checked when the file table is read (absent in older indexes).

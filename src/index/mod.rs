@@ -16,7 +16,10 @@ mod code_search;
 mod coverage;
 mod file_stamp;
 mod file_table;
+mod generation_parts;
+mod graph_part;
 mod history_part;
+mod history_part_writer;
 mod index_builder;
 mod index_config;
 mod index_error;
@@ -39,6 +42,10 @@ pub use code_search::{
 pub use coverage::Coverage;
 pub use file_stamp::{CommitStamps, FileStamp};
 pub use file_table::{FileRecord, FileTable, SkippedFile};
+pub use generation_parts::{
+    GenerationParts, GraphPartEntry, HistoryMissing, HistoryPartEntry, HistoryPartRead, LexicalPartEntry,
+    PartEntry, ReferenceCounts, VectorPartEntry,
+};
 pub use history_part::{
     FileHistory, HistoryError, HistoryPart, HistoryRead, MAX_COMMITS, MAX_FILES_PER_COMMIT,
 };

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::VectorPartEntry;
 use super::mapped_part::MappedPart;
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::symbols::FileSymbols;
@@ -252,7 +253,7 @@ pub struct VectorBuild<'a> {
 
 impl VectorBuild<'_> {
     /// Builds (or carries over) the vector part; returns its manifest entry.
-    pub fn run(mut self) -> Result<serde_json::Value, IndexError> {
+    pub fn run(mut self) -> Result<VectorPartEntry, IndexError> {
         let t0 = std::time::Instant::now();
         let model_id = match self.embedder {
             Some(e) => e.id(),
@@ -289,9 +290,8 @@ impl VectorBuild<'_> {
             }
             let bytes = postcard::to_stdvec(&p.store).map_err(|e| corrupt(self.gen_dir, e))?;
             let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-            let mut v = entry(&p.store, 0, 0, false, t0, bytes.len(), 0);
-            v["blake3"] = serde_json::json!(hash);
-            return Ok(self.with_settings(v));
+            let v = entry(&p.store, 0, 0, false, t0, bytes.len(), 0);
+            return Ok(self.with_settings(VectorPartEntry { blake3: hash, ..v }));
         }
         let chunker = Chunker::new(ChunkConfig::default());
         let base = match self.embedder {
@@ -475,7 +475,7 @@ impl VectorBuild<'_> {
             self.assemble(previous.as_ref(), &prev_files, fresh, model_id, dim as u32, idf)?;
         let bytes = postcard::to_stdvec(&store).map_err(|e| corrupt(self.gen_dir, e))?;
         let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
-        let mut v = entry(
+        let v = entry(
             &store,
             changed.len(),
             fresh_chunks,
@@ -484,18 +484,20 @@ impl VectorBuild<'_> {
             bytes.len(),
             rows_written,
         );
-        v["blake3"] = serde_json::json!(hash);
-        v["embed_ms"] = serde_json::json!(t_embed.as_millis() as u64);
-        v["chunks_embedded"] = serde_json::json!(embedded);
-        Ok(self.with_settings(v))
+        Ok(self.with_settings(VectorPartEntry {
+            blake3: hash,
+            embed_ms: Some(t_embed.as_millis() as u64),
+            chunks_embedded: Some(embedded as u64),
+            ..v
+        }))
     }
 
     /// Records how to make the model again (for queries and later builds).
-    fn with_settings(&self, mut entry: serde_json::Value) -> serde_json::Value {
-        if let Some(e) = self.embedder {
-            entry["embedder"] = e.settings();
+    fn with_settings(&self, entry: VectorPartEntry) -> VectorPartEntry {
+        VectorPartEntry {
+            embedder: self.embedder.and_then(|e| e.settings()),
+            ..entry
         }
-        entry
     }
 
     /// Gives ids and writes the rows and the graph: appends the new points after the previous
@@ -731,23 +733,27 @@ fn entry(
     t0: std::time::Instant,
     bytes: usize,
     rows_written: usize,
-) -> serde_json::Value {
+) -> VectorPartEntry {
     let total: usize = s.files.iter().map(|f| f.chunks.len()).sum();
-    serde_json::json!({
-        "version": VECTOR_VERSION, "file": VECTORS_FILE, "dir": VECTORS_DIR, "model": s.model, "dim": s.dim,
-        "chunks": total, "graph_points": s.points(), "dead": s.dead.len(), "graph_rebuilt": rebuilt,
-        "graph": keeps_graph(s.points()),
-        "files_chunked": files, "chunks_embedded_or_cached": chunks, "bytes": bytes,
-        "rows": s.rows, "row_bytes_written": rows_written,
-        "total_ms": t0.elapsed().as_millis() as u64,
-    })
-}
-
-/// The row files a part's manifest entry lists.
-pub(super) fn listed_rows(part: &serde_json::Value) -> Vec<RowFile> {
-    part.get("rows")
-        .and_then(|r| serde_json::from_value(r.clone()).ok())
-        .unwrap_or_default()
+    VectorPartEntry {
+        version: VECTOR_VERSION,
+        file: VECTORS_FILE.to_string(),
+        dir: VECTORS_DIR.to_string(),
+        model: s.model.clone(),
+        dim: s.dim,
+        chunks: total as u64,
+        graph_points: s.points() as u64,
+        dead: s.dead.len() as u64,
+        graph_rebuilt: rebuilt,
+        graph: keeps_graph(s.points()),
+        files_chunked: files as u64,
+        chunks_embedded_or_cached: chunks as u64,
+        bytes: bytes as u64,
+        rows: s.rows.clone(),
+        row_bytes_written: rows_written as u64,
+        total_ms: t0.elapsed().as_millis() as u64,
+        ..VectorPartEntry::default()
+    }
 }
 
 fn corrupt(dir: &Path, e: impl std::fmt::Display) -> IndexError {
@@ -771,41 +777,36 @@ fn keeps_graph(points: usize) -> bool {
 /// is read, decoded or written again (a no-change build on 2.8M lines spent 1.7 s here).
 /// `None` when the part must be built.
 pub fn reuse_unchanged(
-    prev_part: &serde_json::Value,
+    prev_part: &VectorPartEntry,
     prev_gen_dir: &Path,
     gen_dir: &Path,
     model_id: &str,
-) -> Result<Option<serde_json::Value>, IndexError> {
+) -> Result<Option<VectorPartEntry>, IndexError> {
     let t0 = std::time::Instant::now();
-    let version = prev_part.get("version").and_then(serde_json::Value::as_u64);
-    let model = prev_part.get("model").and_then(|m| m.as_str());
-    if version != Some(u64::from(VECTOR_VERSION)) || model != Some(model_id) {
+    if prev_part.version != VECTOR_VERSION || prev_part.model != model_id {
         return Ok(None);
     }
-    let file = prev_part
-        .get("file")
-        .and_then(|f| f.as_str())
-        .unwrap_or(VECTORS_FILE);
-    let (src, dest) = (prev_gen_dir.join(file), gen_dir.join(VECTORS_FILE));
+    let (src, dest) = (prev_gen_dir.join(&prev_part.file), gen_dir.join(VECTORS_FILE));
     if !src.is_file() {
         return Ok(None);
     }
     link_file(&src, &dest)?;
-    for r in listed_rows(prev_part) {
+    for r in &prev_part.rows {
         link_file(&prev_gen_dir.join(&r.file), &gen_dir.join(&r.file))?;
     }
     let dir = prev_gen_dir.join(VECTORS_DIR);
     if has_graph(&dir) {
         link_dir(&dir, &gen_dir.join(VECTORS_DIR))?;
     }
-    let mut part = prev_part.clone();
-    part["file"] = serde_json::json!(VECTORS_FILE);
-    part["files_chunked"] = serde_json::json!(0);
-    part["chunks_embedded_or_cached"] = serde_json::json!(0);
-    part["graph_rebuilt"] = serde_json::json!(false);
-    part["row_bytes_written"] = serde_json::json!(0);
-    part["total_ms"] = serde_json::json!(t0.elapsed().as_millis() as u64);
-    Ok(Some(part))
+    Ok(Some(VectorPartEntry {
+        file: VECTORS_FILE.to_string(),
+        files_chunked: 0,
+        chunks_embedded_or_cached: 0,
+        graph_rebuilt: false,
+        row_bytes_written: 0,
+        total_ms: t0.elapsed().as_millis() as u64,
+        ..prev_part.clone()
+    }))
 }
 
 fn has_graph(dir: &Path) -> bool {

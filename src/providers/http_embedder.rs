@@ -11,77 +11,18 @@
 use std::time::Duration;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::ProviderError;
 use super::http_client::{CallLimits, HttpClient, truncate};
-use crate::vector::{Embedder, VectorError};
+pub use crate::vector::{EmbedApi, EmbedderSettings};
+use crate::vector::{Embedder, StoredEmbedder, VectorError};
 
 /// Longest text sent, in characters (code is about 3-4 characters a token; this keeps a chunk
 /// under the usual 8k-token limit).
 const MAX_CHARS: usize = 8000;
 /// Requests in flight at once.
 const IN_FLIGHT: usize = 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EmbedApi {
-    /// `POST {url}/embeddings` with `{"model", "input": [..]}`.
-    Openai,
-    /// `POST {url}/api/embed` with `{"model", "input": [..]}`.
-    Ollama,
-}
-
-/// How to reach a served embedding model. Stored in the index (no secrets).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EmbedderSettings {
-    pub api: EmbedApi,
-    /// Base URL, e.g. `https://api.openai.com/v1` or `http://localhost:11434`.
-    pub url: String,
-    pub model: String,
-    /// Environment variable holding the API key (sent as a bearer token).
-    #[serde(default)]
-    pub key_env: Option<String>,
-    /// Texts per request.
-    #[serde(default = "default_batch")]
-    pub batch: usize,
-    /// Seconds a request may wait in silence (the read timeout; not retried); a request,
-    /// retries included, gets four times this, and never more than the run has left.
-    #[serde(default = "default_timeout")]
-    pub timeout_secs: u64,
-}
-
-fn default_batch() -> usize {
-    64
-}
-
-fn default_timeout() -> u64 {
-    120
-}
-
-impl EmbedderSettings {
-    pub fn new(api: EmbedApi, url: &str, model: &str) -> EmbedderSettings {
-        EmbedderSettings {
-            api,
-            url: url.trim_end_matches('/').to_string(),
-            model: model.to_string(),
-            key_env: None,
-            batch: default_batch(),
-            timeout_secs: default_timeout(),
-        }
-    }
-
-    /// The endpoint requests go to.
-    pub fn endpoint(&self) -> String {
-        let base = self.url.trim_end_matches('/');
-        match self.api {
-            EmbedApi::Openai if base.ends_with("/embeddings") => base.to_string(),
-            EmbedApi::Openai => format!("{base}/embeddings"),
-            EmbedApi::Ollama if base.ends_with("/api/embed") => base.to_string(),
-            EmbedApi::Ollama => format!("{base}/api/embed"),
-        }
-    }
-}
 
 pub struct HttpEmbedder {
     settings: EmbedderSettings,
@@ -243,8 +184,8 @@ impl Embedder for HttpEmbedder {
         Ok(out)
     }
 
-    fn settings(&self) -> serde_json::Value {
-        serde_json::to_value(&self.settings).unwrap_or_default()
+    fn settings(&self) -> Option<StoredEmbedder> {
+        Some(StoredEmbedder::Served(self.settings.clone()))
     }
 }
 

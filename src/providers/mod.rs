@@ -36,7 +36,7 @@ pub use tool_model::{Message, ModelReply, Role, ToolCall, ToolModel, ToolSpec, U
 
 use std::sync::Arc;
 
-use crate::vector::Embedder;
+use crate::vector::{Embedder, StoredEmbedder};
 
 /// The local transformer model's folder name under [`models_dir`].
 pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
@@ -85,22 +85,13 @@ pub fn minilm() -> Result<Arc<dyn Embedder>, ProviderError> {
     ))
 }
 
-/// The embedder described by stored settings (`None`: the built-in model).
-pub fn embedder_from_settings(
-    settings: &serde_json::Value,
-) -> Result<Option<Arc<dyn Embedder>>, ProviderError> {
-    if settings.is_null() {
-        return Ok(None);
+/// The embedder described by stored settings.
+pub fn embedder_from_settings(settings: &StoredEmbedder) -> Result<Arc<dyn Embedder>, ProviderError> {
+    match settings {
+        StoredEmbedder::Local { local } if local == MINILM_DIR => minilm(),
+        StoredEmbedder::Local { local } => Err(ProviderError::Settings(format!(
+            "unknown local model {local} in the index settings"
+        ))),
+        StoredEmbedder::Served(s) => Ok(Arc::new(HttpEmbedder::connect(s.clone())?)),
     }
-    if let Some(local) = settings.get("local").and_then(|l| l.as_str()) {
-        return match local {
-            MINILM_DIR => minilm().map(Some),
-            other => Err(ProviderError::Settings(format!(
-                "unknown local model {other} in the index settings"
-            ))),
-        };
-    }
-    let s: EmbedderSettings = serde_json::from_value(settings.clone())
-        .map_err(|e| ProviderError::Settings(format!("stored embedder settings: {e}")))?;
-    Ok(Some(Arc::new(HttpEmbedder::connect(s)?)))
 }

@@ -11,8 +11,8 @@ pub trait Embedder: Send + Sync {
     /// One L2-normalized vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError>;
     /// What a later process needs to make this model again (stored in the index; no
-    /// secrets: a key is named by its environment variable). `Null` for the built-in model.
-    fn settings(&self) -> serde_json::Value {
-        serde_json::Value::Null
+    /// secrets: a key is named by its environment variable). `None` for the built-in model.
+    fn settings(&self) -> Option<super::StoredEmbedder> {
+        None
     }
 }

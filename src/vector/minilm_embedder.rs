@@ -114,7 +114,9 @@ impl Embedder for MiniLmEmbedder {
         Ok(out)
     }
 
-    fn settings(&self) -> serde_json::Value {
-        serde_json::json!({ "local": MINILM_MODEL })
+    fn settings(&self) -> Option<super::StoredEmbedder> {
+        Some(super::StoredEmbedder::Local {
+            local: MINILM_MODEL.to_string(),
+        })
     }
 }

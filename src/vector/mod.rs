@@ -8,6 +8,7 @@
 
 mod chunker;
 mod embedder;
+mod embedder_settings;
 #[cfg(feature = "minilm")]
 mod minilm_embedder;
 mod static_embedder;
@@ -16,6 +17,7 @@ mod vector_index;
 
 pub use chunker::{Chunk, ChunkConfig, Chunker};
 pub use embedder::Embedder;
+pub use embedder_settings::{EmbedApi, EmbedderSettings, StoredEmbedder};
 #[cfg(feature = "minilm")]
 pub use minilm_embedder::{MINILM_MODEL, MINILM_TOKENS, MiniLmEmbedder};
 pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder, idf_weights};

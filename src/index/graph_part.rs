@@ -1,0 +1,197 @@
+//! `GraphPartWriter`: the code graph part of a generation. Skeletons of unchanged files come
+//! from the previous graph (or, without one, from their symbol records) and only what changed
+//! is resolved again; when nothing changed, the previous part is this generation's.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::generation_parts::{GraphPartEntry, ReferenceCounts};
+use super::index_builder::{Assembled, Previous};
+use super::index_store::GRAPH_FILE;
+use super::mapped_part::MappedPart;
+use super::{IndexError, IndexStore, Manifest};
+use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
+
+pub(super) struct GraphPartWriter<'a> {
+    pub store: &'a IndexStore,
+    pub previous: Option<&'a Previous>,
+    pub gen_dir: &'a Path,
+}
+
+impl GraphPartWriter<'_> {
+    /// The previous part, reused, or a new one.
+    pub fn write(&self, assembled: &mut Assembled) -> Result<GraphPartEntry, IndexError> {
+        let t0 = Instant::now();
+        if let Some(part) = self.reuse(assembled, t0)? {
+            return Ok(part);
+        }
+        // Decoded from the mapped part, every section checked; the bytes stay mapped so that
+        // unchanged bodies are copied, not encoded again.
+        let (prev_graph, prev_bytes) = self
+            .previous
+            .and_then(|p| load_graph(self.store, p.generation, &p.manifest))
+            .map_or((None, None), |(g, b)| (Some(g), Some(b)));
+        let skeletons = self.skeletons(assembled, prev_graph.as_ref())?;
+        let prepare_ms = t0.elapsed().as_millis() as u64;
+        let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
+        let t1 = Instant::now();
+        let previous = prev_graph.as_ref().zip(prev_bytes.as_deref());
+        // Unchanged bodies stay slices of the previous part's mapped bytes until written.
+        let pieces = graph.encode_pieces(previous).map_err(|e| IndexError::Corrupt {
+            path: self.gen_dir.join(GRAPH_FILE),
+            detail: e.to_string(),
+        })?;
+        let blake3 = self.store.write_part_pieces(self.gen_dir, GRAPH_FILE, &pieces.pieces())?;
+        let bytes = pieces.len() as u64;
+        drop(pieces);
+        // Freeing a whole graph one allocation at a time takes as long as a fifth of an
+        // incremental build: it goes on beside the rest of the build.
+        free_beside(prev_graph);
+        let write_ms = t1.elapsed().as_millis() as u64;
+        let references = reference_counts(&graph);
+        let symbols = graph.symbol_count() as u64;
+        free_beside(graph);
+        Ok(GraphPartEntry {
+            version: GRAPH_VERSION,
+            file: GRAPH_FILE.to_string(),
+            blake3,
+            aliases: aliases_digest(&assembled.js_aliases),
+            bytes,
+            symbols,
+            update,
+            references,
+            prepare_ms,
+            write_ms,
+            total_ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Every file's skeleton: the parsed files' from the parse, the others' from the previous
+    /// graph or, where it has none, from their symbol records.
+    fn skeletons(
+        &self,
+        assembled: &mut Assembled,
+        prev_graph: Option<&CodeGraph>,
+    ) -> Result<Vec<FileSkeleton>, IndexError> {
+        let files = &assembled.table.files;
+        let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
+        if let Some(g) = prev_graph {
+            for (r, sk) in files
+                .iter()
+                .zip(skeletons.iter_mut())
+                .filter(|(_, s)| s.is_none())
+            {
+                if let Ok(i) = g.files.binary_search_by(|f| f.path.cmp(&r.path)) {
+                    let mut s = g.files[i].clone();
+                    s.module = r.module.as_str().into();
+                    *sk = Some(s);
+                }
+            }
+        }
+        let missing: Vec<usize> = (0..files.len()).filter(|&i| skeletons[i].is_none()).collect();
+        if !missing.is_empty() {
+            let records = self.store.load_records(&assembled.segments, files, &missing)?;
+            for (i, symbols) in missing.into_iter().zip(records) {
+                let r = &files[i];
+                skeletons[i] = Some(FileSkeleton::new(
+                    r.path.clone(),
+                    &r.language,
+                    &r.module,
+                    &symbols,
+                ));
+            }
+        }
+        Ok(skeletons.into_iter().flatten().collect())
+    }
+
+    /// When no file was parsed or removed and no module path moved, the previous graph is
+    /// this generation's graph: it is hard-linked (or copied) instead of rebuilt.
+    fn reuse(&self, assembled: &Assembled, t0: Instant) -> Result<Option<GraphPartEntry>, IndexError> {
+        let Some(p) = self.previous else { return Ok(None) };
+        let Some(part) = &p.manifest.parts.graph else {
+            return Ok(None);
+        };
+        let unchanged = assembled.skeletons.iter().all(Option::is_none)
+            && part.aliases == aliases_digest(&assembled.js_aliases)
+            && assembled.removed_paths.is_empty()
+            && assembled.table.files.len() == p.table.files.len()
+            && assembled
+                .table
+                .files
+                .iter()
+                .zip(&p.table.files)
+                .all(|(a, b)| a.path == b.path && a.module == b.module);
+        if !part.current() || !unchanged {
+            return Ok(None);
+        }
+        let src = self.store.generation_dir(p.generation).join(&part.file);
+        let dest = self.gen_dir.join(GRAPH_FILE);
+        if std::fs::hard_link(&src, &dest).is_err() {
+            std::fs::copy(&src, &dest).map_err(IndexError::io(&dest))?;
+        }
+        Ok(Some(GraphPartEntry {
+            file: GRAPH_FILE.to_string(),
+            update: GraphUpdate {
+                files_copied: assembled.table.files.len() as u64,
+                ..GraphUpdate::default()
+            },
+            prepare_ms: 0,
+            write_ms: 0,
+            total_ms: t0.elapsed().as_millis() as u64,
+            ..part.clone()
+        }))
+    }
+}
+
+/// How the graph's references were resolved.
+fn reference_counts(graph: &CodeGraph) -> ReferenceCounts {
+    let mut c = ReferenceCounts::default();
+    for r in graph.resolved.iter().flat_map(|f| &f.refs) {
+        match r.provenance {
+            Some(p) if p.is_resolved() => c.rules += 1,
+            Some(_) => c.name_matched += 1,
+            None if r.external => c.external += 1,
+            None => c.unresolved += 1,
+        }
+    }
+    c.total = c.rules + c.name_matched + c.external + c.unresolved;
+    c
+}
+
+/// The graph of a committed generation, if it has one this ken can reuse.
+pub(crate) fn load_graph(
+    store: &IndexStore,
+    generation: u64,
+    manifest: &Manifest,
+) -> Option<(CodeGraph, MappedPart)> {
+    let part = manifest.parts.graph.as_ref().filter(|p| p.current())?;
+    // Read in place; the decoder checks every section against its digest.
+    let bytes = store.map_part(generation, &part.file).ok()?;
+    let graph = CodeGraph::decode(&bytes)
+        .ok()
+        .filter(|g| g.version == GRAPH_VERSION)?;
+    Some((graph, bytes))
+}
+
+/// A digest of the import aliases a graph was resolved with: another set means another graph.
+fn aliases_digest(aliases: &[(String, String)]) -> String {
+    let mut h = blake3::Hasher::new();
+    for (a, b) in aliases {
+        h.update(a.as_bytes());
+        h.update(&[0]);
+        h.update(b.as_bytes());
+        h.update(&[1]);
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// Drops `value` on a thread of its own (or here, when no thread can be started): large
+/// structures are freed while the build goes on, and the process exit does not wait for it.
+pub(super) fn free_beside<T: Send + 'static>(value: T) {
+    let keep = std::thread::Builder::new()
+        .name("ken-free".into())
+        .spawn(move || drop(value));
+    if let Err(e) = keep {
+        tracing::debug!("freeing on this thread: {e}");
+    }
+}

@@ -55,6 +55,6 @@ pub use watch_state::{RefreshReport, Staleness, WatchState};
 pub use workspace::{ReindexRequest, ReindexResponse, Workspace};
 // What a transport needs from below the query layer, named here so `server/` imports only
 // `api` (and `util`): the token counter its budgets are checked with, and the build observer
-// a reindex reports through.
+// a reindex reports through (and, for a first build behind a server, the two it reports to).
 pub use crate::context::count_tokens;
-pub use crate::index::BuildObserver;
+pub use crate::index::{BothObservers, BuildObserver, NoProgress};

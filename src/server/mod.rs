@@ -21,6 +21,7 @@ mod mcp_server;
 mod message_scan;
 mod request_runner;
 mod serve_config;
+mod serve_lifecycle;
 mod server_metrics;
 mod stdio_transport;
 mod workspace_slot;
@@ -30,6 +31,7 @@ pub use http_server::HttpServer;
 pub use incoming_message::{MAX_MCP_DEPTH, MAX_MCP_MESSAGE_BYTES};
 pub use mcp_server::{KenMcp, OVERVIEW_URI, STATUS_URI};
 pub use serve_config::{ServeConfig, ToolSet, parse_addr};
+pub use serve_lifecycle::{ServeHost, ServeLifecycle, ServeNotice};
 pub use server_metrics::ServerMetrics;
 pub use stdio_transport::StdioTransport;
 pub use workspace_slot::{BuildProgress, BuildSnapshot, WorkspaceSlot};
@@ -46,6 +48,16 @@ pub enum ServerError {
     Io(String),
     #[error("the MCP session failed: {0}")]
     Mcp(String),
+    /// The workspace could not be opened or watched.
+    #[error(transparent)]
+    Api(#[from] crate::api::ApiError),
+    /// What failed, with the system's reason under it.
+    #[error("{context}")]
+    Failed {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// MCP over stdin/stdout until the client closes it (or Ctrl-C).

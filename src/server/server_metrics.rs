@@ -3,10 +3,10 @@
 //! flight, and the generation being served. One per process: the MCP and HTTP transports
 //! count into the same families.
 
-use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
+use prometheus_client::collector::Collector;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -14,7 +14,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::agent::AgentLogCollector;
 use crate::api::Workspace;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -139,14 +138,14 @@ impl ServerMetrics {
         self.tokens_drawn.get_or_create(&labels).inc_by(drawn);
     }
 
-    /// Also report the agent sessions whose audit logs are under `dir` (`ken_agent_*`,
-    /// read at each scrape).
-    pub fn collect_agent_logs(&self, dir: PathBuf) {
+    /// Also report what `collector` reads at each scrape (the front end passes the agent
+    /// sessions' figures, `ken_agent_*`: this layer does not know the agent).
+    pub fn add_collector(&self, collector: Box<dyn Collector>) {
         let mut registry = match self.registry.lock() {
             Ok(r) => r,
             Err(poisoned) => poisoned.into_inner(),
         };
-        registry.register_collector(Box::new(AgentLogCollector::new(dir)));
+        registry.register_collector(collector);
     }
 
     /// The text exposition, with the served generation read now.

@@ -161,58 +161,11 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let spec = crate::lang::LanguageRegistry::builtin()
             .ok()
             .and_then(|r| r.by_name(&sk.language));
-        let mut local: HashMap<(Option<u32>, &'a str), Vec<u32>> = HashMap::new();
-        for (i, d) in sk.defs.iter().enumerate() {
-            // A Go method (`func (f *FlagSet) Set`) or a CommonJS member (`res.send = ..`) sits
-            // at the top level of its file but is not a name there: only its receiver reaches it.
-            let out_of_line =
-                matches!(fam, Family::Go | Family::Js) && d.parent.is_none() && !d.container.is_empty();
-            if d.kind != SymbolKind::Impl && !out_of_line {
-                local
-                    .entry((d.parent, d.name.as_str()))
-                    .or_default()
-                    .push(i as u32);
-            }
-        }
-        // `res.send = function ..` with `res` declared at the top of the file.
-        let js_objects: HashSet<&'a str> = match fam {
-            Family::Js => sk
-                .defs
-                .iter()
-                .filter(|d| d.kind == SymbolKind::Method && d.parent.is_none())
-                .filter_map(|d| d.container.first().map(Name::as_str))
-                .filter(|h| local.contains_key(&(None, *h)))
-                .collect(),
-            _ => HashSet::new(),
-        };
+        let local = local_names(sk, fam);
+        let js_objects = js_objects(sk, fam, &local);
         // Their classes are looked up by name: a file depends on those names.
         let mut deps = DepSet::default();
-        let out_of_line: HashMap<u32, SymbolId> = match fam {
-            Family::C => sk
-                .defs
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| {
-                    let in_body = d
-                        .parent
-                        .and_then(|p| sk.defs.get(p as usize))
-                        .is_some_and(|p| is_type_like(p.kind));
-                    !d.container.is_empty()
-                        && !in_body
-                        && matches!(d.kind, SymbolKind::Method | SymbolKind::Function)
-                })
-                .filter_map(|(i, d)| {
-                    deps.name(d.container.last()?);
-                    let class = table
-                        .qualified(space, &d.container.join("::"))
-                        .iter()
-                        .copied()
-                        .find(|s| table.def(*s).is_some_and(|x| is_type_like(x.kind)))?;
-                    Some((i as u32, class))
-                })
-                .collect(),
-            _ => HashMap::new(),
-        };
+        let out_of_line = out_of_line_defs(table, sk, fam, space, &mut deps);
         Some(Resolver {
             table,
             bases,
@@ -264,83 +217,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let member_call = r.receiver.is_some();
         let (e, via) = match r.receiver.as_deref() {
             None => self.head(&r.name, r.enclosing, false, false),
-            Some(recv) => match segments(recv) {
-                Some(segs) => {
-                    let is_path = recv.contains("::");
-                    let declared = match self.fam == Family::Other && segs.len() > 1 {
-                        true => self.declared_prefix(&segs),
-                        false => None,
-                    };
-                    let (mut e, mut via, rest) = match declared {
-                        Some((e, k)) => (e, Via::Qualified, &segs[k..]),
-                        None => {
-                            let (e, via) = self.head(segs[0], r.enclosing, is_path, true);
-                            (e, via, &segs[1..])
-                        }
-                    };
-                    for s in rest {
-                        (e, via) = self.step(e, via, s, 0);
-                    }
-                    self.step(e, via, &r.name, 0)
-                }
-                // Go's `new(Route).Path(..)`: a value of the argument's type.
-                None if self.fam == Family::Go && recv.starts_with("new(") && recv.ends_with(')') => {
-                    let ty = &recv[4..recv.len() - 1];
-                    match self.type_entity(ty) {
-                        Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
-                            Some(t) => (Entity::Symbols(self.member(t, &r.name)), Via::Receiver),
-                            None => (Entity::Unknown, Via::Receiver),
-                        },
-                        _ => (Entity::Unknown, Via::Receiver),
-                    }
-                }
-                // `((TextNode) node).text()`, `(x as Foo).bar()`: a value of the cast's type.
-                None if let Some(ty) = cast_type(recv) => match self.type_entity(ty) {
-                    Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
-                        Some(t) => (Entity::Symbols(self.member(t, &r.name)), Via::Receiver),
-                        None => (Entity::Unknown, Via::Receiver),
-                    },
-                    _ => (Entity::Unknown, Via::Receiver),
-                },
-                None if !recv.starts_with("super(") && last_callee(recv).is_some() => {
-                    // `make().send()`, `Base().check()`, `new Command().option(..).parse()`:
-                    // the result type of the call chain.
-                    match self.chain_type(recv, r.enclosing, 0) {
-                        Some(t) => {
-                            let found = self.member(t, &r.name);
-                            (Entity::Symbols(found), Via::Receiver)
-                        }
-                        None => (Entity::Unknown, Via::Receiver),
-                    }
-                }
-                None if recv == "super()" || recv.starts_with("super(") => {
-                    match self.enclosing_type(r.enclosing) {
-                        Some(t) => {
-                            let found = self.member_in_bases(t, &r.name);
-                            (Entity::Symbols(found), Via::Receiver)
-                        }
-                        None => (Entity::Unknown, Via::Receiver),
-                    }
-                }
-                None => (Entity::Unknown, Via::Receiver),
-            },
+            Some(recv) => self.through_receiver(r, recv),
         };
-        // A call on the implicit or explicit `self` of a mixin (a Ruby module's `halt`, a Python
-        // mixin's `self.render()`) that the type itself does not define: a method of the
-        // classes that include or inherit it.
-        let nothing = match &e {
-            // (Ruby calls any name it cannot see in scope external: `puts`, `raise`...)
-            Entity::Unknown | Entity::Missing | Entity::External => true,
-            Entity::Symbols(v) => v.is_empty(),
-            _ => false,
-        };
-        let (e, via) = match nothing && self.on_self(r) {
-            true => match self.includers_members(r) {
-                Some(v) => (Entity::Symbols(v), Via::Receiver),
-                None => (e, via),
-            },
-            false => (e, via),
-        };
+        let (e, via) = self.through_includers(r, e, via);
         // `x.len()` on a value whose type the graph cannot see is almost always the standard
         // library's `len`: the repository's one `len` must not collect every such call.
         let common_member = member_call && self.common.is_some_and(|c| c.contains(r.name.as_str()));
@@ -353,6 +232,93 @@ impl<'t, 'a> Resolver<'t, 'a> {
             // the graph cannot see): the name is still worth matching.
             Entity::Symbols(_) if via == Via::Receiver && !common_member => self.by_name(r, member_call),
             _ => Resolution::unresolved(false),
+        }
+    }
+
+    /// What `r.name` is on the receiver `recv`: a path walked segment by segment, a value of
+    /// a known type (`new(T)`, a cast, a call chain's result), or a base's member (`super()`).
+    fn through_receiver(&mut self, r: &RefNode, recv: &str) -> (Entity, Via) {
+        match segments(recv) {
+            Some(segs) => self.along_path(r, recv, &segs),
+            // Go's `new(Route).Path(..)`: a value of the argument's type.
+            None if self.fam == Family::Go && recv.starts_with("new(") && recv.ends_with(')') => {
+                let ty = &recv[4..recv.len() - 1];
+                self.member_of_type(ty, &r.name)
+            }
+            // `((TextNode) node).text()`, `(x as Foo).bar()`: a value of the cast's type.
+            None if let Some(ty) = cast_type(recv) => self.member_of_type(ty, &r.name),
+            None if !recv.starts_with("super(") && last_callee(recv).is_some() => {
+                // `make().send()`, `Base().check()`, `new Command().option(..).parse()`:
+                // the result type of the call chain.
+                match self.chain_type(recv, r.enclosing, 0) {
+                    Some(t) => {
+                        let found = self.member(t, &r.name);
+                        (Entity::Symbols(found), Via::Receiver)
+                    }
+                    None => (Entity::Unknown, Via::Receiver),
+                }
+            }
+            None if recv == "super()" || recv.starts_with("super(") => {
+                match self.enclosing_type(r.enclosing) {
+                    Some(t) => {
+                        let found = self.member_in_bases(t, &r.name);
+                        (Entity::Symbols(found), Via::Receiver)
+                    }
+                    None => (Entity::Unknown, Via::Receiver),
+                }
+            }
+            None => (Entity::Unknown, Via::Receiver),
+        }
+    }
+
+    /// A receiver path (`a.b`, `m::T`) walked from its head (or from the longest prefix a
+    /// declared language names) segment by segment, then `r.name` on what it reached.
+    fn along_path(&mut self, r: &RefNode, recv: &str, segs: &[&str]) -> (Entity, Via) {
+        let is_path = recv.contains("::");
+        let declared = match self.fam == Family::Other && segs.len() > 1 {
+            true => self.declared_prefix(segs),
+            false => None,
+        };
+        let (mut e, mut via, rest) = match declared {
+            Some((e, k)) => (e, Via::Qualified, &segs[k..]),
+            None => {
+                let (e, via) = self.head(segs[0], r.enclosing, is_path, true);
+                (e, via, &segs[1..])
+            }
+        };
+        for s in rest {
+            (e, via) = self.step(e, via, s, 0);
+        }
+        self.step(e, via, &r.name, 0)
+    }
+
+    /// `name` as a member of the type `ty` names, on a value of that type.
+    fn member_of_type(&mut self, ty: &str, name: &str) -> (Entity, Via) {
+        match self.type_entity(ty) {
+            Entity::Symbols(v) => match v.into_iter().find(|s| self.is_type(*s)) {
+                Some(t) => (Entity::Symbols(self.member(t, name)), Via::Receiver),
+                None => (Entity::Unknown, Via::Receiver),
+            },
+            _ => (Entity::Unknown, Via::Receiver),
+        }
+    }
+
+    /// A call on the implicit or explicit `self` of a mixin (a Ruby module's `halt`, a Python
+    /// mixin's `self.render()`) that the type itself does not define: a method of the
+    /// classes that include or inherit it. Anything else passes through.
+    fn through_includers(&mut self, r: &RefNode, e: Entity, via: Via) -> (Entity, Via) {
+        let nothing = match &e {
+            // (Ruby calls any name it cannot see in scope external: `puts`, `raise`...)
+            Entity::Unknown | Entity::Missing | Entity::External => true,
+            Entity::Symbols(v) => v.is_empty(),
+            _ => false,
+        };
+        match nothing && self.on_self(r) {
+            true => match self.includers_members(r) {
+                Some(v) => (Entity::Symbols(v), Via::Receiver),
+                None => (e, via),
+            },
+            false => (e, via),
         }
     }
 
@@ -1209,99 +1175,12 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let fsk = t.file(from)?;
         let fam = fsk.family();
         let space = t.space(from);
-        let module = fsk.module.as_str();
         let m = match fam {
-            Family::Python => {
-                let dots = path.chars().take_while(|&c| c == '.').count();
-                if dots == 0 {
-                    path.to_string()
-                } else {
-                    let is_init = fsk.path.file_name().starts_with("__init__.");
-                    let mut base = if is_init {
-                        module.to_string()
-                    } else {
-                        parent_module(module, ".")
-                    };
-                    for _ in 1..dots {
-                        base = parent_module(&base, ".");
-                    }
-                    let rest = &path[dots..];
-                    match (base.is_empty(), rest.is_empty()) {
-                        (_, true) => base,
-                        (true, false) => rest.to_string(),
-                        (false, false) => format!("{base}.{rest}"),
-                    }
-                }
-            }
-            Family::Rust => {
-                let mut segs = path.split("::");
-                let first = segs.next().unwrap_or("");
-                let rest: Vec<&str> = segs.collect();
-                let mut base = match first {
-                    "crate" => module.split("::").next().unwrap_or(module).to_string(),
-                    "self" => module.to_string(),
-                    "super" => parent_module(module, "::"),
-                    _ => {
-                        let relative = format!("{module}::{first}");
-                        self.deps.module(&relative);
-                        self.deps.name(first);
-                        let local_mod = !t.module(space, &relative).is_empty()
-                            || !t.qualified(space, &relative).is_empty();
-                        match local_mod {
-                            true => relative,
-                            false => first.to_string(),
-                        }
-                    }
-                };
-                let mut rest = rest.as_slice();
-                // `use crate::testenv::..` in a suite under `tests/`: see `in_module`.
-                if first == "crate"
-                    && in_test_suite(fsk.path.as_str())
-                    && let Some((next, more)) = rest.split_first()
-                    && t.module(space, &format!("{base}::{next}")).is_empty()
-                    && !t.module(space, next).is_empty()
-                {
-                    base = next.to_string();
-                    rest = more;
-                }
-                for s in rest {
-                    base = match *s {
-                        "super" => parent_module(&base, "::"),
-                        _ => format!("{base}::{s}"),
-                    };
-                }
-                base
-            }
-            Family::Js => {
-                let joined = match path.starts_with('.') {
-                    true => join_relative(fsk.path.parent(), path),
-                    // A package importing itself by name, a workspace sibling, a tsconfig path.
-                    false => t.js_alias(path)?,
-                };
-                let stripped = strip_js_ext(&joined);
-                // `./index.js` at the root is the root module, named `""`.
-                let m = match stripped {
-                    "index" => String::new(),
-                    _ => stripped.strip_suffix("/index").unwrap_or(stripped).to_string(),
-                };
-                self.deps.module(&m);
-                return (!t.module(space, &m).is_empty()).then_some(m);
-            }
+            Family::Python => python_module(fsk, path),
+            Family::Rust => self.rust_module(fsk, space, path),
+            Family::Js => return self.js_module(fsk, space, path),
             Family::Go | Family::Java => path.to_string(),
-            Family::Other => {
-                return match declared(&fsk.language).map(|s| s.imports_name) {
-                    Some(ImportsName::Modules) => {
-                        self.deps.module(path);
-                        (!t.module(space, path).is_empty()).then(|| path.to_string())
-                    }
-                    Some(ImportsName::Definitions) => {
-                        self.deps.name(path.rsplit('.').next().unwrap_or(path));
-                        self.deps.name(path);
-                        (!t.qualified(space, path).is_empty()).then(|| path.to_string())
-                    }
-                    _ => None,
-                };
-            }
+            Family::Other => return self.declared_module(fsk, space, path),
             Family::C => return None,
         };
         let sep = fam.separator();
@@ -1313,6 +1192,87 @@ impl<'t, 'a> Resolver<'t, 'a> {
             _ => !t.module(space, &m).is_empty(),
         };
         in_repo.then_some(m)
+    }
+
+    /// A Rust `use` path as a module: `crate`, `self` and `super` made absolute, a first
+    /// segment naming a child module of this one made relative to it.
+    fn rust_module(&mut self, fsk: &FileSkeleton, space: Space, path: &str) -> String {
+        let t = self.table;
+        let module = fsk.module.as_str();
+        let mut segs = path.split("::");
+        let first = segs.next().unwrap_or("");
+        let rest: Vec<&str> = segs.collect();
+        let mut base = match first {
+            "crate" => module.split("::").next().unwrap_or(module).to_string(),
+            "self" => module.to_string(),
+            "super" => parent_module(module, "::"),
+            _ => {
+                let relative = format!("{module}::{first}");
+                self.deps.module(&relative);
+                self.deps.name(first);
+                let local_mod =
+                    !t.module(space, &relative).is_empty() || !t.qualified(space, &relative).is_empty();
+                match local_mod {
+                    true => relative,
+                    false => first.to_string(),
+                }
+            }
+        };
+        let mut rest = rest.as_slice();
+        // `use crate::testenv::..` in a suite under `tests/`: see `in_module`.
+        if first == "crate"
+            && in_test_suite(fsk.path.as_str())
+            && let Some((next, more)) = rest.split_first()
+            && t.module(space, &format!("{base}::{next}")).is_empty()
+            && !t.module(space, next).is_empty()
+        {
+            base = next.to_string();
+            rest = more;
+        }
+        for s in rest {
+            base = match *s {
+                "super" => parent_module(&base, "::"),
+                _ => format!("{base}::{s}"),
+            };
+        }
+        base
+    }
+
+    /// A JavaScript import path as a module (relative, or a package or alias the repository
+    /// holds); `None` when it is outside the repository.
+    fn js_module(&mut self, fsk: &FileSkeleton, space: Space, path: &str) -> Option<String> {
+        let t = self.table;
+        let joined = match path.starts_with('.') {
+            true => join_relative(fsk.path.parent(), path),
+            // A package importing itself by name, a workspace sibling, a tsconfig path.
+            false => t.js_alias(path)?,
+        };
+        let stripped = strip_js_ext(&joined);
+        // `./index.js` at the root is the root module, named `""`.
+        let m = match stripped {
+            "index" => String::new(),
+            _ => stripped.strip_suffix("/index").unwrap_or(stripped).to_string(),
+        };
+        self.deps.module(&m);
+        (!t.module(space, &m).is_empty()).then_some(m)
+    }
+
+    /// An import of a language that declares what its imports name (modules or definitions);
+    /// `None` when it is outside the repository.
+    fn declared_module(&mut self, fsk: &FileSkeleton, space: Space, path: &str) -> Option<String> {
+        let t = self.table;
+        match declared(&fsk.language).map(|s| s.imports_name) {
+            Some(ImportsName::Modules) => {
+                self.deps.module(path);
+                (!t.module(space, path).is_empty()).then(|| path.to_string())
+            }
+            Some(ImportsName::Definitions) => {
+                self.deps.name(path.rsplit('.').next().unwrap_or(path));
+                self.deps.name(path);
+                (!t.qualified(space, path).is_empty()).then(|| path.to_string())
+            }
+            _ => None,
+        }
     }
 
     /// The files an import leads to.
@@ -1462,6 +1422,103 @@ fn last_callee(recv: &str) -> Option<&str> {
         }
     }
     None
+}
+
+/// (parent, name) -> the file's definitions that are names in their scope.
+fn local_names(sk: &FileSkeleton, fam: Family) -> HashMap<(Option<u32>, &str), Vec<u32>> {
+    let mut local: HashMap<(Option<u32>, &str), Vec<u32>> = HashMap::new();
+    for (i, d) in sk.defs.iter().enumerate() {
+        // A Go method (`func (f *FlagSet) Set`) or a CommonJS member (`res.send = ..`) sits
+        // at the top level of its file but is not a name there: only its receiver reaches it.
+        let out_of_line =
+            matches!(fam, Family::Go | Family::Js) && d.parent.is_none() && !d.container.is_empty();
+        if d.kind != SymbolKind::Impl && !out_of_line {
+            local
+                .entry((d.parent, d.name.as_str()))
+                .or_default()
+                .push(i as u32);
+        }
+    }
+    local
+}
+
+/// JavaScript: `res.send = function ..` with `res` declared at the top of the file.
+fn js_objects<'a>(
+    sk: &'a FileSkeleton,
+    fam: Family,
+    local: &HashMap<(Option<u32>, &'a str), Vec<u32>>,
+) -> HashSet<&'a str> {
+    match fam {
+        Family::Js => sk
+            .defs
+            .iter()
+            .filter(|d| d.kind == SymbolKind::Method && d.parent.is_none())
+            .filter_map(|d| d.container.first().map(Name::as_str))
+            .filter(|h| local.contains_key(&(None, *h)))
+            .collect(),
+        _ => HashSet::new(),
+    }
+}
+
+/// C++: definitions outside their class body (`void Emitter::write() {..}`) -> the class,
+/// looked up by name (recorded in `deps`).
+fn out_of_line_defs(
+    table: &SymbolTable,
+    sk: &FileSkeleton,
+    fam: Family,
+    space: Space,
+    deps: &mut DepSet,
+) -> HashMap<u32, SymbolId> {
+    match fam {
+        Family::C => sk
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                let in_body = d
+                    .parent
+                    .and_then(|p| sk.defs.get(p as usize))
+                    .is_some_and(|p| is_type_like(p.kind));
+                !d.container.is_empty()
+                    && !in_body
+                    && matches!(d.kind, SymbolKind::Method | SymbolKind::Function)
+            })
+            .filter_map(|(i, d)| {
+                deps.name(d.container.last()?);
+                let class = table
+                    .qualified(space, &d.container.join("::"))
+                    .iter()
+                    .copied()
+                    .find(|s| table.def(*s).is_some_and(|x| is_type_like(x.kind)))?;
+                Some((i as u32, class))
+            })
+            .collect(),
+        _ => HashMap::new(),
+    }
+}
+
+/// A Python import path as a module: leading dots climb from the importing file's package.
+fn python_module(fsk: &FileSkeleton, path: &str) -> String {
+    let dots = path.chars().take_while(|&c| c == '.').count();
+    if dots == 0 {
+        return path.to_string();
+    }
+    let module = fsk.module.as_str();
+    let is_init = fsk.path.file_name().starts_with("__init__.");
+    let mut base = if is_init {
+        module.to_string()
+    } else {
+        parent_module(module, ".")
+    };
+    for _ in 1..dots {
+        base = parent_module(&base, ".");
+    }
+    let rest = &path[dots..];
+    match (base.is_empty(), rest.is_empty()) {
+        (_, true) => base,
+        (true, false) => rest.to_string(),
+        (false, false) => format!("{base}.{rest}"),
+    }
 }
 
 fn parent_module(m: &str, sep: &str) -> String {

@@ -847,98 +847,11 @@ fn copy_like(prog: &str, args: &[String], scope: &Scope) -> (ActionClass, String
 
 fn classify_program(prog: &str, args: &[String], scope: &Scope) -> (ActionClass, String) {
     use ActionClass::*;
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    let first = args.first().map(String::as_str).unwrap_or("");
-    if let Some((_, subs)) = INSTALLERS.iter().find(|(p, _)| *p == prog)
-        && subs.contains(&first)
-    {
-        return (
-            Protected,
-            format!("`{prog} {first}` installs or publishes packages"),
-        );
+    if let Some(class) = privileged_or_network(prog, args, scope) {
+        return class;
     }
-    if ESCALATION.contains(&prog) {
-        return (
-            Escalation,
-            format!("`{prog}` gains privileges or leaves the sandbox"),
-        );
-    }
-    if prog == "chmod"
-        && args
-            .iter()
-            .any(|a| a.contains('s') && (a.starts_with('+') || a.starts_with("u+") || a.starts_with("g+")))
-    {
-        return (Escalation, "sets a set-id bit".into());
-    }
-    if prog == "rsync" {
-        let local = copy_like(prog, args, scope);
-        let remote = args.iter().any(|a| !a.starts_with('-') && a.contains(':'));
-        return match remote && local.0 < Network {
-            true => (Network, "`rsync` reaches the network".into()),
-            false => local,
-        };
-    }
-    if NETWORK.contains(&prog) {
-        return (Network, format!("`{prog}` reaches the network"));
-    }
-    if SHELLS.contains(&prog) && (has("-c") || args.is_empty()) {
-        return (
-            WorkspaceWrite,
-            "runs a shell whose commands are not seen here".into(),
-        );
-    }
-    match prog {
-        "rm" | "rmdir" | "unlink" | "shred" => {
-            let targets = operands(args, &["-n", "-s", "--iterations", "--size"]);
-            return removal(&targets, scope, prog);
-        }
-        "truncate" => {
-            let targets = operands(args, &["-s", "-r", "--size", "--reference"]);
-            return overwrite(&targets, scope, "`truncate` empties");
-        }
-        "tee" if !(has("-a") || has("--append")) => {
-            return overwrite(&operands(args, &[]), scope, "`tee` overwrites");
-        }
-        "dd" => {
-            let of: Vec<&str> = args.iter().filter_map(|a| a.strip_prefix("of=")).collect();
-            return overwrite(&of, scope, "`dd` overwrites");
-        }
-        "cp" | "mv" | "install" => return copy_like(prog, args, scope),
-        "ln" if args
-            .iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('f')) =>
-        {
-            return copy_like(prog, args, scope);
-        }
-        "git" => return classify_git(args, scope),
-        "find" if has("-delete") || has("-exec") || has("-execdir") || has("-ok") => {
-            return (
-                Destructive,
-                "`find` deletes or runs commands on what it finds".into(),
-            );
-        }
-        "find" if args.iter().any(|a| a.starts_with("-fprint") || a == "-fls") => {
-            return (WorkspaceWrite, "`find` writes a file".into());
-        }
-        "sed" | "perl" if args.iter().any(|a| a.starts_with("-i")) => {
-            if let Some(p) = args.iter().find_map(|t| protected(t, scope)) {
-                return (Protected, p);
-            }
-            return (WorkspaceWrite, "edits files in place".into());
-        }
-        "tee" | "touch" | "mkdir" | "ln" => {
-            if let Some(p) = args.iter().find_map(|t| protected(t, scope)) {
-                return (Protected, p);
-            }
-            return (WorkspaceWrite, format!("`{prog}` writes files"));
-        }
-        "cargo" if matches!(first, "tree" | "metadata" | "--version" | "search") => {
-            return (Read, "reads the project".into());
-        }
-        "ken" if matches!(first, "exec" | "agent") => {
-            return (WorkspaceWrite, format!("`ken {first}` runs commands or edits"));
-        }
-        _ => {}
+    if let Some(class) = known_writer(prog, args, scope) {
+        return class;
     }
     // A reader told to write its result somewhere writes that file.
     if let Some(out) = output_file(prog, args) {
@@ -952,6 +865,110 @@ fn classify_program(prog: &str, args: &[String], scope: &Scope) -> (ActionClass,
         return (Read, "known not to write".into());
     }
     (WorkspaceWrite, format!("`{prog}` is not known to be read-only"))
+}
+
+/// Installers, privilege escalation, set-id bits, the network and opaque shells.
+fn privileged_or_network(prog: &str, args: &[String], scope: &Scope) -> Option<(ActionClass, String)> {
+    use ActionClass::*;
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    let first = args.first().map(String::as_str).unwrap_or("");
+    if let Some((_, subs)) = INSTALLERS.iter().find(|(p, _)| *p == prog)
+        && subs.contains(&first)
+    {
+        return Some((
+            Protected,
+            format!("`{prog} {first}` installs or publishes packages"),
+        ));
+    }
+    if ESCALATION.contains(&prog) {
+        return Some((
+            Escalation,
+            format!("`{prog}` gains privileges or leaves the sandbox"),
+        ));
+    }
+    if prog == "chmod"
+        && args
+            .iter()
+            .any(|a| a.contains('s') && (a.starts_with('+') || a.starts_with("u+") || a.starts_with("g+")))
+    {
+        return Some((Escalation, "sets a set-id bit".into()));
+    }
+    if prog == "rsync" {
+        let local = copy_like(prog, args, scope);
+        let remote = args.iter().any(|a| !a.starts_with('-') && a.contains(':'));
+        return Some(match remote && local.0 < Network {
+            true => (Network, "`rsync` reaches the network".into()),
+            false => local,
+        });
+    }
+    if NETWORK.contains(&prog) {
+        return Some((Network, format!("`{prog}` reaches the network")));
+    }
+    if SHELLS.contains(&prog) && (has("-c") || args.is_empty()) {
+        return Some((
+            WorkspaceWrite,
+            "runs a shell whose commands are not seen here".into(),
+        ));
+    }
+    None
+}
+
+/// Programs known to remove, overwrite, copy or write files (or to only read, for a few of
+/// cargo's and ken's subcommands), by what their arguments say.
+fn known_writer(prog: &str, args: &[String], scope: &Scope) -> Option<(ActionClass, String)> {
+    use ActionClass::*;
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    let first = args.first().map(String::as_str).unwrap_or("");
+    let class = match prog {
+        "rm" | "rmdir" | "unlink" | "shred" => {
+            let targets = operands(args, &["-n", "-s", "--iterations", "--size"]);
+            removal(&targets, scope, prog)
+        }
+        "truncate" => {
+            let targets = operands(args, &["-s", "-r", "--size", "--reference"]);
+            overwrite(&targets, scope, "`truncate` empties")
+        }
+        "tee" if !(has("-a") || has("--append")) => {
+            overwrite(&operands(args, &[]), scope, "`tee` overwrites")
+        }
+        "dd" => {
+            let of: Vec<&str> = args.iter().filter_map(|a| a.strip_prefix("of=")).collect();
+            overwrite(&of, scope, "`dd` overwrites")
+        }
+        "cp" | "mv" | "install" => copy_like(prog, args, scope),
+        "ln" if args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('f')) =>
+        {
+            copy_like(prog, args, scope)
+        }
+        "git" => classify_git(args, scope),
+        "find" if has("-delete") || has("-exec") || has("-execdir") || has("-ok") => (
+            Destructive,
+            "`find` deletes or runs commands on what it finds".into(),
+        ),
+        "find" if args.iter().any(|a| a.starts_with("-fprint") || a == "-fls") => {
+            (WorkspaceWrite, "`find` writes a file".into())
+        }
+        "sed" | "perl" if args.iter().any(|a| a.starts_with("-i")) => {
+            match args.iter().find_map(|t| protected(t, scope)) {
+                Some(p) => (Protected, p),
+                None => (WorkspaceWrite, "edits files in place".into()),
+            }
+        }
+        "tee" | "touch" | "mkdir" | "ln" => match args.iter().find_map(|t| protected(t, scope)) {
+            Some(p) => (Protected, p),
+            None => (WorkspaceWrite, format!("`{prog}` writes files")),
+        },
+        "cargo" if matches!(first, "tree" | "metadata" | "--version" | "search") => {
+            (Read, "reads the project".into())
+        }
+        "ken" if matches!(first, "exec" | "agent") => {
+            (WorkspaceWrite, format!("`ken {first}` runs commands or edits"))
+        }
+        _ => return None,
+    };
+    Some(class)
 }
 
 /// The file `sort -o FILE` or `uniq INPUT OUTPUT` writes.

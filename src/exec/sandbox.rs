@@ -24,7 +24,7 @@ use std::time::Instant;
 use nix::fcntl::OFlag;
 use nix::sys::signal::{SigHandler, Signal};
 
-use super::cgroup_limits::CgroupLimits;
+use super::cgroup_limits::{CgroupLimits, CgroupUsage};
 use super::helper_event::HelperEvent;
 use super::helper_event::SETUP_FAILED;
 use super::mechanism::{Mechanism, MechanismState};
@@ -96,88 +96,8 @@ impl Sandbox {
         let usage = cgroup.finish();
         drop(tmp);
         let outcome = outcome?;
-        let env = Mechanism::new(
-            "environment",
-            MechanismState::Enforced,
-            if spec.env_removed.is_empty() {
-                "nothing secret-looking to remove".to_string()
-            } else {
-                format!("removed {}", spec.env_removed.join(", "))
-            },
-        );
-        let mut mechanisms = vec![cgroup_mechanism, timeout_mechanism(&spec), env];
-        mechanisms.extend(outcome.mechanisms);
-        let mut report = RunReport {
-            command: spec.argv.clone(),
-            sandbox: spec.mode,
-            network: spec.network,
-            workspace: spec.workspace.clone(),
-            exit_code: outcome.child.and_then(|c| c.0),
-            signal: outcome.child.and_then(|c| c.1).map(signal_name),
-            timed_out: outcome.timed_out,
-            killed_by: None,
-            limits_hit: Vec::new(),
-            duration_ms: started.elapsed().as_millis() as u64,
-            peak_memory_bytes: usage
-                .peak_memory_bytes
-                .unwrap_or(0)
-                .max(outcome.max_rss_kib * 1024),
-            cpu_user_ms: outcome.user_ms,
-            cpu_system_ms: outcome.system_ms,
-            stdout: outcome.stdout,
-            stderr: outcome.stderr,
-            degraded: mechanisms
-                .iter()
-                .filter(|m| m.degraded())
-                .map(|m| format!("{}: {}", m.name, m.detail))
-                .collect(),
-            mechanisms,
-            refused: outcome.refused,
-            status: 0,
-        };
-        // The command's own signal, or the one a shell reports for its child (128 + N).
-        let signal = outcome.child.and_then(|c| {
-            c.1.or(c
-                .0
-                .filter(|code| *code > 128 && *code < 160)
-                .map(|code| code - 128))
-        });
-        report.killed_by = if report.timed_out {
-            Some("timeout")
-        } else if usage.oom_killed {
-            Some("memory")
-        } else if signal == Some(Signal::SIGXCPU as i32)
-            || (signal == Some(Signal::SIGKILL as i32)
-                && spec
-                    .limits
-                    .cpu_seconds
-                    .is_some_and(|c| outcome.user_ms + outcome.system_ms >= c * 1000))
-        {
-            Some("cpu")
-        } else if signal == Some(Signal::SIGXFSZ as i32) {
-            Some("file-size")
-        } else {
-            None
-        }
-        .map(str::to_string);
-        if usage.processes_limited {
-            report.limits_hit.push("processes".to_string());
-        }
-        report
-            .limits_hit
-            .extend(report.killed_by.clone().filter(|k| k != "processes"));
-        report.status = if report.refused.is_some() {
-            outcome.refused_code
-        } else if report.timed_out {
-            124
-        } else {
-            match outcome.child {
-                Some((Some(code), _)) => code,
-                Some((None, Some(sig))) => 128 + sig,
-                _ => outcome.helper_code,
-            }
-        };
-        Ok(report)
+        let mechanisms = vec![cgroup_mechanism, timeout_mechanism(&spec), env_mechanism(&spec)];
+        Ok(outcome.into_report(&spec, mechanisms, &usage, started))
     }
 
     fn spawn_and_wait(&self, spec: &SandboxSpec) -> Result<Outcome, SandboxError> {
@@ -295,6 +215,111 @@ struct Outcome {
     user_ms: u64,
     system_ms: u64,
     helper_code: i32,
+}
+
+impl Outcome {
+    /// The run's report: the sandbox's own `mechanisms` first, then the helper's.
+    fn into_report(
+        self,
+        spec: &SandboxSpec,
+        mut mechanisms: Vec<Mechanism>,
+        usage: &CgroupUsage,
+        started: Instant,
+    ) -> RunReport {
+        let killed_by = self.killed_by(spec, usage.oom_killed);
+        let status = self.status();
+        mechanisms.extend(self.mechanisms);
+        let mut report = RunReport {
+            command: spec.argv.clone(),
+            sandbox: spec.mode,
+            network: spec.network,
+            workspace: spec.workspace.clone(),
+            exit_code: self.child.and_then(|c| c.0),
+            signal: self.child.and_then(|c| c.1).map(signal_name),
+            timed_out: self.timed_out,
+            killed_by,
+            limits_hit: Vec::new(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            peak_memory_bytes: usage.peak_memory_bytes.unwrap_or(0).max(self.max_rss_kib * 1024),
+            cpu_user_ms: self.user_ms,
+            cpu_system_ms: self.system_ms,
+            stdout: self.stdout,
+            stderr: self.stderr,
+            degraded: mechanisms
+                .iter()
+                .filter(|m| m.degraded())
+                .map(|m| format!("{}: {}", m.name, m.detail))
+                .collect(),
+            mechanisms,
+            refused: self.refused,
+            status,
+        };
+        if usage.processes_limited {
+            report.limits_hit.push("processes".to_string());
+        }
+        report
+            .limits_hit
+            .extend(report.killed_by.clone().filter(|k| k != "processes"));
+        report
+    }
+
+    /// Which limit ended the command, if one did: `timeout`, `memory`, `cpu` or `file-size`.
+    fn killed_by(&self, spec: &SandboxSpec, oom_killed: bool) -> Option<String> {
+        // The command's own signal, or the one a shell reports for its child (128 + N).
+        let signal = self.child.and_then(|c| {
+            c.1.or(c
+                .0
+                .filter(|code| *code > 128 && *code < 160)
+                .map(|code| code - 128))
+        });
+        if self.timed_out {
+            Some("timeout")
+        } else if oom_killed {
+            Some("memory")
+        } else if signal == Some(Signal::SIGXCPU as i32)
+            || (signal == Some(Signal::SIGKILL as i32)
+                && spec
+                    .limits
+                    .cpu_seconds
+                    .is_some_and(|c| self.user_ms + self.system_ms >= c * 1000))
+        {
+            Some("cpu")
+        } else if signal == Some(Signal::SIGXFSZ as i32) {
+            Some("file-size")
+        } else {
+            None
+        }
+        .map(str::to_string)
+    }
+
+    /// The exit status `ken exec` reports: the refusal's code, 124 on timeout, the command's
+    /// code, 128 + its signal, else the helper's code.
+    fn status(&self) -> i32 {
+        if self.refused.is_some() {
+            self.refused_code
+        } else if self.timed_out {
+            124
+        } else {
+            match self.child {
+                Some((Some(code), _)) => code,
+                Some((None, Some(sig))) => 128 + sig,
+                _ => self.helper_code,
+            }
+        }
+    }
+}
+
+/// What was removed from the command's environment.
+fn env_mechanism(spec: &SandboxSpec) -> Mechanism {
+    Mechanism::new(
+        "environment",
+        MechanismState::Enforced,
+        if spec.env_removed.is_empty() {
+            "nothing secret-looking to remove".to_string()
+        } else {
+            format!("removed {}", spec.env_removed.join(", "))
+        },
+    )
 }
 
 #[derive(Clone, Copy)]

@@ -150,15 +150,39 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
         }
         return setup;
     }
-    let (uid, gid) = (geteuid(), getegid());
-    let off = nix::errno::Errno::ENOSYS;
-    let try_unshare = |name: &str, flag: CloneFlags| match spec.disabled(name) {
-        Some(_) => Err(off),
+    out.push(enter_user_namespace(spec));
+    let (mount, mounts) = enter_mount_namespace(spec);
+    out.push(mount);
+    setup.mounts = mounts;
+    let (network, network_namespace) = enter_network_namespace(spec);
+    out.push(network);
+    setup.network_namespace = network_namespace;
+    let (pid, pid_namespace) = enter_pid_namespace(spec);
+    out.push(pid);
+    setup.pid_namespace = pid_namespace;
+    setup
+}
+
+/// `unshare(flag)` unless the spec disables the mechanism `name` (then `ENOSYS`, unused).
+fn try_unshare(spec: &SandboxSpec, name: &str, flag: CloneFlags) -> nix::Result<()> {
+    match spec.disabled(name) {
+        Some(_) => Err(nix::errno::Errno::ENOSYS),
         None => unshare(flag),
-    };
-    let user = try_unshare("user-namespace", CloneFlags::CLONE_NEWUSER)
+    }
+}
+
+/// The mechanism `name` as the spec disabled it, else unavailable because `call` failed.
+fn disabled_or(spec: &SandboxSpec, name: &str, e: nix::errno::Errno, call: &str) -> Mechanism {
+    spec.disabled(name)
+        .unwrap_or_else(|| Mechanism::new(name, MechanismState::Unavailable, format!("{call}: {e}")))
+}
+
+/// A user namespace with the caller's ids mapped to themselves.
+fn enter_user_namespace(spec: &SandboxSpec) -> Mechanism {
+    let (uid, gid) = (geteuid(), getegid());
+    let user = try_unshare(spec, "user-namespace", CloneFlags::CLONE_NEWUSER)
         .and_then(|()| map_ids(uid.as_raw(), gid.as_raw()));
-    out.push(match (&user, spec.disabled("user-namespace")) {
+    match (&user, spec.disabled("user-namespace")) {
         (_, Some(m)) => m,
         (Ok(()), _) => Mechanism::new(
             "user-namespace",
@@ -170,12 +194,12 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
             MechanismState::Unavailable,
             format!("unshare(CLONE_NEWUSER): {e}"),
         ),
-    });
-    let disabled_or = |name: &str, e: nix::errno::Errno, call: &str| {
-        spec.disabled(name)
-            .unwrap_or_else(|| Mechanism::new(name, MechanismState::Unavailable, format!("{call}: {e}")))
-    };
-    match try_unshare("mount-namespace", CloneFlags::CLONE_NEWNS) {
+    }
+}
+
+/// A mount namespace with the spec's mount view applied, and that view.
+fn enter_mount_namespace(spec: &SandboxSpec) -> (Mechanism, Option<MountPlan>) {
+    match try_unshare(spec, "mount-namespace", CloneFlags::CLONE_NEWNS) {
         Ok(()) => {
             let plan = MountPlan::apply(spec);
             let state = if plan.failures.is_empty() {
@@ -183,67 +207,86 @@ fn enter_namespaces(spec: &SandboxSpec, out: &mut Vec<Mechanism>) -> Setup {
             } else {
                 MechanismState::Partial
             };
-            let mut detail = format!(
-                "{} mounts read-only; private /tmp: {}; read-only: {}",
-                plan.read_only_mounts,
-                if plan.private_tmp { "yes" } else { "no" },
-                if plan.protected.is_empty() {
-                    "nothing protected".to_string()
-                } else {
-                    plan.protected
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            );
-            if !plan.failures.is_empty() {
-                detail.push_str(&format!("; failed: {}", plan.failures.join("; ")));
-            }
-            out.push(Mechanism::new("mount-namespace", state, detail));
-            setup.mounts = Some(plan);
+            let m = Mechanism::new("mount-namespace", state, mount_detail(&plan));
+            (m, Some(plan))
         }
-        Err(e) => out.push(disabled_or("mount-namespace", e, "unshare(CLONE_NEWNS)")),
+        Err(e) => (
+            disabled_or(spec, "mount-namespace", e, "unshare(CLONE_NEWNS)"),
+            None,
+        ),
     }
+}
+
+/// What the mount view protects, and what failed.
+fn mount_detail(plan: &MountPlan) -> String {
+    let mut detail = format!(
+        "{} mounts read-only; private /tmp: {}; read-only: {}",
+        plan.read_only_mounts,
+        if plan.private_tmp { "yes" } else { "no" },
+        if plan.protected.is_empty() {
+            "nothing protected".to_string()
+        } else {
+            plan.protected
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    );
+    if !plan.failures.is_empty() {
+        detail.push_str(&format!("; failed: {}", plan.failures.join("; ")));
+    }
+    detail
+}
+
+/// An empty network namespace with its loopback up (none with `--network`), and whether
+/// one was entered.
+fn enter_network_namespace(spec: &SandboxSpec) -> (Mechanism, bool) {
     if spec.network {
-        out.push(Mechanism::new(
+        let m = Mechanism::new(
             "network-namespace",
             MechanismState::Off,
             "--network: the host's network",
-        ));
-    } else {
-        match try_unshare("network-namespace", CloneFlags::CLONE_NEWNET) {
-            Ok(()) => {
-                setup.network_namespace = true;
-                let lo = match loopback_up() {
-                    Ok(()) => "its own loopback only",
-                    Err(_) => "no interface up",
-                };
-                out.push(Mechanism::new(
-                    "network-namespace",
-                    MechanismState::Enforced,
-                    format!("empty: {lo}"),
-                ));
-            }
-            Err(e) => out.push(disabled_or("network-namespace", e, "unshare(CLONE_NEWNET)")),
-        }
+        );
+        return (m, false);
     }
-    match try_unshare("pid-namespace", CloneFlags::CLONE_NEWPID) {
+    match try_unshare(spec, "network-namespace", CloneFlags::CLONE_NEWNET) {
         Ok(()) => {
-            setup.pid_namespace = true;
-            out.push(Mechanism::new(
+            let lo = match loopback_up() {
+                Ok(()) => "its own loopback only",
+                Err(_) => "no interface up",
+            };
+            let m = Mechanism::new(
+                "network-namespace",
+                MechanismState::Enforced,
+                format!("empty: {lo}"),
+            );
+            (m, true)
+        }
+        Err(e) => (
+            disabled_or(spec, "network-namespace", e, "unshare(CLONE_NEWNET)"),
+            false,
+        ),
+    }
+}
+
+/// A PID namespace for the reaper to come (entered by the next fork), and whether one was.
+fn enter_pid_namespace(spec: &SandboxSpec) -> (Mechanism, bool) {
+    match try_unshare(spec, "pid-namespace", CloneFlags::CLONE_NEWPID) {
+        Ok(()) => {
+            let m = Mechanism::new(
                 "pid-namespace",
                 MechanismState::Enforced,
                 "the command's tree dies with it",
-            ));
+            );
+            (m, true)
         }
         Err(e) => {
-            let mut m = disabled_or("pid-namespace", e, "unshare(CLONE_NEWPID)");
+            let mut m = disabled_or(spec, "pid-namespace", e, "unshare(CLONE_NEWPID)");
             m.detail.push_str("; descendants are killed by walking /proc");
-            out.push(m);
+            (m, false)
         }
     }
-    setup
 }
 
 fn map_ids(uid: u32, gid: u32) -> nix::Result<()> {

@@ -63,105 +63,17 @@ impl UnifiedDiff {
     pub fn parse(text: &str) -> Result<UnifiedDiff, String> {
         let mut files: Vec<FileDiff> = Vec::new();
         let mut cur: Option<FileDiff> = None;
-        let (mut old_line, mut new_line) = (0u32, 0u32);
-        let (mut old_left, mut new_left) = (0u32, 0u32);
+        let mut hunk = HunkCursor::default();
         for (n, line) in text.lines().enumerate() {
-            if old_left > 0 || new_left > 0 {
+            if hunk.open() {
                 let Some(f) = cur.as_mut() else { break };
-                match line.as_bytes().first() {
-                    Some(b'-') => {
-                        f.removed.push(old_line);
-                        old_line += 1;
-                        old_left = old_left.saturating_sub(1);
-                    }
-                    Some(b'+') => {
-                        f.added.push(new_line);
-                        let after = old_line.saturating_sub(1);
-                        let replaces = f.removed.last() == Some(&after) && after > 0;
-                        if !replaces && f.inserted_after.last() != Some(&after) {
-                            f.inserted_after.push(after);
-                        }
-                        new_line += 1;
-                        new_left = new_left.saturating_sub(1);
-                    }
-                    Some(b'\\') => {}
-                    _ => {
-                        old_line += 1;
-                        new_line += 1;
-                        old_left = old_left.saturating_sub(1);
-                        new_left = new_left.saturating_sub(1);
-                    }
-                }
+                hunk.take(f, line);
                 continue;
             }
-            if let Some(rest) = line.strip_prefix("diff --git ") {
-                if let Some(f) = cur.take() {
-                    files.push(f);
-                }
-                let mut parts = rest.split(' ');
-                cur = Some(FileDiff {
-                    old_path: parts.next().and_then(strip),
-                    new_path: parts.next().and_then(strip),
-                    ..FileDiff::default()
-                });
-            } else if let Some(p) = line.strip_prefix("--- ") {
-                // A plain `diff -u` has no `diff --git` line: a new file starts here.
-                let starts = cur
-                    .as_ref()
-                    .is_none_or(|f| !f.removed.is_empty() || !f.added.is_empty());
-                if starts {
-                    if let Some(f) = cur.take() {
-                        files.push(f);
-                    }
-                    cur = Some(FileDiff::default());
-                }
-                if let Some(f) = cur.as_mut() {
-                    f.old_path = strip(p);
-                }
-            } else if let Some(p) = line.strip_prefix("+++ ") {
-                if let Some(f) = cur.as_mut() {
-                    f.new_path = strip(p);
-                }
-            } else if let Some(p) = line
-                .strip_prefix("rename from ")
-                .or_else(|| line.strip_prefix("copy from "))
-            {
-                if let Some(f) = cur.as_mut() {
-                    f.old_path = Some(p.to_string());
-                }
-            } else if let Some(p) = line
-                .strip_prefix("rename to ")
-                .or_else(|| line.strip_prefix("copy to "))
-            {
-                if let Some(f) = cur.as_mut() {
-                    f.new_path = Some(p.to_string());
-                }
-            } else if line.starts_with("new file mode") {
-                if let Some(f) = cur.as_mut() {
-                    f.old_path = None;
-                }
-            } else if line.starts_with("deleted file mode") {
-                if let Some(f) = cur.as_mut() {
-                    f.new_path = None;
-                }
-            } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
-                if let Some(f) = cur.as_mut() {
-                    f.binary = true;
-                }
-            } else if let Some(h) = line.strip_prefix("@@ ") {
-                let mut parts = h.split(' ');
-                let (Some(o), Some(nw)) = (parts.next().and_then(range), parts.next().and_then(range)) else {
-                    return Err(format!("line {}: bad hunk header {line:?}", n + 1));
-                };
-                if cur.is_none() {
-                    return Err(format!("line {}: a hunk before any file header", n + 1));
-                }
-                (old_line, old_left) = (o.0.max(1), o.1);
-                (new_line, new_left) = (nw.0.max(1), nw.1);
-                if o.1 == 0 {
-                    // Pure insertion after line o.0.
-                    old_line = o.0 + 1;
-                }
+            if let Some(h) = line.strip_prefix("@@ ") {
+                hunk = HunkCursor::start(h, n, line, cur.is_some())?;
+            } else {
+                header_line(line, &mut files, &mut cur);
             }
         }
         if let Some(f) = cur.take() {
@@ -171,6 +83,125 @@ impl UnifiedDiff {
             return Err("no file headers (`diff --git`, `---`/`+++`) found: is this a unified diff?".into());
         }
         Ok(UnifiedDiff { files })
+    }
+}
+
+/// A line outside any hunk: a new file's header (`diff --git`, or `---` in a plain `diff -u`),
+/// or a header line of the current file.
+fn header_line(line: &str, files: &mut Vec<FileDiff>, cur: &mut Option<FileDiff>) {
+    if let Some(rest) = line.strip_prefix("diff --git ") {
+        files.extend(cur.take());
+        let mut parts = rest.split(' ');
+        *cur = Some(FileDiff {
+            old_path: parts.next().and_then(strip),
+            new_path: parts.next().and_then(strip),
+            ..FileDiff::default()
+        });
+    } else if let Some(p) = line.strip_prefix("--- ") {
+        // A plain `diff -u` has no `diff --git` line: a new file starts here.
+        let starts = cur
+            .as_ref()
+            .is_none_or(|f| !f.removed.is_empty() || !f.added.is_empty());
+        if starts {
+            files.extend(cur.take());
+            *cur = Some(FileDiff::default());
+        }
+        if let Some(f) = cur.as_mut() {
+            f.old_path = strip(p);
+        }
+    } else if let Some(f) = cur.as_mut() {
+        f.header_line(line);
+    }
+}
+
+impl FileDiff {
+    /// `+++` and git's extended headers: renames, copies, added and deleted files, binaries.
+    fn header_line(&mut self, line: &str) {
+        if let Some(p) = line.strip_prefix("+++ ") {
+            self.new_path = strip(p);
+        } else if let Some(p) = line
+            .strip_prefix("rename from ")
+            .or_else(|| line.strip_prefix("copy from "))
+        {
+            self.old_path = Some(p.to_string());
+        } else if let Some(p) = line
+            .strip_prefix("rename to ")
+            .or_else(|| line.strip_prefix("copy to "))
+        {
+            self.new_path = Some(p.to_string());
+        } else if line.starts_with("new file mode") {
+            self.old_path = None;
+        } else if line.starts_with("deleted file mode") {
+            self.new_path = None;
+        } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+            self.binary = true;
+        }
+    }
+}
+
+/// Where the parser is in a hunk: the next old and new line numbers, and how many lines of
+/// each side are left (none: outside any hunk).
+#[derive(Default)]
+struct HunkCursor {
+    old_line: u32,
+    new_line: u32,
+    old_left: u32,
+    new_left: u32,
+}
+
+impl HunkCursor {
+    /// The hunk whose header (after `@@ `) is `h`, on line `n` (0-based) of the diff.
+    fn start(h: &str, n: usize, line: &str, in_file: bool) -> Result<HunkCursor, String> {
+        let mut parts = h.split(' ');
+        let (Some(o), Some(nw)) = (parts.next().and_then(range), parts.next().and_then(range)) else {
+            return Err(format!("line {}: bad hunk header {line:?}", n + 1));
+        };
+        if !in_file {
+            return Err(format!("line {}: a hunk before any file header", n + 1));
+        }
+        let mut hunk = HunkCursor {
+            old_line: o.0.max(1),
+            old_left: o.1,
+            new_line: nw.0.max(1),
+            new_left: nw.1,
+        };
+        if o.1 == 0 {
+            // Pure insertion after line o.0.
+            hunk.old_line = o.0 + 1;
+        }
+        Ok(hunk)
+    }
+
+    fn open(&self) -> bool {
+        self.old_left > 0 || self.new_left > 0
+    }
+
+    /// One line of the hunk's body, recorded in `f`.
+    fn take(&mut self, f: &mut FileDiff, line: &str) {
+        match line.as_bytes().first() {
+            Some(b'-') => {
+                f.removed.push(self.old_line);
+                self.old_line += 1;
+                self.old_left = self.old_left.saturating_sub(1);
+            }
+            Some(b'+') => {
+                f.added.push(self.new_line);
+                let after = self.old_line.saturating_sub(1);
+                let replaces = f.removed.last() == Some(&after) && after > 0;
+                if !replaces && f.inserted_after.last() != Some(&after) {
+                    f.inserted_after.push(after);
+                }
+                self.new_line += 1;
+                self.new_left = self.new_left.saturating_sub(1);
+            }
+            Some(b'\\') => {}
+            _ => {
+                self.old_line += 1;
+                self.new_line += 1;
+                self.old_left = self.old_left.saturating_sub(1);
+                self.new_left = self.new_left.saturating_sub(1);
+            }
+        }
     }
 }
 

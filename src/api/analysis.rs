@@ -11,8 +11,6 @@ use super::{ApiError, BuildActivity};
 use crate::graph::{CodeGraph, GraphQuery, SymbolGraph};
 use crate::index::{Coverage, HistoryPart, IndexError, IndexSnapshot, SemanticIndex, WorkingTreeDiff};
 use crate::lexical::LexicalIndex;
-use crate::providers::embedder_from_settings;
-use crate::vector::Embedder;
 
 pub struct Analysis {
     root: PathBuf,
@@ -176,7 +174,7 @@ impl Analysis {
     pub fn semantic(&self) -> Result<&SemanticIndex, ApiError> {
         self.semantic
             .get_or_init(|| {
-                let embedder = stored_embedder(&self.snapshot).map_err(PartError::of)?;
+                let embedder = super::build_plan::stored_embedder(&self.snapshot.manifest).map_err(PartError::of)?;
                 self.snapshot.semantic_with(embedder).map_err(PartError::of)
             })
             .as_ref()
@@ -238,55 +236,3 @@ fn damage<T>(r: &Result<T, PartError>) -> Option<&str> {
     r.as_ref().err().filter(|e| e.damaged).map(|e| e.message.as_str())
 }
 
-/// The model the index's semantic part was built with (`None`: the built-in one).
-pub fn stored_embedder(snapshot: &IndexSnapshot) -> Result<Option<Arc<dyn Embedder>>, IndexError> {
-    match snapshot.embedder_settings() {
-        None => Ok(None),
-        Some(s) => embedder_from_settings(s).map(Some).map_err(|e| {
-            IndexError::Vector(format!(
-                "cannot reach the embedding model this index was built with: {e}"
-            ))
-        }),
-    }
-}
-
-/// The first stage of a two-stage build of `root`: symbols and the lexical part, the rest
-/// recorded as deferred for the next build (a server's first build, `ken index build --quick`).
-pub fn build_first_stage(
-    root: &std::path::Path,
-    index_dir: Option<std::path::PathBuf>,
-    observer: &dyn crate::index::BuildObserver,
-) -> Result<crate::index::BuildReport, IndexError> {
-    build_default(root, index_dir, observer, true)
-}
-
-/// A build of `root` with the default settings, embedding with the model the index's current
-/// generation was built with (the built-in one for a new index): what `ken index build` with
-/// no options, `ken index pull`'s update and a fleet worker do.
-pub fn build_with_stored_embedder(
-    root: &std::path::Path,
-    index_dir: Option<std::path::PathBuf>,
-    observer: &dyn crate::index::BuildObserver,
-) -> Result<crate::index::BuildReport, IndexError> {
-    build_default(root, index_dir, observer, false)
-}
-
-/// The default build, or only its first stage (which embeds nothing).
-fn build_default(
-    root: &std::path::Path,
-    index_dir: Option<std::path::PathBuf>,
-    observer: &dyn crate::index::BuildObserver,
-    first_stage: bool,
-) -> Result<crate::index::BuildReport, IndexError> {
-    let config = crate::index::IndexConfig {
-        index_dir,
-        first_stage,
-        ..crate::index::IndexConfig::default()
-    };
-    let builder = crate::index::IndexBuilder::new(root, &config, observer)?;
-    let embedder = match IndexSnapshot::open(&config.index_dir_for(builder.root())) {
-        Ok(s) if !first_stage => stored_embedder(&s)?,
-        _ => None,
-    };
-    builder.with_embedder(embedder).build()
-}

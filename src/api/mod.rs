@@ -16,6 +16,7 @@ mod analysis;
 pub mod answer_text;
 mod api_error;
 mod build_activity;
+mod build_plan;
 mod context_ops;
 mod graph_ops;
 mod impact;
@@ -30,7 +31,8 @@ pub mod uses;
 mod watch_state;
 mod workspace;
 
-pub use analysis::{Analysis, build_first_stage, build_with_stored_embedder, stored_embedder};
+pub use analysis::Analysis;
+pub use build_plan::{BuildPlan, EmbedderChoice, stored_embedder};
 pub use api_error::{ApiError, ErrorBody};
 pub use build_activity::BuildActivity;
 pub use context_ops::{

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::watch_state::{Staleness, WatchState};
 use super::{Analysis, ApiError, BuildActivity};
-use crate::index::{BothObservers, BuildObserver, Coverage, IndexBuilder, IndexConfig, IndexSnapshot};
+use crate::index::{BothObservers, BuildObserver, Coverage, IndexConfig, IndexSnapshot};
 
 pub struct Workspace {
     root: PathBuf,
@@ -168,15 +168,11 @@ impl Workspace {
             first_stage: false,
             max_memory_mib: IndexConfig::max_memory_from_env(),
         };
-        let embedder = match config.vectors {
-            true => super::analysis::stored_embedder(held.snapshot())?,
-            false => None,
-        };
+        let plan = super::BuildPlan::new(&self.root, config).trusting(*built);
         let t0 = Instant::now();
         let both = BothObservers(observer, self.activity.as_ref());
         self.activity.begin();
-        let report = IndexBuilder::new(&self.root, &config, &both)
-            .and_then(|b| b.with_embedder(embedder).trusting(*built).build());
+        let report = plan.run(&both);
         self.activity.end();
         let report = report?;
         *built = Some(report.manifest.generation);

@@ -22,7 +22,7 @@ use crate::agent::{
 };
 use crate::api::{ReindexRequest, Workspace};
 use crate::exec::{AuditLog, ExecRules, Sandbox, verify_audit_log};
-use crate::index::{IndexBuilder, IndexConfig, NoProgress};
+use crate::index::NoProgress;
 use crate::providers::{Message, RunBounds, ToolCall};
 
 pub fn agent(a: AgentArgs) -> Result<ExitCode> {
@@ -112,8 +112,9 @@ fn open_workspace(repo: Option<&Path>) -> Result<Arc<Workspace>> {
             };
             eprintln!("no index for {}: building one first", root.display());
             let progress = ProgressBars::new(!std::io::stderr().is_terminal());
-            let config = IndexConfig::default();
-            let builder = IndexBuilder::new(&root, &config, &progress)
+            let plan = crate::api::BuildPlan::default_for(&root, None);
+            let builder = plan
+                .builder(&progress)
                 .with_context(|| format!("cannot index {}", root.display()))?;
             let report = builder.build()?;
             Workspace::open_at(

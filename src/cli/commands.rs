@@ -2,7 +2,6 @@
 //! response is printed as JSON (exactly what a server returns) or rendered for people.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -21,11 +20,10 @@ use super::{
 };
 use crate::api::Workspace;
 use crate::api::{
-    IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest, stored_embedder,
+    BuildPlan, EmbedderChoice, IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest,
 };
-use crate::index::{IndexBuilder, IndexConfig, IndexSnapshot, IndexVerifier, WalkConfig};
+use crate::index::{IndexConfig, IndexVerifier, WalkConfig};
 use crate::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder};
-use crate::vector::Embedder;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let quiet = cli.quiet;
@@ -89,13 +87,14 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         max_memory_mib: a.max_memory,
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
-    let builder = IndexBuilder::new(&a.path, &config, &progress)
-        .with_context(|| format!("cannot index {}", a.path.display()))?;
     let embedder = match config.vectors && !config.first_stage {
-        true => build_embedder(&a, &config.index_dir_for(builder.root()))?,
-        false => None,
+        true => build_embedder(&a)?,
+        false => EmbedderChoice::Stored,
     };
-    let builder = builder.with_embedder(embedder);
+    let plan = BuildPlan::new(&a.path, config).with_embedder(embedder);
+    let builder = plan
+        .builder(&progress)
+        .with_context(|| format!("cannot index {}", a.path.display()))?;
     let report = builder
         .build()
         .with_context(|| format!("indexing {} failed", builder.root().display()))?;
@@ -151,21 +150,18 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
 }
 
 /// The model a build embeds with: the one asked for, else the one the index was built with.
-fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embedder>>> {
+fn build_embedder(a: &BuildArgs) -> Result<EmbedderChoice> {
     let api = match a.embedder {
-        Some(EmbedderKind::Builtin) => return Ok(None),
+        Some(EmbedderKind::Builtin) => return Ok(EmbedderChoice::Given(None)),
         Some(EmbedderKind::Openai) => EmbedApi::Openai,
         Some(EmbedderKind::Ollama) => EmbedApi::Ollama,
-        Some(EmbedderKind::Minilm) => return Ok(Some(providers::minilm()?)),
+        Some(EmbedderKind::Minilm) => return Ok(EmbedderChoice::Given(Some(providers::minilm()?))),
         None => {
             if a.embed_url.is_some() || a.embed_model.is_some() || a.embed_key_env.is_some() {
                 anyhow::bail!("--embed-url, --embed-model and --embed-key-env need --embedder openai|ollama");
             }
             // Keep the previous build's model (a missing or unreadable index: the built-in one).
-            let Ok(previous) = IndexSnapshot::open(index_dir) else {
-                return Ok(None);
-            };
-            return Ok(stored_embedder(&previous)?);
+            return Ok(EmbedderChoice::Stored);
         }
     };
     let url = a.embed_url.clone().unwrap_or_else(|| {
@@ -193,7 +189,7 @@ fn build_embedder(a: &BuildArgs, index_dir: &Path) -> Result<Option<Arc<dyn Embe
     });
     let e = HttpEmbedder::connect(settings)
         .with_context(|| format!("cannot use the embedding model {model} at {url}"))?;
-    Ok(Some(Arc::new(e)))
+    Ok(EmbedderChoice::Given(Some(Arc::new(e))))
 }
 
 fn status(a: StatusArgs) -> Result<ExitCode> {

@@ -145,9 +145,10 @@ pub(super) fn build_default_observed(
         .canonicalize()
         .with_context(|| format!("cannot index {}", root.display()))?;
     let report = match first_stage {
-        true => crate::api::build_first_stage(&root, index_dir, &progress),
-        false => crate::api::build_with_stored_embedder(&root, index_dir, &progress),
+        true => crate::api::BuildPlan::first_stage(&root, index_dir),
+        false => crate::api::BuildPlan::default_for(&root, index_dir),
     }
+    .run(&progress)
     .with_context(|| format!("indexing {} failed", root.display()))?;
     Ok((root, report))
 }

@@ -382,7 +382,7 @@ fn build_and_publish(config: &WorkerConfig, item: &WorkItem) -> Result<Published
         }
     }
     let report =
-        crate::api::build_with_stored_embedder(&dir, None, &NoProgress).map_err(|e| FleetError::Source {
+        crate::api::BuildPlan::default_for(&dir, None).run(&NoProgress).map_err(|e| FleetError::Source {
             repo: item.repo.clone(),
             detail: format!("indexing failed: {e}"),
         })?;

@@ -198,11 +198,6 @@ impl IndexSnapshot {
         Ok((path, map))
     }
 
-    /// How the semantic part's model is made again (`None`: the built-in model, or no part).
-    pub fn embedder_settings(&self) -> Option<&crate::vector::StoredEmbedder> {
-        self.manifest.parts.vectors.as_ref()?.embedder.as_ref()
-    }
-
     /// The history part: per-file change counts, co-changes and commit words. Missing when
     /// the tree is not a git repository or the index was built without it (the reason says
     /// which).

@@ -8,15 +8,20 @@
 //!   only for test attributes and manifests; never writes.
 //! - Every test listed says how it was found (`found_by`).
 
-mod change_impact;
+mod blast_radius;
+mod changed_symbol;
 mod data_cases;
+mod impact_analysis;
+mod risk;
 mod test_commands;
 mod test_files;
+mod test_selection;
 mod unified_diff;
 
-pub use change_impact::{
-    Affected, AffectedFile, ChangeKind, ChangedFile, ChangedSymbol, EntryPointHit, Impact, ImpactAnalysis,
-    Risk, Step, TestToRun, changed_definitions, is_public,
-};
+pub use blast_radius::{Affected, AffectedFile, EntryPointHit, Step};
+pub use changed_symbol::{ChangeKind, ChangedFile, ChangedSymbol, changed_definitions, is_public};
+pub use impact_analysis::{Impact, ImpactAnalysis};
+pub use risk::Risk;
 pub use test_commands::TestCommands;
+pub use test_selection::TestToRun;
 pub use unified_diff::{FileDiff, UnifiedDiff};

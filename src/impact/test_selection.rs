@@ -1,0 +1,474 @@
+//! `TestSelection`: the tests to run for a change, best first, each saying how it was found:
+//! reached through the graph (as test items a runner can select), changed together with a
+//! changed file in the history, data cases with the driver that runs them, named after a
+//! changed file or definition, or the suites of the changed package; then kept to the change's
+//! languages, ranked, capped, and given their commands.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::blast_radius::Affected;
+use super::changed_symbol::ChangedSymbol;
+use super::data_cases::DataCases;
+use super::test_commands::{TestCommands, stem};
+use super::test_files::TestFiles;
+use crate::graph::{CodeGraph, EdgeKind, Family};
+use crate::index::HistoryPart;
+use crate::lang::PathKind;
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct TestToRun {
+    pub path: String,
+    /// The test function, when the graph reached one.
+    pub name: Option<String>,
+    /// `graph` (a test reaches the change), `history` (it changed together with a changed
+    /// file in the past), `naming` (named after a changed file) or `suite` (a test suite of
+    /// the package the change is in, largest first).
+    pub found_by: &'static str,
+    pub score: f32,
+    pub command: Option<String>,
+    /// For a test case that is a data file (`tests/functional/x/case.py`), the runnable test
+    /// that runs it (`tests/test_functional.py`); `name` is then the case's id.
+    pub driver: Option<String>,
+}
+
+/// What a test file's stem names: `test_x`, `x_test`, `x_tests`, `x.test`, `x.spec` -> `x`.
+fn tested_name(stem: &str) -> &str {
+    stem.trim_start_matches("test_")
+        .trim_end_matches("_test")
+        .trim_end_matches("_tests")
+        .trim_end_matches(".test")
+        .trim_end_matches(".spec")
+}
+
+/// Added to the score of a test that reaches a changed definition in one step (a call, a
+/// type use, inheritance): above history's `1 + s`, so direct tests always come first.
+const DIRECT_TEST: f32 = 3.0;
+
+/// A definition inside a test that calls, uses or inherits a changed definition itself (an
+/// import of the changed file is not a use of it).
+fn reaches_directly(a: &Affected) -> bool {
+    a.direct
+        && a.symbol.is_some()
+        && a.via.first().is_some_and(|s| {
+            matches!(
+                s.edge,
+                EdgeKind::Calls | EdgeKind::References | EdgeKind::Inherits | EdgeKind::Implements
+            ) && s.confidence >= 0.5
+        })
+}
+
+const MAX_TESTS: usize = 50;
+/// More named tests of one file than this and the file is run whole: a long list of one
+/// suite's items would crowd every other test file out of the list.
+const MAX_ITEMS_PER_FILE: usize = 5;
+
+/// Where tests are looked for: the graph, the history, the working tree's test files.
+pub(super) struct TestSelection<'a> {
+    graph: &'a CodeGraph,
+    by_path: &'a HashMap<&'a str, usize>,
+    root: Option<&'a Path>,
+    history: Option<&'a HistoryPart>,
+    test_files: &'a TestFiles,
+}
+
+impl<'a> TestSelection<'a> {
+    pub(super) fn new(
+        graph: &'a CodeGraph,
+        by_path: &'a HashMap<&'a str, usize>,
+        root: Option<&'a Path>,
+        history: Option<&'a HistoryPart>,
+        test_files: &'a TestFiles,
+    ) -> TestSelection<'a> {
+        TestSelection {
+            graph,
+            by_path,
+            root,
+            history,
+            test_files,
+        }
+    }
+
+    /// The tests to run for a change, best first, with their commands: those the walk reached
+    /// (as test items a runner can select), those named after a changed file, and the suites
+    /// of the changed package.
+    pub(super) fn tests_to_run(
+        &self,
+        changed: &[ChangedSymbol],
+        affected: &[Affected],
+        changed_files: &[String],
+    ) -> (Vec<TestToRun>, Vec<String>) {
+        let runners = TestCommands::new(self.graph, self.by_path, self.root);
+        let mut tests = reached_tests(&runners, affected);
+        self.cochanged_tests(changed_files, &mut tests);
+        let cases = DataCases::new(self.graph, self.root, self.test_files);
+        self.data_cases(&cases, changed, changed_files, &mut tests);
+        let changes: Vec<&str> = changed_files
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !PathKind::of(p).is_test())
+            .collect();
+        self.named_tests(&changes, &mut tests);
+        self.definition_named_tests(changed, &mut tests);
+        self.package_suites(&changes, &mut tests);
+        self.keep_changed_languages(changed_files, &mut tests);
+        let tests = by_evidence(tests, affected, &changes);
+        let mut tests = whole_files_past(tests, MAX_ITEMS_PER_FILE);
+        tests.truncate(MAX_TESTS);
+        with_commands(&mut tests, &runners, &cases);
+        let test_commands = runners.commands(&tests);
+        (tests, test_commands)
+    }
+
+    /// Only tests in the changed code's languages, and no test data.
+    fn keep_changed_languages(&self, changed_files: &[String], tests: &mut Vec<TestToRun>) {
+        let families = self.families_of(changed_files);
+        tests.retain(|t| {
+            let data = [
+                "fixtures/",
+                "testdata/",
+                "test-data/",
+                "syntax-tests/",
+                "snapshots/",
+            ]
+            .iter()
+            .any(|d| t.path.contains(d));
+            let family = self
+                .by_path
+                .get(t.path.as_str())
+                .and_then(|&i| self.graph.files.get(i))
+                .map(|f| Family::of(&f.language));
+            !data && (families.is_empty() || family.is_some_and(|f| families.contains(&f)))
+        });
+    }
+
+    /// Runnable test files named after a changed file (`test_x.py`, `x_test.go`,
+    /// `x.spec.ts`, `tests/x.rs`).
+    fn named_tests(&self, changes: &[&str], tests: &mut Vec<TestToRun>) {
+        let stems: Vec<String> = changes.iter().filter_map(|p| stem(p)).collect();
+        for f in &self.graph.files {
+            let p = f.path.as_str();
+            if !self.test_files.runnable(p) || tests.iter().any(|t| t.path == p) {
+                continue;
+            }
+            let Some(s) = stem(p) else { continue };
+            let bare = tested_name(&s).to_string();
+            if stems.iter().any(|c| *c == bare && bare.len() > 2) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "naming",
+                    score: 0.05,
+                    driver: None,
+                });
+            }
+        }
+    }
+
+    /// Runnable tests named after a changed definition inside a folder named after its file:
+    /// `__tests__/response/body.test.js` for `body` in `lib/response.js`,
+    /// `tests/client/test_send.py` for `send` in `client.py` (one test file per member).
+    fn definition_named_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
+        let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-'], "");
+        let wanted: HashSet<(String, String)> = changed
+            .iter()
+            .filter(|c| !PathKind::of(&c.path).is_test())
+            .filter_map(|c| {
+                let name = c.qualified_name.rsplit(['.', ':', '/']).next()?;
+                Some((norm(&stem(&c.path)?), norm(name)))
+            })
+            .filter(|(f, n)| f.len() > 2 && n.len() > 2)
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        for f in &self.graph.files {
+            let p = f.path.as_str();
+            if !self.test_files.runnable(p) || tests.iter().any(|t| t.path == p) {
+                continue;
+            }
+            let Some(s) = stem(p) else { continue };
+            let bare = norm(tested_name(&s));
+            let mut dirs = p.split('/').rev().skip(1).map(norm);
+            if dirs.any(|d| wanted.contains(&(d, bare.clone()))) {
+                tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "naming",
+                    score: 0.06,
+                    driver: None,
+                });
+            }
+        }
+    }
+
+    /// Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
+    /// for a folder holding a changed file, or the root), the nearest package first, then
+    /// largest: where tests of behaviour go when nothing names them. Rust integration suites
+    /// exercise the crate from outside, through its binary when it has one — which no graph
+    /// edge shows — so they rank above other packages' suites.
+    fn package_suites(&self, changes: &[&str], tests: &mut Vec<TestToRun>) {
+        if changes.is_empty() {
+            return;
+        }
+        let has_binary = self.graph.files.iter().any(|f| {
+            let p = f.path.as_str();
+            p.ends_with("/main.rs") || p == "main.rs" || p.contains("/bin/")
+        });
+        let rust = changes.iter().any(|p| p.ends_with(".rs"));
+        // (path, depth of the package folder, size): in a workspace the changed crate's
+        // own suites come before the root's and other packages'.
+        let mut suites: Vec<(&str, usize, usize)> = self
+            .graph
+            .files
+            .iter()
+            .filter(|f| self.test_files.runnable(f.path.as_str()))
+            .filter_map(|f| {
+                let p = f.path.as_str();
+                let (dir, _) = PathKind::test_folder(p)?;
+                let in_scope = dir.is_empty() || changes.iter().any(|c| c.starts_with(dir));
+                // Size by definitions and references: macro-generated tests have no
+                // definitions of their own.
+                in_scope.then_some((p, dir.matches('/').count(), f.defs.len() + f.refs.len()))
+            })
+            .filter(|(p, _, _)| !tests.iter().any(|t| t.path == *p))
+            .collect();
+        suites.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(b.0)));
+        let base = if rust && has_binary { 0.04 } else { 0.02 };
+        for (i, (p, _, _)) in suites.into_iter().enumerate() {
+            tests.push(TestToRun {
+                command: None,
+                path: p.to_string(),
+                name: None,
+                found_by: "suite",
+                score: base / (1.0 + i as f32 * 0.1),
+                driver: None,
+            });
+        }
+    }
+
+    /// Files that changed in the same commits as a changed source file at least twice (one
+    /// shared commit, the one that added both, is chance) and that `keep` accepts, each with
+    /// its strongest coupling: shared commits over the source file's changes.
+    fn cochanged(&self, changed_files: &[String], keep: impl Fn(&str) -> bool) -> HashMap<&'a str, f32> {
+        let mut strength: HashMap<&'a str, f32> = HashMap::new();
+        let Some(h) = self.history else { return strength };
+        for p in changed_files.iter().filter(|p| !PathKind::of(p).is_test()) {
+            let Some(f) = h.file(p) else { continue };
+            let changes = f.changes.max(1);
+            for (n, shared) in &f.neighbours {
+                let Some(t) = h.path_of(*n) else { continue };
+                if *shared >= 2 && self.by_path.contains_key(t) && keep(t) {
+                    let s = strength.entry(t).or_default();
+                    *s = s.max(*shared as f32 / changes as f32);
+                }
+            }
+        }
+        strength
+    }
+
+    /// Runnable tests that changed together with a changed source file (`cochanged`): scored
+    /// above every other kind of evidence, in proportion to how often they changed together;
+    /// a test the graph reached already is lifted instead of listed twice.
+    fn cochanged_tests(&self, changed_files: &[String], tests: &mut Vec<TestToRun>) {
+        let strength = self.cochanged(changed_files, |t| self.test_files.runnable(t));
+        for (path, s) in strength {
+            let mut lifted = false;
+            for t in tests.iter_mut().filter(|t| t.path == path) {
+                t.score += 1.0 + s;
+                lifted = true;
+            }
+            if !lifted {
+                tests.push(TestToRun {
+                    command: None,
+                    path: path.to_string(),
+                    name: None,
+                    found_by: "history",
+                    score: 1.0 + s,
+                    driver: None,
+                });
+            }
+        }
+    }
+
+    /// Test cases that are data files run by a driver: those that changed together with a
+    /// changed file at least twice (ranked as history), and those named after a changed
+    /// definition or file (ranked just above test files named after one).
+    fn data_cases(
+        &self,
+        cases: &DataCases<'_>,
+        changed: &[ChangedSymbol],
+        changed_files: &[String],
+        tests: &mut Vec<TestToRun>,
+    ) {
+        let mut found: Vec<(String, &'static str, f32)> = self
+            .cochanged(changed_files, |t| cases.is_case(t))
+            .into_iter()
+            .map(|(t, s)| (t.to_string(), "history", 1.0 + s))
+            .collect();
+        let families: Vec<Family> = self.families_of(changed_files).into_iter().collect();
+        let stems: Vec<String> = changed_files
+            .iter()
+            .filter(|p| !PathKind::of(p).is_test())
+            .filter_map(|p| stem(p))
+            .collect();
+        let names: Vec<&str> = changed
+            .iter()
+            .filter(|c| !PathKind::of(&c.path).is_test())
+            .map(|c| c.qualified_name.as_str())
+            .chain(stems.iter().map(String::as_str))
+            .collect();
+        for case in cases.named_after(&names, &families) {
+            found.push((case, "naming", 0.06));
+        }
+        // Strongest first, one entry per case.
+        found.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+        for (path, found_by, score) in found {
+            if tests.iter().any(|t| t.path == path) {
+                continue;
+            }
+            tests.push(TestToRun {
+                command: None,
+                name: None,
+                driver: None,
+                path,
+                found_by,
+                score,
+            });
+        }
+    }
+
+    /// The language families of the indexed files among `paths`.
+    fn families_of(&self, paths: &[String]) -> HashSet<Family> {
+        paths
+            .iter()
+            .filter_map(|p| {
+                self.by_path
+                    .get(p.as_str())
+                    .and_then(|&i| self.graph.files.get(i))
+            })
+            .map(|f| Family::of(&f.language))
+            .collect()
+    }
+}
+
+/// The tests the walk reached, as test items a runner can select (a file where it cannot).
+fn reached_tests(runners: &TestCommands<'_>, affected: &[Affected]) -> Vec<TestToRun> {
+    let mut tests: Vec<TestToRun> = Vec::new();
+    let mut seen: HashSet<(String, Option<String>)> = HashSet::new();
+    for a in affected.iter().filter(|a| a.is_test) {
+        // The test item a reached definition is in (a nested helper's test, a helper
+        // method's test class); none for what a runner cannot select by name.
+        // (`test_item` decides by each language's rules: a Rust test is any function with
+        // a test attribute, whatever its name.)
+        let name = a.symbol.and_then(|s| runners.test_item(s));
+        // A test that calls or uses the changed code itself comes before every test that
+        // only reaches it through other code or history: the one most likely to break.
+        let score = match reaches_directly(a) {
+            true => DIRECT_TEST + a.score,
+            false => a.score,
+        };
+        // A file-level entry adds nothing next to a test of the same file.
+        let named_already = name.is_none() && tests.iter().any(|t| t.path == a.path);
+        if let Some(t) = tests.iter_mut().find(|t| t.path == a.path && t.name == name) {
+            t.score = t.score.max(score);
+        } else if !named_already && seen.insert((a.path.clone(), name.clone())) {
+            tests.push(TestToRun {
+                command: None,
+                path: a.path.clone(),
+                name,
+                found_by: "graph",
+                score,
+                driver: None,
+            });
+        }
+    }
+    // A file's named tests are what reaches the change in it; a file-level entry there
+    // came from a helper no test item holds, and would run the whole file.
+    let named: HashSet<String> = tests
+        .iter()
+        .filter(|t| t.name.is_some())
+        .map(|t| t.path.clone())
+        .collect();
+    tests.retain(|t| t.name.is_some() || !named.contains(&t.path));
+    tests
+}
+
+/// Best score first; ties go to the test with more evidence: more reached definitions
+/// inside it, then a folder nearer the change.
+fn by_evidence(tests: Vec<TestToRun>, affected: &[Affected], changes: &[&str]) -> Vec<TestToRun> {
+    let evidence = |t: &TestToRun| {
+        let reached = affected
+            .iter()
+            .filter(|a| a.path == t.path && a.symbol.is_some())
+            .filter(|a| {
+                t.name
+                    .as_ref()
+                    .is_none_or(|n| a.qualified_name.starts_with(n.as_str()))
+            })
+            .count();
+        let near = changes.iter().map(|c| shared_dirs(c, &t.path)).max().unwrap_or(0);
+        (reached, near)
+    };
+    let mut keyed: Vec<((usize, usize), TestToRun)> = tests.into_iter().map(|t| (evidence(&t), t)).collect();
+    keyed.sort_by(|(ea, a), (eb, b)| {
+        b.score
+            .total_cmp(&a.score)
+            .then(eb.cmp(ea))
+            .then(a.path.cmp(&b.path))
+            .then(a.name.cmp(&b.name))
+    });
+    keyed.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Each test's command; a data case also gets its driver, and its id as its name.
+fn with_commands(tests: &mut [TestToRun], runners: &TestCommands<'_>, cases: &DataCases<'_>) {
+    for t in tests {
+        if cases.is_case(&t.path) {
+            t.driver = cases.driver(&t.path);
+            t.name = stem(&t.path);
+            t.command = t
+                .driver
+                .as_ref()
+                .and_then(|d| runners.case_command(d, t.name.as_deref()?));
+        } else {
+            t.command = runners.command(&t.path, t.name.as_deref());
+        }
+    }
+}
+
+/// Tests in order, where a file with more than `max` named tests becomes one file-level
+/// entry at the place of its best test.
+fn whole_files_past(tests: Vec<TestToRun>, max: usize) -> Vec<TestToRun> {
+    let mut named: HashMap<String, usize> = HashMap::new();
+    for t in tests.iter().filter(|t| t.name.is_some() && t.driver.is_none()) {
+        *named.entry(t.path.clone()).or_default() += 1;
+    }
+    let mut out: Vec<TestToRun> = Vec::with_capacity(tests.len());
+    let mut whole: HashSet<String> = HashSet::new();
+    for mut t in tests {
+        let many = t.driver.is_none() && named.get(&t.path).is_some_and(|&n| n > max);
+        if many {
+            if !whole.insert(t.path.clone()) {
+                continue;
+            }
+            t.name = None;
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// How many leading folders two paths share.
+fn shared_dirs(a: &str, b: &str) -> usize {
+    let da = a.rsplit_once('/').map_or("", |(d, _)| d);
+    let db = b.rsplit_once('/').map_or("", |(d, _)| d);
+    da.split('/')
+        .zip(db.split('/'))
+        .take_while(|(x, y)| x == y && !x.is_empty())
+        .count()
+}

@@ -105,6 +105,39 @@ fn revision(given: &str) -> Result<&str, ApiError> {
     Ok(given)
 }
 
+/// The change a request names, as diff text, and where its two sides come from.
+fn read_change(root: &Path, r: &ImpactRequest) -> Result<(Sides, String), ApiError> {
+    let diff_args = ["--no-color", "--no-ext-diff", "-M"];
+    Ok(if let Some(p) = &r.patch {
+        (Sides::Patch, p.clone())
+    } else if let Some(range) = &r.range {
+        let Some((x, y)) = range.split_once("..") else {
+            return Err(ApiError::invalid("range", format!("{range}: expected A..B")));
+        };
+        let y = y.trim_start_matches('.');
+        let y = if y.is_empty() { "HEAD" } else { y };
+        let (x, y) = (revision(x)?, revision(y)?);
+        let spec = format!("{x}..{y}");
+        let out = git(root, &["diff", diff_args[0], diff_args[1], diff_args[2], &spec])?;
+        (
+            Sides::Range(x.into(), y.into()),
+            String::from_utf8_lossy(&out).into_owned(),
+        )
+    } else if r.staged {
+        let out = git(
+            root,
+            &["diff", "--cached", diff_args[0], diff_args[1], diff_args[2]],
+        )?;
+        (Sides::Staged, String::from_utf8_lossy(&out).into_owned())
+    } else {
+        let out = git(root, &["diff", "HEAD", diff_args[0], diff_args[1], diff_args[2]])?;
+        (
+            Sides::Worktree("HEAD".into()),
+            String::from_utf8_lossy(&out).into_owned(),
+        )
+    })
+}
+
 /// A file's content on one side (`None`: absent there).
 fn content(root: &Path, sides: &Sides, path: &str, old: bool) -> Option<Vec<u8>> {
     let show = |rev: &str| git(root, &["show", &format!("{rev}:{path}")]).ok();
@@ -124,26 +157,32 @@ fn content(root: &Path, sides: &Sides, path: &str, old: bool) -> Option<Vec<u8>>
     }
 }
 
+/// At most one way of giving the change, and not too many definitions.
+fn check_request(r: &ImpactRequest) -> Result<(), ApiError> {
+    let asked = [
+        r.patch.is_some(),
+        r.staged,
+        r.range.is_some(),
+        !r.symbols.is_empty(),
+    ];
+    if asked.iter().filter(|a| **a).count() > 1 {
+        return Err(ApiError::invalid(
+            "patch",
+            "give at most one of patch, staged, range and symbols",
+        ));
+    }
+    if r.symbols.len() > MAX_SYMBOLS {
+        return Err(ApiError::invalid(
+            "symbols",
+            format!("{} names; at most {MAX_SYMBOLS} at once", r.symbols.len()),
+        ));
+    }
+    Ok(())
+}
+
 impl Analysis {
     pub fn impact(&self, r: &ImpactRequest) -> Result<ImpactResponse, ApiError> {
-        let asked = [
-            r.patch.is_some(),
-            r.staged,
-            r.range.is_some(),
-            !r.symbols.is_empty(),
-        ];
-        if asked.iter().filter(|a| **a).count() > 1 {
-            return Err(ApiError::invalid(
-                "patch",
-                "give at most one of patch, staged, range and symbols",
-            ));
-        }
-        if r.symbols.len() > MAX_SYMBOLS {
-            return Err(ApiError::invalid(
-                "symbols",
-                format!("{} names; at most {MAX_SYMBOLS} at once", r.symbols.len()),
-            ));
-        }
+        check_request(r)?;
         let paging = Paging::new(r.cursor.as_deref(), r.limit, 200, 5000, r.max_tokens)?;
         let graph = self
             .graph()
@@ -161,6 +200,36 @@ impl Analysis {
             false => self.changed_symbols(&r.symbols, &records)?,
             true => self.changed_by_diff(r, &analysis, &records)?,
         };
+        let mut notes = self.change_notes(&changed_files);
+        let mut impact = analysis.analyse(changed_files, changed, &records);
+        if impact.bounded {
+            notes.push(
+                "the walk stopped at its bound (depth 8 or 5,000 definitions); more may be affected".into(),
+            );
+        }
+        let affected = std::mem::take(&mut impact.affected);
+        let total = affected.len();
+        let (affected, page) = paging.apply(affected, total);
+        impact.affected = affected;
+        // What the note saying so takes is kept out of the lists' share.
+        if let Some(budget) = r.max_tokens
+            && let Some(cut) = fit_lists(&mut impact, budget.saturating_sub(45))
+        {
+            notes.push(cut);
+        }
+        Ok(ImpactResponse {
+            impact,
+            page,
+            notes,
+            generation: self.generation(),
+            coverage: self.coverage(),
+        })
+    }
+
+    /// What the answer should say about the change itself: that it is empty, that tests come
+    /// without the history, and which changed files the index does not hold.
+    fn change_notes(&self, changed_files: &[String]) -> Vec<String> {
+        let snapshot = self.snapshot();
         let mut notes = Vec::new();
         if changed_files.is_empty() {
             notes.push("the change is empty: nothing to analyse".into());
@@ -186,29 +255,7 @@ impl Analysis {
                     .join(", ")
             ));
         }
-        let mut impact = analysis.analyse(changed_files, changed, &records);
-        if impact.bounded {
-            notes.push(
-                "the walk stopped at its bound (depth 8 or 5,000 definitions); more may be affected".into(),
-            );
-        }
-        let affected = std::mem::take(&mut impact.affected);
-        let total = affected.len();
-        let (affected, page) = paging.apply(affected, total);
-        impact.affected = affected;
-        // What the note saying so takes is kept out of the lists' share.
-        if let Some(budget) = r.max_tokens
-            && let Some(cut) = fit_lists(&mut impact, budget.saturating_sub(45))
-        {
-            notes.push(cut);
-        }
-        Ok(ImpactResponse {
-            impact,
-            page,
-            notes,
-            generation: self.generation(),
-            coverage: self.coverage(),
-        })
+        notes
     }
 
     fn changed_symbols(
@@ -285,35 +332,7 @@ impl Analysis {
         records: &dyn Fn(&str) -> Option<FileSymbols>,
     ) -> Result<(Vec<String>, Vec<ChangedSymbol>), ApiError> {
         let root = self.root();
-        let diff_args = ["--no-color", "--no-ext-diff", "-M"];
-        let (sides, text) = if let Some(p) = &r.patch {
-            (Sides::Patch, p.clone())
-        } else if let Some(range) = &r.range {
-            let Some((x, y)) = range.split_once("..") else {
-                return Err(ApiError::invalid("range", format!("{range}: expected A..B")));
-            };
-            let y = y.trim_start_matches('.');
-            let y = if y.is_empty() { "HEAD" } else { y };
-            let (x, y) = (revision(x)?, revision(y)?);
-            let spec = format!("{x}..{y}");
-            let out = git(root, &["diff", diff_args[0], diff_args[1], diff_args[2], &spec])?;
-            (
-                Sides::Range(x.into(), y.into()),
-                String::from_utf8_lossy(&out).into_owned(),
-            )
-        } else if r.staged {
-            let out = git(
-                root,
-                &["diff", "--cached", diff_args[0], diff_args[1], diff_args[2]],
-            )?;
-            (Sides::Staged, String::from_utf8_lossy(&out).into_owned())
-        } else {
-            let out = git(root, &["diff", "HEAD", diff_args[0], diff_args[1], diff_args[2]])?;
-            (
-                Sides::Worktree("HEAD".into()),
-                String::from_utf8_lossy(&out).into_owned(),
-            )
-        };
+        let (sides, text) = read_change(root, r)?;
         let diff = UnifiedDiff::parse(&text)
             .map_err(|e| ApiError::invalid("patch", format!("the change is not a unified diff: {e}")))?;
         let snapshot = self.snapshot();

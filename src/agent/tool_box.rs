@@ -24,15 +24,39 @@ use super::patch_applier::PatchApplier;
 use super::syntax_check::SyntaxCheck;
 use crate::api::{ImpactRequest, Operation, ReindexRequest, Workspace};
 use crate::exec::{
-    ActionPolicy, ApprovalPolicy, CheckpointStore, CommandVerdict, Decision, EditPolicy, ExecRules, FileLoss,
-    Limits, LostFile, OutputCapture, PolicyContext, RunReport, Sandbox, SandboxMode, SandboxSpec,
-    WorkspacePaths, WorkspaceSnapshot,
+    ActionPolicy, Approval, ApprovalAsker, ApprovalPolicy, CheckpointStore, CommandGate, CommandVerdict,
+    Decision, EditPolicy, ExecRules, FileLoss, JudgedCommand, Limits, LostFile, OutputCapture, PolicyContext,
+    RuledDecision, RunReport, Sandbox, SandboxMode, SandboxSpec, WorkspacePaths, WorkspaceSnapshot,
 };
 use crate::index::NoProgress;
 use crate::providers::ToolSpec;
 
 /// Asks a person: `Ok` approves, `Err(reason)` denies.
 pub type Approver = Box<dyn FnMut(&str, &str) -> Result<(), String> + Send>;
+
+/// The agent's way of asking a person: its approver, or a refusal in a non-interactive run.
+struct AgentAsker<'a>(&'a mut Option<Approver>);
+
+impl AgentAsker<'_> {
+    fn answer(approver: &mut Option<Approver>, what: &str, reason: &str) -> Approval {
+        match approver.as_mut() {
+            Some(ask) => match ask(what, reason) {
+                Ok(()) => Approval::allowed("a person"),
+                Err(why) => Approval::denied(format!("a person denied `{what}`: {why}"), "a person"),
+            },
+            None => Approval::denied(
+                format!("{reason}; needs approval, and no one is asked in a non-interactive run"),
+                "non-interactive: denied",
+            ),
+        }
+    }
+}
+
+impl ApprovalAsker for AgentAsker<'_> {
+    fn ask(&mut self, text: &str, _: &CommandVerdict, reason: &str) -> Result<Approval, String> {
+        Ok(AgentAsker::answer(self.0, text, reason))
+    }
+}
 
 /// What a tool call came to.
 #[derive(Debug, Clone, Default)]
@@ -476,23 +500,8 @@ impl ToolBox {
 
     /// What needs approval, put to the person (if one can be asked) or refused.
     fn ask(&mut self, what: &str, reason: &str) -> (Decision, String) {
-        match self.approver.as_mut() {
-            Some(ask) => match ask(what, reason) {
-                Ok(()) => (Decision::Allow, "a person".to_string()),
-                Err(why) => (
-                    Decision::Deny {
-                        reason: format!("a person denied `{what}`: {why}"),
-                    },
-                    "a person".to_string(),
-                ),
-            },
-            None => (
-                Decision::Deny {
-                    reason: format!("{reason}; needs approval, and no one is asked in a non-interactive run"),
-                },
-                "non-interactive: denied".to_string(),
-            ),
-        }
+        let a = AgentAsker::answer(&mut self.approver, what, reason);
+        (a.decision, a.decided_by)
     }
 
     fn apply_patch(&mut self, patch: &str) -> Result<Vec<String>, String> {
@@ -547,19 +556,6 @@ impl ToolBox {
         }
     }
 
-    /// The execution layer's checkpoint rule for a command about to run: `Ok(None)` for one
-    /// known to write nothing, the checkpoint's commit once saved, `Err` (the command must
-    /// not run) when it cannot be saved.
-    fn checkpoint_before(&self, verdict: &CommandVerdict, label: &str) -> Result<Option<String>, String> {
-        if !verdict.may_write() {
-            return Ok(None);
-        }
-        self.checkpoints
-            .save(label)
-            .map(Some)
-            .map_err(|e| format!("not run: the checkpoint to undo it could not be saved: {e}"))
-    }
-
     /// The files a command deleted or overwrote since `checkpoint`, kept for the summary.
     fn record_losses(&mut self, checkpoint: Option<&str>, step: u32) -> Vec<LostFile> {
         let Some(commit) = checkpoint else {
@@ -574,31 +570,45 @@ impl ToolBox {
     /// The harness's own evaluation command, under the same checkpoint rule as the model's
     /// commands; the run and the checkpoint saved before it.
     pub fn evaluation(&mut self, command: &str, step: u32) -> Result<(RunReport, Option<String>), String> {
-        let verdict = ActionPolicy::classify(command, &self.policy_context());
-        let checkpoint = self.checkpoint_before(&verdict, &format!("step {step}: before evaluation"))?;
+        let judged = JudgedCommand {
+            text: command.to_string(),
+            verdict: ActionPolicy::classify(command, &self.policy_context()),
+            ruled: RuledDecision {
+                decision: Decision::Allow,
+                decided_by: "the harness".to_string(),
+            },
+        };
+        let label = format!("step {step}: before evaluation");
+        let checkpoint = CommandGate::checkpoint(&judged, || self.checkpoints.save(&label))?;
         let report = self.confined(command)?;
         self.record_losses(checkpoint.as_deref(), step);
         Ok((report, checkpoint))
     }
 
-    /// Judged by the policy and rules (a person asked where one can be), then run confined.
+    /// Through the command gate: judged by the policy and rules, a person asked where one can
+    /// be, checkpointed where it may write; then run confined.
     pub fn run_command(&mut self, command: &str, step: u32) -> ToolResult {
-        let cx = self.policy_context();
-        let verdict = ActionPolicy::classify(command, &cx);
-        let ruled = self.rules.decide(&verdict, self.approval, self.mode, &cx);
-        let (decision, by) = match ruled.decision.clone() {
-            Decision::Ask { reason } => self.ask(command, &reason),
-            d => (d, ruled.decided_by.clone()),
+        let gate = CommandGate {
+            rules: &self.rules,
+            approval: self.approval,
+            mode: self.mode,
+            context: self.policy_context(),
         };
+        let judged = gate.judge(command);
+        let approval = gate
+            .approve(&judged, &mut AgentAsker(&mut self.approver))
+            .unwrap_or_else(|why| Approval::denied(why, "a person"));
+        let (decision, by) = (approval.decision, approval.decided_by);
         if let Decision::Deny { reason } = &decision {
             return ToolResult {
-                content: format!("denied [{}]: {reason}", verdict.class.as_str()),
+                content: format!("denied [{}]: {reason}", judged.verdict.class.as_str()),
                 error: true,
                 decision: Some((decision, by)),
                 ..ToolResult::default()
             };
         }
-        let checkpoint = match self.checkpoint_before(&verdict, &format!("step {step}: before run_command")) {
+        let label = format!("step {step}: before run_command");
+        let checkpoint = match CommandGate::checkpoint(&judged, || self.checkpoints.save(&label)) {
             Ok(c) => c,
             Err(why) => {
                 return ToolResult {

@@ -11,15 +11,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 
 use super::args::{ApprovalArg, ExecArgs, SandboxArg};
 use super::shared::print_json;
 use crate::exec::{
-    ActionClass, ActionPolicy, ApprovalPolicy, AuditLog, Checkpoint, CheckpointStore, CommandVerdict,
-    Decision, ExecRules, FileLoss, Limits, LostFile, Mechanism, MechanismState, PolicyContext, RunReport,
-    Sandbox, SandboxMode, SandboxSpec, SessionApprovals, WorkspacePaths, WorkspaceSnapshot,
-    default_workspace,
+    ActionClass, Approval, ApprovalAsker, ApprovalPolicy, AuditLog, Checkpoint, CheckpointStore,
+    CommandEvent, CommandGate, CommandVerdict, Decision, ExecResult, ExecRules, FileLoss, JudgedCommand,
+    Limits, LostFile, Mechanism, MechanismState, PolicyContext, RunReport, Sandbox, SandboxMode,
+    SandboxSettings, SandboxSpec, SessionApprovals, WorkspacePaths, WorkspaceSnapshot, default_workspace,
 };
 
 /// Exit code of a command the policy or a person refused.
@@ -49,71 +48,38 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     }
     let rules = ExecRules::load(&workspace, config_dir().as_deref())?;
     let mode = sandbox_mode(a.sandbox);
-    let approval = approval_policy(a.approval);
-    let mut network = a.network;
-    let cx = PolicyContext {
-        branch: WorkspaceSnapshot::branch(&workspace),
-        network,
-        paths: Some(WorkspacePaths::load(&workspace, &cwd)),
+    let gate = CommandGate {
+        rules: &rules,
+        approval: approval_policy(a.approval),
+        mode,
+        context: PolicyContext {
+            branch: WorkspaceSnapshot::branch(&workspace),
+            network: a.network,
+            paths: Some(WorkspacePaths::load(&workspace, &cwd)),
+        },
     };
     let text = shlex::try_join(a.command.iter().map(String::as_str)).unwrap_or_else(|_| a.command.join(" "));
-    let verdict = ActionPolicy::classify(&text, &cx);
-    let ruled = rules.decide(&verdict, approval, mode, &cx);
+    let judged = gate.judge(&text);
     if a.explain {
-        return explain(&verdict, &ruled, a.json);
+        return explain(&judged.verdict, &judged.ruled, a.json);
     }
     let audit_path = audit_path(&a)?;
     let mut audit = AuditLog::open(&audit_path)?;
     super::shared::warn_audit_recovery(&audit);
-    let approvals_path = audit_path.with_extension("approvals.json");
-    let Settled {
-        allowed,
-        decided_by,
-        person_reason,
-        aborted,
-    } = settle(
-        &ruled.decision,
-        &ruled.decided_by,
-        &verdict,
-        &text,
-        &approvals_path,
-    )?;
-    // A person approving a command the policy held back for needing the network gives it one.
-    if allowed
-        && matches!(ruled.decision, Decision::Ask { .. })
-        && verdict.parts.iter().any(|p| p.class == ActionClass::Network)
-    {
-        network = true;
-    }
-    let mut event = ExecEvent {
-        kind: "command",
-        session: a.session.clone(),
-        command: a.command.clone(),
-        cwd: cwd.clone(),
-        class: verdict.class,
-        parsed: verdict.parsed,
-        parts: verdict
-            .parts
-            .iter()
-            .map(|p| format!("{} [{}]: {}", p.text, p.class.as_str(), p.why))
-            .collect(),
-        decision: ruled.decision.clone(),
-        decided_by,
-        person_reason,
-        allowed,
-        sandbox: SandboxSettings {
-            mode,
-            network,
-            workspace: workspace.clone(),
-            timeout_s: a.timeout,
-            strict: a.sandbox_strict,
-        },
-        result: None,
-        checkpoint: None,
+    let mut asker = TerminalAsker {
+        approvals_path: audit_path.with_extension("approvals.json"),
     };
-    if !allowed {
+    let approval = gate.approve(&judged, &mut asker).map_err(anyhow::Error::msg)?;
+    if let Decision::Deny { reason } = &approval.decision
+        && !approval.aborted
+    {
+        eprintln!("ken exec: denied: {reason}");
+    }
+    let network = gate.network(&judged, &approval);
+    let mut event = command_event(&a, &judged, &approval, cwd.clone(), mode, network, &workspace);
+    if !approval.is_allowed() {
         audit.append(&event)?;
-        if aborted {
+        if approval.aborted {
             bail!("aborted at the approval prompt");
         }
         return Ok(ExitCode::from(DENIED));
@@ -122,19 +88,82 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     // a degraded sandbox may not hold a read-only one), and a command whose undo cannot be
     // saved does not run.
     let mut store = None;
-    if verdict.may_write() {
-        match save_checkpoint(&a.session, &workspace, &text) {
-            Ok((s, commit)) => {
-                store = Some(s);
-                event.checkpoint = Some(commit);
-            }
-            Err(e) => {
-                audit.append(&event)?;
-                bail!("not run: the checkpoint to undo it could not be saved: {e:#}");
-            }
+    let saved = CommandGate::checkpoint(&judged, || {
+        save_checkpoint(&a.session, &workspace, &text).map(|(s, commit)| {
+            store = Some(s);
+            commit
+        })
+    });
+    match saved {
+        Ok(commit) => event.checkpoint = commit,
+        Err(why) => {
+            audit.append(&event)?;
+            bail!("{why}");
         }
     }
     let spec = sandbox_spec(&a, mode, &workspace, cwd, network, &rules);
+    let (report, files_changed, files_lost) =
+        run_confined(&a, spec, &workspace, store.as_ref(), event.checkpoint.as_deref())?;
+    event.result = Some(ExecResult::of(&report, files_changed, files_lost.clone()));
+    audit.append(&event)?;
+    report_run(
+        &a,
+        &report,
+        &event,
+        &audit_path,
+        files_lost.as_deref(),
+        judged.verdict.class,
+    )
+}
+
+/// The audit event for a judged command, before it runs.
+fn command_event(
+    a: &ExecArgs,
+    judged: &JudgedCommand,
+    approval: &Approval,
+    cwd: PathBuf,
+    mode: SandboxMode,
+    network: bool,
+    workspace: &Path,
+) -> CommandEvent {
+    let verdict = &judged.verdict;
+    CommandEvent {
+        kind: "command",
+        session: a.session.clone(),
+        command: a.command.clone(),
+        cwd,
+        class: verdict.class,
+        parsed: verdict.parsed,
+        parts: verdict
+            .parts
+            .iter()
+            .map(|p| format!("{} [{}]: {}", p.text, p.class.as_str(), p.why))
+            .collect(),
+        decision: judged.ruled.decision.clone(),
+        decided_by: approval.decided_by.clone(),
+        person_reason: approval.person_reason.clone(),
+        allowed: approval.is_allowed(),
+        sandbox: SandboxSettings {
+            mode,
+            network,
+            workspace: workspace.to_path_buf(),
+            timeout_s: a.timeout,
+            strict: a.sandbox_strict,
+        },
+        result: None,
+        checkpoint: None,
+    }
+}
+
+/// Runs `spec` in the sandbox; with the files it changed (`None` outside a git work tree) and
+/// those it deleted or overwrote since the checkpoint, when one was saved.
+fn run_confined(
+    a: &ExecArgs,
+    spec: SandboxSpec,
+    workspace: &Path,
+    store: Option<&CheckpointStore>,
+    checkpoint: Option<&str>,
+) -> Result<(RunReport, Option<Vec<String>>, Option<Vec<LostFile>>)> {
     let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
     sandbox.stream = !a.json;
     sandbox.capture_bytes = a.capture_bytes.max(64);
@@ -142,19 +171,30 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     if !a.json {
         sandbox.on_start = Some(Arc::new(|mechanisms: &[Mechanism]| warn_degraded(mechanisms)));
     }
-    let before = WorkspaceSnapshot::take(&workspace);
+    let before = WorkspaceSnapshot::take(workspace);
     let report = sandbox.run(spec)?;
     let files_changed =
-        before.and_then(|b| WorkspaceSnapshot::take(&workspace).map(|after| b.changed(&after)));
-    let files_lost = match (&store, &event.checkpoint) {
+        before.and_then(|b| WorkspaceSnapshot::take(workspace).map(|after| b.changed(&after)));
+    let files_lost = match (store, checkpoint) {
         (Some(store), Some(commit)) => Some(store.lost_since(commit).unwrap_or_else(|e| {
             eprintln!("ken exec: cannot tell which files the command removed: {e}");
             Vec::new()
         })),
         _ => None,
     };
-    event.result = Some(ExecResult::of(&report, files_changed, files_lost.clone()));
-    audit.append(&event)?;
+    Ok((report, files_changed, files_lost))
+}
+
+/// Prints the run's outcome (JSON, or a summary and the undo line on stderr) and gives the
+/// command's exit status.
+fn report_run(
+    a: &ExecArgs,
+    report: &RunReport,
+    event: &CommandEvent,
+    audit_path: &Path,
+    files_lost: Option<&[LostFile]>,
+    class: ActionClass,
+) -> Result<ExitCode> {
     if let Some(why) = &report.refused {
         eprintln!("ken exec: not run: {why}");
     }
@@ -167,11 +207,11 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             "files_lost": files_lost,
         }))?;
     } else {
-        eprintln!("{}", summary(&report));
+        eprintln!("{}", summary(report));
     }
     if let Some(commit) = &event.checkpoint {
-        let lost = files_lost.as_deref().unwrap_or_default();
-        if let Some(line) = undo_line(&a.session, commit, verdict.class, lost) {
+        let lost = files_lost.unwrap_or_default();
+        if let Some(line) = undo_line(&a.session, commit, class, lost) {
             eprintln!("{line}");
         }
     }
@@ -340,61 +380,40 @@ fn audit_path(a: &ExecArgs) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// How the decision was settled: by the policy or a rule, by an approval earlier in the
-/// session, or by a person asked on the terminal.
-struct Settled {
-    allowed: bool,
-    decided_by: String,
-    person_reason: Option<String>,
-    aborted: bool,
+/// Asks a person on the terminal, remembering "for the session" answers in the approvals file
+/// beside the audit log.
+struct TerminalAsker {
+    approvals_path: PathBuf,
 }
 
-fn settle(
-    decision: &Decision,
-    decided_by: &str,
-    verdict: &CommandVerdict,
-    text: &str,
-    approvals_path: &Path,
-) -> Result<Settled> {
-    let done = |allowed: bool, by: &str| Settled {
-        allowed,
-        decided_by: by.to_string(),
-        person_reason: None,
-        aborted: false,
-    };
-    let mut approvals = SessionApprovals::load(approvals_path);
-    Ok(match decision {
-        Decision::Allow => done(true, decided_by),
-        Decision::Deny { reason } => {
-            eprintln!("ken exec: denied: {reason}");
-            done(false, decided_by)
+impl ApprovalAsker for TerminalAsker {
+    fn ask(&mut self, text: &str, verdict: &CommandVerdict, reason: &str) -> Result<Approval, String> {
+        let mut approvals = SessionApprovals::load(&self.approvals_path);
+        if approvals.contains(text) {
+            return Ok(Approval::allowed("approved earlier in this session"));
         }
-        Decision::Ask { .. } if approvals.contains(text) => done(true, "approved earlier in this session"),
-        Decision::Ask { reason } => match ask(text, verdict, reason)? {
-            Answer::Once => done(true, "a person, once"),
+        Ok(match ask(text, verdict, reason).map_err(|e| format!("{e:#}"))? {
+            Answer::Once => Approval::allowed("a person, once"),
             Answer::Session => {
                 approvals
                     .approve(text)
-                    .with_context(|| format!("writing {}", approvals_path.display()))?;
-                done(true, "a person, for the session")
+                    .map_err(|e| format!("writing {}: {e}", self.approvals_path.display()))?;
+                Approval::allowed("a person, for the session")
             }
-            Answer::Deny(why) => {
-                eprintln!("ken exec: denied: {why}");
-                Settled {
-                    person_reason: Some(why),
-                    ..done(false, "a person")
-                }
-            }
-            Answer::NotInteractive => {
-                eprintln!("ken exec: denied: {reason} (needs approval, and no terminal to ask on)");
-                done(false, "non-interactive: denied")
-            }
-            Answer::Abort => Settled {
-                aborted: true,
-                ..done(false, "a person: aborted")
+            Answer::Deny(why) => Approval {
+                person_reason: Some(why.clone()),
+                ..Approval::denied(why, "a person")
             },
-        },
-    })
+            Answer::NotInteractive => Approval::denied(
+                format!("{reason} (needs approval, and no terminal to ask on)"),
+                "non-interactive: denied",
+            ),
+            Answer::Abort => Approval {
+                aborted: true,
+                ..Approval::denied("aborted".to_string(), "a person: aborted")
+            },
+        })
+    }
 }
 
 /// The sandbox spec the flags and the rules file ask for.
@@ -424,98 +443,6 @@ fn sandbox_spec(
         processes: Some(a.max_processes),
     };
     spec
-}
-
-#[derive(Serialize)]
-struct ExecEvent {
-    kind: &'static str,
-    session: String,
-    command: Vec<String>,
-    cwd: PathBuf,
-    class: ActionClass,
-    parsed: bool,
-    parts: Vec<String>,
-    decision: Decision,
-    decided_by: String,
-    /// What a person who denied the command said.
-    person_reason: Option<String>,
-    allowed: bool,
-    sandbox: SandboxSettings,
-    result: Option<ExecResult>,
-    /// The checkpoint saved before a command that may write (`ken exec --undo` restores it).
-    checkpoint: Option<String>,
-}
-
-#[derive(Serialize)]
-struct SandboxSettings {
-    mode: SandboxMode,
-    network: bool,
-    workspace: PathBuf,
-    timeout_s: f64,
-    strict: bool,
-}
-
-#[derive(Serialize)]
-struct ExecResult {
-    status: i32,
-    exit_code: Option<i32>,
-    signal: Option<String>,
-    killed_by: Option<String>,
-    limits_hit: Vec<String>,
-    duration_ms: u64,
-    peak_memory_bytes: u64,
-    stdout: StreamRecord,
-    stderr: StreamRecord,
-    degraded: Vec<String>,
-    refused: Option<String>,
-    /// `None` outside a git work tree.
-    files_changed: Option<Vec<String>>,
-    /// Files the checkpoint saved that the command deleted or overwrote; `None` when no
-    /// checkpoint was saved (a command known to write nothing).
-    files_lost: Option<Vec<LostFile>>,
-}
-
-#[derive(Serialize)]
-struct StreamRecord {
-    bytes: u64,
-    blake3: String,
-    excerpt: String,
-}
-
-const EXCERPT: usize = 2000;
-
-impl ExecResult {
-    fn of(
-        r: &RunReport,
-        files_changed: Option<Vec<String>>,
-        files_lost: Option<Vec<LostFile>>,
-    ) -> ExecResult {
-        let stream = |c: &crate::exec::CapturedOutput| StreamRecord {
-            bytes: c.total_bytes,
-            blake3: c.blake3.clone(),
-            excerpt: tail_chars(&c.text, EXCERPT),
-        };
-        ExecResult {
-            status: r.status,
-            exit_code: r.exit_code,
-            signal: r.signal.clone(),
-            killed_by: r.killed_by.clone(),
-            limits_hit: r.limits_hit.clone(),
-            duration_ms: r.duration_ms,
-            peak_memory_bytes: r.peak_memory_bytes,
-            stdout: stream(&r.stdout),
-            stderr: stream(&r.stderr),
-            degraded: r.degraded.clone(),
-            refused: r.refused.clone(),
-            files_changed,
-            files_lost,
-        }
-    }
-}
-
-fn tail_chars(s: &str, n: usize) -> String {
-    let count = s.chars().count();
-    s.chars().skip(count.saturating_sub(n)).collect()
 }
 
 enum Answer {

@@ -13,6 +13,8 @@ mod action_policy;
 mod audit_log;
 mod cgroup_limits;
 mod checkpoint_store;
+mod command_event;
+mod command_gate;
 mod confinement;
 mod edit_policy;
 mod env_scrubber;
@@ -39,6 +41,8 @@ pub use audit_log::{
     TORN_EVENT, verify as verify_audit_log,
 };
 pub use checkpoint_store::{Checkpoint, CheckpointError, CheckpointStore, FileLoss, LostFile};
+pub use command_event::{CommandEvent, ExecResult, SandboxSettings, StreamRecord};
+pub use command_gate::{Approval, ApprovalAsker, CommandGate, JudgedCommand};
 pub use edit_policy::{EditPolicy, EditVerdict};
 pub use env_scrubber::{EnvScrubber, ScrubbedEnv};
 pub use exec_rules::{ExecRules, Rule, RuleDecision, RuledDecision, RulesError, SandboxRules};

@@ -358,9 +358,10 @@ mod tests {
         let missing = HistoryPartEntry::missing("not a git repository".into());
         let text = serde_json::to_string(&missing).unwrap();
         assert_eq!(serde_json::from_str::<HistoryPartEntry>(&text).unwrap(), missing);
-        let read: HistoryPartEntry =
-            serde_json::from_str(r#"{"version":1,"file":"history.bin","blake3":"ab","head":"c0ffee","commits":3}"#)
-                .unwrap();
+        let read: HistoryPartEntry = serde_json::from_str(
+            r#"{"version":1,"file":"history.bin","blake3":"ab","head":"c0ffee","commits":3}"#,
+        )
+        .unwrap();
         let r = read.current().expect("a current history part");
         assert_eq!((r.commits, r.head.as_str()), (3, "c0ffee"));
         assert_eq!(read.stored(), Some(("history.bin", Some("ab"))));
@@ -377,10 +378,17 @@ mod tests {
         assert_eq!(parts.names(), ["graph", "lexical"]);
         let g = parts.graph.as_ref().unwrap();
         assert_eq!((g.file.as_str(), g.update.files_resolved), ("graph.bin", 2));
-        assert!(g.describe().contains("75.0% resolved by rules"), "{}", g.describe());
+        assert!(
+            g.describe().contains("75.0% resolved by rules"),
+            "{}",
+            g.describe()
+        );
         let lines = parts.describe();
         assert_eq!(lines[0], "lexical    7 documents");
-        assert_eq!(lines[3], "semantic   not built (`ken index build --semantic` adds it)");
+        assert_eq!(
+            lines[3],
+            "semantic   not built (`ken index build --semantic` adds it)"
+        );
     }
 
     #[test]

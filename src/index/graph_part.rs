@@ -41,7 +41,9 @@ impl GraphPartWriter<'_> {
             path: self.gen_dir.join(GRAPH_FILE),
             detail: e.to_string(),
         })?;
-        let blake3 = self.store.write_part_pieces(self.gen_dir, GRAPH_FILE, &pieces.pieces())?;
+        let blake3 = self
+            .store
+            .write_part_pieces(self.gen_dir, GRAPH_FILE, &pieces.pieces())?;
         let bytes = pieces.len() as u64;
         drop(pieces);
         // Freeing a whole graph one allocation at a time takes as long as a fifth of an

@@ -65,6 +65,8 @@ impl HistoryPartWriter {
 fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<HistoryPart> {
     let p = previous?;
     let part = p.manifest.parts.history.as_ref()?.current()?;
-    let bytes = store.read_part(p.generation, &part.file, Some(&part.blake3)).ok()?;
+    let bytes = store
+        .read_part(p.generation, &part.file, Some(&part.blake3))
+        .ok()?;
     postcard::from_bytes(&bytes).ok()
 }

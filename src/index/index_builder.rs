@@ -227,7 +227,11 @@ impl<'a> IndexBuilder<'a> {
 
     /// The previous generation, unless the build is full; its damage is logged (the build
     /// then starts from the source files).
-    fn previous(&self, store: &IndexStore, extractor: &str) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
+    fn previous(
+        &self,
+        store: &IndexStore,
+        extractor: &str,
+    ) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
         let (previous, repairs) = match self.config.full {
             true => (None, Vec::new()),
             false => load_previous(store, extractor, self.trusted)?,
@@ -308,7 +312,11 @@ impl<'a> IndexBuilder<'a> {
 
     /// The semantic part: the previous one when no file changed and the model is the same,
     /// else embedded where chunks changed.
-    fn write_vectors(&self, w: &PartsWriting<'_>, assembled: &Assembled) -> Result<VectorPartEntry, IndexError> {
+    fn write_vectors(
+        &self,
+        w: &PartsWriting<'_>,
+        assembled: &Assembled,
+    ) -> Result<VectorPartEntry, IndexError> {
         let model_id = match self.embedder.as_deref() {
             Some(e) => e.id(),
             None => crate::vector::BUILTIN_MODEL_ID.to_string(),
@@ -823,7 +831,9 @@ fn previous_vectors(store: &IndexStore, previous: Option<&Previous>) -> Option<P
     if part.version != VECTOR_VERSION {
         return None;
     }
-    let bytes = store.read_part(p.generation, VECTORS_FILE, Some(&part.blake3)).ok()?;
+    let bytes = store
+        .read_part(p.generation, VECTORS_FILE, Some(&part.blake3))
+        .ok()?;
     let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
     let rows = Rows::open(store, p.generation, &s, |_| false).ok()?;
     Some(PreviousVectors {
@@ -874,7 +884,8 @@ impl BuildClock {
 
     /// Ends a timed phase.
     fn mark(&mut self, phase: &str) {
-        self.phases.insert(phase.to_string(), self.lap.elapsed().as_millis() as u64);
+        self.phases
+            .insert(phase.to_string(), self.lap.elapsed().as_millis() as u64);
         self.peak(phase);
         self.lap = Instant::now();
     }

@@ -138,7 +138,14 @@ impl IndexVerifier {
                 rayon::join(
                     || {
                         let decode = |b: &[u8]| CodeGraph::decode(b).map(|_| ()).map_err(|e| e.to_string());
-                        Self::part(store, generation, manifest.parts.graph.as_ref(), deep, decode, &unchanged)
+                        Self::part(
+                            store,
+                            generation,
+                            manifest.parts.graph.as_ref(),
+                            deep,
+                            decode,
+                            &unchanged,
+                        )
                     },
                     || {
                         // Decoded, its row files must be the ones the manifest lists.

@@ -28,7 +28,7 @@ use super::stuck_detector::StuckDetector;
 use super::tool_box::{ToolBox, ToolResult, cut};
 use crate::api::Operation;
 use crate::exec::{AuditLog, Decision};
-use crate::providers::{Message, ProviderError, Role, ToolCall, ToolModel, Usage};
+use crate::providers::{Message, ModelReply, ProviderError, Role, ToolCall, ToolModel, Usage};
 
 pub struct AgentConfig {
     pub session: String,
@@ -488,69 +488,10 @@ impl<'a> Agent<'a> {
     /// One model call and the tools it asks for; `Some(reason)` when the run is over.
     fn turn(&mut self, sink: Sink) -> Result<Option<String>, String> {
         self.fit_window(sink)?;
-        let mut specs = self.tools.specs();
-        if self.depth == 0 {
-            specs.push(delegate_spec());
-        }
-        let system = self.system();
-        self.steps += 1;
-        let step = self.steps;
-        let mut streamed = String::new();
-        let reply = match self
-            .model
-            .complete(&system, &self.messages, &specs, &mut |t| streamed.push_str(t))
-        {
-            Ok(r) => {
-                self.last_model_error = None;
-                r
-            }
-            Err(e @ (ProviderError::Cancelled { .. } | ProviderError::Deadline { .. })) => {
-                let when = format!("the model call of step {step}");
-                return Err(self.cut_short(&e, &when).unwrap_or_else(|| e.to_string()));
-            }
-            // Refused for who is asking or what is asked for: no later call will do better.
-            Err(
-                e @ ProviderError::Status {
-                    status: 401 | 403 | 404,
-                    ..
-                },
-            ) => {
-                return Err(format!("the model endpoint refused the request: {e}"));
-            }
-            Err(e) => {
-                self.last_model_error = Some(e.to_string());
-                self.consecutive_errors += 1;
-                if self.consecutive_errors >= self.config.limits.max_consecutive_errors {
-                    return Err(format!(
-                        "the model failed {} times running: {e}",
-                        self.consecutive_errors
-                    ));
-                }
-                return Ok(None);
-            }
+        let Some((reply, step)) = self.call_model()? else {
+            return Ok(None);
         };
-        self.usage.input_tokens += reply.usage.input_tokens;
-        self.usage.output_tokens += reply.usage.output_tokens;
-        let price = match self.depth > 0 && self.delegate_model.is_some() {
-            true => self.config.delegate_price,
-            false => self.config.price,
-        };
-        let call_cost = price
-            .map(|(i, o)| (reply.usage.input_tokens as f64 * i + reply.usage.output_tokens as f64 * o) / 1e6)
-            .unwrap_or(0.0);
-        self.cost += call_cost;
-        self.emit(
-            sink,
-            AgentEvent::ModelCall {
-                step,
-                model: self.model.id(),
-                input_tokens: reply.usage.input_tokens,
-                output_tokens: reply.usage.output_tokens,
-                cost_usd: call_cost,
-                tool_calls: reply.tool_calls.len(),
-                text: reply.text.clone(),
-            },
-        );
+        self.account(sink, step, &reply);
         self.messages
             .push(Message::assistant(reply.text.clone(), reply.tool_calls.clone()));
         if reply.tool_calls.is_empty() {
@@ -576,6 +517,77 @@ impl<'a> Agent<'a> {
             Some(summary) => self.evaluate(sink, &summary),
             None => Ok(None),
         }
+    }
+
+    /// The next step's model reply and the step's number; `Ok(None)` when the call failed but
+    /// a later one may do better, `Err` when the run is over.
+    fn call_model(&mut self) -> Result<Option<(ModelReply, u32)>, String> {
+        let mut specs = self.tools.specs();
+        if self.depth == 0 {
+            specs.push(delegate_spec());
+        }
+        // The prompt states the steps taken so far: written before this one counts.
+        let system = self.system();
+        self.steps += 1;
+        let step = self.steps;
+        let mut streamed = String::new();
+        match self
+            .model
+            .complete(&system, &self.messages, &specs, &mut |t| streamed.push_str(t))
+        {
+            Ok(r) => {
+                self.last_model_error = None;
+                Ok(Some((r, step)))
+            }
+            Err(e @ (ProviderError::Cancelled { .. } | ProviderError::Deadline { .. })) => {
+                let when = format!("the model call of step {step}");
+                Err(self.cut_short(&e, &when).unwrap_or_else(|| e.to_string()))
+            }
+            // Refused for who is asking or what is asked for: no later call will do better.
+            Err(
+                e @ ProviderError::Status {
+                    status: 401 | 403 | 404,
+                    ..
+                },
+            ) => Err(format!("the model endpoint refused the request: {e}")),
+            Err(e) => {
+                self.last_model_error = Some(e.to_string());
+                self.consecutive_errors += 1;
+                if self.consecutive_errors >= self.config.limits.max_consecutive_errors {
+                    return Err(format!(
+                        "the model failed {} times running: {e}",
+                        self.consecutive_errors
+                    ));
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Counts the reply's tokens and cost, and reports the call.
+    fn account(&mut self, sink: Sink, step: u32, reply: &ModelReply) {
+        self.usage.input_tokens += reply.usage.input_tokens;
+        self.usage.output_tokens += reply.usage.output_tokens;
+        let price = match self.depth > 0 && self.delegate_model.is_some() {
+            true => self.config.delegate_price,
+            false => self.config.price,
+        };
+        let call_cost = price
+            .map(|(i, o)| (reply.usage.input_tokens as f64 * i + reply.usage.output_tokens as f64 * o) / 1e6)
+            .unwrap_or(0.0);
+        self.cost += call_cost;
+        self.emit(
+            sink,
+            AgentEvent::ModelCall {
+                step,
+                model: self.model.id(),
+                input_tokens: reply.usage.input_tokens,
+                output_tokens: reply.usage.output_tokens,
+                cost_usd: call_cost,
+                tool_calls: reply.tool_calls.len(),
+                text: reply.text.clone(),
+            },
+        );
     }
 
     /// One tool call: run, recorded, answered in the conversation, and watched for loops;

@@ -67,10 +67,6 @@ pub struct PatchApplier;
 impl PatchApplier {
     pub fn parse(text: &str) -> Result<Vec<FileOp>, PatchError> {
         let lines: Vec<&str> = text.lines().collect();
-        let syntax = |line: usize, message: &str| PatchError::Syntax {
-            line: line + 1,
-            message: message.to_string(),
-        };
         let start = lines
             .iter()
             .position(|l| l.trim() == "*** Begin Patch")
@@ -84,87 +80,26 @@ impl PatchApplier {
                 ended = true;
                 break;
             }
-            if let Some(path) = line.strip_prefix("*** Add File: ") {
-                let mut contents = String::new();
-                i += 1;
-                while i < lines.len() && !lines[i].starts_with("*** ") {
-                    let body = lines[i]
-                        .strip_prefix('+')
-                        .ok_or_else(|| syntax(i, "a line of an added file must start with `+`"))?;
-                    contents.push_str(body);
-                    contents.push('\n');
-                    i += 1;
-                }
-                ops.push(FileOp::Add {
-                    path: path.trim().to_string(),
-                    contents,
-                });
+            let (op, next) = if let Some(path) = line.strip_prefix("*** Add File: ") {
+                parse_add(&lines, i, path)?
             } else if let Some(path) = line.strip_prefix("*** Delete File: ") {
-                ops.push(FileOp::Delete {
+                let op = FileOp::Delete {
                     path: path.trim().to_string(),
-                });
-                i += 1;
+                };
+                (op, i + 1)
             } else if let Some(path) = line.strip_prefix("*** Update File: ") {
-                i += 1;
-                let mut move_to = None;
-                if let Some(to) = lines.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
-                    move_to = Some(to.trim().to_string());
-                    i += 1;
-                }
-                let mut hunks: Vec<Hunk> = Vec::new();
-                while i < lines.len() && (!lines[i].starts_with("*** ") || lines[i] == "*** End of File") {
-                    let l = lines[i];
-                    if l == "*** End of File" {
-                        if let Some(h) = hunks.last_mut() {
-                            h.at_end = true;
-                        }
-                    } else if let Some(anchor) = l.strip_prefix("@@") {
-                        let anchor = anchor.trim();
-                        hunks.push(Hunk {
-                            anchor: (!anchor.is_empty()).then(|| anchor.to_string()),
-                            ..Hunk::default()
-                        });
-                    } else {
-                        if hunks.is_empty() {
-                            hunks.push(Hunk::default());
-                        }
-                        let h = hunks.last_mut().ok_or_else(|| syntax(i, "no hunk"))?;
-                        match l.chars().next() {
-                            Some('+') => h.new.push(l[1..].to_string()),
-                            Some('-') => h.old.push(l[1..].to_string()),
-                            Some(' ') => {
-                                h.old.push(l[1..].to_string());
-                                h.new.push(l[1..].to_string());
-                            }
-                            // An empty line inside a hunk is an empty context line.
-                            None => {
-                                h.old.push(String::new());
-                                h.new.push(String::new());
-                            }
-                            Some(_) => return Err(syntax(i, "a hunk line must start with ' ', '-' or '+'")),
-                        }
-                    }
-                    i += 1;
-                }
-                if hunks.iter().all(|h| h.old.is_empty() && h.new.is_empty()) && move_to.is_none() {
-                    return Err(syntax(
-                        i.saturating_sub(1),
-                        &format!("`*** Update File: {}` has no hunk", path.trim()),
-                    ));
-                }
-                ops.push(FileOp::Update {
-                    path: path.trim().to_string(),
-                    move_to,
-                    hunks,
-                });
+                parse_update(&lines, i, path)?
             } else if line.trim().is_empty() {
                 i += 1;
+                continue;
             } else {
                 return Err(syntax(
                     i,
                     &format!("expected a `*** Add/Update/Delete File:` line, found {line:?}"),
                 ));
-            }
+            };
+            ops.push(op);
+            i = next;
         }
         if !ended {
             return Err(syntax(lines.len(), "the patch must end with `*** End Patch`"));
@@ -257,6 +192,98 @@ impl PatchApplier {
         }
         Ok(changes)
     }
+}
+
+/// A syntax error on `line` (0-based) of the patch.
+fn syntax(line: usize, message: &str) -> PatchError {
+    PatchError::Syntax {
+        line: line + 1,
+        message: message.to_string(),
+    }
+}
+
+/// The `*** Add File:` section whose header is line `i`, and the line after it.
+fn parse_add(lines: &[&str], mut i: usize, path: &str) -> Result<(FileOp, usize), PatchError> {
+    let mut contents = String::new();
+    i += 1;
+    while i < lines.len() && !lines[i].starts_with("*** ") {
+        let body = lines[i]
+            .strip_prefix('+')
+            .ok_or_else(|| syntax(i, "a line of an added file must start with `+`"))?;
+        contents.push_str(body);
+        contents.push('\n');
+        i += 1;
+    }
+    let op = FileOp::Add {
+        path: path.trim().to_string(),
+        contents,
+    };
+    Ok((op, i))
+}
+
+/// The `*** Update File:` section whose header is line `i` (with its `*** Move to:` and its
+/// hunks), and the line after it.
+fn parse_update(lines: &[&str], mut i: usize, path: &str) -> Result<(FileOp, usize), PatchError> {
+    i += 1;
+    let mut move_to = None;
+    if let Some(to) = lines.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
+        move_to = Some(to.trim().to_string());
+        i += 1;
+    }
+    let mut hunks: Vec<Hunk> = Vec::new();
+    while i < lines.len() && (!lines[i].starts_with("*** ") || lines[i] == "*** End of File") {
+        let l = lines[i];
+        if l == "*** End of File" {
+            if let Some(h) = hunks.last_mut() {
+                h.at_end = true;
+            }
+        } else if let Some(anchor) = l.strip_prefix("@@") {
+            let anchor = anchor.trim();
+            hunks.push(Hunk {
+                anchor: (!anchor.is_empty()).then(|| anchor.to_string()),
+                ..Hunk::default()
+            });
+        } else {
+            hunk_line(&mut hunks, l, i)?;
+        }
+        i += 1;
+    }
+    if hunks.iter().all(|h| h.old.is_empty() && h.new.is_empty()) && move_to.is_none() {
+        return Err(syntax(
+            i.saturating_sub(1),
+            &format!("`*** Update File: {}` has no hunk", path.trim()),
+        ));
+    }
+    let op = FileOp::Update {
+        path: path.trim().to_string(),
+        move_to,
+        hunks,
+    };
+    Ok((op, i))
+}
+
+/// A context, `-` or `+` line `l` (line `i` of the patch), added to the last hunk (the first,
+/// when no `@@` opened one).
+fn hunk_line(hunks: &mut Vec<Hunk>, l: &str, i: usize) -> Result<(), PatchError> {
+    if hunks.is_empty() {
+        hunks.push(Hunk::default());
+    }
+    let h = hunks.last_mut().ok_or_else(|| syntax(i, "no hunk"))?;
+    match l.chars().next() {
+        Some('+') => h.new.push(l[1..].to_string()),
+        Some('-') => h.old.push(l[1..].to_string()),
+        Some(' ') => {
+            h.old.push(l[1..].to_string());
+            h.new.push(l[1..].to_string());
+        }
+        // An empty line inside a hunk is an empty context line.
+        None => {
+            h.old.push(String::new());
+            h.new.push(String::new());
+        }
+        Some(_) => return Err(syntax(i, "a hunk line must start with ' ', '-' or '+'")),
+    }
+    Ok(())
 }
 
 /// The file's text with every hunk applied in order, or why one does not fit.

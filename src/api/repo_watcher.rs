@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
-use super::watch_state::RefreshReport;
+use super::watch_state::{RefreshReport, WatchState};
 use super::{ApiError, ReindexRequest, Workspace};
 use crate::index::{IndexError, NoProgress};
 use crate::lang::LanguageRegistry;
@@ -73,18 +73,9 @@ fn run(
     loop {
         if first_seen.is_none() && last_poll.elapsed() >= POLL_OTHER_BUILDS {
             last_poll = Instant::now();
-            if let Err(e) = ws.refresh() {
-                tracing::warn!("reading the index of {}: {e}", ws.root().display());
-            }
+            refresh(&ws);
         }
-        let wait = match first_seen {
-            Some(t) => {
-                let quiet = (last_seen + debounce).saturating_duration_since(Instant::now());
-                quiet.min(MAX_BATCH_WAIT.saturating_sub(t.elapsed()))
-            }
-            None => POLL_OTHER_BUILDS,
-        };
-        match rx.recv_timeout(wait) {
+        match rx.recv_timeout(batch_wait(first_seen, last_seen, debounce)) {
             Ok(Ok(event)) => {
                 let paths = filter.relevant(&event);
                 if !paths.is_empty() {
@@ -107,58 +98,85 @@ fn run(
         }
         let Some(t0) = first_seen else {
             last_poll = Instant::now();
-            if let Err(e) = ws.refresh() {
-                tracing::warn!("reading the index of {}: {e}", ws.root().display());
-            }
+            refresh(&ws);
             continue;
         };
         let paths = state.take();
-        let built = Instant::now();
-        let report = match ws.reindex(&ReindexRequest::default(), &NoProgress) {
-            Ok(r) => {
-                tracing::info!(
-                    "generation {} after {} changed paths: built in {} ms",
-                    r.generation,
-                    paths.len(),
-                    r.build_ms
-                );
-                first_seen = None;
-                state.finish();
-                RefreshReport {
-                    generation: r.generation,
-                    paths_changed: paths.len(),
-                    save_to_queryable_ms: t0.elapsed().as_millis() as u64,
-                    build_ms: built.elapsed().as_millis() as u64,
-                    error: None,
-                    finished_unix_ms: unix_ms(),
-                }
-            }
-            Err(e) => {
-                // Another build holds the index (or this one failed): keep the changes pending
-                // and try again after a pause.
-                state.add(paths.iter().cloned());
-                state.finish();
-                let busy = matches!(e, ApiError::Index(IndexError::Locked { .. }) | ApiError::Busy(_));
-                tracing::warn!("rebuilding {}: {e}", ws.root().display());
-                std::thread::sleep(if busy {
-                    Duration::from_millis(500)
-                } else {
-                    MAX_BATCH_WAIT
-                });
-                RefreshReport {
-                    generation: ws.analysis().generation(),
-                    paths_changed: paths.len(),
-                    save_to_queryable_ms: 0,
-                    build_ms: built.elapsed().as_millis() as u64,
-                    error: Some(e.to_string()),
-                    finished_unix_ms: unix_ms(),
-                }
-            }
-        };
+        let (report, built) = rebuild(&ws, &state, &paths, t0);
+        if built {
+            first_seen = None;
+        }
         if paths.iter().any(|p| is_ignore_file(p)) {
             filter.forget_rules();
         }
         state.record(report);
+    }
+}
+
+/// How long to wait for the next event: until the batch is quiet or due, else until the next
+/// look for another process's builds.
+fn batch_wait(first_seen: Option<Instant>, last_seen: Instant, debounce: Duration) -> Duration {
+    match first_seen {
+        Some(t) => {
+            let quiet = (last_seen + debounce).saturating_duration_since(Instant::now());
+            quiet.min(MAX_BATCH_WAIT.saturating_sub(t.elapsed()))
+        }
+        None => POLL_OTHER_BUILDS,
+    }
+}
+
+/// Picks up a generation another process committed.
+fn refresh(ws: &Workspace) {
+    if let Err(e) = ws.refresh() {
+        tracing::warn!("reading the index of {}: {e}", ws.root().display());
+    }
+}
+
+/// Builds the changed `paths` (pending since `t0`) and reports it, with whether the build
+/// succeeded; a failed one keeps them pending and pauses first.
+fn rebuild(ws: &Workspace, state: &WatchState, paths: &[String], t0: Instant) -> (RefreshReport, bool) {
+    let built = Instant::now();
+    match ws.reindex(&ReindexRequest::default(), &NoProgress) {
+        Ok(r) => {
+            tracing::info!(
+                "generation {} after {} changed paths: built in {} ms",
+                r.generation,
+                paths.len(),
+                r.build_ms
+            );
+            state.finish();
+            let report = RefreshReport {
+                generation: r.generation,
+                paths_changed: paths.len(),
+                save_to_queryable_ms: t0.elapsed().as_millis() as u64,
+                build_ms: built.elapsed().as_millis() as u64,
+                error: None,
+                finished_unix_ms: unix_ms(),
+            };
+            (report, true)
+        }
+        Err(e) => {
+            // Another build holds the index (or this one failed): keep the changes pending
+            // and try again after a pause.
+            state.add(paths.iter().cloned());
+            state.finish();
+            let busy = matches!(e, ApiError::Index(IndexError::Locked { .. }) | ApiError::Busy(_));
+            tracing::warn!("rebuilding {}: {e}", ws.root().display());
+            std::thread::sleep(if busy {
+                Duration::from_millis(500)
+            } else {
+                MAX_BATCH_WAIT
+            });
+            let report = RefreshReport {
+                generation: ws.analysis().generation(),
+                paths_changed: paths.len(),
+                save_to_queryable_ms: 0,
+                build_ms: built.elapsed().as_millis() as u64,
+                error: Some(e.to_string()),
+                finished_unix_ms: unix_ms(),
+            };
+            (report, false)
+        }
     }
 }
 

@@ -177,59 +177,26 @@ impl<'a> RepoWalker<'a> {
     fn visit(&self, e: ignore::DirEntry, out: &mut WalkOutcome) {
         let Some(ft) = e.file_type() else { return };
         if ft.is_dir() {
-            // JavaScript manifests shape imports even where a project's ignore rules hide
-            // them (zod ignores its generated-looking but tracked `package.json`).
-            for name in LayoutFile::JS_MANIFESTS {
-                let p = e.path().join(name);
-                if p.is_file() {
-                    let rel = rel_lossy(&self.root, &p);
-                    self.read_layout(&p, &rel, name, out);
-                }
-            }
+            self.visit_dir(&e, out);
             return;
         }
         let rel = rel_lossy(&self.root, e.path());
         if ft.is_symlink() {
-            out.skipped.push(SkippedFile {
-                path: rel,
-                reason: SkipReason::Symlink,
-                detail: None,
-            });
+            out.skipped.push(skipped(rel, SkipReason::Symlink, None));
             return;
         }
         // Told by type, before any open: a named pipe would block the read forever.
         if !ft.is_file() {
-            out.skipped.push(SkippedFile {
-                path: rel,
-                reason: SkipReason::SpecialFile,
-                detail: Some(special_kind(&ft).to_string()),
-            });
+            let kind = special_kind(&ft).to_string();
+            out.skipped
+                .push(skipped(rel, SkipReason::SpecialFile, Some(kind)));
             return;
         }
         let name = e.file_name().to_string_lossy();
         if LayoutFile::BUILD_MANIFESTS.contains(&name.as_ref()) {
             self.read_layout(e.path(), &rel, &name, out);
         }
-        // A script without an extension (`bin/deploy`, rbenv's `libexec/rbenv-init`) is read
-        // by the language its `#!` line names.
-        let shebang = || {
-            let lang = shebang_language(e.path())?;
-            self.registry
-                .languages()
-                .iter()
-                .position(|l| l.name == lang)
-                .map(Reader::Grammar)
-        };
-        let reader = self
-            .registry
-            .for_file_name(&name)
-            .map(|(i, _)| Reader::Grammar(i))
-            .or_else(|| {
-                let t = TextFormats::builtin().ok().filter(|_| self.config.text)?;
-                t.for_file_name(&name).map(|(i, _)| Reader::Text(i))
-            })
-            .or_else(|| (!name.contains('.')).then(shebang).flatten());
-        let Some(language) = reader else {
+        let Some(language) = self.reader(e.path(), &name) else {
             let ext = name
                 .rsplit_once('.')
                 .map(|(_, x)| x.to_ascii_lowercase())
@@ -238,38 +205,20 @@ impl<'a> RepoWalker<'a> {
             return;
         };
         let Ok(path) = RepoPath::from_fs(&self.root, e.path()) else {
-            out.skipped.push(SkippedFile {
-                path: rel,
-                reason: SkipReason::Unreadable,
-                detail: Some("path is not valid UTF-8".into()),
-            });
+            let detail = Some("path is not valid UTF-8".into());
+            out.skipped.push(skipped(rel, SkipReason::Unreadable, detail));
             return;
         };
         let meta = match e.metadata() {
             Ok(m) => m,
             Err(err) => {
-                out.skipped.push(SkippedFile {
-                    path: rel,
-                    reason: SkipReason::Unreadable,
-                    detail: Some(err.to_string()),
-                });
+                out.skipped
+                    .push(skipped(rel, SkipReason::Unreadable, Some(err.to_string())));
                 return;
             }
         };
-        if meta.len() > self.config.max_file_size {
-            out.skipped.push(SkippedFile {
-                path: rel,
-                reason: SkipReason::TooLarge,
-                detail: Some(format!("{} bytes > {}", meta.len(), self.config.max_file_size)),
-            });
-            return;
-        }
-        if name.contains(".min.") {
-            out.skipped.push(SkippedFile {
-                path: rel,
-                reason: SkipReason::Minified,
-                detail: Some("file name".into()),
-            });
+        if let Some((reason, detail)) = self.unwanted(&meta, &name) {
+            out.skipped.push(skipped(rel, reason, Some(detail)));
             return;
         }
         out.candidates.push(Candidate {
@@ -279,6 +228,52 @@ impl<'a> RepoWalker<'a> {
             size: meta.len(),
             mtime_ns: mtime_ns(&meta),
         });
+    }
+
+    /// A directory: its JavaScript manifests, which shape imports even where a project's
+    /// ignore rules hide them (zod ignores its generated-looking but tracked `package.json`).
+    fn visit_dir(&self, e: &ignore::DirEntry, out: &mut WalkOutcome) {
+        for name in LayoutFile::JS_MANIFESTS {
+            let p = e.path().join(name);
+            if p.is_file() {
+                let rel = rel_lossy(&self.root, &p);
+                self.read_layout(&p, &rel, name, out);
+            }
+        }
+    }
+
+    /// How the file `name` at `abs` is read: by the grammar its name says, as a text format,
+    /// or, for a script without an extension (`bin/deploy`, rbenv's `libexec/rbenv-init`), by
+    /// the language its `#!` line names.
+    fn reader(&self, abs: &Path, name: &str) -> Option<Reader> {
+        let shebang = || {
+            let lang = shebang_language(abs)?;
+            self.registry
+                .languages()
+                .iter()
+                .position(|l| l.name == lang)
+                .map(Reader::Grammar)
+        };
+        self.registry
+            .for_file_name(name)
+            .map(|(i, _)| Reader::Grammar(i))
+            .or_else(|| {
+                let t = TextFormats::builtin().ok().filter(|_| self.config.text)?;
+                t.for_file_name(name).map(|(i, _)| Reader::Text(i))
+            })
+            .or_else(|| (!name.contains('.')).then(shebang).flatten())
+    }
+
+    /// Why a readable file is not indexed: too large, or minified.
+    fn unwanted(&self, meta: &std::fs::Metadata, name: &str) -> Option<(SkipReason, String)> {
+        if meta.len() > self.config.max_file_size {
+            let detail = format!("{} bytes > {}", meta.len(), self.config.max_file_size);
+            return Some((SkipReason::TooLarge, detail));
+        }
+        if name.contains(".min.") {
+            return Some((SkipReason::Minified, "file name".into()));
+        }
+        None
     }
 
     fn read_layout(&self, abs: &Path, rel: &str, name: &str, out: &mut WalkOutcome) {
@@ -369,6 +364,10 @@ fn interpreter_language(head: &[u8]) -> Option<&'static str> {
         "elixir" => "elixir",
         _ => return None,
     })
+}
+
+fn skipped(path: String, reason: SkipReason, detail: Option<String>) -> SkippedFile {
+    SkippedFile { path, reason, detail }
 }
 
 pub(crate) fn rel_lossy(root: &Path, path: &Path) -> String {

@@ -135,60 +135,9 @@ impl SnapshotRemote {
         let manifest = store.read_manifest(generation)?;
         let table = store.read_file_table(generation, &manifest)?;
         let tree = dirty.then(|| tree_hash(&table));
-        let mut files: Vec<(String, PathBuf)> = Vec::new();
-        let gen_dir = store.generation_dir(generation);
-        list_files(&gen_dir, &gen_dir, &mut files)?;
-        let mut files: Vec<(String, PathBuf)> = files
-            .into_iter()
-            .map(|(rel, p)| (format!("gen/{rel}"), p))
-            .collect();
-        for s in &manifest.segments {
-            let p = store.segment_path(s.id);
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            files.push((format!("segments/{name}"), p));
-        }
-        files.sort();
-        let objects: Vec<(SnapshotObject, PathBuf)> = files
-            .into_iter()
-            .map(|(path, file)| {
-                let bytes = std::fs::read(&file).map_err(RemoteError::io(&file))?;
-                let object = SnapshotObject {
-                    path,
-                    blake3: blake3::hash(&bytes).to_hex().to_string(),
-                    bytes: bytes.len() as u64,
-                };
-                Ok((object, file))
-            })
-            .collect::<Result<_, RemoteError>>()?;
-        let source_objects: Vec<(SnapshotObject, PathBuf)> = match sources {
-            None => Vec::new(),
-            Some(root) => table
-                .files
-                .iter()
-                .map(|r| {
-                    let o = SnapshotObject {
-                        path: r.path.as_str().to_string(),
-                        blake3: r.hash_hex(),
-                        bytes: r.size,
-                    };
-                    (o, root.join(r.path.as_str()))
-                })
-                .collect(),
-        };
-        // Files with equal bytes are one object.
-        let mut unique: BTreeMap<&str, (&SnapshotObject, &PathBuf)> = BTreeMap::new();
-        for (o, file) in objects.iter().chain(&source_objects) {
-            unique.entry(o.blake3.as_str()).or_insert((o, file));
-        }
-        let sent: Vec<Option<u64>> = self.runtime.block_on(async {
-            stream::iter(unique.values().map(|(o, file)| self.upload(o, file)))
-                .buffer_unordered(CONCURRENCY)
-                .try_collect()
-                .await
-        })?;
+        let objects = index_objects(&store, generation, &manifest)?;
+        let source_objects = source_objects(&table, sources);
+        let sent = self.upload_unique(&objects, &source_objects)?;
         let key = SnapshotManifest::key(repo, commit, tree.as_deref());
         let snapshot = SnapshotManifest {
             format: SNAPSHOT_FORMAT.to_string(),
@@ -227,6 +176,25 @@ impl SnapshotRemote {
             uploaded: sent.iter().flatten().count(),
             uploaded_bytes: sent.iter().flatten().sum(),
             ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Uploads each distinct object (files with equal bytes are one) the remote lacks; per
+    /// object, the bytes sent or `None` when it was there.
+    fn upload_unique(
+        &self,
+        objects: &[(SnapshotObject, PathBuf)],
+        source_objects: &[(SnapshotObject, PathBuf)],
+    ) -> Result<Vec<Option<u64>>, RemoteError> {
+        let mut unique: BTreeMap<&str, (&SnapshotObject, &PathBuf)> = BTreeMap::new();
+        for (o, file) in objects.iter().chain(source_objects) {
+            unique.entry(o.blake3.as_str()).or_insert((o, file));
+        }
+        self.runtime.block_on(async {
+            stream::iter(unique.values().map(|(o, file)| self.upload(o, file)))
+                .buffer_unordered(CONCURRENCY)
+                .try_collect()
+                .await
         })
     }
 
@@ -360,85 +328,13 @@ impl SnapshotRemote {
         generation: u64,
         seg_high: u32,
     ) -> Result<(Manifest, FileTable), RemoteError> {
-        // Files with equal bytes are one object: fetched once.
-        let mut unique: BTreeMap<&str, &SnapshotObject> = BTreeMap::new();
-        for o in &snapshot.objects {
-            unique.entry(o.blake3.as_str()).or_insert(o);
-        }
-        let by_hash: BTreeMap<&str, bytes::Bytes> = self.runtime.block_on(async {
-            stream::iter(unique.values().map(|o| async move {
-                let bytes = self.fetch_verified(o).await?;
-                Ok::<_, RemoteError>((o.blake3.as_str(), bytes))
-            }))
-            .buffer_unordered(CONCURRENCY)
-            .try_collect()
-            .await
-        })?;
+        let by_hash = self.fetch_unique(snapshot)?;
         let fetched = snapshot
             .objects
             .iter()
             .filter_map(|o| Some((o, by_hash.get(o.blake3.as_str())?.clone())));
-        let corrupt = |path: &str, detail: String| RemoteError::Snapshot {
-            key: path.to_string(),
-            detail,
-        };
-        let mut manifest: Option<Manifest> = None;
-        let mut table: Option<FileTable> = None;
-        let mut segments: BTreeMap<u32, bytes::Bytes> = BTreeMap::new();
-        for (o, bytes) in fetched {
-            if let Some(rel) = o.path.strip_prefix("gen/") {
-                match rel {
-                    "manifest.json" => {
-                        manifest = Some(
-                            serde_json::from_slice(&bytes).map_err(|e| corrupt(&o.path, e.to_string()))?,
-                        )
-                    }
-                    "files.bin" => {
-                        table =
-                            Some(postcard::from_bytes(&bytes).map_err(|e| corrupt(&o.path, e.to_string()))?)
-                    }
-                    _ => {
-                        let dest = tmp.join(rel);
-                        if let Some(parent) = dest.parent() {
-                            std::fs::create_dir_all(parent).map_err(RemoteError::io(parent))?;
-                        }
-                        write_synced(&dest, &bytes)?;
-                    }
-                }
-            } else if let Some(id) = o
-                .path
-                .strip_prefix("segments/seg-")
-                .and_then(|s| s.strip_suffix(".bin"))
-                .and_then(|s| s.parse::<u32>().ok())
-            {
-                segments.insert(id, bytes);
-            } else {
-                return Err(corrupt(&o.path, "not a generation file or a segment".to_string()));
-            }
-        }
-        let mut manifest = manifest.ok_or_else(|| corrupt("gen/manifest.json", "missing".to_string()))?;
-        let mut table = table.ok_or_else(|| corrupt("gen/files.bin", "missing".to_string()))?;
-        // Fresh segment ids past this index's own.
-        let mut renumber: BTreeMap<u32, u32> = BTreeMap::new();
-        for (i, s) in manifest.segments.iter_mut().enumerate() {
-            let fresh = seg_high + 1 + i as u32;
-            renumber.insert(s.id, fresh);
-            if !segments.contains_key(&s.id) {
-                return Err(corrupt(
-                    &format!("segments/seg-{:08}.bin", s.id),
-                    "missing".to_string(),
-                ));
-            }
-            s.id = fresh;
-        }
-        for r in &mut table.files {
-            r.segment = *renumber.get(&r.segment).ok_or_else(|| {
-                corrupt(
-                    "gen/files.bin",
-                    format!("{} is in segment {}, which is not listed", r.path, r.segment),
-                )
-            })?;
-        }
+        let (mut manifest, mut table, segments) = sort_fetched(fetched, tmp)?;
+        let renumber = renumber_segments(&mut manifest, &mut table, &segments, seg_high)?;
         manifest.generation = generation;
         let mut placed: Vec<(PathBuf, PathBuf)> = Vec::new();
         for (old, bytes) in &segments {
@@ -454,6 +350,27 @@ impl SnapshotRemote {
         let seg_dir = store.dir().join("segments");
         fsync_dir(&seg_dir).map_err(RemoteError::io(&seg_dir))?;
         Ok((manifest, table))
+    }
+
+    /// Every distinct object of the snapshot (files with equal bytes are one object: fetched
+    /// once), verified, by hash.
+    fn fetch_unique<'s>(
+        &self,
+        snapshot: &'s SnapshotManifest,
+    ) -> Result<BTreeMap<&'s str, bytes::Bytes>, RemoteError> {
+        let mut unique: BTreeMap<&str, &SnapshotObject> = BTreeMap::new();
+        for o in &snapshot.objects {
+            unique.entry(o.blake3.as_str()).or_insert(o);
+        }
+        self.runtime.block_on(async {
+            stream::iter(unique.values().map(|o| async move {
+                let bytes = self.fetch_verified(o).await?;
+                Ok::<_, RemoteError>((o.blake3.as_str(), bytes))
+            }))
+            .buffer_unordered(CONCURRENCY)
+            .try_collect()
+            .await
+        })
     }
 
     /// Sends one object unless the remote has it; the bytes sent, `None` when it was there.
@@ -531,6 +448,144 @@ impl SnapshotRemote {
             Err(e) => Err(err(e)),
         }
     }
+}
+
+/// The committed generation's files and the segments it lists, hashed, sorted by path.
+fn index_objects(
+    store: &IndexStore,
+    generation: u64,
+    manifest: &Manifest,
+) -> Result<Vec<(SnapshotObject, PathBuf)>, RemoteError> {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    let gen_dir = store.generation_dir(generation);
+    list_files(&gen_dir, &gen_dir, &mut files)?;
+    let mut files: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|(rel, p)| (format!("gen/{rel}"), p))
+        .collect();
+    for s in &manifest.segments {
+        let p = store.segment_path(s.id);
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        files.push((format!("segments/{name}"), p));
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|(path, file)| {
+            let bytes = std::fs::read(&file).map_err(RemoteError::io(&file))?;
+            let object = SnapshotObject {
+                path,
+                blake3: blake3::hash(&bytes).to_hex().to_string(),
+                bytes: bytes.len() as u64,
+            };
+            Ok((object, file))
+        })
+        .collect()
+}
+
+/// The indexed files under `sources` (the repository's root), by the hashes the index
+/// recorded; none without it.
+fn source_objects(table: &FileTable, sources: Option<&Path>) -> Vec<(SnapshotObject, PathBuf)> {
+    match sources {
+        None => Vec::new(),
+        Some(root) => table
+            .files
+            .iter()
+            .map(|r| {
+                let o = SnapshotObject {
+                    path: r.path.as_str().to_string(),
+                    blake3: r.hash_hex(),
+                    bytes: r.size,
+                };
+                (o, root.join(r.path.as_str()))
+            })
+            .collect(),
+    }
+}
+
+/// A snapshot file that is missing or cannot be read.
+fn corrupt(path: &str, detail: String) -> RemoteError {
+    RemoteError::Snapshot {
+        key: path.to_string(),
+        detail,
+    }
+}
+
+/// The fetched objects sorted out: the manifest and file table read, the other generation
+/// files written under `tmp`, the segments kept by id.
+fn sort_fetched<'s>(
+    fetched: impl Iterator<Item = (&'s SnapshotObject, bytes::Bytes)>,
+    tmp: &Path,
+) -> Result<(Manifest, FileTable, BTreeMap<u32, bytes::Bytes>), RemoteError> {
+    let mut manifest: Option<Manifest> = None;
+    let mut table: Option<FileTable> = None;
+    let mut segments: BTreeMap<u32, bytes::Bytes> = BTreeMap::new();
+    for (o, bytes) in fetched {
+        if let Some(rel) = o.path.strip_prefix("gen/") {
+            match rel {
+                "manifest.json" => {
+                    manifest =
+                        Some(serde_json::from_slice(&bytes).map_err(|e| corrupt(&o.path, e.to_string()))?)
+                }
+                "files.bin" => {
+                    table = Some(postcard::from_bytes(&bytes).map_err(|e| corrupt(&o.path, e.to_string()))?)
+                }
+                _ => {
+                    let dest = tmp.join(rel);
+                    if let Some(parent) = dest.parent() {
+                        std::fs::create_dir_all(parent).map_err(RemoteError::io(parent))?;
+                    }
+                    write_synced(&dest, &bytes)?;
+                }
+            }
+        } else if let Some(id) = o
+            .path
+            .strip_prefix("segments/seg-")
+            .and_then(|s| s.strip_suffix(".bin"))
+            .and_then(|s| s.parse::<u32>().ok())
+        {
+            segments.insert(id, bytes);
+        } else {
+            return Err(corrupt(&o.path, "not a generation file or a segment".to_string()));
+        }
+    }
+    let manifest = manifest.ok_or_else(|| corrupt("gen/manifest.json", "missing".to_string()))?;
+    let table = table.ok_or_else(|| corrupt("gen/files.bin", "missing".to_string()))?;
+    Ok((manifest, table, segments))
+}
+
+/// Gives the manifest's segments fresh ids past this index's own (`seg_high`) and points the
+/// file table at them; old id -> fresh id.
+fn renumber_segments(
+    manifest: &mut Manifest,
+    table: &mut FileTable,
+    segments: &BTreeMap<u32, bytes::Bytes>,
+    seg_high: u32,
+) -> Result<BTreeMap<u32, u32>, RemoteError> {
+    let mut renumber: BTreeMap<u32, u32> = BTreeMap::new();
+    for (i, s) in manifest.segments.iter_mut().enumerate() {
+        let fresh = seg_high + 1 + i as u32;
+        renumber.insert(s.id, fresh);
+        if !segments.contains_key(&s.id) {
+            return Err(corrupt(
+                &format!("segments/seg-{:08}.bin", s.id),
+                "missing".to_string(),
+            ));
+        }
+        s.id = fresh;
+    }
+    for r in &mut table.files {
+        r.segment = *renumber.get(&r.segment).ok_or_else(|| {
+            corrupt(
+                "gen/files.bin",
+                format!("{} is in segment {}, which is not listed", r.path, r.segment),
+            )
+        })?;
+    }
+    Ok(renumber)
 }
 
 /// The blake3 of the indexed paths and contents: names a tree with uncommitted changes.

@@ -204,15 +204,15 @@ impl<'a> Agent<'a> {
         let budget = self.config.perception_tokens;
         let ws = &self.tools.workspace;
         let overview = ws
-            .call(Operation::Overview, json!({}))
-            .map(|v| crate::api::answer_text::render(Operation::Overview, &v))
+            .answer(Operation::Overview, json!({}))
+            .map(|a| crate::api::answer_text::render(&a))
             .unwrap_or_else(|e| format!("(no overview: {e})"));
         let context = ws
-            .call(
+            .answer(
                 Operation::Context,
                 json!({"task": self.config.task, "max_tokens": budget * 2 / 3}),
             )
-            .map(|v| crate::api::answer_text::render(Operation::Context, &v))
+            .map(|a| crate::api::answer_text::render(&a))
             .unwrap_or_else(|e| format!("(no context: {e})"));
         format!(
             "Task:\n{}\n\nRepository overview:\n{}\n\nCode relevant to the task (from the index):\n{}",

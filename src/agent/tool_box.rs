@@ -308,9 +308,9 @@ impl ToolBox {
     }
 
     fn index(&self, op: Operation, args: Value) -> ToolResult {
-        match self.workspace.call(op, args) {
+        match self.workspace.answer(op, args) {
             // What the model reads: spans, names, code, a coverage line; not the JSON.
-            Ok(v) => ToolResult::ok(crate::api::answer_text::render(op, &v)),
+            Ok(a) => ToolResult::ok(crate::api::answer_text::render(&a)),
             Err(e) => ToolResult::err(e.to_string()),
         }
     }

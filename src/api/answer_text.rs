@@ -1,27 +1,57 @@
 //! The text a model reads of an answer: paths with spans, names and signatures, the code
-//! itself where the answer carries it, one line of coverage. MCP sends it beside the whole
-//! answer as `structuredContent` (the model is not sent it twice); the bundled agent puts
-//! it in its prompts and tool results.
+//! itself where the answer carries it, one line of coverage. Each answer type writes its own
+//! ([`ModelText`]), from its fields; MCP sends the text beside the whole answer as
+//! `structuredContent` (the model is not sent it twice), and the bundled agent puts it in its
+//! prompts and tool results.
 
+use serde::Serialize;
 use serde_json::Value;
 
-use super::Operation;
+use super::context_ops::{AskResponse, ContextResponse, OverviewResponse};
+use super::graph_ops::{
+    CallsResponse, DepsResponse, GraphStatsResponse, LookupStatus, RefsResponse, SymbolResponse,
+};
+use super::impact::ImpactResponse;
+use super::index_status::IndexStatusResponse;
+use super::repo_file::ReadSpanResponse;
+use super::search::SearchResponse;
+use super::workspace::ReindexResponse;
+use crate::graph::{Reached, SymbolInfo};
+use crate::index::Coverage;
 
-/// The answer `v` of `op`, written for a model.
-pub fn render(op: Operation, v: &Value) -> String {
-    body(op, v) + &footer(v, Footer::Whole)
+/// An answer as a model reads it.
+pub trait ModelText {
+    /// The answer itself, without the footer.
+    fn body(&self) -> String;
+    /// What the footer says: the notes, the next page, what the index covered.
+    fn footing(&self) -> Footing<'_>;
 }
 
-/// The answer `v` of `op` within `budget` tokens (cl100k) as a model reads it. The footer
-/// shrinks before the answer does: first the coverage line's detail goes, then the notes are shortened and the coverage cut to its generation,
-/// then the notes and the coverage, then the next page's cursor. Only if the answer alone is
-/// still over the budget is it cut, keeping its first (best) lines, with a short note that
-/// says so; a first line too long to fit is cut at a word.
-pub fn render_within(op: Operation, v: &Value, budget: usize) -> String {
+/// The footer's material.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Footing<'a> {
+    pub notes: &'a [String],
+    pub next_cursor: Option<&'a str>,
+    pub coverage: Option<&'a Coverage>,
+}
+
+/// The answer `a`, written for a model.
+pub fn render(a: &(impl ModelText + ?Sized)) -> String {
+    a.body() + &footer(&a.footing(), Footer::Whole)
+}
+
+/// The answer `a` within `budget` tokens (cl100k) as a model reads it. The footer shrinks
+/// before the answer does: first the coverage line's detail goes, then the notes are
+/// shortened and the coverage cut to its generation, then the notes and the coverage, then
+/// the next page's cursor. Only if the answer alone is still over the budget is it cut,
+/// keeping its first (best) lines, with a short note that says so; a first line too long to
+/// fit is cut at a word.
+pub fn render_within(a: &(impl ModelText + ?Sized), budget: usize) -> String {
     use crate::context::count_tokens;
-    let body = body(op, v);
+    let body = a.body();
+    let footing = a.footing();
     for form in Footer::FORMS {
-        let text = body.clone() + &footer(v, form);
+        let text = body.clone() + &footer(&footing, form);
         if count_tokens(&text) <= budget {
             return text;
         }
@@ -29,50 +59,7 @@ pub fn render_within(op: Operation, v: &Value, budget: usize) -> String {
     cut(&body, budget)
 }
 
-/// The answer itself, without the footer.
-fn body(op: Operation, v: &Value) -> String {
-    let mut out = String::new();
-    match op {
-        Operation::Search => search(v, &mut out),
-        Operation::Callers | Operation::Callees | Operation::Refs if v["status"].as_str() == Some("ok") => {
-            graph(v, &mut out)
-        }
-        Operation::Callers | Operation::Callees | Operation::Refs => candidates(v, &mut out),
-        Operation::Symbol => symbols(v, &mut out),
-        Operation::Context => context(v, &mut out),
-        Operation::Impact => impact(&v["impact"], &mut out),
-        Operation::ReadSpan => {
-            out.push_str(&format!(
-                "{}:{}-{}\n",
-                s(&v["path"]),
-                v["start_line"],
-                v["end_line"]
-            ));
-            out.push_str(s(&v["text"]));
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        Operation::Overview => {
-            out.push_str(s(&v["markdown"]));
-            out.push('\n');
-        }
-        _ => {
-            let mut lean = v.clone();
-            if let Value::Object(m) = &mut lean {
-                for k in ["coverage", "generation", "notes", "page"] {
-                    m.remove(k);
-                }
-            }
-            prune(&mut lean);
-            out.push_str(&lean.to_string());
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// The indexed files an answer names (every `path` in it, each once) and their size in
+/// The indexed files an answer names (every `path` in its JSON, each once) and their size in
 /// tokens, estimated as bytes / 4: what an agent would have read without the answer.
 pub fn drawn_tokens(v: &Value, size_of: &dyn Fn(&str) -> Option<u64>) -> u64 {
     fn paths<'v>(v: &'v Value, out: &mut std::collections::BTreeSet<&'v str>) {
@@ -96,229 +83,367 @@ pub fn drawn_tokens(v: &Value, size_of: &dyn Fn(&str) -> Option<u64>) -> u64 {
     found.into_iter().filter_map(size_of).map(|bytes| bytes / 4).sum()
 }
 
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
+/// A score or confidence as the answer's JSON spells it (`0.9`, `1.0`).
+fn number(x: f32) -> String {
+    serde_json::to_string(&x).unwrap_or_default()
 }
 
-fn items(v: &Value) -> &[Value] {
-    v.as_array().map_or(&[], Vec::as_slice)
+/// A field's name as the answer's JSON spells it (an enum's variant).
+fn spelled<T: Serialize>(x: &T) -> String {
+    serde_json::to_string(x)
+        .map(|s| s.trim_matches('"').to_string())
+        .unwrap_or_default()
 }
 
-fn search(v: &Value, out: &mut String) {
-    for f in items(&v["files"]) {
-        let chunks = items(&f["chunks"]);
-        if chunks.is_empty() {
-            let line = match (&f["best"]["line"], &f["lines"]) {
-                (Value::Number(n), _) => format!(":{n}"),
-                (_, Value::Array(l)) if l.len() == 2 => format!(":{}-{}", l[0], l[1]),
-                _ => String::new(),
-            };
-            out.push_str(&format!("{}{line}  {}\n", s(&f["path"]), s(&f["symbol"])));
-            continue;
+impl ModelText for SearchResponse {
+    /// Ranked files with the spans to read, then definitions, chunks or matching lines.
+    fn body(&self) -> String {
+        let mut out = String::new();
+        for f in &self.files {
+            let symbol = f.symbol.as_deref().unwrap_or("");
+            if f.chunks.is_empty() {
+                let line = match (&f.best, f.lines) {
+                    (Some(b), _) => format!(":{}", b.line),
+                    (None, Some((a, b))) => format!(":{a}-{b}"),
+                    _ => String::new(),
+                };
+                out.push_str(&format!("{}{line}  {symbol}\n", f.path));
+                continue;
+            }
+            for (i, c) in f.chunks.iter().enumerate() {
+                let place = if i == 0 { f.path.as_str() } else { "  " };
+                let symbol = c.symbol.as_deref().unwrap_or("");
+                out.push_str(&format!("{place}:{}-{}  {symbol}\n", c.start_line, c.end_line));
+            }
         }
-        for (i, c) in chunks.iter().enumerate() {
-            let place = match i {
-                0 => s(&f["path"]).to_string(),
-                _ => "  ".to_string(),
-            };
+        for h in &self.hits {
+            let name = h.qualified_name.as_deref().unwrap_or("(file)");
+            out.push_str(&format!("{}:{}-{}  {name}", h.path, h.line, h.end_line));
+            if let Some(sig) = &h.signature {
+                out.push_str(&format!("  {sig}"));
+            }
+            out.push('\n');
+        }
+        for c in &self.chunks {
+            let symbol = c.symbol.as_deref().unwrap_or("");
+            out.push_str(&format!("{}:{}-{}  {symbol}\n", c.path, c.start_line, c.end_line));
+        }
+        for m in &self.matches {
+            out.push_str(&format!("{}:{}: {}\n", m.path, m.line, m.text));
+        }
+        out
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &self.notes,
+            next_cursor: self.page.next_cursor.as_deref(),
+            coverage: Some(&self.coverage),
+        }
+    }
+}
+
+impl ModelText for CallsResponse {
+    /// One line per definition reached, its place, and where it calls the target; for an
+    /// ambiguous or unknown name, what it could mean.
+    fn body(&self) -> String {
+        let mut out = String::new();
+        if self.status != LookupStatus::Ok {
+            candidates(&self.query, self.status, &self.candidates, &mut out);
+            return out;
+        }
+        for r in &self.reached {
+            out.push_str(&reached_line(r));
+        }
+        if self.truncated {
+            out.push_str("truncated: more lie deeper or past the budget\n");
+        }
+        out
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &[],
+            next_cursor: self.page.next_cursor.as_deref(),
+            coverage: Some(&self.coverage),
+        }
+    }
+}
+
+/// `depth N  name  path:line-end  kind at :lines (confidence c)`.
+fn reached_line(r: &Reached) -> String {
+    let s = &r.symbol;
+    let lines: Vec<String> = r.sites.iter().map(|x| x.line.to_string()).collect();
+    let kind = r.sites.first().map_or("", |x| x.kind);
+    let confidence = r
+        .sites
+        .first()
+        .map_or("null".to_string(), |x| number(x.confidence));
+    format!(
+        "depth {}  {}  {}:{}-{}  {kind} at :{} (confidence {confidence})\n",
+        r.depth,
+        s.qualified,
+        s.path,
+        s.line,
+        s.end_line,
+        lines.join(",")
+    )
+}
+
+impl ModelText for RefsResponse {
+    /// One line per reference: its place, its kind and the definition it is in.
+    fn body(&self) -> String {
+        let mut out = String::new();
+        if self.status != LookupStatus::Ok {
+            candidates(&self.query, self.status, &self.candidates, &mut out);
+            return out;
+        }
+        for r in &self.refs {
+            let site = &r.site;
             out.push_str(&format!(
-                "{place}:{}-{}  {}\n",
-                c["start_line"],
-                c["end_line"],
-                s(&c["symbol"])
+                "{}:{}  {} in {}  (confidence {})\n",
+                site.path,
+                site.line,
+                site.kind,
+                r.from.qualified,
+                number(site.confidence)
             ));
         }
+        out
     }
-    for h in items(&v["hits"]) {
-        let name = h["qualified_name"].as_str().unwrap_or("(file)");
-        out.push_str(&format!(
-            "{}:{}-{}  {name}",
-            s(&h["path"]),
-            h["line"],
-            h["end_line"]
-        ));
-        if let Some(sig) = h["signature"].as_str() {
-            out.push_str(&format!("  {sig}"));
-        }
-        out.push('\n');
-    }
-    for c in items(&v["chunks"]) {
-        out.push_str(&format!(
-            "{}:{}-{}  {}\n",
-            s(&c["path"]),
-            c["start_line"],
-            c["end_line"],
-            s(&c["symbol"])
-        ));
-    }
-    for m in items(&v["matches"]) {
-        out.push_str(&format!("{}:{}: {}\n", s(&m["path"]), m["line"], s(&m["text"])));
-    }
-}
 
-/// Callers, callees and refs: one line per definition reached, its place, and where it
-/// calls (or uses) the target.
-fn graph(v: &Value, out: &mut String) {
-    let place = |d: &Value| format!("{}:{}-{}", s(&d["path"]), d["line"], d["end_line"]);
-    let sites = |list: &[Value]| -> String {
-        let lines: Vec<String> = list.iter().map(|x| format!("{}", x["line"])).collect();
-        let kind = list.first().map_or("", |x| s(&x["kind"]));
-        let confidence = list.first().map_or(Value::Null, |x| x["confidence"].clone());
-        format!("{kind} at :{} (confidence {confidence})", lines.join(","))
-    };
-    for r in items(&v["reached"]) {
-        out.push_str(&format!(
-            "depth {}  {}  {}  {}\n",
-            r["depth"],
-            s(&r["symbol"]["qualified"]),
-            place(&r["symbol"]),
-            sites(items(&r["sites"]))
-        ));
-    }
-    for r in items(&v["refs"]) {
-        let site = &r["site"];
-        out.push_str(&format!(
-            "{}:{}  {} in {}  (confidence {})\n",
-            s(&site["path"]),
-            site["line"],
-            s(&site["kind"]),
-            r["from"]["qualified"].as_str().unwrap_or("(module)"),
-            site["confidence"]
-        ));
-    }
-    if v["truncated"] == Value::Bool(true) {
-        out.push_str("truncated: more lie deeper or past the budget\n");
-    }
-}
-
-/// The risk, what changed, what it reaches, and the tests to run, a line each.
-fn impact(i: &Value, out: &mut String) {
-    let reasons: Vec<&str> = items(&i["risk"]["reasons"]).iter().map(s).collect();
-    out.push_str(&format!(
-        "risk {}: {}\n",
-        s(&i["risk"]["level"]),
-        reasons.join("; ")
-    ));
-    for c in items(&i["changed"]) {
-        out.push_str(&format!(
-            "changed: {} ({}) {}:{}-{}\n",
-            s(&c["qualified_name"]),
-            s(&c["change"]),
-            s(&c["path"]),
-            c["start_line"],
-            c["end_line"]
-        ));
-    }
-    out.push_str(&format!(
-        "dependents: {} direct, {} transitive\n",
-        i["direct_dependents"], i["transitive_dependents"]
-    ));
-    for a in items(&i["affected"]) {
-        out.push_str(&format!(
-            "  {} {}:{} depth {}\n",
-            s(&a["qualified_name"]),
-            s(&a["path"]),
-            a["line"],
-            a["depth"]
-        ));
-    }
-    let list = |key: &str, field: &str| -> Vec<String> {
-        items(&i[key]).iter().map(|x| s(&x[field]).to_string()).collect()
-    };
-    for (label, names) in [
-        ("files", list("affected_files", "path")),
-        ("entry points", list("entry_points", "name")),
-        ("tests", list("tests", "command")),
-    ] {
-        if !names.is_empty() {
-            out.push_str(&format!("{label}: {}\n", names.join(", ")));
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &self.notes,
+            next_cursor: self.page.next_cursor.as_deref(),
+            coverage: Some(&self.coverage),
         }
     }
-    let api: Vec<&str> = items(&i["public_api"]).iter().map(s).collect();
-    if !api.is_empty() {
-        out.push_str(&format!("public API: {}\n", api.join(", ")));
-    }
-    let commands: Vec<&str> = items(&i["test_commands"]).iter().map(s).collect();
-    if !commands.is_empty() {
-        out.push_str(&format!("run: {}\n", commands.join(" && ")));
-    }
 }
-
-fn context(v: &Value, out: &mut String) {
-    // The pack heads each file it shows and names the ranked files it left out; the line
-    // here adds the next few ranked files beyond those.
-    let pack = s(&v["pack"]["text"]);
-    let more: Vec<&str> = items(&v["files"])
-        .iter()
-        .map(|f| s(&f["path"]))
-        .filter(|p| !pack.contains(p))
-        .take(RANKED_BEYOND)
-        .collect();
-    if !more.is_empty() {
-        out.push_str(&format!("also ranked: {}\n\n", more.join(", ")));
-    }
-    out.push_str(pack);
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-}
-
-/// Ranked files named beyond those the pack shows or lists as left out.
-const RANKED_BEYOND: usize = 5;
 
 /// Candidates shown for an ambiguous name.
 const CANDIDATES_SHOWN: usize = 10;
 
 /// An ambiguous or unknown name: what it could mean, a line each.
-fn candidates(v: &Value, out: &mut String) {
-    let all = items(&v["candidates"]);
-    match v["status"].as_str() {
-        Some("ambiguous") => out.push_str(&format!(
-            "{} names {} definitions; ask again with one of these (qualified name or path:line):\n",
-            s(&v["query"]),
+fn candidates(query: &str, status: LookupStatus, all: &[SymbolInfo], out: &mut String) {
+    match status {
+        LookupStatus::Ambiguous => out.push_str(&format!(
+            "{query} names {} definitions; ask again with one of these (qualified name or path:line):\n",
             all.len()
         )),
-        _ => out.push_str(&format!("no definition named {}\n", s(&v["query"]))),
+        _ => out.push_str(&format!("no definition named {query}\n")),
     }
     for c in all.iter().take(CANDIDATES_SHOWN) {
-        out.push_str(&format!(
-            "  {} {}  {}:{}\n",
-            s(&c["kind"]),
-            s(&c["qualified"]),
-            s(&c["path"]),
-            c["line"]
-        ));
+        out.push_str(&format!("  {} {}  {}:{}\n", c.kind, c.qualified, c.path, c.line));
     }
     if all.len() > CANDIDATES_SHOWN {
         out.push_str(&format!("  ... and {} more\n", all.len() - CANDIDATES_SHOWN));
     }
 }
 
-/// Definitions: kind, qualified name and place, then the signature and the doc's first line.
-fn symbols(v: &Value, out: &mut String) {
-    let hits = items(&v["hits"]);
-    if hits.is_empty() {
-        out.push_str(&format!("no definition matches {}\n", s(&v["query"])));
+impl ModelText for SymbolResponse {
+    /// Definitions: kind, qualified name and place, then the signature and the doc's first line.
+    fn body(&self) -> String {
+        let mut out = String::new();
+        if self.hits.is_empty() {
+            out.push_str(&format!("no definition matches {}\n", self.query));
+        }
+        for h in &self.hits {
+            out.push_str(&format!(
+                "{} {}  {}:{}-{}\n",
+                h.kind.as_str(),
+                h.qualified_name,
+                h.path,
+                h.line,
+                h.end_line
+            ));
+            if !h.signature.is_empty() {
+                out.push_str(&format!("  {}\n", h.signature));
+            }
+            if let Some(doc) = h
+                .doc
+                .as_deref()
+                .and_then(|d| d.lines().find(|l| !l.trim().is_empty()))
+            {
+                out.push_str(&format!("  {}\n", doc.trim()));
+            }
+        }
+        out
     }
-    for h in hits {
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &[],
+            next_cursor: self.page.next_cursor.as_deref(),
+            coverage: Some(&self.coverage),
+        }
+    }
+}
+
+/// Ranked files named beyond those the pack shows or lists as left out.
+const RANKED_BEYOND: usize = 5;
+
+impl ModelText for ContextResponse {
+    /// The pack, which heads each file it shows and names the ranked files it left out, after
+    /// a line naming the next few ranked files beyond those.
+    fn body(&self) -> String {
+        let mut out = String::new();
+        let pack = self.pack.text.as_str();
+        let more: Vec<&str> = self
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| !pack.contains(p))
+            .take(RANKED_BEYOND)
+            .collect();
+        if !more.is_empty() {
+            out.push_str(&format!("also ranked: {}\n\n", more.join(", ")));
+        }
+        out.push_str(pack);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &self.notes,
+            next_cursor: None,
+            coverage: Some(&self.coverage),
+        }
+    }
+}
+
+impl ModelText for ImpactResponse {
+    /// The risk, what changed, what it reaches, and the tests to run, a line each.
+    fn body(&self) -> String {
+        let i = &self.impact;
+        let mut out = format!("risk {}: {}\n", i.risk.level, i.risk.reasons.join("; "));
+        for c in &i.changed {
+            out.push_str(&format!(
+                "changed: {} ({}) {}:{}-{}\n",
+                c.qualified_name,
+                spelled(&c.change),
+                c.path,
+                c.start_line,
+                c.end_line
+            ));
+        }
         out.push_str(&format!(
-            "{} {}  {}:{}-{}\n",
-            s(&h["kind"]),
-            s(&h["qualified_name"]),
-            s(&h["path"]),
-            h["line"],
-            h["end_line"]
+            "dependents: {} direct, {} transitive\n",
+            i.direct_dependents, i.transitive_dependents
         ));
-        if let Some(sig) = h["signature"].as_str().filter(|x| !x.is_empty()) {
-            out.push_str(&format!("  {sig}\n"));
+        for a in &i.affected {
+            out.push_str(&format!(
+                "  {} {}:{} depth {}\n",
+                a.qualified_name, a.path, a.line, a.depth
+            ));
         }
-        if let Some(doc) = h["doc"]
-            .as_str()
-            .and_then(|d| d.lines().find(|l| !l.trim().is_empty()))
-        {
-            out.push_str(&format!("  {}\n", doc.trim()));
+        let files: Vec<&str> = i.affected_files.iter().map(|f| f.path.as_str()).collect();
+        let entries: Vec<&str> = i.entry_points.iter().map(|e| e.name.as_str()).collect();
+        let tests: Vec<&str> = i
+            .tests
+            .iter()
+            .map(|t| t.command.as_deref().unwrap_or(""))
+            .collect();
+        for (label, names) in [("files", files), ("entry points", entries), ("tests", tests)] {
+            if !names.is_empty() {
+                out.push_str(&format!("{label}: {}\n", names.join(", ")));
+            }
+        }
+        if !i.public_api.is_empty() {
+            out.push_str(&format!("public API: {}\n", i.public_api.join(", ")));
+        }
+        if !i.test_commands.is_empty() {
+            out.push_str(&format!("run: {}\n", i.test_commands.join(" && ")));
+        }
+        out
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &self.notes,
+            next_cursor: self.page.next_cursor.as_deref(),
+            coverage: Some(&self.coverage),
         }
     }
+}
+
+impl ModelText for ReadSpanResponse {
+    /// `path:start-end`, then the lines.
+    fn body(&self) -> String {
+        let mut out = format!(
+            "{}:{}-{}\n{}",
+            self.path, self.start_line, self.end_line, self.text
+        );
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            coverage: Some(&self.coverage),
+            ..Footing::default()
+        }
+    }
+}
+
+impl ModelText for OverviewResponse {
+    fn body(&self) -> String {
+        format!("{}\n", self.markdown)
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        Footing {
+            notes: &self.notes,
+            next_cursor: None,
+            coverage: Some(&self.coverage),
+        }
+    }
+}
+
+/// Answers read as compact JSON: everything but the footer's fields, without what says
+/// nothing (nulls, `false`, empty strings, lists and objects).
+macro_rules! compact_json_text {
+    ($($t:ty => |$s:ident| $footing:expr;)*) => {$(
+        impl ModelText for $t {
+            fn body(&self) -> String {
+                compact_json(self)
+            }
+
+            fn footing(&self) -> Footing<'_> {
+                let $s = self;
+                $footing
+            }
+        }
+    )*};
+}
+
+compact_json_text! {
+    DepsResponse => |s| Footing { notes: &[], next_cursor: s.page.next_cursor.as_deref(), coverage: Some(&s.coverage) };
+    GraphStatsResponse => |s| Footing { coverage: Some(&s.coverage), ..Footing::default() };
+    AskResponse => |s| Footing { notes: &s.notes, next_cursor: None, coverage: Some(&s.coverage) };
+    IndexStatusResponse => |s| Footing { coverage: Some(&s.coverage), ..Footing::default() };
+    ReindexResponse => |s| Footing { coverage: Some(&s.coverage), ..Footing::default() };
+}
+
+/// `answer` as one line of JSON without the footer's fields and what says nothing. Read from
+/// its text form so that scores print as the JSON answer prints them.
+fn compact_json<T: Serialize>(answer: &T) -> String {
+    let mut lean: Value = match serde_json::to_string(answer).map(|t| serde_json::from_str(&t)) {
+        Ok(Ok(v)) => v,
+        _ => return "\n".to_string(),
+    };
+    if let Value::Object(m) = &mut lean {
+        for k in ["coverage", "generation", "notes", "page"] {
+            m.remove(k);
+        }
+    }
+    prune(&mut lean);
+    format!("{lean}\n")
 }
 
 /// The first lines of `body` that fit `budget` with a note that the answer was cut; when not
@@ -388,10 +513,9 @@ impl Footer {
 const NOTE_WORDS: usize = 10;
 
 /// Notes, the next page, and what the index covered, one line each, in `form`.
-fn footer(v: &Value, form: Footer) -> String {
+fn footer(f: &Footing<'_>, form: Footer) -> String {
     let mut out = String::new();
-    for n in items(&v["notes"]) {
-        let note = s(n);
+    for note in f.notes {
         match form {
             Footer::Whole | Footer::Counts => out.push_str(&format!("note: {note}\n")),
             Footer::Short => {
@@ -404,12 +528,13 @@ fn footer(v: &Value, form: Footer) -> String {
         }
     }
     if form != Footer::Nothing
-        && let Some(c) = v["page"]["next_cursor"].as_str()
+        && let Some(c) = f.next_cursor
     {
         out.push_str(&format!("more: cursor \"{c}\"\n"));
     }
-    let c = &v["coverage"];
-    if c.is_object() && matches!(form, Footer::Whole | Footer::Counts | Footer::Short) {
+    if let Some(c) = f.coverage
+        && matches!(form, Footer::Whole | Footer::Counts | Footer::Short)
+    {
         out.push_str(&coverage(c, form));
         out.push('\n');
     }
@@ -419,13 +544,10 @@ fn footer(v: &Value, form: Footer) -> String {
 /// The coverage line: generation, files, staleness and damage; in the whole form also the
 /// languages read and the most common files not read; in the short form the generation and
 /// the files indexed (and those stale) alone.
-fn coverage(c: &Value, form: Footer) -> String {
-    let stale = c["stale"].as_u64().filter(|n| *n > 0);
+fn coverage(c: &Coverage, form: Footer) -> String {
+    let stale = c.stale.filter(|n| *n > 0);
     if form == Footer::Short {
-        let mut line = format!(
-            "coverage: generation {}, {} files",
-            c["generation"], c["files_indexed"]
-        );
+        let mut line = format!("coverage: generation {}, {} files", c.generation, c.files_indexed);
         if let Some(stale) = stale {
             line.push_str(&format!(", {stale} stale"));
         }
@@ -433,7 +555,7 @@ fn coverage(c: &Value, form: Footer) -> String {
     }
     let mut line = format!(
         "coverage: generation {}, {} files indexed, {} skipped, {} with errors",
-        c["generation"], c["files_indexed"], c["files_skipped"], c["files_with_errors"]
+        c.generation, c.files_indexed, c.files_skipped, c.files_with_errors
     );
     if let Some(stale) = stale {
         line.push_str(&format!(", {stale} stale"));
@@ -441,33 +563,35 @@ fn coverage(c: &Value, form: Footer) -> String {
     if form == Footer::Whole {
         line.push_str(&languages(c));
     }
-    let later: Vec<&str> = items(&c["not_built_yet"]).iter().map(s).collect();
-    if !later.is_empty() {
-        line.push_str(&format!("; not built yet: {}", later.join(", ")));
+    if !c.not_built_yet.is_empty() {
+        line.push_str(&format!("; not built yet: {}", c.not_built_yet.join(", ")));
     }
-    let damaged: Vec<&str> = items(&c["damaged"]).iter().map(s).collect();
-    match (form, damaged.is_empty()) {
+    match (form, c.damaged.is_empty()) {
         (_, true) => {}
-        (Footer::Whole, false) => line.push_str(&format!(", damaged: {}", damaged.join("; "))),
-        (_, false) => line.push_str(&format!(", {} damaged", damaged.len())),
+        (Footer::Whole, false) => line.push_str(&format!(", damaged: {}", c.damaged.join("; "))),
+        (_, false) => line.push_str(&format!(", {} damaged", c.damaged.len())),
     }
     line
 }
 
 /// The languages read, read as text, and the most common files not read, for the coverage line.
-fn languages(c: &Value) -> String {
+fn languages(c: &Coverage) -> String {
     let mut line = String::new();
-    if let Some(langs) = c["languages"].as_object().filter(|m| !m.is_empty()) {
-        let read: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
-        line.push_str(&format!("; read: {}", read.join(", ")));
+    let listed = |m: &std::collections::BTreeMap<String, u64>| -> String {
+        m.iter()
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !c.languages.is_empty() {
+        line.push_str(&format!("; read: {}", listed(&c.languages)));
     }
-    if let Some(text) = c["read_as_text"].as_object().filter(|m| !m.is_empty()) {
-        let read: Vec<String> = text.iter().map(|(l, n)| format!("{l} {n}")).collect();
-        line.push_str(&format!("; as text: {}", read.join(", ")));
+    if !c.read_as_text.is_empty() {
+        line.push_str(&format!("; as text: {}", listed(&c.read_as_text)));
     }
-    if let Some(unread) = c["not_read"].as_object().filter(|m| !m.is_empty()) {
+    if !c.not_read.is_empty() {
         // The three most common, and what is left as one count.
-        let mut v: Vec<(&String, u64)> = unread.iter().map(|(k, n)| (k, n.as_u64().unwrap_or(0))).collect();
+        let mut v: Vec<(&String, u64)> = c.not_read.iter().map(|(k, n)| (k, *n)).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         let mut parts: Vec<String> = v
             .iter()
@@ -511,21 +635,95 @@ fn empty(v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
-    use serde_json::json;
+    use crate::api::graph_ops::CallDirection;
+    use crate::api::page::PageInfo;
+    use crate::api::search::{ChunkSource, FileChunk, SearchFile, SearchMode};
+    use crate::graph::{Provenance, Site};
+    use crate::index::{MatchQuality, SymbolHit};
+    use crate::symbols::SymbolKind;
+
+    fn coverage(generation: u64, indexed: u64, skipped: u64, errors: u64) -> Coverage {
+        Coverage {
+            files_indexed: indexed,
+            files_skipped: skipped,
+            files_with_errors: errors,
+            stale: None,
+            generation,
+            index_age_secs: 0,
+            damaged: Vec::new(),
+            languages: BTreeMap::new(),
+            read_as_text: BTreeMap::new(),
+            not_read: BTreeMap::new(),
+            not_built_yet: Vec::new(),
+        }
+    }
+
+    fn page(next_cursor: Option<&str>) -> PageInfo {
+        PageInfo {
+            total: 0,
+            offset: 0,
+            returned: 0,
+            next_cursor: next_cursor.map(str::to_string),
+            truncated_by_tokens: false,
+        }
+    }
+
+    fn map(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+        pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+    }
+
+    fn chunk(start_line: u32, end_line: u32, symbol: &str, by: ChunkSource) -> FileChunk {
+        FileChunk {
+            start_line,
+            end_line,
+            symbol: Some(symbol.to_string()),
+            by,
+        }
+    }
+
+    fn search(
+        files: Vec<SearchFile>,
+        notes: &[&str],
+        cursor: Option<&str>,
+        coverage: Coverage,
+    ) -> SearchResponse {
+        SearchResponse {
+            query: "q".into(),
+            mode: SearchMode::Hybrid,
+            terms: Vec::new(),
+            hits: Vec::new(),
+            files,
+            chunks: Vec::new(),
+            matches: Vec::new(),
+            files_searched: None,
+            files_skipped_by_index: None,
+            chunks_searched: None,
+            rrf_k: None,
+            ranker: None,
+            page: page(cursor),
+            notes: notes.iter().map(|n| n.to_string()).collect(),
+            generation: coverage.generation,
+            coverage,
+        }
+    }
 
     #[test]
     fn search_answers_read_as_spans_with_the_coverage_line() {
-        let v = json!({
-            "mode": "hybrid", "files": [{"path": "a.py", "symbol": "a.f", "chunks": [
-                {"start_line": 3, "end_line": 9, "symbol": "a.f", "by": "lexical"},
-                {"start_line": 20, "end_line": 24, "symbol": "a.g", "by": "semantic"}]}],
-            "hits": [], "chunks": [], "matches": [], "notes": ["cut"],
-            "page": {"next_cursor": "c2"},
-            "coverage": {"generation": 4, "files_indexed": 10, "files_skipped": 1, "files_with_errors": 0,
-                         "stale": 2, "damaged": []}
-        });
-        let text = render(Operation::Search, &v);
+        let file = SearchFile {
+            path: "a.py".into(),
+            symbol: Some("a.f".into()),
+            chunks: vec![
+                chunk(3, 9, "a.f", ChunkSource::Lexical),
+                chunk(20, 24, "a.g", ChunkSource::Semantic),
+            ],
+            ..SearchFile::default()
+        };
+        let mut c = coverage(4, 10, 1, 0);
+        c.stale = Some(2);
+        let text = render(&search(vec![file], &["cut"], Some("c2"), c));
         assert_eq!(
             text,
             "a.py:3-9  a.f\n  :20-24  a.g\nnote: cut\nmore: cursor \"c2\"\n\
@@ -535,35 +733,51 @@ mod tests {
 
     #[test]
     fn the_coverage_line_names_languages_read_and_the_most_common_files_not_read() {
-        let v = json!({"symbol": "x", "n": 1,
-                       "coverage": {"generation": 3, "files_indexed": 25, "files_skipped": 61, "files_with_errors": 0,
-                                    "languages": {"kotlin": 20, "bash": 5}, "read_as_text": {"markdown": 4},
-                                    "not_read": {"md": 30, "yml": 12, "": 9, "png": 4, "other": 6}}});
-        let text = render(Operation::Deps, &v);
-        assert!(
-            text.ends_with(
-                "coverage: generation 3, 25 files indexed, 61 skipped, 0 with errors; read: bash 5, kotlin 20; \
-                 as text: markdown 4; not read: 30 .md, 12 .yml, 9 without extension, 10 other\n"
-            ),
-            "{text}"
+        let mut c = coverage(3, 25, 61, 0);
+        c.languages = map(&[("kotlin", 20), ("bash", 5)]);
+        c.read_as_text = map(&[("markdown", 4)]);
+        c.not_read = map(&[("md", 30), ("yml", 12), ("", 9), ("png", 4), ("other", 6)]);
+        let text = render(&search(Vec::new(), &[], None, c));
+        assert_eq!(
+            text,
+            "coverage: generation 3, 25 files indexed, 61 skipped, 0 with errors; read: bash 5, kotlin 20; \
+             as text: markdown 4; not read: 30 .md, 12 .yml, 9 without extension, 10 other\n"
         );
     }
 
     #[test]
     fn other_answers_are_compact_json_without_empty_fields() {
-        let v = json!({"symbol": "x", "callers": [], "status": "ok", "ambiguous": false, "n": 0,
-                       "coverage": {"generation": 1, "files_indexed": 2, "files_skipped": 0, "files_with_errors": 0}});
-        let text = render(Operation::Deps, &v);
-        assert!(
-            text.starts_with("{\"n\":0,\"status\":\"ok\",\"symbol\":\"x\"}\n"),
-            "{text}"
+        #[derive(Serialize)]
+        struct Other {
+            symbol: &'static str,
+            callers: Vec<u32>,
+            status: &'static str,
+            ambiguous: bool,
+            n: u32,
+            score: f32,
+            generation: u64,
+            notes: Vec<String>,
+        }
+        let v = Other {
+            symbol: "x",
+            callers: Vec::new(),
+            status: "ok",
+            ambiguous: false,
+            n: 0,
+            score: 0.9,
+            generation: 3,
+            notes: vec!["said in the footer".into()],
+        };
+        // Scores print as the JSON answer prints them, not widened to f64.
+        assert_eq!(
+            compact_json(&v),
+            "{\"n\":0,\"score\":0.9,\"status\":\"ok\",\"symbol\":\"x\"}\n"
         );
-        assert!(text.ends_with("coverage: generation 1, 2 files indexed, 0 skipped, 0 with errors\n"));
     }
 
     #[test]
     fn the_files_an_answer_draws_from_are_counted_once() {
-        let v = json!({"files": [{"path": "a.py", "chunks": []}, {"path": "b.py"}],
+        let v = serde_json::json!({"files": [{"path": "a.py", "chunks": []}, {"path": "b.py"}],
                        "hits": [{"path": "a.py"}], "pack": {"shown": [{"path": "c.py"}]}});
         let size = |p: &str| match p {
             "a.py" => Some(400),
@@ -573,34 +787,94 @@ mod tests {
         assert_eq!(drawn_tokens(&v, &size), 110);
     }
 
+    fn info(kind: &str, qualified: &str, path: &str, line: u32, end_line: u32) -> SymbolInfo {
+        SymbolInfo {
+            name: qualified.rsplit('.').next().unwrap_or(qualified).to_string(),
+            qualified: qualified.into(),
+            kind: kind.into(),
+            path: path.into(),
+            line,
+            end_line,
+            rank: 0.0,
+        }
+    }
+
+    fn calls(status: LookupStatus, reached: Vec<Reached>, candidates: Vec<SymbolInfo>) -> CallsResponse {
+        CallsResponse {
+            query: "f".into(),
+            status,
+            direction: CallDirection::Callers,
+            depth: 1,
+            target: None,
+            reached,
+            candidates,
+            truncated: false,
+            page: page(None),
+            generation: 1,
+            coverage: coverage(1, 1, 0, 0),
+        }
+    }
+
     #[test]
     fn callers_read_as_one_line_per_definition_reached() {
-        let v = json!({"status": "ok", "reached": [{"depth": 1,
-            "symbol": {"qualified": "m.C.f", "path": "m.py", "line": 3, "end_line": 9},
-            "sites": [{"path": "m.py", "line": 5, "kind": "calls", "confidence": 0.9},
-                      {"path": "m.py", "line": 7, "kind": "calls", "confidence": 0.9}]}],
-            "truncated": false});
+        let site = |line: u32| Site {
+            path: "m.py".into(),
+            line,
+            kind: "calls",
+            provenance: Provenance::Import,
+            confidence: 0.9,
+            candidates: 1,
+        };
+        let reached = Reached {
+            symbol: info("method", "m.C.f", "m.py", 3, 9),
+            depth: 1,
+            via: None,
+            sites: vec![site(5), site(7)],
+            confidence: 0.9,
+        };
+        let a = calls(LookupStatus::Ok, vec![reached], Vec::new());
         assert_eq!(
-            render(Operation::Callers, &v),
+            a.body(),
             "depth 1  m.C.f  m.py:3-9  calls at :5,7 (confidence 0.9)\n"
         );
         // An ambiguous name lists what it could mean, a line each.
-        let v = json!({"status": "ambiguous", "query": "f", "candidates": [
-            {"kind": "function", "qualified": "a.f", "path": "a.py", "line": 1},
-            {"kind": "method", "qualified": "b.C.f", "path": "b.py", "line": 7}]});
+        let a = calls(
+            LookupStatus::Ambiguous,
+            Vec::new(),
+            vec![
+                info("function", "a.f", "a.py", 1, 2),
+                info("method", "b.C.f", "b.py", 7, 9),
+            ],
+        );
         assert_eq!(
-            render(Operation::Callers, &v),
+            a.body(),
             "f names 2 definitions; ask again with one of these (qualified name or path:line):\n  function a.f  a.py:1\n  method b.C.f  b.py:7\n"
         );
     }
 
     #[test]
     fn definitions_read_as_place_signature_and_doc() {
-        let v = json!({"query": "Cart", "hits": [{"kind": "class", "qualified_name": "shop.cart.Cart",
-            "path": "shop/cart.py", "line": 4, "end_line": 20, "signature": "class Cart:",
-            "doc": "\nA shopping cart.\nMore."}]});
+        let hit = SymbolHit {
+            kind: SymbolKind::Class,
+            name: "Cart".into(),
+            qualified_name: "shop.cart.Cart".into(),
+            path: "shop/cart.py".into(),
+            line: 4,
+            end_line: 20,
+            language: "python".into(),
+            signature: "class Cart:".into(),
+            doc: Some("\nA shopping cart.\nMore.".into()),
+            quality: MatchQuality::Exact,
+        };
+        let a = SymbolResponse {
+            query: "Cart".into(),
+            hits: vec![hit],
+            page: page(None),
+            generation: 1,
+            coverage: coverage(1, 1, 0, 0),
+        };
         assert_eq!(
-            render(Operation::Symbol, &v),
+            a.body(),
             "class shop.cart.Cart  shop/cart.py:4-20\n  class Cart:\n  A shopping cart.\n"
         );
     }
@@ -610,40 +884,44 @@ mod tests {
     }
 
     /// A search answer of `files` files, with two notes, a next page and a full coverage.
-    fn search_answer(files: usize) -> Value {
-        let files: Vec<Value> = (0..files)
-            .map(|i| {
-                json!({"path": format!("src/module_{i}.py"), "symbol": format!("m{i}.f"),
-                            "chunks": [{"start_line": 3, "end_line": 9, "symbol": format!("m{i}.f")}]})
+    fn search_answer(files: usize) -> SearchResponse {
+        let files: Vec<SearchFile> = (0..files)
+            .map(|i| SearchFile {
+                path: format!("src/module_{i}.py"),
+                symbol: Some(format!("m{i}.f")),
+                chunks: vec![chunk(3, 9, &format!("m{i}.f"), ChunkSource::Lexical)],
+                ..SearchFile::default()
             })
             .collect();
-        json!({"files": files, "notes": [
+        let mut c = coverage(12, 4000, 310, 2);
+        c.languages = map(&[("python", 3000), ("rust", 600), ("typescript", 400)]);
+        c.read_as_text = map(&[("markdown", 120), ("toml", 40)]);
+        c.not_read = map(&[("json", 200), ("png", 90), ("lock", 10), ("", 5), ("other", 5)]);
+        search(
+            files,
+            &[
                 "the semantic index is not built yet: these results are lexical only, ranked by BM25",
-                "a document answers this better than any code: README.md:1-40"],
-               "page": {"next_cursor": "p3"},
-               "coverage": {"generation": 12, "files_indexed": 4000, "files_skipped": 310, "files_with_errors": 2,
-                            "languages": {"python": 3000, "rust": 600, "typescript": 400},
-                            "read_as_text": {"markdown": 120, "toml": 40},
-                            "not_read": {"json": 200, "png": 90, "lock": 10, "": 5, "other": 5}}})
+                "a document answers this better than any code: README.md:1-40",
+            ],
+            Some("p3"),
+            c,
+        )
     }
 
     #[test]
     fn within_its_budget_an_answer_is_the_whole_rendering() {
-        let v = search_answer(3);
-        assert_eq!(
-            render_within(Operation::Search, &v, 100_000),
-            render(Operation::Search, &v)
-        );
+        let a = search_answer(3);
+        assert_eq!(render_within(&a, 100_000), render(&a));
     }
 
     #[test]
     fn a_small_budget_shrinks_the_footer_before_the_answer() {
-        let v = search_answer(3);
-        let whole = render(Operation::Search, &v);
+        let a = search_answer(3);
+        let whole = render(&a);
         let body_lines = 3;
         let mut seen = Vec::new();
         for budget in (50..tokens(&whole)).step_by(5) {
-            let text = render_within(Operation::Search, &v, budget);
+            let text = render_within(&a, budget);
             assert!(tokens(&text) <= budget, "{budget}: {text}");
             let kept = text.lines().filter(|l| l.starts_with("src/module_")).count();
             // Every line of the answer stays while any of the footer does.
@@ -673,9 +951,9 @@ mod tests {
 
     #[test]
     fn an_answer_over_its_budget_keeps_its_first_lines_and_says_it_was_cut() {
-        let v = search_answer(200);
+        let a = search_answer(200);
         for budget in [50, 60, 100, 120, 400] {
-            let text = render_within(Operation::Search, &v, budget);
+            let text = render_within(&a, budget);
             assert!(tokens(&text) <= budget, "{budget}: {text}");
             assert!(
                 text.starts_with("src/module_0.py:3-9  m0.f\nsrc/module_1.py:3-9  m1.f\n"),
@@ -691,10 +969,22 @@ mod tests {
     #[test]
     fn a_first_line_too_long_for_the_budget_is_cut_at_a_word() {
         let long: String = (0..200).map(|i| format!("word{i} ")).collect();
-        let v = json!({"path": "a.txt", "start_line": 1, "end_line": 1, "text": long});
-        let text = render_within(Operation::ReadSpan, &v, 60);
+        let span = ReadSpanResponse {
+            path: "a.txt".into(),
+            start_line: 1,
+            end_line: 1,
+            total_lines: 1,
+            text: long.clone(),
+            truncated: false,
+            indexed: true,
+            changed_since_index: false,
+            generation: 1,
+            coverage: coverage(1, 1, 0, 0),
+        };
+        let text = render_within(&span, 60);
         assert!(tokens(&text) <= 60, "{text}");
-        let text = render_within(Operation::Overview, &json!({"markdown": long}), 60);
+        assert!(text.starts_with("a.txt:1-1\n"), "{text}");
+        let text = cut(&long, 60);
         assert!(tokens(&text) <= 60, "{text}");
         assert!(text.starts_with("word0 word1 word2 "), "{text}");
         assert!(text.ends_with(" …\nnote: cut to fit max_tokens 60\n"), "{text}");

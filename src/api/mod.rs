@@ -45,7 +45,7 @@ pub use graph_ops::{
 };
 pub use impact::{ImpactRequest, ImpactResponse};
 pub use index_status::{FileDiagnostics, IndexStatusRequest, IndexStatusResponse};
-pub use operation::Operation;
+pub use operation::{Answer, Operation};
 pub use page::{MAX_QUERY_BYTES, MIN_MAX_TOKENS, PageInfo};
 pub use private_path::PrivatePath;
 pub use repo_file::{ReadSpanRequest, ReadSpanResponse, confined_file, repo_path};

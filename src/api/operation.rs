@@ -3,9 +3,9 @@
 //! dispatch through [`Workspace::call`]; the CLI calls the typed methods and prints the same
 //! serialized responses.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::answer_text::{Footing, ModelText};
 use super::context_ops::{
     AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse,
 };
@@ -372,34 +372,103 @@ fn parse<T: DeserializeOwned>(args: serde_json::Value) -> Result<T, ApiError> {
     serde_json::from_value(args).map_err(|e| ApiError::invalid("arguments", e.to_string()))
 }
 
-/// Through the text form, as the CLI prints it: `to_value` would widen `f32` scores to their
-/// exact `f64` values, and the two would print differently.
-fn value<T: Serialize>(r: Result<T, ApiError>) -> Result<serde_json::Value, ApiError> {
-    let text =
-        serde_json::to_string(&r?).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
+/// One operation's answer, typed: it writes its own model text ([`ModelText`]) and, for a
+/// client that wants the whole answer, its JSON ([`Answer::to_json`]).
+#[derive(Debug, Clone)]
+pub enum Answer {
+    Search(SearchResponse),
+    Symbol(SymbolResponse),
+    Calls(CallsResponse),
+    Refs(RefsResponse),
+    Deps(DepsResponse),
+    GraphStats(GraphStatsResponse),
+    Context(ContextResponse),
+    Ask(AskResponse),
+    Overview(OverviewResponse),
+    Impact(ImpactResponse),
+    IndexStatus(IndexStatusResponse),
+    ReadSpan(ReadSpanResponse),
+    Reindex(ReindexResponse),
+}
+
+impl Answer {
+    fn text(&self) -> &dyn ModelText {
+        match self {
+            Answer::Search(a) => a,
+            Answer::Symbol(a) => a,
+            Answer::Calls(a) => a,
+            Answer::Refs(a) => a,
+            Answer::Deps(a) => a,
+            Answer::GraphStats(a) => a,
+            Answer::Context(a) => a,
+            Answer::Ask(a) => a,
+            Answer::Overview(a) => a,
+            Answer::Impact(a) => a,
+            Answer::IndexStatus(a) => a,
+            Answer::ReadSpan(a) => a,
+            Answer::Reindex(a) => a,
+        }
+    }
+
+    /// The answer as JSON, as the CLI's `--json` prints it: read from its text form, since
+    /// `to_value` would widen `f32` scores to their exact `f64` values and the two would
+    /// print differently.
+    pub fn to_json(&self) -> Result<serde_json::Value, ApiError> {
+        let text = match self {
+            Answer::Search(a) => serde_json::to_string(a),
+            Answer::Symbol(a) => serde_json::to_string(a),
+            Answer::Calls(a) => serde_json::to_string(a),
+            Answer::Refs(a) => serde_json::to_string(a),
+            Answer::Deps(a) => serde_json::to_string(a),
+            Answer::GraphStats(a) => serde_json::to_string(a),
+            Answer::Context(a) => serde_json::to_string(a),
+            Answer::Ask(a) => serde_json::to_string(a),
+            Answer::Overview(a) => serde_json::to_string(a),
+            Answer::Impact(a) => serde_json::to_string(a),
+            Answer::IndexStatus(a) => serde_json::to_string(a),
+            Answer::ReadSpan(a) => serde_json::to_string(a),
+            Answer::Reindex(a) => serde_json::to_string(a),
+        }
+        .map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
+    }
+}
+
+impl ModelText for Answer {
+    fn body(&self) -> String {
+        self.text().body()
+    }
+
+    fn footing(&self) -> Footing<'_> {
+        self.text().footing()
+    }
 }
 
 impl Workspace {
     /// Answers one operation from JSON arguments on the current generation.
-    pub fn call(&self, op: Operation, args: serde_json::Value) -> Result<serde_json::Value, ApiError> {
+    pub fn answer(&self, op: Operation, args: serde_json::Value) -> Result<Answer, ApiError> {
         let a = self.analysis();
-        match op {
-            Operation::Search => value(a.search(&parse(args)?)),
-            Operation::Symbol => value(a.symbol(&parse(args)?)),
-            Operation::Callers => value(a.calls(&parse(args)?, CallDirection::Callers)),
-            Operation::Callees => value(a.calls(&parse(args)?, CallDirection::Callees)),
-            Operation::Refs => value(a.refs(&parse(args)?)),
-            Operation::Deps => value(a.deps(&parse(args)?)),
-            Operation::GraphStats => value(a.graph_stats(&parse(args)?)),
-            Operation::Context => value(a.context(&parse(args)?)),
-            Operation::Ask => value(a.ask(&parse(args)?)),
-            Operation::Overview => value(a.overview(&parse(args)?)),
-            Operation::Impact => value(a.impact(&parse(args)?)),
-            Operation::IndexStatus => value(self.index_status(&parse(args)?)),
-            Operation::ReadSpan => value(a.read_span(&parse(args)?)),
-            Operation::Reindex => value(self.reindex(&parse(args)?, &NoProgress)),
-        }
+        Ok(match op {
+            Operation::Search => Answer::Search(a.search(&parse(args)?)?),
+            Operation::Symbol => Answer::Symbol(a.symbol(&parse(args)?)?),
+            Operation::Callers => Answer::Calls(a.calls(&parse(args)?, CallDirection::Callers)?),
+            Operation::Callees => Answer::Calls(a.calls(&parse(args)?, CallDirection::Callees)?),
+            Operation::Refs => Answer::Refs(a.refs(&parse(args)?)?),
+            Operation::Deps => Answer::Deps(a.deps(&parse(args)?)?),
+            Operation::GraphStats => Answer::GraphStats(a.graph_stats(&parse(args)?)?),
+            Operation::Context => Answer::Context(a.context(&parse(args)?)?),
+            Operation::Ask => Answer::Ask(a.ask(&parse(args)?)?),
+            Operation::Overview => Answer::Overview(a.overview(&parse(args)?)?),
+            Operation::Impact => Answer::Impact(a.impact(&parse(args)?)?),
+            Operation::IndexStatus => Answer::IndexStatus(self.index_status(&parse(args)?)?),
+            Operation::ReadSpan => Answer::ReadSpan(a.read_span(&parse(args)?)?),
+            Operation::Reindex => Answer::Reindex(self.reindex(&parse(args)?, &NoProgress)?),
+        })
+    }
+
+    /// [`Self::answer`] as JSON.
+    pub fn call(&self, op: Operation, args: serde_json::Value) -> Result<serde_json::Value, ApiError> {
+        self.answer(op, args)?.to_json()
     }
 
     /// The index status with what this workspace's watcher knows.

@@ -11,47 +11,7 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
     let m = &r.manifest;
     let s = &m.summary;
     let st = &m.stats;
-    let as_text: u64 = s
-        .by_language
-        .iter()
-        .filter(|(l, _)| crate::lang::text_kind(l).is_some())
-        .map(|(_, x)| x.files)
-        .sum();
-    if s.files == as_text {
-        let unsupported: Vec<String> = s
-            .skipped_by_reason
-            .iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
-        let mut why = match unsupported.is_empty() {
-            true => "the tree is empty or everything in it is ignored".to_string(),
-            false => format!("skipped: {}", unsupported.join(", ")),
-        };
-        if as_text > 0 {
-            why.push_str(&format!("; {as_text} files read as text only"));
-        }
-        // Only unsupported files (or none) is a tree Kenning cannot read; files skipped for
-        // other reasons (too large, a parse bound) are said as such.
-        let only_unsupported = s.skipped_by_reason.keys().all(|k| k == "unsupported-language");
-        match only_unsupported {
-            true => writeln!(
-                out,
-                "no supported source files: no code was indexed ({why}); Kenning reads {}",
-                crate::lang::LanguageRegistry::builtin()
-                    .map(|r| r
-                        .languages()
-                        .iter()
-                        .map(|l| l.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_default()
-            )?,
-            false => writeln!(
-                out,
-                "no code was indexed ({why}); `ken index status` lists each skipped file with its reason"
-            )?,
-        }
-    }
+    nothing_indexed(out, s)?;
     writeln!(
         out,
         "indexed {} files ({} lines) in {:.2}s: {} parsed, {} unchanged, {} removed{}",
@@ -84,29 +44,7 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         None => writeln!(out, "time: {}", phases.join(", "))?,
     }
     if let Some(cap) = st.max_memory_mib {
-        // The peaks are the process's mark at each phase's end: the phases that raised it
-        // past the cap are those where it rose above it.
-        let mut before = 0u64;
-        let mut over: Vec<String> = Vec::new();
-        for phase in [
-            "walk", "parse", "assemble", "lexical", "graph", "vectors", "history",
-        ] {
-            let Some(&mib) = st.phases_peak_mib.get(phase) else {
-                continue;
-            };
-            if mib > cap && mib > before {
-                over.push(format!("{phase} (to {mib} MiB)"));
-            }
-            before = before.max(mib);
-        }
-        match over.is_empty() {
-            true => writeln!(out, "memory: within the cap of {cap} MiB")?,
-            false => writeln!(
-                out,
-                "memory: over the cap of {cap} MiB, raised by {} (the symbols and graph a build holds grow with the tree: a larger cap, or fewer threads)",
-                over.join(", ")
-            )?,
-        }
+        memory_against_cap(out, st, cap)?;
     }
     writeln!(out, "languages: {}", langs(false).join(", "))?;
     let text = langs(true);
@@ -142,6 +80,85 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         r.index_dir.display(),
         m.generation
     )
+}
+
+/// Why a build indexed no code, when it did not: an empty tree, only unsupported files, or
+/// files skipped for other reasons.
+fn nothing_indexed(out: &mut impl Write, s: &crate::index::Summary) -> io::Result<()> {
+    let as_text: u64 = s
+        .by_language
+        .iter()
+        .filter(|(l, _)| crate::lang::text_kind(l).is_some())
+        .map(|(_, x)| x.files)
+        .sum();
+    if s.files != as_text {
+        return Ok(());
+    }
+    {
+        let unsupported: Vec<String> = s
+            .skipped_by_reason
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let mut why = match unsupported.is_empty() {
+            true => "the tree is empty or everything in it is ignored".to_string(),
+            false => format!("skipped: {}", unsupported.join(", ")),
+        };
+        if as_text > 0 {
+            why.push_str(&format!("; {as_text} files read as text only"));
+        }
+        // Only unsupported files (or none) is a tree Kenning cannot read; files skipped for
+        // other reasons (too large, a parse bound) are said as such.
+        let only_unsupported = s.skipped_by_reason.keys().all(|k| k == "unsupported-language");
+        match only_unsupported {
+            true => writeln!(
+                out,
+                "no supported source files: no code was indexed ({why}); Kenning reads {}",
+                crate::lang::LanguageRegistry::builtin()
+                    .map(|r| r
+                        .languages()
+                        .iter()
+                        .map(|l| l.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            )?,
+            false => writeln!(
+                out,
+                "no code was indexed ({why}); `ken index status` lists each skipped file with its reason"
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// Under a memory cap: whether the build held it, and else the phases that raised the peak
+/// past it.
+fn memory_against_cap(out: &mut impl Write, st: &crate::index::BuildStats, cap: u64) -> io::Result<()> {
+    // The peaks are the process's mark at each phase's end: the phases that raised it
+    // past the cap are those where it rose above it.
+    let mut before = 0u64;
+    let mut over: Vec<String> = Vec::new();
+    for phase in [
+        "walk", "parse", "assemble", "lexical", "graph", "vectors", "history",
+    ] {
+        let Some(&mib) = st.phases_peak_mib.get(phase) else {
+            continue;
+        };
+        if mib > cap && mib > before {
+            over.push(format!("{phase} (to {mib} MiB)"));
+        }
+        before = before.max(mib);
+    }
+    match over.is_empty() {
+        true => writeln!(out, "memory: within the cap of {cap} MiB")?,
+        false => writeln!(
+            out,
+            "memory: over the cap of {cap} MiB, raised by {} (the symbols and graph a build holds grow with the tree: a larger cap, or fewer threads)",
+            over.join(", ")
+        )?,
+    }
+    Ok(())
 }
 
 fn counts(m: &BTreeMap<String, u64>) -> String {
@@ -189,6 +206,25 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
         };
         writeln!(out, "  {l:<16} {:>8} files {:>10} lines{how}", x.files, x.lines)?;
     }
+    not_read(out, s, details)?;
+    writeln!(out, "\nsymbols by kind:")?;
+    for (k, n) in &s.symbols_by_kind {
+        writeln!(out, "  {k:<12} {n:>8}")?;
+    }
+    writeln!(
+        out,
+        "  {:<12} {:>8}\n  {:<12} {:>8}",
+        "references", s.references, "imports", s.imports
+    )?;
+    skipped(out, v, details)?;
+    parts(out, &v.parts)?;
+    parse_errors(out, v, details)?;
+    working_tree(out, &v.working_tree, details)?;
+    Ok(())
+}
+
+/// Files no language reads, by extension (the ten most common unless `details`).
+fn not_read(out: &mut impl Write, s: &crate::index::Summary, details: bool) -> io::Result<()> {
     if !s.unsupported_by_extension.is_empty() {
         let mut v: Vec<(&String, &u64)> = s.unsupported_by_extension.iter().collect();
         v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
@@ -210,15 +246,12 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
             )?;
         }
     }
-    writeln!(out, "\nsymbols by kind:")?;
-    for (k, n) in &s.symbols_by_kind {
-        writeln!(out, "  {k:<12} {n:>8}")?;
-    }
-    writeln!(
-        out,
-        "  {:<12} {:>8}\n  {:<12} {:>8}",
-        "references", s.references, "imports", s.imports
-    )?;
+    Ok(())
+}
+
+/// Skipped files with their reasons (ten unless `details`).
+fn skipped(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> io::Result<()> {
+    let s = &v.summary;
     writeln!(out, "\nskipped: {}", counts(&s.skipped_by_reason))?;
     let shown = if details {
         v.skipped.len()
@@ -242,7 +275,12 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
             skipped_total - shown as u64
         )?;
     }
-    parts(out, &v.parts)?;
+    Ok(())
+}
+
+/// Files with parse errors, each error's line and message (ten files unless `details`).
+fn parse_errors(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> io::Result<()> {
+    let s = &v.summary;
     writeln!(out, "\nfiles with parse errors: {}", s.files_with_diagnostics)?;
     let shown = if details {
         v.diagnostics.len()
@@ -261,7 +299,12 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
             s.files_with_diagnostics - shown as u64
         )?;
     }
-    let wt = &v.working_tree;
+    Ok(())
+}
+
+/// The working tree against the index: up to date, or what changed since (twenty of each
+/// unless `details`).
+fn working_tree(out: &mut impl Write, wt: &crate::index::WorkingTreeDiff, details: bool) -> io::Result<()> {
     if wt.is_clean() {
         writeln!(out, "\nworking tree: up to date with the index")?;
     } else {

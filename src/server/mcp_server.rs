@@ -154,7 +154,7 @@ async fn report_build_progress(
 }
 
 /// The type a branch that never finishes gives `select!`.
-fn unreachable_answer() -> Result<(serde_json::Value, Arc<crate::api::Workspace>), ApiError> {
+fn unreachable_answer() -> Result<(crate::api::Answer, Arc<crate::api::Workspace>), ApiError> {
     Err(ApiError::Internal("progress reporting ended a call".into()))
 }
 
@@ -229,35 +229,38 @@ impl ServerHandler for KenMcp {
             _ = report_build_progress(&self.ws, &context.peer, token) => unreachable_answer(),
             a = async {
                 let ws = self.ws.wait(self.deadline).await?;
-                request_runner::call(&ws, op, args, self.deadline).await.map(|v| (v, ws))
+                request_runner::answer(&ws, op, args, self.deadline).await.map(|a| (a, ws))
             } => a,
         };
         Ok(match answer {
-            Ok((v, ws)) => {
-                // The model reads the compact text; the JSON stays as structured content.
-                // The budget holds for the text as the model reads it, whatever the operation
-                // could not cut itself.
-                let text = match whole_budget {
-                    Some(b) => tool_text::render_within(op, &v, b),
-                    None => tool_text::render(op, &v),
-                };
-                let returned = crate::api::count_tokens(&text) as u64;
-                let snapshot = ws.analysis();
-                let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);
-                let drawn = tool_text::drawn_tokens(&v, &size_of);
-                super::ServerMetrics::get().answered(op.name(), returned, drawn);
-                let mut r = CallToolResult::structured(v);
-                r.content = vec![ContentBlock::text(text)];
-                // What the answer cost against what reading its files would have: for the
-                // client, never for the model.
-                let mut meta = JsonObject::new();
-                meta.insert(
-                    "kenning/tokens".into(),
-                    serde_json::json!({"returned": returned, "files_drawn_from": drawn}),
-                );
-                r.meta = Some(rmcp::model::MetaObject(meta));
-                r
-            }
+            Ok((a, ws)) => match a.to_json() {
+                Err(e) => Self::error_result(&e),
+                Ok(v) => {
+                    // The model reads the compact text; the JSON stays as structured content.
+                    // The budget holds for the text as the model reads it, whatever the operation
+                    // could not cut itself.
+                    let text = match whole_budget {
+                        Some(b) => tool_text::render_within(&a, b),
+                        None => tool_text::render(&a),
+                    };
+                    let returned = crate::api::count_tokens(&text) as u64;
+                    let snapshot = ws.analysis();
+                    let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);
+                    let drawn = tool_text::drawn_tokens(&v, &size_of);
+                    super::ServerMetrics::get().answered(op.name(), returned, drawn);
+                    let mut r = CallToolResult::structured(v);
+                    r.content = vec![ContentBlock::text(text)];
+                    // What the answer cost against what reading its files would have: for the
+                    // client, never for the model.
+                    let mut meta = JsonObject::new();
+                    meta.insert(
+                        "kenning/tokens".into(),
+                        serde_json::json!({"returned": returned, "files_drawn_from": drawn}),
+                    );
+                    r.meta = Some(rmcp::model::MetaObject(meta));
+                    r
+                }
+            },
             Err(e) => Self::error_result(&e),
         }
         .into())
@@ -307,16 +310,15 @@ impl ServerHandler for KenMcp {
             .wait(self.deadline)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let v = request_runner::call(&ws, op, serde_json::json!({}), self.deadline)
+        let answer = request_runner::answer(&ws, op, serde_json::json!({}), self.deadline)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let text = match op {
-            Operation::Overview => v
-                .get("markdown")
-                .and_then(|m| m.as_str())
-                .unwrap_or_default()
-                .to_string(),
-            _ => serde_json::to_string_pretty(&v).unwrap_or_default(),
+        let text = match answer {
+            crate::api::Answer::Overview(o) => o.markdown,
+            other => other
+                .to_json()
+                .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default())
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
         };
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, request.uri.clone()).with_mime_type(mime),

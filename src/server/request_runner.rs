@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ServerMetrics;
-use crate::api::{ApiError, Operation, Workspace};
+use crate::api::{Answer, ApiError, Operation, Workspace};
 
 /// `f` on a blocking thread; its panic or a missed deadline becomes an error. A request that
 /// misses its deadline finishes in the background and its answer is dropped.
@@ -37,18 +37,28 @@ where
     }
 }
 
-/// One operation on the workspace's current generation.
+/// One operation on the workspace's current generation, as JSON.
 pub async fn call(
     ws: &Arc<Workspace>,
     op: Operation,
     args: serde_json::Value,
     deadline: Duration,
 ) -> Result<serde_json::Value, ApiError> {
+    answer(ws, op, args, deadline).await?.to_json()
+}
+
+/// One operation on the workspace's current generation, typed.
+pub async fn answer(
+    ws: &Arc<Workspace>,
+    op: Operation,
+    args: serde_json::Value,
+    deadline: Duration,
+) -> Result<Answer, ApiError> {
     let ws = ws.clone();
     let metrics = ServerMetrics::get();
     metrics.started();
     let t0 = std::time::Instant::now();
-    let r = guarded(op.name(), deadline, move || ws.call(op, args)).await;
+    let r = guarded(op.name(), deadline, move || ws.answer(op, args)).await;
     let outcome = match &r {
         Ok(_) => "ok",
         Err(e) => e.code(),

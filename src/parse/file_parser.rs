@@ -10,7 +10,7 @@ use tree_sitter::{
 
 use super::imports::ImportCollector;
 use super::tags::TagCollector;
-use crate::lang::LanguageSpec;
+use crate::lang::{LanguageQueries, LanguageSpec};
 use crate::symbols::{Diagnostic, DiagnosticKind, FileSymbols};
 
 /// Caps the number of syntax errors reported per file; the count beyond it is still given.
@@ -67,32 +67,13 @@ impl FileParser {
             }
             _ => source,
         };
-        let mut diagnostics = Vec::new();
-        if let Err(e) = std::str::from_utf8(source) {
-            let line = line_of(source, e.valid_up_to());
-            diagnostics.push(Diagnostic {
-                kind: DiagnosticKind::InvalidUtf8,
-                line,
-                message: format!("invalid UTF-8 at byte {}; names decoded lossily", e.valid_up_to()),
-            });
-        }
-        let over_time = |l: &ParseLimits| started.elapsed() > l.max_time;
-        let time_hit = |l: &ParseLimits| ParseLimitHit::Time {
-            limit_ms: l.max_time.as_millis() as u64,
-        };
+        let mut diagnostics: Vec<Diagnostic> = utf8_diagnostic(source).into_iter().collect();
         let Some(tree) = self.tree(spec, source, started, limits) else {
-            if let Some(l) = limits.filter(|l| over_time(l)) {
+            if let Some(l) = limits.filter(|l| over_time(started, l)) {
                 return Err(time_hit(l));
             }
-            diagnostics.push(Diagnostic {
-                kind: DiagnosticKind::ParseFailed,
-                line: 0,
-                message: format!("tree-sitter could not parse the file as {}", spec.name),
-            });
-            return Ok(FileSymbols {
-                diagnostics,
-                ..FileSymbols::default()
-            });
+            let message = format!("tree-sitter could not parse the file as {}", spec.name);
+            return Ok(failed(diagnostics, message));
         };
         let root = tree.root_node();
         if let Some(l) = limits {
@@ -109,33 +90,10 @@ impl FileParser {
         }
         let queries = match spec.queries() {
             Ok(q) => q,
-            Err(e) => {
-                diagnostics.push(Diagnostic {
-                    kind: DiagnosticKind::ParseFailed,
-                    line: 0,
-                    message: e.to_string(),
-                });
-                return Ok(FileSymbols {
-                    diagnostics,
-                    ..FileSymbols::default()
-                });
-            }
+            Err(e) => return Ok(failed(diagnostics, e.to_string())),
         };
-        let mut tags = TagCollector::default();
-        let mut imports = ImportCollector::new(spec.import_style);
-        let mut cursor = QueryCursor::new();
-        let mut in_time = |_: &QueryCursorState| match limits.is_some_and(over_time) {
-            true => ControlFlow::Break(()),
-            false => ControlFlow::Continue(()),
-        };
-        let options = QueryCursorOptions::new().progress_callback(&mut in_time);
-        let mut matches = cursor.matches_with_options(&queries.query, root, source, options);
-        while let Some(m) = matches.next() {
-            if !imports.accept(m, &queries.captures, source) {
-                tags.accept(m, &queries.captures);
-            }
-        }
-        if let Some(l) = limits.filter(|l| over_time(l)) {
+        let (tags, imports) = collect(spec, queries, root, source, started, limits);
+        if let Some(l) = limits.filter(|l| over_time(started, l)) {
             return Err(time_hit(l));
         }
         let (definitions, references, bindings) = tags.finish(&spec.separator, source);
@@ -175,6 +133,65 @@ impl FileParser {
         }
         tree
     }
+}
+
+/// Where `source` stops being UTF-8, if it does (names are then decoded lossily).
+fn utf8_diagnostic(source: &[u8]) -> Option<Diagnostic> {
+    let e = std::str::from_utf8(source).err()?;
+    Some(Diagnostic {
+        kind: DiagnosticKind::InvalidUtf8,
+        line: line_of(source, e.valid_up_to()),
+        message: format!("invalid UTF-8 at byte {}; names decoded lossily", e.valid_up_to()),
+    })
+}
+
+/// A file that yields no symbols: its diagnostics and why.
+fn failed(mut diagnostics: Vec<Diagnostic>, message: String) -> FileSymbols {
+    diagnostics.push(Diagnostic {
+        kind: DiagnosticKind::ParseFailed,
+        line: 0,
+        message,
+    });
+    FileSymbols {
+        diagnostics,
+        ..FileSymbols::default()
+    }
+}
+
+fn over_time(started: Instant, l: &ParseLimits) -> bool {
+    started.elapsed() > l.max_time
+}
+
+fn time_hit(l: &ParseLimits) -> ParseLimitHit {
+    ParseLimitHit::Time {
+        limit_ms: l.max_time.as_millis() as u64,
+    }
+}
+
+/// Runs the language's queries over the tree into tags and imports; the time bound stops it.
+fn collect<'t>(
+    spec: &LanguageSpec,
+    queries: &LanguageQueries,
+    root: Node<'t>,
+    source: &[u8],
+    started: Instant,
+    limits: Option<&ParseLimits>,
+) -> (TagCollector<'t>, ImportCollector) {
+    let mut tags = TagCollector::default();
+    let mut imports = ImportCollector::new(spec.import_style);
+    let mut cursor = QueryCursor::new();
+    let mut in_time = |_: &QueryCursorState| match limits.is_some_and(|l| over_time(started, l)) {
+        true => ControlFlow::Break(()),
+        false => ControlFlow::Continue(()),
+    };
+    let options = QueryCursorOptions::new().progress_callback(&mut in_time);
+    let mut matches = cursor.matches_with_options(&queries.query, root, source, options);
+    while let Some(m) = matches.next() {
+        if !imports.accept(m, &queries.captures, source) {
+            tags.accept(m, &queries.captures);
+        }
+    }
+    (tags, imports)
 }
 
 /// `class YAML_CPP_API Node : ..` / `struct LLVM_LIBRARY_VISIBILITY X {`: an export macro

@@ -21,61 +21,115 @@ use super::workspace::{ReindexRequest, ReindexResponse};
 use super::{ApiError, Workspace};
 use crate::index::NoProgress;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Operation {
-    Search,
-    Symbol,
-    Callers,
-    Callees,
-    Refs,
-    Deps,
-    GraphStats,
-    Context,
-    Ask,
-    Overview,
-    Impact,
-    IndexStatus,
-    ReadSpan,
-    Reindex,
+/// The registry: each operation once, with its name, request, answer and handler. The enum,
+/// its list and names, the schemas, the typed [`Answer`] and [`Workspace::answer`]'s dispatch
+/// are all generated from it; a new operation is written in `Analysis` (or `Workspace`) and
+/// registered here, and described in [`Operation::description`].
+macro_rules! operations {
+    ($($op:ident => $name:literal, $req:ty, $resp:ty, |$ws:ident, $r:ident| $call:expr;)*) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Operation {
+            $($op,)*
+        }
+
+        impl Operation {
+            pub const ALL: [Operation; [$($name),*].len()] = [$(Operation::$op),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Operation::$op => $name,)*
+                }
+            }
+
+            /// The arguments' schema. Optional arguments are simply not required: their
+            /// `null` alternative is dropped, since several model APIs refuse type arrays and
+            /// `anyOf` with `null` in tool schemas (a `null` sent anyway still reads as absent).
+            pub fn input_schema(self) -> serde_json::Value {
+                match self {
+                    $(Operation::$op => request_schema::<$req>(),)*
+                }
+            }
+
+            /// The answer's schema, in the portable spelling (see [`portable`]).
+            pub fn output_schema(self) -> serde_json::Value {
+                match self {
+                    $(Operation::$op => answer_schema::<$resp>(),)*
+                }
+            }
+        }
+
+        /// One operation's answer, typed: it writes its own model text ([`ModelText`]) and,
+        /// for a client that wants the whole answer, its JSON ([`Answer::to_json`]).
+        #[derive(Debug, Clone)]
+        pub enum Answer {
+            $($op($resp),)*
+        }
+
+        impl Answer {
+            fn text(&self) -> &dyn ModelText {
+                match self {
+                    $(Answer::$op(a) => a,)*
+                }
+            }
+
+            /// The answer as JSON, as the CLI's `--json` prints it: read from its text form,
+            /// since `to_value` would widen `f32` scores to their exact `f64` values and the
+            /// two would print differently.
+            pub fn to_json(&self) -> Result<serde_json::Value, ApiError> {
+                let text = match self {
+                    $(Answer::$op(a) => serde_json::to_string(a),)*
+                }
+                .map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))?;
+                serde_json::from_str(&text).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
+            }
+        }
+
+        impl Workspace {
+            /// Answers one operation from JSON arguments on the current generation.
+            pub fn answer(&self, op: Operation, args: serde_json::Value) -> Result<Answer, ApiError> {
+                Ok(match op {
+                    $(Operation::$op => {
+                        let $ws = self;
+                        let $r: $req = parse(args)?;
+                        Answer::$op($call?)
+                    })*
+                })
+            }
+        }
+    };
+}
+
+operations! {
+    Search => "search", SearchRequest, SearchResponse, |ws, r| ws.analysis().search(&r);
+    Symbol => "symbol", SymbolRequest, SymbolResponse, |ws, r| ws.analysis().symbol(&r);
+    Callers => "callers", CallsRequest, CallsResponse, |ws, r| ws.analysis().calls(&r, CallDirection::Callers);
+    Callees => "callees", CallsRequest, CallsResponse, |ws, r| ws.analysis().calls(&r, CallDirection::Callees);
+    Refs => "refs", RefsRequest, RefsResponse, |ws, r| ws.analysis().refs(&r);
+    Deps => "deps", DepsRequest, DepsResponse, |ws, r| ws.analysis().deps(&r);
+    GraphStats => "graph_stats", GraphStatsRequest, GraphStatsResponse, |ws, r| ws.analysis().graph_stats(&r);
+    Context => "context", ContextRequest, ContextResponse, |ws, r| ws.analysis().context(&r);
+    Ask => "ask", AskRequest, AskResponse, |ws, r| ws.analysis().ask(&r);
+    Overview => "overview", OverviewRequest, OverviewResponse, |ws, r| ws.analysis().overview(&r);
+    Impact => "impact", ImpactRequest, ImpactResponse, |ws, r| ws.analysis().impact(&r);
+    IndexStatus => "index_status", IndexStatusRequest, IndexStatusResponse, |ws, r| ws.index_status(&r);
+    ReadSpan => "read_span", ReadSpanRequest, ReadSpanResponse, |ws, r| ws.analysis().read_span(&r);
+    Reindex => "reindex", ReindexRequest, ReindexResponse, |ws, r| ws.reindex(&r, &NoProgress);
+}
+
+fn request_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut v = schemars::schema_for!(T).to_value();
+    drop_null_alternatives(&mut v);
+    portable(&mut v);
+    v
+}
+
+fn answer_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut v = schemars::schema_for!(T).to_value();
+    portable(&mut v);
+    v
 }
 
 impl Operation {
-    pub const ALL: [Operation; 14] = [
-        Operation::Search,
-        Operation::Symbol,
-        Operation::Callers,
-        Operation::Callees,
-        Operation::Refs,
-        Operation::Deps,
-        Operation::GraphStats,
-        Operation::Context,
-        Operation::Ask,
-        Operation::Overview,
-        Operation::Impact,
-        Operation::IndexStatus,
-        Operation::ReadSpan,
-        Operation::Reindex,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Operation::Search => "search",
-            Operation::Symbol => "symbol",
-            Operation::Callers => "callers",
-            Operation::Callees => "callees",
-            Operation::Refs => "refs",
-            Operation::Deps => "deps",
-            Operation::GraphStats => "graph_stats",
-            Operation::Context => "context",
-            Operation::Ask => "ask",
-            Operation::Overview => "overview",
-            Operation::Impact => "impact",
-            Operation::IndexStatus => "index_status",
-            Operation::ReadSpan => "read_span",
-            Operation::Reindex => "reindex",
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<Operation> {
         Operation::ALL.into_iter().find(|o| o.name() == name)
     }
@@ -202,57 +256,6 @@ impl Operation {
             }
         }
     }
-
-    /// The arguments' schema. Optional arguments are simply not required: their `null`
-    /// alternative is dropped, since several model APIs refuse type arrays and `anyOf` with
-    /// `null` in tool schemas (a `null` sent anyway still reads as absent).
-    pub fn input_schema(self) -> serde_json::Value {
-        fn s<T: schemars::JsonSchema>() -> serde_json::Value {
-            let mut v = schemars::schema_for!(T).to_value();
-            drop_null_alternatives(&mut v);
-            portable(&mut v);
-            v
-        }
-        match self {
-            Operation::Search => s::<SearchRequest>(),
-            Operation::Symbol => s::<SymbolRequest>(),
-            Operation::Callers | Operation::Callees => s::<CallsRequest>(),
-            Operation::Refs => s::<RefsRequest>(),
-            Operation::Deps => s::<DepsRequest>(),
-            Operation::GraphStats => s::<GraphStatsRequest>(),
-            Operation::Context => s::<ContextRequest>(),
-            Operation::Ask => s::<AskRequest>(),
-            Operation::Overview => s::<OverviewRequest>(),
-            Operation::Impact => s::<ImpactRequest>(),
-            Operation::IndexStatus => s::<IndexStatusRequest>(),
-            Operation::ReadSpan => s::<ReadSpanRequest>(),
-            Operation::Reindex => s::<ReindexRequest>(),
-        }
-    }
-
-    /// The answer's schema, in the portable spelling (see [`portable`]).
-    pub fn output_schema(self) -> serde_json::Value {
-        fn s<T: schemars::JsonSchema>() -> serde_json::Value {
-            let mut v = schemars::schema_for!(T).to_value();
-            portable(&mut v);
-            v
-        }
-        match self {
-            Operation::Search => s::<SearchResponse>(),
-            Operation::Symbol => s::<SymbolResponse>(),
-            Operation::Callers | Operation::Callees => s::<CallsResponse>(),
-            Operation::Refs => s::<RefsResponse>(),
-            Operation::Deps => s::<DepsResponse>(),
-            Operation::GraphStats => s::<GraphStatsResponse>(),
-            Operation::Context => s::<ContextResponse>(),
-            Operation::Ask => s::<AskResponse>(),
-            Operation::Overview => s::<OverviewResponse>(),
-            Operation::Impact => s::<ImpactResponse>(),
-            Operation::IndexStatus => s::<IndexStatusResponse>(),
-            Operation::ReadSpan => s::<ReadSpanResponse>(),
-            Operation::Reindex => s::<ReindexResponse>(),
-        }
-    }
 }
 
 /// The spelling that the most tool-schema consumers accept: a type array becomes `anyOf`
@@ -372,68 +375,6 @@ fn parse<T: DeserializeOwned>(args: serde_json::Value) -> Result<T, ApiError> {
     serde_json::from_value(args).map_err(|e| ApiError::invalid("arguments", e.to_string()))
 }
 
-/// One operation's answer, typed: it writes its own model text ([`ModelText`]) and, for a
-/// client that wants the whole answer, its JSON ([`Answer::to_json`]).
-#[derive(Debug, Clone)]
-pub enum Answer {
-    Search(SearchResponse),
-    Symbol(SymbolResponse),
-    Calls(CallsResponse),
-    Refs(RefsResponse),
-    Deps(DepsResponse),
-    GraphStats(GraphStatsResponse),
-    Context(ContextResponse),
-    Ask(AskResponse),
-    Overview(OverviewResponse),
-    Impact(ImpactResponse),
-    IndexStatus(IndexStatusResponse),
-    ReadSpan(ReadSpanResponse),
-    Reindex(ReindexResponse),
-}
-
-impl Answer {
-    fn text(&self) -> &dyn ModelText {
-        match self {
-            Answer::Search(a) => a,
-            Answer::Symbol(a) => a,
-            Answer::Calls(a) => a,
-            Answer::Refs(a) => a,
-            Answer::Deps(a) => a,
-            Answer::GraphStats(a) => a,
-            Answer::Context(a) => a,
-            Answer::Ask(a) => a,
-            Answer::Overview(a) => a,
-            Answer::Impact(a) => a,
-            Answer::IndexStatus(a) => a,
-            Answer::ReadSpan(a) => a,
-            Answer::Reindex(a) => a,
-        }
-    }
-
-    /// The answer as JSON, as the CLI's `--json` prints it: read from its text form, since
-    /// `to_value` would widen `f32` scores to their exact `f64` values and the two would
-    /// print differently.
-    pub fn to_json(&self) -> Result<serde_json::Value, ApiError> {
-        let text = match self {
-            Answer::Search(a) => serde_json::to_string(a),
-            Answer::Symbol(a) => serde_json::to_string(a),
-            Answer::Calls(a) => serde_json::to_string(a),
-            Answer::Refs(a) => serde_json::to_string(a),
-            Answer::Deps(a) => serde_json::to_string(a),
-            Answer::GraphStats(a) => serde_json::to_string(a),
-            Answer::Context(a) => serde_json::to_string(a),
-            Answer::Ask(a) => serde_json::to_string(a),
-            Answer::Overview(a) => serde_json::to_string(a),
-            Answer::Impact(a) => serde_json::to_string(a),
-            Answer::IndexStatus(a) => serde_json::to_string(a),
-            Answer::ReadSpan(a) => serde_json::to_string(a),
-            Answer::Reindex(a) => serde_json::to_string(a),
-        }
-        .map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| ApiError::Internal(format!("serializing the answer: {e}")))
-    }
-}
-
 impl ModelText for Answer {
     fn body(&self) -> String {
         self.text().body()
@@ -445,27 +386,6 @@ impl ModelText for Answer {
 }
 
 impl Workspace {
-    /// Answers one operation from JSON arguments on the current generation.
-    pub fn answer(&self, op: Operation, args: serde_json::Value) -> Result<Answer, ApiError> {
-        let a = self.analysis();
-        Ok(match op {
-            Operation::Search => Answer::Search(a.search(&parse(args)?)?),
-            Operation::Symbol => Answer::Symbol(a.symbol(&parse(args)?)?),
-            Operation::Callers => Answer::Calls(a.calls(&parse(args)?, CallDirection::Callers)?),
-            Operation::Callees => Answer::Calls(a.calls(&parse(args)?, CallDirection::Callees)?),
-            Operation::Refs => Answer::Refs(a.refs(&parse(args)?)?),
-            Operation::Deps => Answer::Deps(a.deps(&parse(args)?)?),
-            Operation::GraphStats => Answer::GraphStats(a.graph_stats(&parse(args)?)?),
-            Operation::Context => Answer::Context(a.context(&parse(args)?)?),
-            Operation::Ask => Answer::Ask(a.ask(&parse(args)?)?),
-            Operation::Overview => Answer::Overview(a.overview(&parse(args)?)?),
-            Operation::Impact => Answer::Impact(a.impact(&parse(args)?)?),
-            Operation::IndexStatus => Answer::IndexStatus(self.index_status(&parse(args)?)?),
-            Operation::ReadSpan => Answer::ReadSpan(a.read_span(&parse(args)?)?),
-            Operation::Reindex => Answer::Reindex(self.reindex(&parse(args)?, &NoProgress)?),
-        })
-    }
-
     /// [`Self::answer`] as JSON.
     pub fn call(&self, op: Operation, args: serde_json::Value) -> Result<serde_json::Value, ApiError> {
         self.answer(op, args)?.to_json()

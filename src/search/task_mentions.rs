@@ -74,63 +74,9 @@ const STOP: &[&str] = &[
 impl TaskMentions {
     pub fn parse(text: &str) -> TaskMentions {
         let mut m = TaskMentions::default();
-        let mut ids: HashMap<String, (usize, MentionKind)> = HashMap::new();
-        let mut note = |name: &str, kind: MentionKind| {
-            let name = name.trim_matches(|c: char| c == '.' || c == ':' || c == '(' || c == ')');
-            if name.len() < 3 || STOP.contains(&name) || name.chars().all(|c| c.is_ascii_digit() || c == '.')
-            {
-                return;
-            }
-            let n = ids.len();
-            let e = ids.entry(name.to_string()).or_insert((n, kind));
-            e.1 = e.1.min(kind);
-        };
-        // Python frames: File "x/y.py", line 12, in func
-        for line in text.lines() {
-            let t = line.trim();
-            if let Some(rest) = t.strip_prefix("File \"")
-                && let Some((path, tail)) = rest.split_once('"')
-            {
-                let lineno = tail
-                    .split("line ")
-                    .nth(1)
-                    .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
-                    .and_then(|s| s.parse().ok());
-                if let Some(func) = tail.split(", in ").nth(1) {
-                    note(func.trim(), MentionKind::Frame);
-                }
-                push_path(&mut m.paths, path, lineno);
-            }
-        }
-        // Code spans: `...` and fenced blocks.
-        let mut in_fence = false;
-        for line in text.lines() {
-            if line.trim_start().starts_with("```") {
-                in_fence = !in_fence;
-                continue;
-            }
-            if in_fence {
-                for w in words(line) {
-                    if looks_like_identifier(w) || w.contains(['.', ':']) {
-                        note(w, MentionKind::Code);
-                    }
-                }
-                continue;
-            }
-            for (i, span) in line.split('`').enumerate() {
-                if i % 2 == 1 {
-                    for w in words(span) {
-                        note(w, MentionKind::Code);
-                    }
-                } else {
-                    for w in words(span) {
-                        if looks_like_identifier(w) {
-                            note(w, MentionKind::Prose);
-                        }
-                    }
-                }
-            }
-        }
+        let mut ids = Seen::new();
+        note_frames(text, &mut ids, &mut m.paths);
+        note_code(text, &mut ids);
         // Paths anywhere: words ending in a source extension, with `:line` after them.
         for w in text.split(|c: char| c.is_whitespace() || "\"'`()[]<>,;".contains(c)) {
             let (path, line) = split_line_suffix(w);
@@ -142,31 +88,104 @@ impl TaskMentions {
                 push_path(&mut m.paths, path, line);
             }
         }
-        let mut ids: Vec<(String, (usize, MentionKind))> = ids.into_iter().collect();
-        ids.sort_by_key(|(_, (i, _))| *i);
-        // Dotted or `::` paths also name their last part (`xr.Dataset.to_netcdf` -> `to_netcdf`).
-        let mut out: Vec<(String, MentionKind)> = Vec::new();
-        for (name, (_, kind)) in ids {
-            if EXTENSIONS.iter().any(|e| name.ends_with(&format!(".{e}"))) {
-                continue; // a file name, kept as a path
-            }
-            let last = name
-                .rsplit(['.', ':'])
-                .find(|s| !s.is_empty())
-                .unwrap_or(&name)
-                .to_string();
-            if last != name && last.len() >= 3 && !out.iter().any(|(n, _)| *n == last) {
-                out.push((last, kind));
-            }
-            if !out.iter().any(|(n, _)| *n == name) {
-                out.push((name, kind));
-            }
-        }
-        out.sort_by_key(|(_, k)| *k); // stable: strongest kinds first, then first mention
-        out.truncate(MAX_IDENTIFIERS);
-        m.identifiers = out;
+        m.identifiers = identifiers(ids);
         m
     }
+}
+
+/// Identifiers noted so far: name -> (order of first mention, strongest kind).
+type Seen = HashMap<String, (usize, MentionKind)>;
+
+/// Notes `name` (trimmed of punctuation) as mentioned as `kind`, unless it is too short, a
+/// stop word or a number.
+fn note(ids: &mut Seen, name: &str, kind: MentionKind) {
+    let name = name.trim_matches(|c: char| c == '.' || c == ':' || c == '(' || c == ')');
+    if name.len() < 3 || STOP.contains(&name) || name.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return;
+    }
+    let n = ids.len();
+    let e = ids.entry(name.to_string()).or_insert((n, kind));
+    e.1 = e.1.min(kind);
+}
+
+/// Python frames: File "x/y.py", line 12, in func
+fn note_frames(text: &str, ids: &mut Seen, paths: &mut Vec<PathMention>) {
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("File \"")
+            && let Some((path, tail)) = rest.split_once('"')
+        {
+            let lineno = tail
+                .split("line ")
+                .nth(1)
+                .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|s| s.parse().ok());
+            if let Some(func) = tail.split(", in ").nth(1) {
+                note(ids, func.trim(), MentionKind::Frame);
+            }
+            push_path(paths, path, lineno);
+        }
+    }
+}
+
+/// Code spans: `...` and fenced blocks; identifier-like words of the prose around them.
+fn note_code(text: &str, ids: &mut Seen) {
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            for w in words(line) {
+                if looks_like_identifier(w) || w.contains(['.', ':']) {
+                    note(ids, w, MentionKind::Code);
+                }
+            }
+            continue;
+        }
+        for (i, span) in line.split('`').enumerate() {
+            if i % 2 == 1 {
+                for w in words(span) {
+                    note(ids, w, MentionKind::Code);
+                }
+            } else {
+                for w in words(span) {
+                    if looks_like_identifier(w) {
+                        note(ids, w, MentionKind::Prose);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The noted identifiers, strongest kinds first, then by first mention, at most
+/// `MAX_IDENTIFIERS`; file names left out (they are paths).
+fn identifiers(ids: Seen) -> Vec<(String, MentionKind)> {
+    let mut ids: Vec<(String, (usize, MentionKind))> = ids.into_iter().collect();
+    ids.sort_by_key(|(_, (i, _))| *i);
+    // Dotted or `::` paths also name their last part (`xr.Dataset.to_netcdf` -> `to_netcdf`).
+    let mut out: Vec<(String, MentionKind)> = Vec::new();
+    for (name, (_, kind)) in ids {
+        if EXTENSIONS.iter().any(|e| name.ends_with(&format!(".{e}"))) {
+            continue; // a file name, kept as a path
+        }
+        let last = name
+            .rsplit(['.', ':'])
+            .find(|s| !s.is_empty())
+            .unwrap_or(&name)
+            .to_string();
+        if last != name && last.len() >= 3 && !out.iter().any(|(n, _)| *n == last) {
+            out.push((last, kind));
+        }
+        if !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, kind));
+        }
+    }
+    out.sort_by_key(|(_, k)| *k); // stable: strongest kinds first, then first mention
+    out.truncate(MAX_IDENTIFIERS);
+    out
 }
 
 fn push_path(paths: &mut Vec<PathMention>, raw: &str, line: Option<u32>) {

@@ -31,33 +31,15 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     if a.undo.is_none() && a.command.is_empty() {
         bail!("ken exec: no command given; put it after `--`, as in `ken exec -- cargo test`");
     }
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        bail!("--timeout: {} is not a positive number of seconds", a.timeout);
-    }
     check_limits(&a)?;
     let cwd = std::env::current_dir().context("reading the current folder")?;
-    let workspace = match &a.workspace {
-        Some(w) => std::fs::canonicalize(w).with_context(|| format!("--workspace {}", w.display()))?,
-        None => default_workspace(&cwd),
-    };
-    if !workspace.is_dir() {
-        bail!("--workspace {}: not a folder", workspace.display());
-    }
+    let workspace = workspace_of(&a, &cwd)?;
     if let Some(which) = &a.undo {
         return undo(&a, &workspace, which);
     }
     let rules = ExecRules::load(&workspace, config_dir().as_deref())?;
     let mode = sandbox_mode(a.sandbox);
-    let gate = CommandGate {
-        rules: &rules,
-        approval: approval_policy(a.approval),
-        mode,
-        context: PolicyContext {
-            branch: WorkspaceSnapshot::branch(&workspace),
-            network: a.network,
-            paths: Some(WorkspacePaths::load(&workspace, &cwd)),
-        },
-    };
+    let gate = gate_for(&a, &rules, &workspace, &cwd);
     let text = shlex::try_join(a.command.iter().map(String::as_str)).unwrap_or_else(|_| a.command.join(" "));
     let judged = gate.judge(&text);
     if a.explain {
@@ -223,8 +205,38 @@ fn report_run(
     Ok(ExitCode::from(u8::try_from(status.clamp(0, 255)).unwrap_or(1)))
 }
 
-/// Limits below which no command can start are refused up front, naming the flag.
+/// The gate as the flags and the rules file set it.
+fn gate_for<'r>(a: &ExecArgs, rules: &'r ExecRules, workspace: &Path, cwd: &Path) -> CommandGate<'r> {
+    CommandGate {
+        rules,
+        approval: approval_policy(a.approval),
+        mode: sandbox_mode(a.sandbox),
+        context: PolicyContext {
+            branch: WorkspaceSnapshot::branch(workspace),
+            network: a.network,
+            paths: Some(WorkspacePaths::load(workspace, cwd)),
+        },
+    }
+}
+
+/// The workspace the flags name (the enclosing repository by default), checked to be a folder.
+fn workspace_of(a: &ExecArgs, cwd: &Path) -> Result<PathBuf> {
+    let workspace = match &a.workspace {
+        Some(w) => std::fs::canonicalize(w).with_context(|| format!("--workspace {}", w.display()))?,
+        None => default_workspace(cwd),
+    };
+    if !workspace.is_dir() {
+        bail!("--workspace {}: not a folder", workspace.display());
+    }
+    Ok(workspace)
+}
+
+/// A timeout, and limits below which no command can start, are refused up front, naming the
+/// flag.
 fn check_limits(a: &ExecArgs) -> Result<()> {
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!("--timeout: {} is not a positive number of seconds", a.timeout);
+    }
     if a.memory_mib < 16 {
         bail!(
             "--memory-mib: {} MiB is below the 16 MiB a command needs to start",

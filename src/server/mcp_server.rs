@@ -119,6 +119,40 @@ impl KenMcp {
         }
     }
 
+    /// A tool's result: the compact text the model reads (within the budget, as it reads it),
+    /// the whole answer as structured content, and what it cost against reading its files.
+    fn answered(
+        op: Operation,
+        a: &crate::api::Answer,
+        ws: &crate::api::Workspace,
+        budget: Option<usize>,
+    ) -> CallToolResult {
+        let v = match a.to_json() {
+            Ok(v) => v,
+            Err(e) => return Self::error_result(&e),
+        };
+        let text = match budget {
+            Some(b) => tool_text::render_within(a, b),
+            None => tool_text::render(a),
+        };
+        let returned = crate::api::count_tokens(&text) as u64;
+        let snapshot = ws.analysis();
+        let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);
+        let drawn = tool_text::drawn_tokens(&v, &size_of);
+        super::ServerMetrics::get().answered(op.name(), returned, drawn);
+        let mut r = CallToolResult::structured(v);
+        r.content = vec![ContentBlock::text(text)];
+        // What the answer cost against what reading its files would have: for the client,
+        // never for the model.
+        let mut meta = JsonObject::new();
+        meta.insert(
+            "kenning/tokens".into(),
+            serde_json::json!({"returned": returned, "files_drawn_from": drawn}),
+        );
+        r.meta = Some(rmcp::model::MetaObject(meta));
+        r
+    }
+
     fn error_result(e: &ApiError) -> CallToolResult {
         CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", e.code()))])
     }
@@ -233,34 +267,7 @@ impl ServerHandler for KenMcp {
             } => a,
         };
         Ok(match answer {
-            Ok((a, ws)) => match a.to_json() {
-                Err(e) => Self::error_result(&e),
-                Ok(v) => {
-                    // The model reads the compact text; the JSON stays as structured content.
-                    // The budget holds for the text as the model reads it, whatever the operation
-                    // could not cut itself.
-                    let text = match whole_budget {
-                        Some(b) => tool_text::render_within(&a, b),
-                        None => tool_text::render(&a),
-                    };
-                    let returned = crate::api::count_tokens(&text) as u64;
-                    let snapshot = ws.analysis();
-                    let size_of = |p: &str| snapshot.snapshot().table.find(p).map(|r| r.size);
-                    let drawn = tool_text::drawn_tokens(&v, &size_of);
-                    super::ServerMetrics::get().answered(op.name(), returned, drawn);
-                    let mut r = CallToolResult::structured(v);
-                    r.content = vec![ContentBlock::text(text)];
-                    // What the answer cost against what reading its files would have: for the
-                    // client, never for the model.
-                    let mut meta = JsonObject::new();
-                    meta.insert(
-                        "kenning/tokens".into(),
-                        serde_json::json!({"returned": returned, "files_drawn_from": drawn}),
-                    );
-                    r.meta = Some(rmcp::model::MetaObject(meta));
-                    r
-                }
-            },
+            Ok((a, ws)) => Self::answered(op, &a, &ws, whole_budget),
             Err(e) => Self::error_result(&e),
         }
         .into())

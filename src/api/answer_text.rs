@@ -13,6 +13,7 @@ use super::graph_ops::{
 };
 use super::impact::ImpactResponse;
 use super::index_status::IndexStatusResponse;
+use super::page::PageInfo;
 use super::repo_file::ReadSpanResponse;
 use super::search::SearchResponse;
 use super::workspace::ReindexResponse;
@@ -33,6 +34,17 @@ pub struct Footing<'a> {
     pub notes: &'a [String],
     pub next_cursor: Option<&'a str>,
     pub coverage: Option<&'a Coverage>,
+}
+
+impl<'a> Footing<'a> {
+    /// The footer of a paged answer.
+    fn paged(notes: &'a [String], page: &'a PageInfo, coverage: &'a Coverage) -> Footing<'a> {
+        Footing {
+            notes,
+            next_cursor: page.next_cursor.as_deref(),
+            coverage: Some(coverage),
+        }
+    }
 }
 
 /// The answer `a`, written for a model.
@@ -135,11 +147,7 @@ impl ModelText for SearchResponse {
     }
 
     fn footing(&self) -> Footing<'_> {
-        Footing {
-            notes: &self.notes,
-            next_cursor: self.page.next_cursor.as_deref(),
-            coverage: Some(&self.coverage),
-        }
+        Footing::paged(&self.notes, &self.page, &self.coverage)
     }
 }
 
@@ -162,11 +170,7 @@ impl ModelText for CallsResponse {
     }
 
     fn footing(&self) -> Footing<'_> {
-        Footing {
-            notes: &[],
-            next_cursor: self.page.next_cursor.as_deref(),
-            coverage: Some(&self.coverage),
-        }
+        Footing::paged(&[], &self.page, &self.coverage)
     }
 }
 
@@ -213,11 +217,7 @@ impl ModelText for RefsResponse {
     }
 
     fn footing(&self) -> Footing<'_> {
-        Footing {
-            notes: &self.notes,
-            next_cursor: self.page.next_cursor.as_deref(),
-            coverage: Some(&self.coverage),
-        }
+        Footing::paged(&self.notes, &self.page, &self.coverage)
     }
 }
 
@@ -272,11 +272,7 @@ impl ModelText for SymbolResponse {
     }
 
     fn footing(&self) -> Footing<'_> {
-        Footing {
-            notes: &[],
-            next_cursor: self.page.next_cursor.as_deref(),
-            coverage: Some(&self.coverage),
-        }
+        Footing::paged(&[], &self.page, &self.coverage)
     }
 }
 
@@ -362,11 +358,7 @@ impl ModelText for ImpactResponse {
     }
 
     fn footing(&self) -> Footing<'_> {
-        Footing {
-            notes: &self.notes,
-            next_cursor: self.page.next_cursor.as_deref(),
-            coverage: Some(&self.coverage),
-        }
+        Footing::paged(&self.notes, &self.page, &self.coverage)
     }
 }
 
@@ -423,7 +415,7 @@ macro_rules! compact_json_text {
 }
 
 compact_json_text! {
-    DepsResponse => |s| Footing { notes: &[], next_cursor: s.page.next_cursor.as_deref(), coverage: Some(&s.coverage) };
+    DepsResponse => |s| Footing::paged(&[], &s.page, &s.coverage);
     GraphStatsResponse => |s| Footing { coverage: Some(&s.coverage), ..Footing::default() };
     AskResponse => |s| Footing { notes: &s.notes, next_cursor: None, coverage: Some(&s.coverage) };
     IndexStatusResponse => |s| Footing { coverage: Some(&s.coverage), ..Footing::default() };
@@ -639,7 +631,6 @@ mod tests {
 
     use super::*;
     use crate::api::graph_ops::CallDirection;
-    use crate::api::page::PageInfo;
     use crate::api::search::{ChunkSource, FileChunk, SearchFile, SearchMode};
     use crate::graph::{Provenance, Site};
     use crate::index::{MatchQuality, SymbolHit};

@@ -100,61 +100,22 @@ fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str) -> Result<Vec
     // No `--repo`, at either scope: the client starts the server in the project it has open
     // and `ken serve` finds the repository from there. A user config naming one repository
     // would serve it to every other project's agent.
-    let args = ["serve", "--mcp"];
+    let args = SERVE_ARGS;
     let standard = serde_json::json!({"command": ken, "args": args});
-    let md = |p: PathBuf| Edit::Block {
-        path: p,
-        text: INSTRUCTIONS.to_string(),
-        comment: html_comment,
-    };
-    let subagent = |p: PathBuf| Edit::Fronted {
-        path: p,
-        front: SUBAGENT_FRONT,
-        text: SUBAGENT,
-    };
     Ok(match (agent, project) {
         ("claude", true) => vec![
-            Edit::Json {
-                path: base.join(".mcp.json"),
-                container: "mcpServers",
-                entry: standard,
-            },
-            md(base.join("CLAUDE.md")),
+            mcp_json(base.join(".mcp.json"), "mcpServers", standard),
+            instructions(base.join("CLAUDE.md")),
             subagent(base.join(".claude/agents/kenning-explorer.md")),
         ],
         ("claude", false) => vec![
-            Edit::Json {
-                path: base.join(".claude.json"),
-                container: "mcpServers",
-                entry: standard,
-            },
-            md(base.join(".claude/CLAUDE.md")),
+            mcp_json(base.join(".claude.json"), "mcpServers", standard),
+            instructions(base.join(".claude/CLAUDE.md")),
             subagent(base.join(".claude/agents/kenning-explorer.md")),
         ],
-        ("codex", _) => {
-            let quoted: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
-            vec![
-                Edit::Block {
-                    path: base.join(".codex/config.toml"),
-                    text: format!(
-                        "[mcp_servers.kenning]\ncommand = {}\nargs = [{}]\n",
-                        toml_string(ken),
-                        quoted.join(", ")
-                    ),
-                    comment: hash_comment,
-                },
-                md(match project {
-                    true => base.join("AGENTS.md"),
-                    false => base.join(".codex/AGENTS.md"),
-                }),
-            ]
-        }
+        ("codex", _) => codex_edits(project, base, ken),
         ("cursor", _) => {
-            let mut e = vec![Edit::Json {
-                path: base.join(".cursor/mcp.json"),
-                container: "mcpServers",
-                entry: standard,
-            }];
+            let mut e = vec![mcp_json(base.join(".cursor/mcp.json"), "mcpServers", standard)];
             if project {
                 e.push(Edit::Fronted {
                     path: base.join(".cursor/rules/kenning.mdc"),
@@ -165,47 +126,94 @@ fn edits(agent: &str, scope: InstallScope, base: &Path, ken: &str) -> Result<Vec
             e
         }
         ("vscode", true) => vec![
-            Edit::Json {
-                path: base.join(".vscode/mcp.json"),
-                container: "servers",
-                entry: serde_json::json!({"type": "stdio", "command": ken, "args": args}),
-            },
-            md(base.join(".github/copilot-instructions.md")),
+            mcp_json(
+                base.join(".vscode/mcp.json"),
+                "servers",
+                serde_json::json!({"type": "stdio", "command": ken, "args": args}),
+            ),
+            instructions(base.join(".github/copilot-instructions.md")),
         ],
         ("vscode", false) => bail!(
             "VS Code keeps user MCP servers in its profile: use `--scope project` (writes .vscode/mcp.json)"
         ),
         ("gemini", _) => vec![
-            Edit::Json {
-                path: base.join(".gemini/settings.json"),
-                container: "mcpServers",
-                entry: standard,
-            },
-            md(match project {
+            mcp_json(base.join(".gemini/settings.json"), "mcpServers", standard),
+            instructions(match project {
                 true => base.join("GEMINI.md"),
                 false => base.join(".gemini/GEMINI.md"),
             }),
         ],
-        ("opencode", _) => {
-            let mut command = vec![ken.to_string()];
-            command.extend(args.iter().map(|a| a.to_string()));
-            vec![
-                Edit::Json {
-                    path: match project {
-                        true => base.join("opencode.json"),
-                        false => base.join(".config/opencode/opencode.json"),
-                    },
-                    container: "mcp",
-                    entry: serde_json::json!({"type": "local", "command": command, "enabled": true}),
-                },
-                md(match project {
-                    true => base.join("AGENTS.md"),
-                    false => base.join(".config/opencode/AGENTS.md"),
-                }),
-            ]
-        }
+        ("opencode", _) => opencode_edits(project, base, ken),
         (other, _) => bail!("unknown agent `{other}` (one of {})", AGENTS.join(", ")),
     })
+}
+
+/// The arguments every config starts `ken` with.
+const SERVE_ARGS: [&str; 2] = ["serve", "--mcp"];
+
+fn mcp_json(path: PathBuf, container: &'static str, entry: serde_json::Value) -> Edit {
+    Edit::Json {
+        path,
+        container,
+        entry,
+    }
+}
+
+/// The instructions as a marked block of a Markdown file.
+fn instructions(path: PathBuf) -> Edit {
+    Edit::Block {
+        path,
+        text: INSTRUCTIONS.to_string(),
+        comment: html_comment,
+    }
+}
+
+fn subagent(path: PathBuf) -> Edit {
+    Edit::Fronted {
+        path,
+        front: SUBAGENT_FRONT,
+        text: SUBAGENT,
+    }
+}
+
+/// Codex: a TOML server table and AGENTS.md.
+fn codex_edits(project: bool, base: &Path, ken: &str) -> Vec<Edit> {
+    let quoted: Vec<String> = SERVE_ARGS.iter().map(|a| toml_string(a)).collect();
+    vec![
+        Edit::Block {
+            path: base.join(".codex/config.toml"),
+            text: format!(
+                "[mcp_servers.kenning]\ncommand = {}\nargs = [{}]\n",
+                toml_string(ken),
+                quoted.join(", ")
+            ),
+            comment: hash_comment,
+        },
+        instructions(match project {
+            true => base.join("AGENTS.md"),
+            false => base.join(".codex/AGENTS.md"),
+        }),
+    ]
+}
+
+/// opencode: a local server with the command as one list, and AGENTS.md.
+fn opencode_edits(project: bool, base: &Path, ken: &str) -> Vec<Edit> {
+    let mut command = vec![ken.to_string()];
+    command.extend(SERVE_ARGS.iter().map(|a| a.to_string()));
+    vec![
+        mcp_json(
+            match project {
+                true => base.join("opencode.json"),
+                false => base.join(".config/opencode/opencode.json"),
+            },
+            "mcp",
+            serde_json::json!({"type": "local", "command": command, "enabled": true}),
+        ),
+        instructions(match project {
+            true => base.join("AGENTS.md"),
+            false => base.join(".config/opencode/AGENTS.md"),
+        }),
+    ]
 }
 
 fn toml_string(s: &str) -> String {

@@ -2,8 +2,8 @@
 //! for a task.
 //!
 //! Layers, each importing only from the ones before it (checked by `tests/architecture.rs`):
-//! `util < symbols < lang < parse < {graph, lexical, vector} < index < context < impact <
-//! providers < api < exec < agent < server < cli`. See `ARCHITECTURE.md` for the map and the
+//! `util < symbols < lang < parse < {graph, lexical, vector} < index < search < context <
+//! impact < {providers, remote} < api < exec < agent < {server, fleet} < cli`. See `ARCHITECTURE.md` for the map and the
 //! invariants. The small facade below is what `tests/` and `benches/` use.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,7 +1,7 @@
 //! `Operation`: the closed list of what the query layer answers, with each operation's name,
-//! description (written for a model), and request and response JSON schemas. Servers
-//! dispatch through [`Workspace::call`]; the CLI calls the typed methods and prints the same
-//! serialized responses.
+//! description (written for a model), and request and response JSON schemas. Servers and the
+//! agent dispatch through [`Workspace::answer`] (typed) or [`Workspace::call`] (JSON); the CLI
+//! calls the typed methods and prints the same serialized responses.
 
 use serde::de::DeserializeOwned;
 

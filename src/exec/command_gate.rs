@@ -1,8 +1,9 @@
 //! `CommandGate`: the one gate in front of a shell command, for `ken exec` and the agent's
 //! `run_command` alike, in this order: classify (the action policy) → rules (the rules files)
-//! → approval (a person, where the decision asks) → checkpoint (every command that may write
-//! work is checkpointed first, and a checkpoint that cannot be saved stops it) → sandbox →
-//! audit ([`super::CommandEvent`]). Callers supply what differs: how a person is asked, how a
+//! → approval (a person, where the decision asks) → network (as configured, or given by a
+//! person's approval of a command held back for it) → checkpoint (every command that may
+//! write work is checkpointed first, and a checkpoint that cannot be saved stops it) →
+//! sandbox → audit ([`super::CommandEvent`]). Callers supply what differs: how a person is asked, how a
 //! checkpoint is saved, the sandbox spec, where the audit event goes.
 
 use super::{

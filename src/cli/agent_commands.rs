@@ -18,7 +18,7 @@ use super::exec_commands::{
 use super::progress::ProgressBars;
 use crate::agent::{
     Agent, AgentConfig, AgentEvent, AgentLimits, AgentOutcome, AgentState, AgentStats, Approver,
-    CheckpointStore, ModelRouter, ToolBox,
+    CheckpointStore, ModelRouter, RoutedModel, ToolBox,
 };
 use crate::api::{ReindexRequest, Workspace};
 use crate::exec::{AuditLog, ExecRules, Sandbox, verify_audit_log};
@@ -133,77 +133,16 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
     let ws = open_workspace(run.repo.as_deref())?;
     let root = ws.root().to_path_buf();
     let settings = AgentSettings::load(&root)?;
-    let private = settings.private.unwrap_or(false);
-    let model_spec = run.model.clone().or(settings.model.clone());
-    // Latency measured by earlier sessions, for `fastest:` chains.
-    let latency = state_dir().map(|d| d.join("agent").join("latency.json"));
-    let latency = latency.as_deref();
-    let routed = ModelRouter::route(model_spec.as_deref(), private, latency)?;
-    let summary_spec = run.summary_model.clone().or(settings.summary_model.clone());
-    let delegate_spec = run.delegate_model.clone().or(settings.delegate_model.clone());
-    let delegate = delegate_spec
-        .as_deref()
-        .map(|s| ModelRouter::route(Some(s), private, latency))
-        .transpose()?;
-    let summarizer = summary_spec
-        .as_deref()
-        .map(|s| ModelRouter::route(Some(s), private, latency))
-        .transpose()?;
-    let session = match &resumed {
-        Some((s, _)) => s.clone(),
-        None => run.session.clone().unwrap_or_else(new_session_name),
-    };
-    let dir = session_dir(&session)?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("making {}", dir.display()))?;
-    let saved = SavedSession {
-        task: task.to_string(),
-        repo: root.clone(),
-        model: run.model.clone(),
-        test_cmd: run.test_cmd.clone(),
-    };
-    std::fs::write(dir.join("session.json"), serde_json::to_string_pretty(&saved)?)?;
+    let (routed, delegate, summarizer) = route_models(&run, &settings)?;
+    let (session, dir) = open_session(task, &run, &root, resumed.as_ref())?;
     let audit_path = dir.join("audit.jsonl");
     let audit = AuditLog::open(&audit_path)?;
     super::shared::warn_audit_recovery(&audit);
     let checkpoints = CheckpointStore::open(&dir.join("checkpoints.git"), &root)?;
-    let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
-    sandbox.stream = false;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !run.json;
-    let tools = ToolBox {
-        workspace: ws,
-        root: root.clone(),
-        sandbox,
-        mode: sandbox_mode(run.sandbox),
-        network: run.network,
-        approval: approval_policy(run.approval),
-        rules: ExecRules::load(&root, config_dir().as_deref())?,
-        approver: interactive.then(tty_approver),
-        edits_preapproved: run.approve_edits,
-        checkpoints: checkpoints.clone(),
-        test_cmd: run.test_cmd.clone(),
-        command_timeout_ms: run.command_timeout.saturating_mul(1000),
-        output_cap: 12_000,
-        plan: Vec::new(),
-        files_changed: Default::default(),
-        commands_run: Vec::new(),
-        last_test: None,
-        command_losses: Default::default(),
-    };
-    let config = AgentConfig {
-        session: session.clone(),
-        task: task.to_string(),
-        limits: AgentLimits {
-            max_steps: run.max_steps,
-            max_wall: Duration::from_secs(run.max_time),
-            max_tokens: run.max_tokens,
-            max_cost_usd: run.max_cost,
-            ..AgentLimits::default()
-        },
-        perception_tokens: (run.window_tokens / 3).clamp(500, 6000),
-        window_tokens: run.window_tokens.max(2_000),
-        price: routed.price,
-        delegate_price: delegate.as_ref().and_then(|d| d.price),
-    };
+    let tools = tool_box(ws, &root, &run, &checkpoints, interactive)?;
+    let delegate_price = delegate.as_ref().and_then(|d| d.price);
+    let config = agent_config(task, &session, &run, routed.price, delegate_price);
     // The wall-time limit holds during a call too: it is the deadline of every call.
     let bounds = RunBounds::process();
     bounds.set_deadline(Duration::from_secs(run.max_time));
@@ -223,6 +162,112 @@ fn start(task: &str, run: AgentRunArgs, resumed: Option<(String, Vec<Message>)>)
         offer_restore(&checkpoints, &session, interactive)?;
     }
     Ok(exit_code(&outcome, run.max_time, &audit_path))
+}
+
+/// The run's model, its delegate's and its summarizer's: each from its flag, else the
+/// settings.
+fn route_models(
+    run: &AgentRunArgs,
+    settings: &AgentSettings,
+) -> Result<(RoutedModel, Option<RoutedModel>, Option<RoutedModel>)> {
+    let private = settings.private.unwrap_or(false);
+    let model_spec = run.model.clone().or(settings.model.clone());
+    // Latency measured by earlier sessions, for `fastest:` chains.
+    let latency = state_dir().map(|d| d.join("agent").join("latency.json"));
+    let latency = latency.as_deref();
+    let routed = ModelRouter::route(model_spec.as_deref(), private, latency)?;
+    let summary_spec = run.summary_model.clone().or(settings.summary_model.clone());
+    let delegate_spec = run.delegate_model.clone().or(settings.delegate_model.clone());
+    let delegate = delegate_spec
+        .as_deref()
+        .map(|s| ModelRouter::route(Some(s), private, latency))
+        .transpose()?;
+    let summarizer = summary_spec
+        .as_deref()
+        .map(|s| ModelRouter::route(Some(s), private, latency))
+        .transpose()?;
+    Ok((routed, delegate, summarizer))
+}
+
+/// The session's name (the resumed one's, else new) and its folder, with what resuming it
+/// needs saved there.
+fn open_session(
+    task: &str,
+    run: &AgentRunArgs,
+    root: &Path,
+    resumed: Option<&(String, Vec<Message>)>,
+) -> Result<(String, PathBuf)> {
+    let session = match resumed {
+        Some((s, _)) => s.clone(),
+        None => run.session.clone().unwrap_or_else(new_session_name),
+    };
+    let dir = session_dir(&session)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("making {}", dir.display()))?;
+    let saved = SavedSession {
+        task: task.to_string(),
+        repo: root.to_path_buf(),
+        model: run.model.clone(),
+        test_cmd: run.test_cmd.clone(),
+    };
+    std::fs::write(dir.join("session.json"), serde_json::to_string_pretty(&saved)?)?;
+    Ok((session, dir))
+}
+
+/// The agent's tools over `ws`, with the sandbox, approvals and rules the flags ask for.
+fn tool_box(
+    ws: Arc<Workspace>,
+    root: &Path,
+    run: &AgentRunArgs,
+    checkpoints: &CheckpointStore,
+    interactive: bool,
+) -> Result<ToolBox> {
+    let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
+    sandbox.stream = false;
+    Ok(ToolBox {
+        workspace: ws,
+        root: root.to_path_buf(),
+        sandbox,
+        mode: sandbox_mode(run.sandbox),
+        network: run.network,
+        approval: approval_policy(run.approval),
+        rules: ExecRules::load(root, config_dir().as_deref())?,
+        approver: interactive.then(tty_approver),
+        edits_preapproved: run.approve_edits,
+        checkpoints: checkpoints.clone(),
+        test_cmd: run.test_cmd.clone(),
+        command_timeout_ms: run.command_timeout.saturating_mul(1000),
+        output_cap: 12_000,
+        plan: Vec::new(),
+        files_changed: Default::default(),
+        commands_run: Vec::new(),
+        last_test: None,
+        command_losses: Default::default(),
+    })
+}
+
+/// The run's limits and window from the flags, and the models' prices.
+fn agent_config(
+    task: &str,
+    session: &str,
+    run: &AgentRunArgs,
+    price: Option<(f64, f64)>,
+    delegate_price: Option<(f64, f64)>,
+) -> AgentConfig {
+    AgentConfig {
+        session: session.to_string(),
+        task: task.to_string(),
+        limits: AgentLimits {
+            max_steps: run.max_steps,
+            max_wall: Duration::from_secs(run.max_time),
+            max_tokens: run.max_tokens,
+            max_cost_usd: run.max_cost,
+            ..AgentLimits::default()
+        },
+        perception_tokens: (run.window_tokens / 3).clamp(500, 6000),
+        window_tokens: run.window_tokens.max(2_000),
+        price,
+        delegate_price,
+    }
 }
 
 /// Completed 0, cancelled 130 (as a shell reports Ctrl-C), out of time 124 (as `timeout`
@@ -313,82 +358,91 @@ fn render(e: &AgentEvent, json: bool) {
         }
         return;
     }
-    let one = |s: &str, n: usize| {
-        let s = s.replace('\n', " ⏎ ");
-        match s.char_indices().nth(n) {
-            Some((i, _)) => format!("{}…", &s[..i]),
-            None => s,
-        }
-    };
-    match e {
+    if let Some(line) = event_line(e) {
+        eprintln!("{line}");
+    }
+}
+
+/// `s` on one line, cut to `n` characters.
+fn one(s: &str, n: usize) -> String {
+    let s = s.replace('\n', " ⏎ ");
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
+/// The human line for an event of the run; `None` for the end (the summary says it).
+fn event_line(e: &AgentEvent) -> Option<String> {
+    Some(match e {
         AgentEvent::Started {
             session,
             task,
             model,
             workspace,
             ..
-        } => {
-            eprintln!(
-                "▶ session {session} · {model} · {workspace}\n  task: {}",
-                one(task, 200)
-            )
-        }
-        AgentEvent::Transition { to, why, .. } => eprintln!("  ◆ {} — {}", to.as_str(), one(why, 160)),
-        AgentEvent::ModelCall {
-            step,
-            input_tokens,
-            output_tokens,
-            text,
-            ..
-        } => {
-            eprintln!(
-                "[{step}] model: {input_tokens}+{output_tokens} tokens{}",
-                if text.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · {}", one(text, 160))
-                }
-            )
-        }
-        AgentEvent::ToolCall {
-            name,
-            arguments,
-            ok,
-            result,
-            ..
-        } => {
-            eprintln!(
-                "    {} {name} {} → {}",
-                if *ok { "✓" } else { "✗" },
-                one(arguments, 100),
-                one(result, 140)
-            )
-        }
-        AgentEvent::Checkpoint { commit, .. } => {
-            eprintln!("    checkpoint {}", &commit[..commit.len().min(12)])
+        } => format!(
+            "▶ session {session} · {model} · {workspace}\n  task: {}",
+            one(task, 200)
+        ),
+        AgentEvent::Transition { to, why, .. } => format!("  ◆ {} — {}", to.as_str(), one(why, 160)),
+        AgentEvent::ModelCall { .. } | AgentEvent::ToolCall { .. } | AgentEvent::Checkpoint { .. } => {
+            return step_line(e);
         }
         AgentEvent::Evaluation {
             command,
             passed,
             status,
             ..
-        } => {
-            eprintln!(
-                "  ⚖ evaluation `{command}`: {} (status {status})",
-                if *passed { "passed" } else { "failed" }
-            )
-        }
+        } => format!(
+            "  ⚖ evaluation `{command}`: {} (status {status})",
+            if *passed { "passed" } else { "failed" }
+        ),
         AgentEvent::Compaction {
             before_tokens,
             after_tokens,
-        } => {
-            eprintln!("  ⇣ compacted the conversation: {before_tokens} -> {after_tokens} tokens")
-        }
+        } => format!("  ⇣ compacted the conversation: {before_tokens} -> {after_tokens} tokens"),
         AgentEvent::Delegated { task, max_steps } => {
-            eprintln!("  ↳ sub-agent ({max_steps} calls): {}", one(task, 160))
+            format!("  ↳ sub-agent ({max_steps} calls): {}", one(task, 160))
         }
-        AgentEvent::DelegationDone { summary, .. } => eprintln!("  ↲ sub-agent done: {}", one(summary, 160)),
-        AgentEvent::Finished { .. } => {}
+        AgentEvent::DelegationDone { summary, .. } => format!("  ↲ sub-agent done: {}", one(summary, 160)),
+        AgentEvent::Finished { .. } => return None,
+    })
+}
+
+/// The lines of a step: its model call, its tool calls, its checkpoint.
+fn step_line(e: &AgentEvent) -> Option<String> {
+    match e {
+        AgentEvent::ModelCall {
+            step,
+            input_tokens,
+            output_tokens,
+            text,
+            ..
+        } => Some(format!(
+            "[{step}] model: {input_tokens}+{output_tokens} tokens{}",
+            if text.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", one(text, 160))
+            }
+        )),
+        AgentEvent::ToolCall {
+            name,
+            arguments,
+            ok,
+            result,
+            ..
+        } => Some(format!(
+            "    {} {name} {} → {}",
+            if *ok { "✓" } else { "✗" },
+            one(arguments, 100),
+            one(result, 140)
+        )),
+        AgentEvent::Checkpoint { commit, .. } => {
+            Some(format!("    checkpoint {}", &commit[..commit.len().min(12)]))
+        }
+        _ => None,
     }
 }
 

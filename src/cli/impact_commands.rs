@@ -96,6 +96,16 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 fn render(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
+    render_changed(out, i)?;
+    render_affected(out, i, limit)?;
+    render_reached(out, i)?;
+    render_tests(out, i, limit)?;
+    writeln!(out, "\nRisk: {} — {}", i.risk.level, i.risk.reasons.join("; "))?;
+    Ok(())
+}
+
+/// The changed definitions.
+fn render_changed(out: &mut impl Write, i: &Impact) -> Result<()> {
     writeln!(
         out,
         "Changed: {} definitions in {} files",
@@ -114,6 +124,11 @@ fn render(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
             if c.public { "  (public)" } else { "" }
         )?;
     }
+    Ok(())
+}
+
+/// The affected definitions, best first, each with the chain that reaches it.
+fn render_affected(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
     writeln!(
         out,
         "\nAffected: {} direct, {} transitive dependents in {} files",
@@ -148,6 +163,11 @@ fn render(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
     if i.affected.len() > limit {
         writeln!(out, "  ... {} more (--limit, --json)", i.affected.len() - limit)?;
     }
+    Ok(())
+}
+
+/// The public API and the entry points the change reaches.
+fn render_reached(out: &mut impl Write, i: &Impact) -> Result<()> {
     if !i.public_api.is_empty() {
         writeln!(
             out,
@@ -166,6 +186,11 @@ fn render(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
             writeln!(out, "  {}: {} at {}:{}", e.kind, e.name, e.path, e.line)?;
         }
     }
+    Ok(())
+}
+
+/// The tests to run and the commands that run them.
+fn render_tests(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
     writeln!(out, "\nTests to run ({}):", i.tests.len())?;
     for t in i.tests.iter().take(limit) {
         writeln!(
@@ -178,6 +203,5 @@ fn render(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
     if !i.test_commands.is_empty() {
         writeln!(out, "\nRun:\n  {}", i.test_commands.join("\n  "))?;
     }
-    writeln!(out, "\nRisk: {} — {}", i.risk.level, i.risk.reasons.join("; "))?;
     Ok(())
 }

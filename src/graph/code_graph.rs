@@ -81,58 +81,21 @@ impl CodeGraph {
         let table = SymbolTable::new(&files, &js_aliases);
         let (bases, base_deps) = resolve_bases(&table);
         let plan = previous.map(|p| plan(&files, p));
-        let mut resolved: Vec<Option<FileResolution>> = vec![None; files.len()];
+        let mut resolved = reused(files.len(), previous, plan.as_ref());
         let mut update = GraphUpdate {
             full: previous.is_none(),
             ..GraphUpdate::default()
         };
-        if let (Some(p), Some(plan)) = (previous, &plan) {
-            for (i, slot) in resolved.iter_mut().enumerate() {
-                if let Some(old) = plan.reuse[i] {
-                    *slot = remap(&p.resolved[old as usize], &plan.old_to_new);
-                }
-            }
-        }
         let todo: Vec<usize> = (0..files.len()).filter(|&i| resolved[i].is_none()).collect();
-        let fresh: Vec<(usize, FileResolution)> = todo
-            .par_iter()
-            .filter_map(|&i| {
-                let r = Resolver::new(&table, &bases, &base_deps, FileId(i as u32))?;
-                let (refs, imports, deps) = r.resolve_file();
-                Some((i, FileResolution { refs, imports, deps }))
-            })
-            .collect();
-        // Whether every file resolved again gives PageRank the edges it gave before.
-        let same_edges = match (previous, &plan) {
-            (Some(p), Some(plan)) => {
-                p.files.len() == files.len()
-                    && plan
-                        .old_to_new
-                        .iter()
-                        .enumerate()
-                        .all(|(i, n)| *n == Some(i as u32))
-                    && fresh
-                        .iter()
-                        .all(|(i, r)| same_rank_inputs(&p.files[*i], &p.resolved[*i], &files[*i], r))
-            }
-            _ => false,
-        };
+        let fresh = resolve_files(&table, &bases, &base_deps, &todo);
+        let same_edges = same_edges(previous, plan.as_ref(), &files, &fresh);
         update.files_resolved = fresh.len() as u64;
         update.refs_resolved = fresh.iter().map(|(_, r)| r.refs.len() as u64).sum();
         update.files_copied = (files.len() - todo.len()) as u64;
         for (i, r) in fresh {
             resolved[i] = Some(r);
         }
-        let resolved: Vec<FileResolution> = resolved
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or(FileResolution {
-                    refs: Vec::new(),
-                    imports: Vec::new(),
-                    deps: Deps::default(),
-                })
-            })
-            .collect();
+        let resolved = unresolved_as_empty(resolved);
         update.resolve_ms = t0.elapsed().as_millis() as u64;
         let t1 = std::time::Instant::now();
         let mut graph = CodeGraph {
@@ -164,6 +127,72 @@ impl CodeGraph {
             .and_then(|r| r.get(s.def as usize))
             .copied()
             .unwrap_or(0.0)
+    }
+}
+
+/// Per file, the resolution `previous` made that `plan` keeps (remapped to the new ids).
+fn reused(files: usize, previous: Option<&CodeGraph>, plan: Option<&Plan>) -> Vec<Option<FileResolution>> {
+    let mut resolved: Vec<Option<FileResolution>> = vec![None; files];
+    if let (Some(p), Some(plan)) = (previous, plan) {
+        for (i, slot) in resolved.iter_mut().enumerate() {
+            if let Some(old) = plan.reuse[i] {
+                *slot = remap(&p.resolved[old as usize], &plan.old_to_new);
+            }
+        }
+    }
+    resolved
+}
+
+/// Resolves the files `todo` names, in parallel; a file the resolver cannot open is left out.
+fn resolve_files(
+    table: &SymbolTable<'_>,
+    bases: &Bases,
+    base_deps: &HashMap<FileId, Deps>,
+    todo: &[usize],
+) -> Vec<(usize, FileResolution)> {
+    todo.par_iter()
+        .filter_map(|&i| {
+            let r = Resolver::new(table, bases, base_deps, FileId(i as u32))?;
+            let (refs, imports, deps) = r.resolve_file();
+            Some((i, FileResolution { refs, imports, deps }))
+        })
+        .collect()
+}
+
+/// Every file's resolution, empty where there is none.
+fn unresolved_as_empty(resolved: Vec<Option<FileResolution>>) -> Vec<FileResolution> {
+    resolved
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or(FileResolution {
+                refs: Vec::new(),
+                imports: Vec::new(),
+                deps: Deps::default(),
+            })
+        })
+        .collect()
+}
+
+/// Whether every file resolved again gives PageRank the edges it gave before.
+fn same_edges(
+    previous: Option<&CodeGraph>,
+    plan: Option<&Plan>,
+    files: &[FileSkeleton],
+    fresh: &[(usize, FileResolution)],
+) -> bool {
+    match (previous, plan) {
+        (Some(p), Some(plan)) => {
+            p.files.len() == files.len()
+                && plan
+                    .old_to_new
+                    .iter()
+                    .enumerate()
+                    .all(|(i, n)| *n == Some(i as u32))
+                && fresh
+                    .iter()
+                    .all(|(i, r)| same_rank_inputs(&p.files[*i], &p.resolved[*i], &files[*i], r))
+        }
+        _ => false,
     }
 }
 

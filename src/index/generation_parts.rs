@@ -5,7 +5,7 @@
 //!
 //! Each part has one writer that reuses the previous generation's part or writes a new one
 //! (`IndexBuilder::commit_lexical`, [`super::graph_part::GraphPartWriter`],
-//! `VectorBuild` and `reuse_unchanged` in [`super::vector_part`], [`super::history_part`]),
+//! `VectorBuild` and `reuse_unchanged` in [`super::vector_build`], [`super::history_part`]),
 //! is checked by [`super::IndexVerifier`] through [`PartEntry::stored`], and is described
 //! by [`PartEntry::describe`].
 
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::history_part::{HISTORY_FILE, HISTORY_VERSION};
 use super::index_store::{GRAPH_FILE, LEXICAL_DIR};
-use super::vector_part::{RowFile, VECTOR_VERSION, VECTORS_DIR, VECTORS_FILE};
+use super::vector_store::{RowFile, VECTOR_VERSION, VECTORS_DIR, VECTORS_FILE};
 use crate::graph::{GRAPH_VERSION, GraphUpdate};
 use crate::lexical::LEXICAL_VERSION;
 use crate::vector::StoredEmbedder;

@@ -19,7 +19,9 @@ use super::history_part_writer::HistoryPartWriter;
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
 use super::repo_walker::{Candidate, Reader};
-use super::vector_part::{PreviousVectors, Rows, VECTOR_VERSION, VECTORS_FILE, VectorBuild, VectorStore};
+use super::vector_build::{PreviousVectors, VectorBuild};
+use super::vector_rows::Rows;
+use super::vector_store::{VECTOR_VERSION, VECTORS_FILE, VectorStore};
 use super::{
     BuildObserver, BuildStats, EncodedRecord, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError,
     IndexStore, LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
@@ -325,7 +327,7 @@ impl<'a> IndexBuilder<'a> {
         if unchanged
             && let Some(p) = w.previous
             && let Some(part) = &p.manifest.parts.vectors
-            && let Some(reused) = super::vector_part::reuse_unchanged(
+            && let Some(reused) = super::vector_build::reuse_unchanged(
                 part,
                 &w.store.generation_dir(p.generation),
                 w.gen_dir,

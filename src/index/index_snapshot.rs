@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::reader_lease::{ReaderLease, lease, reader_gate};
-use super::vector_part::{Rows, SemanticIndex, VECTOR_VERSION, VectorStore};
+use super::semantic_index::SemanticIndex;
+use super::vector_rows::Rows;
+use super::vector_store::{VECTOR_VERSION, VectorStore};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
 use crate::lexical::LexicalIndex;

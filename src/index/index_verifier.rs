@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::file_stamp::CommitStamps;
 use super::history_part::HistoryPart;
 use super::index_store::segment_key;
-use super::vector_part::VectorStore;
+use super::vector_store::VectorStore;
 use super::{FileTable, IndexError, IndexStore, Manifest, PartEntry};
 use crate::graph::CodeGraph;
 use crate::lexical::LexicalIndex;

@@ -14,6 +14,7 @@
 mod build_observer;
 mod code_search;
 mod coverage;
+mod file_fusion;
 mod file_stamp;
 mod file_table;
 mod generation_parts;
@@ -28,11 +29,15 @@ mod index_store;
 mod index_verifier;
 mod manifest;
 mod mapped_part;
+mod part_links;
 mod reader_lease;
 mod repo_walker;
+mod semantic_index;
 mod skip_reason;
 mod symbol_lookup;
-mod vector_part;
+mod vector_build;
+mod vector_rows;
+mod vector_store;
 mod working_tree_diff;
 
 pub use build_observer::{BothObservers, BuildObserver, NoProgress};
@@ -40,6 +45,7 @@ pub use code_search::{
     CodeSearch, FileHit, LineResults, PathWeighing, SearchHit, SearchResults, SearchTarget,
 };
 pub use coverage::Coverage;
+pub use file_fusion::{FusedFile, fuse_files, semantic_files};
 pub use file_stamp::{CommitStamps, FileStamp};
 pub use file_table::{FileRecord, FileTable, SkippedFile};
 pub use generation_parts::{
@@ -57,7 +63,8 @@ pub use index_store::{EncodedRecord, FORMAT_VERSION, IndexStore};
 pub use index_verifier::{Damage, IndexVerifier, VerifyReport};
 pub use manifest::{BuildStats, LanguageSummary, Manifest, SegmentInfo, Summary};
 pub use repo_walker::{Candidate, Reader, RepoWalker, WalkOutcome};
+pub use semantic_index::{SemanticHit, SemanticIndex};
 pub use skip_reason::SkipReason;
 pub use symbol_lookup::{MatchQuality, SymbolHit, SymbolLookup};
-pub use vector_part::{FusedFile, SemanticHit, SemanticIndex, VectorStore, fuse_files, semantic_files};
+pub use vector_store::VectorStore;
 pub use working_tree_diff::WorkingTreeDiff;

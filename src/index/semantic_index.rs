@@ -1,0 +1,184 @@
+//! `SemanticIndex`: the vector part opened for queries. A query is embedded with the model
+//! the chunks were embedded with (another model is refused) and its neighbours found by an
+//! exact scan of the int8 rows or, above [`SCAN_MAX_POINTS`], the HNSW graph.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::IndexError;
+use super::part_links::has_graph;
+use super::vector_rows::Rows;
+use super::vector_store::{VectorStore, model_error};
+use crate::vector::{Embedder, StaticEmbedder, VectorIndex};
+
+/// A semantic match: one chunk of one file.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SemanticHit {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: Option<u32>,
+    pub score: f32,
+}
+
+/// Below this many points a one-shot query scans the int8 vectors exactly: faster than
+/// reloading the HNSW graph (`hnsw_rs` rebuilds its structure on load: 0.4 s for 43k points,
+/// 2.5 s for 223k, while a scan of 223k takes milliseconds). `KEN_VECTOR_SEARCH=graph`
+/// forces the graph, `scan` the scan.
+pub(super) const SCAN_MAX_POINTS: usize = 5_000_000;
+
+/// How queries find their neighbours.
+enum Backend {
+    Graph(VectorIndex),
+    Scan {
+        rows: Rows,
+        dim: usize,
+        dead: Vec<usize>,
+    },
+}
+
+/// The vector part opened for queries.
+pub struct SemanticIndex {
+    store: VectorStore,
+    /// (file, chunk) by point id.
+    ids: Vec<Option<(u32, u32)>>,
+    live: usize,
+    index: Backend,
+    /// What embeds queries: the model that embedded the chunks.
+    model: Arc<dyn Embedder>,
+}
+
+impl SemanticIndex {
+    /// `store`'s chunk table with its vectors; `embedder` must be the model the part was
+    /// built with when that is not the built-in one.
+    pub fn open_with(
+        store: VectorStore,
+        rows: Rows,
+        dir: &Path,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<SemanticIndex, IndexError> {
+        let model = query_model(&store, embedder)?;
+        let points = rows.points();
+        if points != store.points() {
+            return Err(IndexError::Corrupt {
+                path: dir.to_path_buf(),
+                detail: format!("{points} vectors, the vector part lists {}", store.points()),
+            });
+        }
+        let ids = store.locate();
+        let live = ids.iter().flatten().count();
+        // The backend owns the vectors; queries read only the chunk table.
+        let dead: Vec<usize> = {
+            let mut d: Vec<usize> = store.dead.iter().map(|&d| d as usize).collect();
+            d.sort_unstable();
+            d.dedup();
+            d
+        };
+        let index = Backend::open(rows, store.dim as usize, dead, dir)?;
+        Ok(SemanticIndex {
+            store,
+            ids,
+            live,
+            index,
+            model,
+        })
+    }
+
+    /// The model's identity.
+    pub fn model(&self) -> &str {
+        &self.store.model
+    }
+
+    pub fn chunks(&self) -> usize {
+        self.live
+    }
+
+    pub fn search(&self, query: &str, k: usize) -> Result<Vec<SemanticHit>, IndexError> {
+        let q = self.model.embed(&[query]).map_err(model_error)?;
+        let Some(q) = q.first() else { return Ok(Vec::new()) };
+        let found = match &self.index {
+            Backend::Graph(g) => g.search(q, k),
+            Backend::Scan { rows, dim, dead } => {
+                crate::vector::exact_top_k_in(&rows.slices(), *dim, dead, q, k)
+            }
+        };
+        Ok(found
+            .into_iter()
+            .filter_map(|(id, score)| {
+                let (fi, ci) = (*self.ids.get(id)?)?;
+                let f = self.store.files.get(fi as usize)?;
+                let c = f.chunks.get(ci as usize)?;
+                Some(SemanticHit {
+                    path: f.path.clone(),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    symbol: c.symbol,
+                    score,
+                })
+            })
+            .collect())
+    }
+}
+
+/// The model that embeds queries: `embedder` when it is the one the part was built with,
+/// else the built-in one with the part's IDF, when the part was made with it.
+fn query_model(
+    store: &VectorStore,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<Arc<dyn Embedder>, IndexError> {
+    match embedder {
+        Some(e) if e.id() == store.model && e.dim() == store.dim as usize => Ok(e),
+        Some(e) => Err(IndexError::Vector(format!(
+            "the index was embedded with {} ({} dimensions), not {} ({} dimensions): \
+             rebuild it with `ken index build` to re-embed",
+            store.model,
+            store.dim,
+            e.id(),
+            e.dim()
+        ))),
+        None => {
+            let model = StaticEmbedder::builtin().map_err(model_error)?;
+            if store.model != crate::vector::BUILTIN_MODEL_ID || store.dim as usize != model.dim() {
+                return Err(IndexError::Vector(format!(
+                    "the index was embedded with {} ({} dimensions), which this ken cannot \
+                     make from the index's settings; rebuild it with `ken index build`",
+                    store.model, store.dim,
+                )));
+            }
+            Ok(Arc::new(model.with_weights(store.idf.clone())))
+        }
+    }
+}
+
+impl Backend {
+    /// A scan of `rows` below [`SCAN_MAX_POINTS`] (or as `KEN_VECTOR_SEARCH` says), else the
+    /// graph dumped in `dir`, or built in memory where none was kept.
+    fn open(rows: Rows, dim: usize, dead: Vec<usize>, dir: &Path) -> Result<Backend, IndexError> {
+        let mode = std::env::var("KEN_VECTOR_SEARCH").unwrap_or_default();
+        let scan = match mode.as_str() {
+            "graph" => false,
+            "scan" => true,
+            _ => rows.points() <= SCAN_MAX_POINTS,
+        };
+        if scan {
+            return Ok(Backend::Scan { rows, dim, dead });
+        }
+        let vectors = rows.to_vec();
+        // hnsw_rs may panic on a damaged dump: the boundary makes that damage of the
+        // folder, which the next build rewrites.
+        let mut index = crate::util::contain(|| match has_graph(dir) {
+            true => VectorIndex::load(dir, dim, vectors),
+            // Not kept below the scan threshold: built here, in memory.
+            false => VectorIndex::build(dim, vectors),
+        })
+        .map_err(|panic| IndexError::Corrupt {
+            path: dir.to_path_buf(),
+            detail: format!("reading the vector graph failed: {panic}"),
+        })?
+        .map_err(model_error)?;
+        index.set_dead(dead);
+        Ok(Backend::Graph(index))
+    }
+}

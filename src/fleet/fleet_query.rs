@@ -96,27 +96,7 @@ pub async fn scatter(
     let t0 = Instant::now();
     let body =
         bytes::Bytes::from(serde_json::to_vec(request).map_err(|e| FleetError::Invalid(e.to_string()))?);
-    let asks = groups.iter().map(|g| {
-        let body = body.clone();
-        async move {
-            let t = Instant::now();
-            let reply = tokio::time::timeout(deadline, client.request(format!("ken.query.{g}"), body)).await;
-            let ms = t.elapsed().as_millis() as u64;
-            let parsed = match reply {
-                Err(_) => Err(format!(
-                    "no answer within the {} ms deadline",
-                    deadline.as_millis()
-                )),
-                Ok(Err(e)) => Err(match e.kind() {
-                    async_nats::RequestErrorKind::NoResponders => "no live replica".to_string(),
-                    _ => e.to_string(),
-                }),
-                Ok(Ok(m)) => serde_json::from_slice::<ShardReply>(&m.payload)
-                    .map_err(|e| format!("unreadable reply: {e}")),
-            };
-            (g.clone(), ms, parsed)
-        }
-    });
+    let asks = groups.iter().map(|g| ask(client, g, body.clone(), deadline));
     let replies = futures::future::join_all(asks).await;
     let mut out = FleetAnswer {
         operation: request.operation.clone(),
@@ -131,33 +111,7 @@ pub async fn scatter(
         ms: 0,
     };
     for (group, ms, reply) in replies {
-        match reply {
-            Ok(r) if r.error.is_none() => {
-                out.groups.push(GroupAnswer {
-                    group: group.clone(),
-                    replica: Some(r.replica),
-                    repos: r.repos.len(),
-                    ms,
-                    error: None,
-                });
-                out.loading.extend(r.loading);
-                out.repos.extend(r.repos);
-            }
-            Ok(r) => {
-                // The request was refused: every group refuses it the same way.
-                return Err(FleetError::Invalid(r.error.unwrap_or_default()));
-            }
-            Err(error) => {
-                out.missing_groups.push(group.clone());
-                out.groups.push(GroupAnswer {
-                    group,
-                    replica: None,
-                    repos: 0,
-                    ms,
-                    error: Some(error),
-                });
-            }
-        }
+        out.take_reply(group, ms, reply)?;
     }
     out.repos.sort_by(|a, b| a.repo.cmp(&b.repo));
     out.loading.sort();
@@ -169,6 +123,71 @@ pub async fn scatter(
     }
     out.ms = t0.elapsed().as_millis() as u64;
     Ok(out)
+}
+
+/// One group's reply to `body`, with how long it took, or why there is none.
+async fn ask(
+    client: &async_nats::Client,
+    group: &str,
+    body: bytes::Bytes,
+    deadline: Duration,
+) -> (String, u64, Result<ShardReply, String>) {
+    let t = Instant::now();
+    let reply = tokio::time::timeout(deadline, client.request(format!("ken.query.{group}"), body)).await;
+    let ms = t.elapsed().as_millis() as u64;
+    let parsed = match reply {
+        Err(_) => Err(format!(
+            "no answer within the {} ms deadline",
+            deadline.as_millis()
+        )),
+        Ok(Err(e)) => Err(match e.kind() {
+            async_nats::RequestErrorKind::NoResponders => "no live replica".to_string(),
+            _ => e.to_string(),
+        }),
+        Ok(Ok(m)) => {
+            serde_json::from_slice::<ShardReply>(&m.payload).map_err(|e| format!("unreadable reply: {e}"))
+        }
+    };
+    (group.to_string(), ms, parsed)
+}
+
+impl FleetAnswer {
+    /// Adds `group`'s reply (or why it has none); a refused request refuses the whole query.
+    fn take_reply(
+        &mut self,
+        group: String,
+        ms: u64,
+        reply: Result<ShardReply, String>,
+    ) -> Result<(), FleetError> {
+        match reply {
+            Ok(r) if r.error.is_none() => {
+                self.groups.push(GroupAnswer {
+                    group: group.clone(),
+                    replica: Some(r.replica),
+                    repos: r.repos.len(),
+                    ms,
+                    error: None,
+                });
+                self.loading.extend(r.loading);
+                self.repos.extend(r.repos);
+            }
+            Ok(r) => {
+                // The request was refused: every group refuses it the same way.
+                return Err(FleetError::Invalid(r.error.unwrap_or_default()));
+            }
+            Err(error) => {
+                self.missing_groups.push(group.clone());
+                self.groups.push(GroupAnswer {
+                    group,
+                    replica: None,
+                    repos: 0,
+                    ms,
+                    error: Some(error),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The ranked list of a search answer: files (file and hybrid modes), else definitions,

@@ -485,7 +485,11 @@ fn a_quick_first_stage_answers_at_once_and_the_next_build_completes_it() {
     let snap = IndexSnapshot::open(&index_dir(repo.path(), &cfg())).unwrap();
     let m = &snap.manifest;
     assert_eq!(m.stats.deferred, ["graph", "semantic", "history"]);
-    assert_eq!(m.parts.names(), ["lexical"], "only the lexical part is built in the first stage");
+    assert_eq!(
+        m.parts.names(),
+        ["lexical"],
+        "only the lexical part is built in the first stage"
+    );
     let found = ken(&["symbol", "helper", "--json"], repo.path());
     assert!(found.status.success(), "{}", stderr(&found));
     let v: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();

@@ -66,9 +66,10 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     // The next build embeds only the changed file.
     let r = build(repo.path(), &IndexConfig::default());
     assert_eq!(
-        r.manifest.parts.vectors.as_ref().unwrap().files_chunked, 1,
-        "{}",
-        format!("{:?}", r.manifest.parts.vectors)
+        r.manifest.parts.vectors.as_ref().unwrap().files_chunked,
+        1,
+        "{:?}",
+        r.manifest.parts.vectors
     );
     let after = store_of(repo.path());
     assert_eq!(

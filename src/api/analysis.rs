@@ -174,7 +174,8 @@ impl Analysis {
     pub fn semantic(&self) -> Result<&SemanticIndex, ApiError> {
         self.semantic
             .get_or_init(|| {
-                let embedder = super::build_plan::stored_embedder(&self.snapshot.manifest).map_err(PartError::of)?;
+                let embedder =
+                    super::build_plan::stored_embedder(&self.snapshot.manifest).map_err(PartError::of)?;
                 self.snapshot.semantic_with(embedder).map_err(PartError::of)
             })
             .as_ref()
@@ -235,4 +236,3 @@ impl std::fmt::Display for PartError {
 fn damage<T>(r: &Result<T, PartError>) -> Option<&str> {
     r.as_ref().err().filter(|e| e.damaged).map(|e| e.message.as_str())
 }
-

@@ -101,7 +101,7 @@ impl BuildPlan {
             EmbedderChoice::Given(e) => Ok(e.clone()),
             EmbedderChoice::Stored => {
                 // A missing or unreadable index: the built-in model.
-                let store = IndexStore::new(&self.config.index_dir_for(root));
+                let store = IndexStore::new(self.config.index_dir_for(root));
                 match store.current().ok().flatten().map(|g| store.read_manifest(g)) {
                     Some(Ok(m)) => stored_embedder(&m),
                     _ => Ok(None),

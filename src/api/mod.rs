@@ -32,9 +32,9 @@ mod watch_state;
 mod workspace;
 
 pub use analysis::Analysis;
-pub use build_plan::{BuildPlan, EmbedderChoice, stored_embedder};
 pub use api_error::{ApiError, ErrorBody};
 pub use build_activity::BuildActivity;
+pub use build_plan::{BuildPlan, EmbedderChoice, stored_embedder};
 pub use context_ops::{
     AskRequest, AskResponse, ContextRequest, ContextResponse, OverviewRequest, OverviewResponse, SignalsUsed,
 };

@@ -60,6 +60,8 @@ macro_rules! operations {
 
         /// One operation's answer, typed: it writes its own model text ([`ModelText`]) and,
         /// for a client that wants the whole answer, its JSON ([`Answer::to_json`]).
+        // Made once per request and moved once: boxing the large answers would save nothing.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone)]
         pub enum Answer {
             $($op($resp),)*

@@ -84,8 +84,11 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
     }
     let spec = sandbox_spec(&a, mode, &workspace, cwd, network, &rules);
-    let (report, files_changed, files_lost) =
-        run_confined(&a, spec, &workspace, store.as_ref(), event.checkpoint.as_deref())?;
+    let Confined {
+        report,
+        files_changed,
+        files_lost,
+    } = run_confined(&a, spec, &workspace, store.as_ref(), event.checkpoint.as_deref())?;
     event.result = Some(ExecResult::of(&report, files_changed, files_lost.clone()));
     audit.append(&event)?;
     report_run(
@@ -145,7 +148,7 @@ fn run_confined(
     workspace: &Path,
     store: Option<&CheckpointStore>,
     checkpoint: Option<&str>,
-) -> Result<(RunReport, Option<Vec<String>>, Option<Vec<LostFile>>)> {
+) -> Result<Confined> {
     let mut sandbox = Sandbox::new(std::env::current_exe().context("finding the ken binary")?);
     sandbox.stream = !a.json;
     sandbox.capture_bytes = a.capture_bytes.max(64);
@@ -164,7 +167,20 @@ fn run_confined(
         })),
         _ => None,
     };
-    Ok((report, files_changed, files_lost))
+    Ok(Confined {
+        report,
+        files_changed,
+        files_lost,
+    })
+}
+
+/// A confined run and what it did to the workspace.
+struct Confined {
+    report: RunReport,
+    /// `None` outside a git work tree.
+    files_changed: Option<Vec<String>>,
+    /// `None` when no checkpoint was saved.
+    files_lost: Option<Vec<LostFile>>,
 }
 
 /// Prints the run's outcome (JSON, or a summary and the undo line on stderr) and gives the

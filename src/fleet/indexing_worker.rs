@@ -381,8 +381,9 @@ fn build_and_publish(config: &WorkerConfig, item: &WorkItem) -> Result<Published
             Err(e) => return Err(e.into()),
         }
     }
-    let report =
-        crate::api::BuildPlan::default_for(&dir, None).run(&NoProgress).map_err(|e| FleetError::Source {
+    let report = crate::api::BuildPlan::default_for(&dir, None)
+        .run(&NoProgress)
+        .map_err(|e| FleetError::Source {
             repo: item.repo.clone(),
             detail: format!("indexing failed: {e}"),
         })?;

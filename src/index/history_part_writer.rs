@@ -11,9 +11,12 @@ use super::history_part::{HISTORY_FILE, HISTORY_VERSION, HistoryError, HistoryPa
 use super::index_builder::Previous;
 use super::{IndexError, IndexStore};
 
+/// What the reader thread gives back: the history (or why not), and how long it took.
+type HistoryReading = (Result<(HistoryPart, HistoryRead), HistoryError>, Duration);
+
 /// The history being read beside the build.
 pub(super) struct HistoryPartWriter {
-    reading: JoinHandle<(Result<(HistoryPart, HistoryRead), HistoryError>, Duration)>,
+    reading: JoinHandle<HistoryReading>,
 }
 
 impl HistoryPartWriter {

@@ -225,17 +225,26 @@ impl IndexStore {
             Err(e) => return Err(e),
         }
         fs::create_dir_all(self.dir.join("segments")).map_err(IndexError::io(&self.dir))?;
+        // Another build starting at the same moment writes these too, before either holds
+        // the lock, and the one that takes it first clears the other's temporary files as
+        // left over: a write that fails counts as done when the file is there as wanted.
         let gi = self.dir.join(".gitignore");
-        if !gi.exists() {
-            write_atomic(
+        if !gi.exists()
+            && let Err(e) = write_atomic(
                 &gi,
                 format!("{GITIGNORE_HEADER}: the index ignores itself\n*\n").as_bytes(),
             )
-            .map_err(IndexError::io(&gi))?;
+            && !gi.exists()
+        {
+            return Err(IndexError::io(&gi)(e));
         }
         let fmt = format!("{FORMAT_NAME} {FORMAT_VERSION}\n");
-        if fs::read_to_string(self.format_path()).ok().as_deref() != Some(fmt.as_str()) {
-            write_atomic(&self.format_path(), fmt.as_bytes()).map_err(IndexError::io(self.format_path()))?;
+        let format_is = |want: &str| fs::read_to_string(self.format_path()).ok().as_deref() == Some(want);
+        if !format_is(&fmt)
+            && let Err(e) = write_atomic(&self.format_path(), fmt.as_bytes())
+            && !format_is(&fmt)
+        {
+            return Err(IndexError::io(self.format_path())(e));
         }
         Ok(())
     }

@@ -5,22 +5,23 @@
 use std::path::Path;
 use std::time::Instant;
 
+use super::assembled_generation::AssembledGeneration;
 use super::generation_parts::{GraphPartEntry, ReferenceCounts};
-use super::index_builder::{Assembled, Previous};
 use super::index_store::GRAPH_FILE;
 use super::mapped_part::MappedPart;
+use super::previous_generation::PreviousGeneration;
 use super::{IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
 
 pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
-    pub previous: Option<&'a Previous>,
+    pub previous: Option<&'a PreviousGeneration>,
     pub gen_dir: &'a Path,
 }
 
 impl GraphPartWriter<'_> {
     /// The previous part, reused, or a new one.
-    pub fn write(&self, assembled: &mut Assembled) -> Result<GraphPartEntry, IndexError> {
+    pub fn write(&self, assembled: &mut AssembledGeneration) -> Result<GraphPartEntry, IndexError> {
         let t0 = Instant::now();
         if let Some(part) = self.reuse(assembled, t0)? {
             return Ok(part);
@@ -72,7 +73,7 @@ impl GraphPartWriter<'_> {
     /// graph or, where it has none, from their symbol records.
     fn skeletons(
         &self,
-        assembled: &mut Assembled,
+        assembled: &mut AssembledGeneration,
         prev_graph: Option<&CodeGraph>,
     ) -> Result<Vec<FileSkeleton>, IndexError> {
         let files = &assembled.table.files;
@@ -108,7 +109,11 @@ impl GraphPartWriter<'_> {
 
     /// When no file was parsed or removed and no module path moved, the previous graph is
     /// this generation's graph: it is hard-linked (or copied) instead of rebuilt.
-    fn reuse(&self, assembled: &Assembled, t0: Instant) -> Result<Option<GraphPartEntry>, IndexError> {
+    fn reuse(
+        &self,
+        assembled: &AssembledGeneration,
+        t0: Instant,
+    ) -> Result<Option<GraphPartEntry>, IndexError> {
         let Some(p) = self.previous else { return Ok(None) };
         let Some(part) = &p.manifest.parts.graph else {
             return Ok(None);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::generation_parts::{HistoryPartEntry, HistoryPartRead};
 use super::history_part::{HISTORY_FILE, HISTORY_VERSION, HistoryError, HistoryPart, HistoryRead};
-use super::index_builder::Previous;
+use super::previous_generation::PreviousGeneration;
 use super::{IndexError, IndexStore};
 
 /// What the reader thread gives back: the history (or why not), and how long it took.
@@ -22,7 +22,11 @@ pub(super) struct HistoryPartWriter {
 impl HistoryPartWriter {
     /// Starts reading `root`'s history, adding to the previous generation's part where this
     /// ken can.
-    pub fn start(root: PathBuf, store: &IndexStore, previous: Option<&Previous>) -> HistoryPartWriter {
+    pub fn start(
+        root: PathBuf,
+        store: &IndexStore,
+        previous: Option<&PreviousGeneration>,
+    ) -> HistoryPartWriter {
         let before = previous_history(store, previous);
         let reading = std::thread::spawn(move || {
             let t = Instant::now();
@@ -65,7 +69,7 @@ impl HistoryPartWriter {
 }
 
 /// The previous generation's history part, when this ken can add to it.
-fn previous_history(store: &IndexStore, previous: Option<&Previous>) -> Option<HistoryPart> {
+fn previous_history(store: &IndexStore, previous: Option<&PreviousGeneration>) -> Option<HistoryPart> {
     let p = previous?;
     let part = p.manifest.parts.history.as_ref()?.current()?;
     let bytes = store

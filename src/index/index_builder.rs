@@ -13,11 +13,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 
+use super::assembled_generation::AssembledGeneration;
 use super::generation_parts::{GenerationParts, LexicalPartEntry, VectorPartEntry};
 use super::graph_part::GraphPartWriter;
 use super::history_part_writer::HistoryPartWriter;
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
+use super::previous_generation::PreviousGeneration;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_build::{PreviousVectors, VectorBuild};
 use super::vector_rows::Rows;
@@ -73,27 +75,6 @@ enum Outcome {
     Reused(FileRecord),
     Parsed(FileRecord, FileSymbols),
     Skipped(SkippedFile),
-}
-
-/// The new generation's file table and segments, before its parts are written.
-pub(super) struct Assembled {
-    pub table: FileTable,
-    /// Skeletons of the parsed files (for the graph), aligned with `table.files`.
-    pub skeletons: Vec<Option<FileSkeleton>>,
-    pub segments: Vec<SegmentInfo>,
-    pub parsed: u64,
-    pub reused: u64,
-    pub compacted: bool,
-    pub removed_paths: Vec<String>,
-    /// Bare JavaScript imports naming repository code (package names, tsconfig paths).
-    pub js_aliases: Vec<(String, String)>,
-}
-
-/// The committed generation a build starts from.
-pub(super) struct Previous {
-    pub generation: u64,
-    pub manifest: Manifest,
-    pub table: FileTable,
 }
 
 impl<'a> IndexBuilder<'a> {
@@ -233,7 +214,7 @@ impl<'a> IndexBuilder<'a> {
         &self,
         store: &IndexStore,
         extractor: &str,
-    ) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
+    ) -> Result<(Option<PreviousGeneration>, Vec<Damage>), IndexError> {
         let (previous, repairs) = match self.config.full {
             true => (None, Vec::new()),
             false => load_previous(store, extractor, self.trusted)?,
@@ -262,7 +243,7 @@ impl<'a> IndexBuilder<'a> {
     fn write_parts(
         &self,
         w: &PartsWriting<'_>,
-        assembled: &mut Assembled,
+        assembled: &mut AssembledGeneration,
         lexical: Option<LexicalWriter>,
         history: Option<HistoryPartWriter>,
         clock: &mut BuildClock,
@@ -299,7 +280,7 @@ impl<'a> IndexBuilder<'a> {
     fn commit_lexical(
         &self,
         writer: LexicalWriter,
-        assembled: &Assembled,
+        assembled: &AssembledGeneration,
         gen_dir: &Path,
     ) -> Result<LexicalPartEntry, IndexError> {
         for f in &assembled.removed_paths {
@@ -317,7 +298,7 @@ impl<'a> IndexBuilder<'a> {
     fn write_vectors(
         &self,
         w: &PartsWriting<'_>,
-        assembled: &Assembled,
+        assembled: &AssembledGeneration,
     ) -> Result<VectorPartEntry, IndexError> {
         let model_id = match self.embedder.as_deref() {
             Some(e) => e.id(),
@@ -358,10 +339,10 @@ impl<'a> IndexBuilder<'a> {
         generation: u64,
         extractor: String,
         build_started: i64,
-        assembled: Assembled,
+        assembled: AssembledGeneration,
         parts: GenerationParts,
     ) -> (FileTable, Manifest) {
-        let Assembled {
+        let AssembledGeneration {
             table,
             skeletons: _,
             segments,
@@ -428,7 +409,7 @@ impl<'a> IndexBuilder<'a> {
     fn open_lexical(
         &self,
         store: &IndexStore,
-        previous: Option<&Previous>,
+        previous: Option<&PreviousGeneration>,
         gen_dir: &Path,
     ) -> Result<LexicalWriter, IndexError> {
         let base = previous
@@ -458,7 +439,7 @@ impl<'a> IndexBuilder<'a> {
     fn parse_all(
         &self,
         candidates: &[Candidate],
-        previous: Option<&Previous>,
+        previous: Option<&PreviousGeneration>,
         registry: &LanguageRegistry,
         lexical: Option<&LexicalWriter>,
     ) -> Result<(Vec<Ready>, usize), IndexError> {
@@ -536,10 +517,10 @@ impl<'a> IndexBuilder<'a> {
     fn assemble(
         &self,
         store: &IndexStore,
-        previous: Option<&Previous>,
+        previous: Option<&PreviousGeneration>,
         outcomes: Vec<Ready>,
         walked: WalkOutcome,
-    ) -> Result<Assembled, IndexError> {
+    ) -> Result<AssembledGeneration, IndexError> {
         let mut skipped = walked.skipped;
         let mut records = Vec::with_capacity(outcomes.len());
         let mut skeletons = Vec::with_capacity(outcomes.len());
@@ -596,7 +577,7 @@ impl<'a> IndexBuilder<'a> {
             skipped,
             unsupported_by_extension: walked.unsupported_by_extension,
         };
-        Ok(Assembled {
+        Ok(AssembledGeneration {
             table,
             skeletons,
             segments,
@@ -612,7 +593,7 @@ impl<'a> IndexBuilder<'a> {
     fn classify(
         &self,
         c: &Candidate,
-        prev: Option<(&FileRecord, &Previous)>,
+        prev: Option<(&FileRecord, &PreviousGeneration)>,
         registry: &LanguageRegistry,
         parser: &mut FileParser,
     ) -> (Outcome, Option<Vec<u8>>) {
@@ -763,7 +744,7 @@ fn load_previous(
     store: &IndexStore,
     extractor: &str,
     trusted: Option<u64>,
-) -> Result<(Option<Previous>, Vec<Damage>), IndexError> {
+) -> Result<(Option<PreviousGeneration>, Vec<Damage>), IndexError> {
     let none = |d: Vec<Damage>| Ok((None, d));
     if !store.check_format()? {
         return none(Vec::new());
@@ -810,7 +791,7 @@ fn load_previous(
         return none(damage);
     }
     Ok((
-        Some(Previous {
+        Some(PreviousGeneration {
             generation,
             manifest,
             table,
@@ -820,14 +801,14 @@ fn load_previous(
 }
 
 /// The next generation's number: after the previous one, and after any a killed build left.
-fn next_generation(store: &IndexStore, previous: Option<&Previous>) -> u64 {
+fn next_generation(store: &IndexStore, previous: Option<&PreviousGeneration>) -> u64 {
     let (highest_gen, _) = store.highest_ids();
     previous.map_or(1, |p| p.generation + 1).max(highest_gen + 1)
 }
 
 /// The previous generation's semantic part, its chunk table checked and its row files mapped
 /// (checked by the stamps or hashes of `load_previous`); an older or damaged part re-embeds.
-fn previous_vectors(store: &IndexStore, previous: Option<&Previous>) -> Option<PreviousVectors> {
+fn previous_vectors(store: &IndexStore, previous: Option<&PreviousGeneration>) -> Option<PreviousVectors> {
     let p = previous?;
     let part = p.manifest.parts.vectors.as_ref()?;
     if part.version != VECTOR_VERSION {
@@ -848,7 +829,7 @@ fn previous_vectors(store: &IndexStore, previous: Option<&Previous>) -> Option<P
 /// Where and how one build writes its parts.
 struct PartsWriting<'a> {
     store: &'a IndexStore,
-    previous: Option<&'a Previous>,
+    previous: Option<&'a PreviousGeneration>,
     gen_dir: &'a Path,
     /// A first-stage build: only the lexical part.
     first: bool,

@@ -11,6 +11,7 @@
 //!   commits reachable from `HEAD`): the same at any thread count, and an incremental build
 //!   equals a full rebuild of the same tree and history.
 
+mod assembled_generation;
 mod build_observer;
 mod code_search;
 mod coverage;
@@ -30,6 +31,7 @@ mod index_verifier;
 mod manifest;
 mod mapped_part;
 mod part_links;
+mod previous_generation;
 mod reader_lease;
 mod repo_walker;
 mod semantic_index;

@@ -147,6 +147,10 @@ fn a_signature_change_reaches_callers_transitively_and_their_tests() {
     // Named after the changed file, though nothing in it reaches the change.
     assert!(tests.contains(&"pytest tests/test_pricing.py"), "{tests:?}");
     assert_eq!(v["tests"][1]["found_by"], "naming");
+    // The test that reaches the change through the graph must run; the one found by its name
+    // is likely.
+    assert_eq!(v["tests"][0]["must_run"], true);
+    assert_eq!(v["tests"][1]["must_run"], false);
     assert!(
         v["test_commands"][0]
             .as_str()

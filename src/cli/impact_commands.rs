@@ -195,9 +195,10 @@ fn render_tests(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
     for t in i.tests.iter().take(limit) {
         writeln!(
             out,
-            "  {}  ({})",
+            "  {}  ({}: {})",
             t.command.as_deref().unwrap_or(&t.path),
-            t.found_by
+            t.found_by,
+            if t.must_run { "must run" } else { "likely" }
         )?;
     }
     if !i.test_commands.is_empty() {

@@ -27,6 +27,9 @@ pub struct TestToRun {
     /// file in the past), `naming` (named after a changed file) or `suite` (a test suite of
     /// the package the change is in, largest first).
     pub found_by: &'static str,
+    /// A path through the code graph reaches the change from this test: it must run. The
+    /// others (history, names, the package's suites) are likely.
+    pub must_run: bool,
     pub score: f32,
     pub command: Option<String>,
     /// For a test case that is a data file (`tests/functional/x/case.py`), the runnable test
@@ -161,6 +164,7 @@ impl<'a> TestSelection<'a> {
                     path: p.to_string(),
                     name: None,
                     found_by: "naming",
+                    must_run: false,
                     score: 0.05,
                     driver: None,
                 });
@@ -199,6 +203,7 @@ impl<'a> TestSelection<'a> {
                     path: p.to_string(),
                     name: None,
                     found_by: "naming",
+                    must_run: false,
                     score: 0.06,
                     driver: None,
                 });
@@ -245,6 +250,7 @@ impl<'a> TestSelection<'a> {
                 path: p.to_string(),
                 name: None,
                 found_by: "suite",
+                must_run: false,
                 score: base / (1.0 + i as f32 * 0.1),
                 driver: None,
             });
@@ -288,6 +294,7 @@ impl<'a> TestSelection<'a> {
                     path: path.to_string(),
                     name: None,
                     found_by: "history",
+                    must_run: false,
                     score: 1.0 + s,
                     driver: None,
                 });
@@ -337,6 +344,7 @@ impl<'a> TestSelection<'a> {
                 driver: None,
                 path,
                 found_by,
+                must_run: found_by == "graph",
                 score,
             });
         }
@@ -382,6 +390,7 @@ fn reached_tests(runners: &TestCommands<'_>, affected: &[Affected]) -> Vec<TestT
                 path: a.path.clone(),
                 name,
                 found_by: "graph",
+                must_run: true,
                 score,
                 driver: None,
             });

@@ -550,3 +550,61 @@ fn mocha_and_jest_run_every_suggested_file() {
         runs_tests(r.path(), &c);
     }
 }
+
+/// `ken impact --run` on `dir`: its exit status and JSON answer.
+fn impact_run(dir: &Path) -> (Option<i32>, Value) {
+    let out = Command::new(support::ken_bin())
+        .args(["impact", "--run", "--json"])
+        .current_dir(dir)
+        .env("PATH", path_env())
+        .output()
+        .expect("ken impact --run");
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    (out.status.code(), v)
+}
+
+#[test]
+fn impact_run_reports_the_failing_test_and_passes_once_fixed() {
+    if !have("pytest") {
+        return;
+    }
+    // A change that breaks the discount: the test that reaches it fails.
+    let (r, _) = project(
+        PYTHON,
+        "shop/pricing.py",
+        "(hundred - percent) / hundred",
+        "(hundred + percent) / hundred",
+    );
+    let (code, v) = impact_run(r.path());
+    let run = &v["run"];
+    assert_eq!(code, Some(1), "{v:#}");
+    assert!(run["failed"].as_u64().unwrap() >= 1, "{run:#}");
+    let failed = run["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["outcome"] == "failed")
+        .unwrap();
+    let tail = failed["output_tail"].as_str().unwrap();
+    assert!(tail.contains("test_discount"), "{tail}");
+    // The commands run are those of the tests that must run.
+    assert_eq!(
+        run["commands"].as_array().unwrap().len(),
+        v["impact"]["must_run_commands"].as_array().unwrap().len()
+    );
+    // Fixed (a change the tests accept): every command passes.
+    let file = r.path().join("shop/pricing.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(
+            "(hundred + percent) / hundred",
+            "(hundred - percent) / float(hundred)",
+        ),
+    )
+    .unwrap();
+    let (code, v) = impact_run(r.path());
+    assert_eq!(code, Some(0), "{v:#}");
+    assert!(v["run"]["passed"].as_u64().unwrap() >= 1, "{v:#}");
+    assert_eq!(v["run"]["failed"], 0);
+}

@@ -992,6 +992,14 @@ pub struct ImpactArgs {
     /// Affected definitions listed (the JSON has up to 200).
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Run the tests that must run (a path reaches the change) with the project's runner,
+    /// each command through `ken exec`'s gate and sandbox, and report which passed and
+    /// failed; exits 1 when one failed.
+    #[arg(long)]
+    pub run: bool,
+    /// Seconds each test command may run under `--run`.
+    #[arg(long, default_value_t = 600.0, value_parser = positive_f64, requires = "run")]
+    pub run_timeout: f64,
     #[arg(long)]
     pub json: bool,
     /// Repository root (default: found upwards from the current folder).

@@ -16,7 +16,10 @@ use crate::impact::Impact;
 struct WithApproval<'a> {
     #[serde(flatten)]
     response: &'a crate::api::ImpactResponse,
-    approval: &'a crate::exec::EditVerdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval: Option<&'a crate::exec::EditVerdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a super::test_run::TestRun>,
 }
 
 /// The most of a patch `ken impact` reads: a diff past it is refused, never read whole.
@@ -63,18 +66,31 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
         let policy = super::exec_commands::approval_policy(p);
         EditPolicy::default().judge(&r.impact, policy, SandboxMode::WorkspaceWrite)
     });
-    if a.json {
-        match &verdict {
-            // Serialized straight from the typed values, so numbers print as the server's do.
-            Some(approval) => print_json(&WithApproval {
-                response: &r,
-                approval,
-            })?,
-            None => print_json(&r)?,
+    let run = match a.run {
+        true => {
+            let scratch = ws.index_dir().join("run");
+            Some(super::test_run::run_tests(
+                &r.impact,
+                ws.root(),
+                &scratch,
+                a.run_timeout,
+            )?)
         }
+        false => None,
+    };
+    if a.json {
+        // Serialized straight from the typed values, so numbers print as the server's do.
+        print_json(&WithApproval {
+            response: &r,
+            approval: verdict.as_ref(),
+            run: run.as_ref(),
+        })?;
     } else {
         let mut out = std::io::stdout().lock();
         render(&mut out, &r.impact, a.limit)?;
+        if let Some(run) = &run {
+            super::test_run::render(&mut out, run)?;
+        }
         if let Some(v) = &verdict {
             let word = match &v.decision {
                 Decision::Allow => "allow".to_string(),
@@ -93,7 +109,10 @@ pub fn impact(a: ImpactArgs) -> Result<ExitCode> {
             r.coverage.stale.unwrap_or(0)
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match run.is_none_or(|r| r.all_passed()) {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
+    })
 }
 fn render(out: &mut impl Write, i: &Impact, limit: usize) -> Result<()> {
     render_changed(out, i)?;

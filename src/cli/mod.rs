@@ -16,6 +16,7 @@ mod remote_commands;
 mod render;
 mod serve_commands;
 mod shared;
+mod test_run;
 
 pub use args::{Cli, normalize_args};
 pub use commands::run;

@@ -30,6 +30,8 @@ pub struct Impact {
     pub tests: Vec<TestToRun>,
     /// Ready-to-run commands, one per framework.
     pub test_commands: Vec<String>,
+    /// The commands for the tests that must run only (`ken impact --run` runs these).
+    pub must_run_commands: Vec<String>,
     pub risk: Risk,
     /// The walk stopped at its bound before running out of dependents.
     pub bounded: bool,
@@ -130,9 +132,9 @@ impl<'g> ImpactAnalysis<'g> {
         let direct_dependents = affected.iter().filter(|a| a.direct).count();
         let transitive_dependents = affected.len() - direct_dependents;
         let affected_files = affected_files(&affected);
-        let (tests, test_commands) = self
-            .test_selection()
-            .tests_to_run(&changed, &affected, &changed_files);
+        let (tests, test_commands, must_run_commands) =
+            self.test_selection()
+                .tests_to_run(&changed, &affected, &changed_files);
         let public_api = radius.public_api(&changed, &affected, records);
         let entry_points = radius.entry_points_reached(&changed, &affected);
         let risk = Risk::assess(&changed, &affected, &tests, &public_api, direct_dependents);
@@ -146,6 +148,7 @@ impl<'g> ImpactAnalysis<'g> {
             entry_points,
             tests,
             test_commands,
+            must_run_commands,
             risk,
             bounded,
             direct_dependents,

@@ -94,7 +94,8 @@ impl<'a> TestSelection<'a> {
         }
     }
 
-    /// The tests to run for a change, best first, with their commands: those the walk reached
+    /// The tests to run for a change, best first, with their commands (for all of them, and
+    /// for those that must run): those the walk reached
     /// (as test items a runner can select), those named after a changed file, and the suites
     /// of the changed package.
     pub(super) fn tests_to_run(
@@ -102,7 +103,7 @@ impl<'a> TestSelection<'a> {
         changed: &[ChangedSymbol],
         affected: &[Affected],
         changed_files: &[String],
-    ) -> (Vec<TestToRun>, Vec<String>) {
+    ) -> (Vec<TestToRun>, Vec<String>, Vec<String>) {
         let runners = TestCommands::new(self.graph, self.by_path, self.root);
         let mut tests = reached_tests(&runners, affected);
         self.cochanged_tests(changed_files, &mut tests);
@@ -122,7 +123,9 @@ impl<'a> TestSelection<'a> {
         tests.truncate(MAX_TESTS);
         with_commands(&mut tests, &runners, &cases);
         let test_commands = runners.commands(&tests);
-        (tests, test_commands)
+        let must: Vec<TestToRun> = tests.iter().filter(|t| t.must_run).cloned().collect();
+        let must_run_commands = runners.commands(&must);
+        (tests, test_commands, must_run_commands)
     }
 
     /// Only tests in the changed code's languages, and no test data.

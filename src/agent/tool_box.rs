@@ -679,13 +679,17 @@ impl ToolBox {
     }
 
     /// The test command to run: the configured one, else the impact analysis's selection for
-    /// the files changed so far.
+    /// the files changed so far — the tests that must run (as `ken impact --run` runs them),
+    /// or, when no test reaches the change, the likely ones.
     pub fn test_command(&self) -> Option<String> {
         if let Some(c) = &self.test_cmd {
             return Some(c.clone());
         }
-        let impact = self.workspace.analysis().impact(&ImpactRequest::default()).ok()?;
-        let cmds = impact.impact.test_commands;
+        let impact = self.workspace.analysis().impact(&ImpactRequest::default()).ok()?.impact;
+        let cmds = match impact.must_run_commands.is_empty() {
+            true => impact.test_commands,
+            false => impact.must_run_commands,
+        };
         (!cmds.is_empty()).then(|| cmds.join(" && "))
     }
 

@@ -281,6 +281,34 @@ def parse_mocha(p, out, err, rc):
     return "ok", failing
 
 
+def parse_node_tap(p, out, err, rc):
+    """`node --test --test-reporter=tap`: a failing test's YAML block has its location."""
+    lines = out.splitlines()
+    failing, n = [], None
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)not ok \d+ - (.*)$", line)
+        if m:
+            loc = None
+            for k in range(i + 1, min(i + 40, len(lines))):
+                if re.match(r"^\s*(not )?ok \d+ ", lines[k]) or lines[k].strip() == "...":
+                    break
+                lm = re.match(r"^\s*location: '(.*):\d+:\d+'", lines[k])
+                if lm:
+                    loc = lm.group(1)
+                    break
+            if loc is None and m.group(2).strip().endswith(".js"):
+                loc = m.group(2).strip()
+            if loc:
+                f = os.path.relpath(loc, p.dir) if os.path.isabs(loc) else loc
+                failing.append((os.path.normpath(f), m.group(2).strip()))
+        t = re.match(r"^# tests (\d+)", line)
+        if t:
+            n = int(t.group(1))
+    if not n:
+        return "build_error", []
+    return "ok", failing
+
+
 def parse_cargo(p, out, err, rc):
     """`cargo test` lines; the file of a failing test: tests/<bin>.rs for integration
     binaries, the module's file under src/ for unit tests."""
@@ -318,7 +346,8 @@ def cargo_test_file(p, binsrc, name):
 
 
 PARSERS = {"junit": parse_junit, "go-json": parse_go_json, "jest": parse_jest,
-           "mocha": parse_mocha, "cargo": parse_cargo}
+           "mocha": parse_mocha, "cargo": parse_cargo,
+           "node-tap": parse_node_tap}
 
 
 # ---------------------------------------------------------------- mutations
@@ -527,7 +556,8 @@ def mutations_for_file(p, path):
                              "col": m.start(), "detail": n + " -> " + str(int(n) + 1)})
             # drop a call statement (single line, balanced)
             m = CALL_STMT.match(l)
-            first = s.split("(")[0].split(".")[0].split()[-1] if s.split("(")[0].split() else ""
+            words = s.split("(")[0].split(".")[0].split()
+            first = words[-1] if words else ""
             if m and balanced(s) and first not in ("return", "if", "for", "while", "elif", "else",
                                                     "print", "super", "defer", "go", "panic",
                                                     "assert", "raise", "yield", "del", "switch",

@@ -449,3 +449,44 @@ fn a_test_that_calls_the_change_directly_comes_first() {
         "{tests:?}"
     );
 }
+
+#[test]
+fn a_change_no_test_reaches_widens_to_its_package_tests_and_says_so() {
+    let r = repo();
+    // No test calls `checkout` or imports its module: no path through the graph shows which
+    // test could reach it (a dynamic call would look the same), so the tests of its package
+    // must run.
+    edit(
+        r.path(),
+        "shop/checkout.py",
+        "cart.items = items",
+        "cart.items = dict(items)",
+    );
+    let out = ken(&["impact", "--json"], r.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        v["impact"]["unreached"],
+        serde_json::json!(["shop.checkout.checkout"]),
+        "{v:#}"
+    );
+    let must: Vec<&str> = v["impact"]["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["must_run"] == true)
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        must.contains(&"tests/test_cart.py") && must.contains(&"tests/test_pricing.py"),
+        "{must:?}"
+    );
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("no test reaches 1 changed definition")),
+        "{}",
+        v["notes"]
+    );
+}

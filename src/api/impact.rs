@@ -207,6 +207,15 @@ impl Analysis {
                 "the walk stopped at its bound (depth 8 or 5,000 definitions); more may be affected".into(),
             );
         }
+        if !impact.unreached.is_empty() {
+            let shown: Vec<&str> = impact.unreached.iter().take(5).map(String::as_str).collect();
+            notes.push(format!(
+                "no test reaches {} changed definition(s) through the graph (called dynamically, or untested): \
+                 the tests of their packages must run: {}",
+                impact.unreached.len(),
+                shown.join(", ")
+            ));
+        }
         let affected = std::mem::take(&mut impact.affected);
         let total = affected.len();
         let (affected, page) = paging.apply(affected, total);

@@ -32,6 +32,9 @@ pub struct Impact {
     pub test_commands: Vec<String>,
     /// The commands for the tests that must run only (`ken impact --run` runs these).
     pub must_run_commands: Vec<String>,
+    /// Changed definitions from which no test is reached through the graph: the tests of
+    /// their packages must run instead.
+    pub unreached: Vec<String>,
     pub risk: Risk,
     /// The walk stopped at its bound before running out of dependents.
     pub bounded: bool,
@@ -135,6 +138,10 @@ impl<'g> ImpactAnalysis<'g> {
         let (tests, test_commands, must_run_commands) =
             self.test_selection()
                 .tests_to_run(&changed, &affected, &changed_files);
+        let unreached = super::test_selection::unreached(&changed, &affected)
+            .into_iter()
+            .map(|c| c.qualified_name.clone())
+            .collect();
         let public_api = radius.public_api(&changed, &affected, records);
         let entry_points = radius.entry_points_reached(&changed, &affected);
         let risk = Risk::assess(&changed, &affected, &tests, &public_api, direct_dependents);
@@ -149,6 +156,7 @@ impl<'g> ImpactAnalysis<'g> {
             tests,
             test_commands,
             must_run_commands,
+            unreached,
             risk,
             bounded,
             direct_dependents,

@@ -24,8 +24,9 @@ pub struct TestToRun {
     /// The test function, when the graph reached one.
     pub name: Option<String>,
     /// `graph` (a test reaches the change), `history` (it changed together with a changed
-    /// file in the past), `naming` (named after a changed file) or `suite` (a test suite of
-    /// the package the change is in, largest first).
+    /// file in the past), `naming` (named after a changed file), `package` (a test of the
+    /// package of a changed definition no test reaches through the graph) or `suite` (a test
+    /// suite of the package the change is in, largest first).
     pub found_by: &'static str,
     /// A path through the code graph reaches the change from this test: it must run. The
     /// others (history, names, the package's suites) are likely.
@@ -116,6 +117,7 @@ impl<'a> TestSelection<'a> {
             .collect();
         self.named_tests(&changes, &mut tests);
         self.definition_named_tests(changed, &mut tests);
+        self.widen_to_packages(&unreached_files(changed, affected), &mut tests);
         self.package_suites(&changes, &mut tests);
         self.keep_changed_languages(changed_files, &mut tests);
         let tests = by_evidence(tests, affected, &changes);
@@ -210,6 +212,47 @@ impl<'a> TestSelection<'a> {
                     score: 0.06,
                     driver: None,
                 });
+            }
+        }
+    }
+
+    /// Where no test reaches a changed definition through the graph (it may be called
+    /// dynamically: through an interface, a handler, reflection, a name in a string), the
+    /// tests of its package must run instead of none: the runnable test files in the changed
+    /// file's folder and in the test folder of a package holding it.
+    fn widen_to_packages(&self, files: &[&str], tests: &mut Vec<TestToRun>) {
+        if files.is_empty() {
+            return;
+        }
+        let in_package = |t: &str| {
+            let dir = t.rsplit_once('/').map_or("", |(d, _)| d);
+            files.iter().any(|f| {
+                let fdir = f.rsplit_once('/').map_or("", |(d, _)| d);
+                fdir == dir
+                    || PathKind::test_folder(t).is_some_and(|(pkg, _)| {
+                        f.starts_with(pkg) && (!pkg.is_empty() || !fdir.contains('/'))
+                    })
+            })
+        };
+        let package_tests: Vec<&str> = self
+            .graph
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| self.test_files.runnable(p) && in_package(p))
+            .collect();
+        for p in package_tests {
+            match tests.iter_mut().find(|t| t.path == p) {
+                Some(t) => t.must_run = true,
+                None => tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "package",
+                    must_run: true,
+                    score: 0.05,
+                    driver: None,
+                }),
             }
         }
     }
@@ -365,6 +408,34 @@ impl<'a> TestSelection<'a> {
             .map(|f| Family::of(&f.language))
             .collect()
     }
+}
+
+/// The changed definitions (outside tests, not just added) from which no test is reached
+/// through the graph.
+pub(super) fn unreached<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -> Vec<&'c ChangedSymbol> {
+    // Each path's first step goes from what depends on the change to the changed definition
+    // (`to`), or to its file for a test that imports the changed module.
+    let reached: HashSet<&str> = affected
+        .iter()
+        .filter(|a| a.is_test)
+        .filter_map(|a| a.via.first().map(|s| s.to.as_str()))
+        .collect();
+    changed
+        .iter()
+        .filter(|c| c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test())
+        .filter(|c| !reached.contains(c.qualified_name.as_str()) && !reached.contains(c.path.as_str()))
+        .collect()
+}
+
+/// The files of the [`unreached`] definitions, each once.
+fn unreached_files<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -> Vec<&'c str> {
+    let mut files: Vec<&str> = unreached(changed, affected)
+        .into_iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    files
 }
 
 /// The tests the walk reached, as test items a runner can select (a file where it cannot).

@@ -12,7 +12,9 @@ for among the predicted tests (in ken's order, one entry per file). Reported per
 recall of the changed test files in the first 5 and 10 predicted test files, precision of
 those 10, how many commits had any prediction, and the time of `ken impact` per commit.
 Test files the commit added are counted too (only naming can find them), and separately
-the recall over test files that existed at the parent.
+the recall over test files that existed at the parent. Also the rank, in ken's list, of the
+first test file holding a test that calls or uses the changed code itself (an affected test
+definition reached in one step): the test most likely to break.
 
 Each parent is checked out in a clone whose HEAD is the parent (its history ends there).
 With `--git` the index has its history part and `ken impact` can use past co-changes;
@@ -128,8 +130,12 @@ def main():
                     if t["path"] not in predicted:
                         predicted.append(t["path"])
                 lang = "python" if src[0].endswith(".py") else "rust" if src[0].endswith(".rs") else "other"
+                # Tests that call (or use) the changed code themselves: the ones most likely to break.
+                direct = sorted({x["path"] for x in v["affected"] if x.get("is_test") and x.get("direct")})
+                first_direct = next((i + 1 for i, p in enumerate(predicted) if p in direct), None)
                 row = {"repo": repo, "commit": c, "language": lang, "gold": tests, "gold_existing": tests_existing,
-                       "predicted": predicted[:20], "changed": len(v["changed"]), "seconds": elapsed}
+                       "predicted": predicted[:20], "changed": len(v["changed"]), "seconds": elapsed,
+                       "direct_tests": direct, "first_direct": first_direct}
                 rows.append(row)
                 log.write(json.dumps(row) + "\n")
                 log.flush()
@@ -142,8 +148,8 @@ def main():
         rs = [r for r in rows if r["repo"] == repo]
         r10 = [recall(r, 10) for r in rs]
         print(f"{repo}: {len(rs)} commits, changed-test recall@10 {100 * sum(r10) / len(r10):.1f}")
-    print("| language | commits | recall@5 | recall@10 | precision@10 | recall@10 (tests existing at parent) | recall@10 (runnable test files only) | commits with a prediction | ken impact p50 / max |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| language | commits | recall@5 | recall@10 | precision@10 | recall@10 (tests existing at parent) | recall@10 (runnable test files only) | commits with a prediction | first directly calling test: commits with one, rank 1, top 3, median rank | ken impact p50 / max |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for lang in sorted({r["language"] for r in rows}) + ["all"]:
         rs = [r for r in rows if lang == "all" or r["language"] == lang]
         if not rs:
@@ -158,7 +164,11 @@ def main():
         r10r = mean([x for x in rn if x is not None])
         any_pred = sum(1 for r in rs if r["predicted"])
         secs = sorted(r["seconds"] for r in rs)
-        print(f"| {lang} | {len(rs)} | {r5:.1f} | {r10:.1f} | {p10:.1f} | {r10e:.1f} | {r10r:.1f} | {any_pred} | {secs[len(secs)//2]*1000:.0f} ms / {secs[-1]*1000:.0f} ms |")
+        # Rows from before the field existed have no direct tests recorded.
+        ranks = sorted(r["first_direct"] for r in rs if r.get("first_direct"))
+        direct = "-" if not ranks else (
+            f"{len(ranks)}, {mean([x == 1 for x in ranks]):.0f} %, {mean([x <= 3 for x in ranks]):.0f} %, {ranks[len(ranks) // 2]}")
+        print(f"| {lang} | {len(rs)} | {r5:.1f} | {r10:.1f} | {p10:.1f} | {r10e:.1f} | {r10r:.1f} | {any_pred} | {direct} | {secs[len(secs)//2]*1000:.0f} ms / {secs[-1]*1000:.0f} ms |")
 
 
 if __name__ == "__main__":

@@ -490,3 +490,52 @@ fn a_change_no_test_reaches_widens_to_its_package_tests_and_says_so() {
         v["notes"]
     );
 }
+
+#[test]
+fn a_test_calling_the_change_on_a_fixture_must_run() {
+    // The test gets its cart from a pytest fixture: nothing tells the graph what `cart` is,
+    // so `cart.total` is a name it cannot resolve; the test may call the change.
+    let spec = "//- shop/__init__.py\n//- shop/cart.py\nclass Cart:\n    def total(self, prices):\n        return sum(prices)\n\
+//- tests/conftest.py\nimport pytest\nfrom shop.cart import Cart\n\n\n@pytest.fixture\ndef cart():\n    return Cart()\n\
+//- tests/test_checkout.py\ndef test_pays_the_total(cart):\n    assert cart.total([1, 2]) == 3\n\
+//- tests/test_other.py\ndef test_unrelated():\n    assert len([1]) == 1\n";
+    let r = materialize(spec);
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "base",
+        ],
+    ] {
+        git(r.path(), args);
+    }
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    edit(
+        r.path(),
+        "shop/cart.py",
+        "return sum(prices)",
+        "return sum(prices) + 0",
+    );
+    let v = impact(r.path(), &[]);
+    let test = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "tests/test_checkout.py")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(test["must_run"], true, "{test}");
+    assert!(
+        !v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["path"] == "tests/test_other.py" && t["must_run"] == true),
+        "{v:#}"
+    );
+}

@@ -743,6 +743,32 @@ def run_project(args, spec):
             fh.write(json.dumps(rec) + "\n")
 
 
+def rescore_project(args, spec):
+    """Scores the caught mutations already recorded again with `--ken` (after a change to ken):
+    the suite is not run again, since which tests a mutation fails is a fact of the mutation."""
+    p = Project(spec, args.work)
+    res_path = os.path.join(RESULTS, p.name + ".jsonl")
+    if not os.path.exists(res_path) or not os.path.isdir(p.dir):
+        return
+    git(["checkout", "--", "."], p.dir)
+    test_files = p.test_files()
+    diff_dir = os.path.join(args.work, p.name + ".diffs")
+    os.makedirs(diff_dir, exist_ok=True)
+    rows = [json.loads(line) for line in open(res_path) if line.strip()]
+    for r in rows:
+        if not r.get("caught"):
+            continue
+        dp = os.path.join(diff_dir, r["id"] + ".diff")
+        open(dp, "w").write(r["diff"])
+        r["selection"] = score(args.ken, p, dp, [tuple(x) for x in r["failing_tests"]], test_files)
+    tmp = res_path + ".tmp"
+    with open(tmp, "w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+    os.replace(tmp, res_path)
+    log("[%s] rescored %d caught mutations with %s" % (p.name, sum(1 for r in rows if r.get("caught")), args.ken))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ken", default="/work/bin/ken-46new")
@@ -753,6 +779,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=900)
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--rescore", action="store_true", help="score the recorded caught mutations again with --ken")
     args = ap.parse_args()
     if args.summary:
         sys.path.insert(0, HERE)
@@ -768,7 +795,7 @@ def main():
         if spec.get("disabled") and not args.only:
             continue
         try:
-            run_project(args, spec)
+            (rescore_project if args.rescore else run_project)(args, spec)
         except Exception as e:
             log("[%s] FAILED: %s" % (spec["name"], e))
 

@@ -24,7 +24,8 @@ pub struct TestToRun {
     /// The test function, when the graph reached one.
     pub name: Option<String>,
     /// `graph` (a test reaches the change), `history` (it changed together with a changed
-    /// file in the past), `naming` (named after a changed file), `package` (a test of the
+    /// file in the past), `naming` (named after a changed file), `mention` (it names a changed
+    /// definition the graph could not resolve there), `package` (a test of the
     /// package of a changed definition no test reaches through the graph) or `suite` (a test
     /// suite of the package the change is in, largest first).
     pub found_by: &'static str,
@@ -117,12 +118,18 @@ impl<'a> TestSelection<'a> {
             .collect();
         self.named_tests(&changes, &mut tests);
         self.definition_named_tests(changed, &mut tests);
+        self.mentioning_tests(changed, &mut tests);
         self.widen_to_packages(&unreached_files(changed, affected), &mut tests);
         self.package_suites(&changes, &mut tests);
         self.keep_changed_languages(changed_files, &mut tests);
         let tests = by_evidence(tests, affected, &changes);
         let mut tests = whole_files_past(tests, MAX_ITEMS_PER_FILE);
-        tests.truncate(MAX_TESTS);
+        // The cap is on the likely tests: one that must run is never dropped.
+        let mut likely = 0;
+        tests.retain(|t| {
+            likely += usize::from(!t.must_run);
+            t.must_run || likely <= MAX_TESTS
+        });
         with_commands(&mut tests, &runners, &cases);
         let test_commands = runners.commands(&tests);
         let must: Vec<TestToRun> = tests.iter().filter(|t| t.must_run).cloned().collect();
@@ -212,6 +219,53 @@ impl<'a> TestSelection<'a> {
                     score: 0.06,
                     driver: None,
                 });
+            }
+        }
+    }
+
+    /// Tests that name a changed definition where the graph could not say what the name is
+    /// (unresolved, or matched by name only: a method on a pytest fixture's value, a receiver
+    /// of unknown type): they may call it, so they must run (`found_by: mention`). A name the
+    /// graph resolved to another definition, or to outside code, is not a mention.
+    fn mentioning_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
+        let names: HashSet<&str> = changed
+            .iter()
+            .filter(|c| {
+                c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test()
+            })
+            .map(|c| simple_name(&c.qualified_name))
+            .filter(|n| n.len() >= MIN_MENTIONED_NAME)
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        for (i, f) in self.graph.files.iter().enumerate() {
+            let p = f.path.as_str();
+            if !self.test_files.runnable(p) {
+                continue;
+            }
+            let Some((refs, resolved)) = self.graph.file_body(i) else {
+                continue;
+            };
+            let mentions = refs.iter().zip(resolved.refs.iter()).any(|(r, x)| {
+                names.contains(r.name.as_str())
+                    && !x.external
+                    && !x.provenance.is_some_and(|p| p.is_resolved())
+            });
+            if !mentions {
+                continue;
+            }
+            match tests.iter_mut().find(|t| t.path == p) {
+                Some(t) => t.must_run = true,
+                None => tests.push(TestToRun {
+                    command: None,
+                    path: p.to_string(),
+                    name: None,
+                    found_by: "mention",
+                    must_run: true,
+                    score: 0.07,
+                    driver: None,
+                }),
             }
         }
     }
@@ -408,6 +462,17 @@ impl<'a> TestSelection<'a> {
             .map(|f| Family::of(&f.language))
             .collect()
     }
+}
+
+/// Shorter names are too common to count as a mention of a changed definition.
+const MIN_MENTIONED_NAME: usize = 4;
+
+/// A qualified name's last part (`shop.cart.Cart.total` -> `total`, `a::b::f` -> `f`).
+fn simple_name(qualified: &str) -> &str {
+    qualified
+        .rsplit(['.', ':', '/', '\\'])
+        .next()
+        .unwrap_or(qualified)
 }
 
 /// The changed definitions (outside tests, not just added) from which no test is reached

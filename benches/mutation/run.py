@@ -751,6 +751,10 @@ def rescore_project(args, spec):
     if not os.path.exists(res_path) or not os.path.isdir(p.dir):
         return
     git(["checkout", "--", "."], p.dir)
+    # The index as this ken builds it (another extractor rebuilds it whole).
+    rc, out, err, secs = sh("%s -q index build ." % args.ken, p.dir, timeout=600)
+    if rc != 0:
+        raise RuntimeError("ken index build failed: " + err[-1000:])
     test_files = p.test_files()
     diff_dir = os.path.join(args.work, p.name + ".diffs")
     os.makedirs(diff_dir, exist_ok=True)

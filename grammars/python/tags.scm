@@ -15,6 +15,9 @@
 
 (call function: (identifier) @name) @reference.call
 (call function: (attribute attribute: (identifier) @name)) @reference.call
+; A decorator calls what it names (`@app.before_request` calls `before_request`).
+(decorator (identifier) @name @reference.call)
+(decorator (attribute attribute: (identifier) @name) @reference.call)
 
 ; Base classes.
 (class_definition

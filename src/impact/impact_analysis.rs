@@ -138,7 +138,9 @@ impl<'g> ImpactAnalysis<'g> {
         let (tests, test_commands, must_run_commands) =
             self.test_selection()
                 .tests_to_run(&changed, &affected, &changed_files);
-        let unreached = super::test_selection::unreached(&changed, &affected)
+        let unreached = self
+            .test_selection()
+            .unreached(&changed, &affected)
             .into_iter()
             .map(|c| c.qualified_name.clone())
             .collect();

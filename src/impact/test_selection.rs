@@ -119,7 +119,14 @@ impl<'a> TestSelection<'a> {
         self.named_tests(&changes, &mut tests);
         self.definition_named_tests(changed, &mut tests);
         self.mentioning_tests(changed, &mut tests);
-        self.widen_to_packages(&unreached_files(changed, affected), &mut tests);
+        let mut unreached_files: Vec<&str> = self
+            .unreached(changed, affected)
+            .into_iter()
+            .map(|c| c.path.as_str())
+            .collect();
+        unreached_files.sort_unstable();
+        unreached_files.dedup();
+        self.widen_to_packages(&unreached_files, &mut tests);
         self.package_suites(&changes, &mut tests);
         self.keep_changed_languages(changed_files, &mut tests);
         let tests = by_evidence(tests, affected, &changes);
@@ -228,33 +235,7 @@ impl<'a> TestSelection<'a> {
     /// of unknown type): they may call it, so they must run (`found_by: mention`). A name the
     /// graph resolved to another definition, or to outside code, is not a mention.
     fn mentioning_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
-        let names: HashSet<&str> = changed
-            .iter()
-            .filter(|c| {
-                c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test()
-            })
-            .map(|c| simple_name(&c.qualified_name))
-            .filter(|n| n.len() >= MIN_MENTIONED_NAME)
-            .collect();
-        if names.is_empty() {
-            return;
-        }
-        for (i, f) in self.graph.files.iter().enumerate() {
-            let p = f.path.as_str();
-            if !self.test_files.runnable(p) {
-                continue;
-            }
-            let Some((refs, resolved)) = self.graph.file_body(i) else {
-                continue;
-            };
-            let mentions = refs.iter().zip(resolved.refs.iter()).any(|(r, x)| {
-                names.contains(r.name.as_str())
-                    && !x.external
-                    && !x.provenance.is_some_and(|p| p.is_resolved())
-            });
-            if !mentions {
-                continue;
-            }
+        for (p, _) in self.mentions(changed) {
             match tests.iter_mut().find(|t| t.path == p) {
                 Some(t) => t.must_run = true,
                 None => tests.push(TestToRun {
@@ -270,10 +251,62 @@ impl<'a> TestSelection<'a> {
         }
     }
 
+    /// The runnable test files that name a changed definition where the graph could not
+    /// resolve the name, each with the (last parts of the) names it mentions.
+    fn mentions(&self, changed: &[ChangedSymbol]) -> Vec<(&'a str, HashSet<String>)> {
+        let names: HashSet<&str> = changed
+            .iter()
+            .filter(|c| {
+                c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test()
+            })
+            .map(|c| simple_name(&c.qualified_name))
+            .filter(|n| n.len() >= MIN_MENTIONED_NAME)
+            .collect();
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, f) in self.graph.files.iter().enumerate() {
+            let p = f.path.as_str();
+            if !self.test_files.runnable(p) {
+                continue;
+            }
+            let Some((refs, resolved)) = self.graph.file_body(i) else {
+                continue;
+            };
+            let found: HashSet<String> = refs
+                .iter()
+                .zip(resolved.refs.iter())
+                .filter(|(_, x)| !x.external && !x.provenance.is_some_and(|p| p.is_resolved()))
+                .filter(|(r, _)| names.contains(r.name.as_str()))
+                .map(|(r, _)| r.name.to_string())
+                .collect();
+            if !found.is_empty() {
+                out.push((p, found));
+            }
+        }
+        out
+    }
+
+    /// The changed definitions (outside tests, not just added) that no test reaches through
+    /// the graph nor mentions by a name the graph could not resolve.
+    pub(super) fn unreached<'c>(
+        &self,
+        changed: &'c [ChangedSymbol],
+        affected: &[Affected],
+    ) -> Vec<&'c ChangedSymbol> {
+        let mentioned: HashSet<String> = self.mentions(changed).into_iter().flat_map(|(_, n)| n).collect();
+        unreached_by_graph(changed, affected)
+            .into_iter()
+            .filter(|c| !mentioned.contains(simple_name(&c.qualified_name)))
+            .collect()
+    }
+
     /// Where no test reaches a changed definition through the graph (it may be called
     /// dynamically: through an interface, a handler, reflection, a name in a string), the
     /// tests of its package must run instead of none: the runnable test files in the changed
-    /// file's folder and in the test folder of a package holding it.
+    /// file's folder and in the test folders of the packages holding it (the root's
+    /// `tests/` holds every file's).
     fn widen_to_packages(&self, files: &[&str], tests: &mut Vec<TestToRun>) {
         if files.is_empty() {
             return;
@@ -282,10 +315,7 @@ impl<'a> TestSelection<'a> {
             let dir = t.rsplit_once('/').map_or("", |(d, _)| d);
             files.iter().any(|f| {
                 let fdir = f.rsplit_once('/').map_or("", |(d, _)| d);
-                fdir == dir
-                    || PathKind::test_folder(t).is_some_and(|(pkg, _)| {
-                        f.starts_with(pkg) && (!pkg.is_empty() || !fdir.contains('/'))
-                    })
+                fdir == dir || PathKind::test_folder(t).is_some_and(|(pkg, _)| f.starts_with(pkg))
             })
         };
         let package_tests: Vec<&str> = self
@@ -477,7 +507,7 @@ fn simple_name(qualified: &str) -> &str {
 
 /// The changed definitions (outside tests, not just added) from which no test is reached
 /// through the graph.
-pub(super) fn unreached<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -> Vec<&'c ChangedSymbol> {
+fn unreached_by_graph<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -> Vec<&'c ChangedSymbol> {
     // Each path's first step goes from what depends on the change to the changed definition
     // (`to`), or to its file for a test that imports the changed module.
     let reached: HashSet<&str> = affected
@@ -490,17 +520,6 @@ pub(super) fn unreached<'c>(changed: &'c [ChangedSymbol], affected: &[Affected])
         .filter(|c| c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test())
         .filter(|c| !reached.contains(c.qualified_name.as_str()) && !reached.contains(c.path.as_str()))
         .collect()
-}
-
-/// The files of the [`unreached`] definitions, each once.
-fn unreached_files<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -> Vec<&'c str> {
-    let mut files: Vec<&str> = unreached(changed, affected)
-        .into_iter()
-        .map(|c| c.path.as_str())
-        .collect();
-    files.sort_unstable();
-    files.dedup();
-    files
 }
 
 /// The tests the walk reached, as test items a runner can select (a file where it cannot).

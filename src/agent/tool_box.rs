@@ -685,7 +685,12 @@ impl ToolBox {
         if let Some(c) = &self.test_cmd {
             return Some(c.clone());
         }
-        let impact = self.workspace.analysis().impact(&ImpactRequest::default()).ok()?.impact;
+        let impact = self
+            .workspace
+            .analysis()
+            .impact(&ImpactRequest::default())
+            .ok()?
+            .impact;
         let cmds = match impact.must_run_commands.is_empty() {
             true => impact.test_commands,
             false => impact.must_run_commands,

@@ -236,18 +236,7 @@ impl<'a> TestSelection<'a> {
     /// graph resolved to another definition, or to outside code, is not a mention.
     fn mentioning_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
         for (p, _) in self.mentions(changed) {
-            match tests.iter_mut().find(|t| t.path == p) {
-                Some(t) => t.must_run = true,
-                None => tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "mention",
-                    must_run: true,
-                    score: 0.07,
-                    driver: None,
-                }),
-            }
+            must_run_file(tests, p, "mention", 0.07);
         }
     }
 
@@ -326,18 +315,7 @@ impl<'a> TestSelection<'a> {
             .filter(|p| self.test_files.runnable(p) && in_package(p))
             .collect();
         for p in package_tests {
-            match tests.iter_mut().find(|t| t.path == p) {
-                Some(t) => t.must_run = true,
-                None => tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "package",
-                    must_run: true,
-                    score: 0.05,
-                    driver: None,
-                }),
-            }
+            must_run_file(tests, p, "package", 0.05);
         }
     }
 
@@ -491,6 +469,22 @@ impl<'a> TestSelection<'a> {
             })
             .map(|f| Family::of(&f.language))
             .collect()
+    }
+}
+
+/// The test file `path` must run: an entry already listed is marked so, else one is added.
+fn must_run_file(tests: &mut Vec<TestToRun>, path: &str, found_by: &'static str, score: f32) {
+    match tests.iter_mut().find(|t| t.path == path) {
+        Some(t) => t.must_run = true,
+        None => tests.push(TestToRun {
+            command: None,
+            path: path.to_string(),
+            name: None,
+            found_by,
+            must_run: true,
+            score,
+            driver: None,
+        }),
     }
 }
 

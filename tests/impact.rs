@@ -500,21 +500,8 @@ fn a_test_calling_the_change_on_a_fixture_must_run() {
 //- tests/test_checkout.py\ndef test_pays_the_total(cart):\n    assert cart.total([1, 2]) == 3\n\
 //- tests/test_other.py\ndef test_unrelated():\n    assert len([1]) == 1\n";
     let r = materialize(spec);
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "user.name=t",
-            "commit",
-            "-qm",
-            "base",
-        ],
-    ] {
-        git(r.path(), args);
-    }
+    git(r.path(), &["init", "-q"]);
+    support::commit_all(r.path(), "base");
     assert!(ken(&["index", "build", "."], r.path()).status.success());
     edit(
         r.path(),

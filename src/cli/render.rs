@@ -94,40 +94,38 @@ fn nothing_indexed(out: &mut impl Write, s: &crate::index::Summary) -> io::Resul
     if s.files != as_text {
         return Ok(());
     }
-    {
-        let unsupported: Vec<String> = s
-            .skipped_by_reason
-            .iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
-        let mut why = match unsupported.is_empty() {
-            true => "the tree is empty or everything in it is ignored".to_string(),
-            false => format!("skipped: {}", unsupported.join(", ")),
-        };
-        if as_text > 0 {
-            why.push_str(&format!("; {as_text} files read as text only"));
-        }
-        // Only unsupported files (or none) is a tree Kenning cannot read; files skipped for
-        // other reasons (too large, a parse bound) are said as such.
-        let only_unsupported = s.skipped_by_reason.keys().all(|k| k == "unsupported-language");
-        match only_unsupported {
-            true => writeln!(
-                out,
-                "no supported source files: no code was indexed ({why}); Kenning reads {}",
-                crate::lang::LanguageRegistry::builtin()
-                    .map(|r| r
-                        .languages()
-                        .iter()
-                        .map(|l| l.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_default()
-            )?,
-            false => writeln!(
-                out,
-                "no code was indexed ({why}); `ken index status` lists each skipped file with its reason"
-            )?,
-        }
+    let unsupported: Vec<String> = s
+        .skipped_by_reason
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let mut why = match unsupported.is_empty() {
+        true => "the tree is empty or everything in it is ignored".to_string(),
+        false => format!("skipped: {}", unsupported.join(", ")),
+    };
+    if as_text > 0 {
+        why.push_str(&format!("; {as_text} files read as text only"));
+    }
+    // Only unsupported files (or none) is a tree Kenning cannot read; files skipped for
+    // other reasons (too large, a parse bound) are said as such.
+    let only_unsupported = s.skipped_by_reason.keys().all(|k| k == "unsupported-language");
+    match only_unsupported {
+        true => writeln!(
+            out,
+            "no supported source files: no code was indexed ({why}); Kenning reads {}",
+            crate::lang::LanguageRegistry::builtin()
+                .map(|r| r
+                    .languages()
+                    .iter()
+                    .map(|l| l.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default()
+        )?,
+        false => writeln!(
+            out,
+            "no code was indexed ({why}); `ken index status` lists each skipped file with its reason"
+        )?,
     }
     Ok(())
 }

@@ -119,37 +119,21 @@ pub(super) fn exit_found(found: bool) -> ExitCode {
 }
 
 /// An incremental build of `root` with the default settings (returned with the root as
-/// found), embedding with the model the
-/// index was built with (the built-in one when there is no index yet).
+/// found), embedding with the model the index was built with (the built-in one when there is
+/// no index yet).
 pub(super) fn build_default(
     root: &Path,
     index_dir: Option<std::path::PathBuf>,
     quiet: bool,
 ) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
-    build_default_observed(root, index_dir, quiet, &crate::index::NoProgress, false)
-}
-
-/// [`build_default`], also telling `also` how far the build has got (a server's first build),
-/// or only its first stage.
-pub(super) fn build_default_observed(
-    root: &Path,
-    index_dir: Option<std::path::PathBuf>,
-    quiet: bool,
-    also: &dyn crate::index::BuildObserver,
-    first_stage: bool,
-) -> Result<(std::path::PathBuf, crate::index::BuildReport)> {
     use std::io::IsTerminal;
-    let bars = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
-    let progress = crate::index::BothObservers(&bars, also);
+    let progress = super::progress::ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let root = root
         .canonicalize()
         .with_context(|| format!("cannot index {}", root.display()))?;
-    let report = match first_stage {
-        true => crate::api::BuildPlan::first_stage(&root, index_dir),
-        false => crate::api::BuildPlan::default_for(&root, index_dir),
-    }
-    .run(&progress)
-    .with_context(|| format!("indexing {} failed", root.display()))?;
+    let report = crate::api::BuildPlan::default_for(&root, index_dir)
+        .run(&progress)
+        .with_context(|| format!("indexing {} failed", root.display()))?;
     Ok((root, report))
 }
 

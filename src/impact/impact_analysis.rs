@@ -135,15 +135,14 @@ impl<'g> ImpactAnalysis<'g> {
         let direct_dependents = affected.iter().filter(|a| a.direct).count();
         let transitive_dependents = affected.len() - direct_dependents;
         let affected_files = affected_files(&affected);
-        let (tests, test_commands, must_run_commands) =
-            self.test_selection()
-                .tests_to_run(&changed, &affected, &changed_files);
-        let unreached = self
+        let super::test_selection::Selection {
+            tests,
+            test_commands,
+            must_run_commands,
+            unreached,
+        } = self
             .test_selection()
-            .unreached(&changed, &affected)
-            .into_iter()
-            .map(|c| c.qualified_name.clone())
-            .collect();
+            .tests_to_run(&changed, &affected, &changed_files);
         let public_api = radius.public_api(&changed, &affected, records);
         let entry_points = radius.entry_points_reached(&changed, &affected);
         let risk = Risk::assess(&changed, &affected, &tests, &public_api, direct_dependents);

@@ -39,6 +39,35 @@ pub struct TestToRun {
     pub driver: Option<String>,
 }
 
+/// The tests a change selects and what the selection could not follow.
+pub(super) struct Selection {
+    /// Best first.
+    pub tests: Vec<TestToRun>,
+    /// Ready-to-run commands for all of them, one per framework.
+    pub test_commands: Vec<String>,
+    /// The same for the tests that must run.
+    pub must_run_commands: Vec<String>,
+    /// Changed definitions no test reaches through the graph nor mentions: their packages'
+    /// tests must run.
+    pub unreached: Vec<String>,
+}
+
+impl TestToRun {
+    /// A whole test file, found by `found_by`; it must run when a graph path, a mention or
+    /// the widening to a package found it.
+    fn file(path: &str, found_by: &'static str, score: f32) -> TestToRun {
+        TestToRun {
+            command: None,
+            path: path.to_string(),
+            name: None,
+            found_by,
+            must_run: matches!(found_by, "graph" | "mention" | "package"),
+            score,
+            driver: None,
+        }
+    }
+}
+
 /// What a test file's stem names: `test_x`, `x_test`, `x_tests`, `x.test`, `x.spec` -> `x`.
 fn tested_name(stem: &str) -> &str {
     stem.trim_start_matches("test_")
@@ -105,7 +134,7 @@ impl<'a> TestSelection<'a> {
         changed: &[ChangedSymbol],
         affected: &[Affected],
         changed_files: &[String],
-    ) -> (Vec<TestToRun>, Vec<String>, Vec<String>) {
+    ) -> Selection {
         let runners = TestCommands::new(self.graph, self.by_path, self.root);
         let mut tests = reached_tests(&runners, affected);
         self.cochanged_tests(changed_files, &mut tests);
@@ -118,12 +147,12 @@ impl<'a> TestSelection<'a> {
             .collect();
         self.named_tests(&changes, &mut tests);
         self.definition_named_tests(changed, &mut tests);
-        self.mentioning_tests(changed, &mut tests);
-        let mut unreached_files: Vec<&str> = self
-            .unreached(changed, affected)
-            .into_iter()
-            .map(|c| c.path.as_str())
-            .collect();
+        let mentions = self.mentions(changed);
+        for (p, _) in &mentions {
+            must_run_file(&mut tests, p, "mention", 0.07);
+        }
+        let unreached = unreached(changed, affected, &mentions);
+        let mut unreached_files: Vec<&str> = unreached.iter().map(|c| c.path.as_str()).collect();
         unreached_files.sort_unstable();
         unreached_files.dedup();
         self.widen_to_packages(&unreached_files, &mut tests);
@@ -141,7 +170,12 @@ impl<'a> TestSelection<'a> {
         let test_commands = runners.commands(&tests);
         let must: Vec<TestToRun> = tests.iter().filter(|t| t.must_run).cloned().collect();
         let must_run_commands = runners.commands(&must);
-        (tests, test_commands, must_run_commands)
+        Selection {
+            tests,
+            test_commands,
+            must_run_commands,
+            unreached: unreached.into_iter().map(|c| c.qualified_name.clone()).collect(),
+        }
     }
 
     /// Only tests in the changed code's languages, and no test data.
@@ -178,15 +212,7 @@ impl<'a> TestSelection<'a> {
             let Some(s) = stem(p) else { continue };
             let bare = tested_name(&s).to_string();
             if stems.iter().any(|c| *c == bare && bare.len() > 2) {
-                tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "naming",
-                    must_run: false,
-                    score: 0.05,
-                    driver: None,
-                });
+                tests.push(TestToRun::file(p, "naming", 0.05));
             }
         }
     }
@@ -217,31 +243,16 @@ impl<'a> TestSelection<'a> {
             let bare = norm(tested_name(&s));
             let mut dirs = p.split('/').rev().skip(1).map(norm);
             if dirs.any(|d| wanted.contains(&(d, bare.clone()))) {
-                tests.push(TestToRun {
-                    command: None,
-                    path: p.to_string(),
-                    name: None,
-                    found_by: "naming",
-                    must_run: false,
-                    score: 0.06,
-                    driver: None,
-                });
+                tests.push(TestToRun::file(p, "naming", 0.06));
             }
         }
     }
 
-    /// Tests that name a changed definition where the graph could not say what the name is
-    /// (unresolved, or matched by name only: a method on a pytest fixture's value, a receiver
-    /// of unknown type): they may call it, so they must run (`found_by: mention`). A name the
-    /// graph resolved to another definition, or to outside code, is not a mention.
-    fn mentioning_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
-        for (p, _) in self.mentions(changed) {
-            must_run_file(tests, p, "mention", 0.07);
-        }
-    }
-
     /// The runnable test files that name a changed definition where the graph could not
-    /// resolve the name, each with the (last parts of the) names it mentions.
+    /// say what the name is (unresolved, or matched by name only: a method on a pytest
+    /// fixture's value, a receiver of unknown type), each with the (last parts of the) names
+    /// it mentions: they may call it, so they must run (`found_by: mention`). A name the graph
+    /// resolved to another definition, or to outside code, is not a mention.
     fn mentions(&self, changed: &[ChangedSymbol]) -> Vec<(&'a str, HashSet<String>)> {
         let names: HashSet<&str> = changed
             .iter()
@@ -275,20 +286,6 @@ impl<'a> TestSelection<'a> {
             }
         }
         out
-    }
-
-    /// The changed definitions (outside tests, not just added) that no test reaches through
-    /// the graph nor mentions by a name the graph could not resolve.
-    pub(super) fn unreached<'c>(
-        &self,
-        changed: &'c [ChangedSymbol],
-        affected: &[Affected],
-    ) -> Vec<&'c ChangedSymbol> {
-        let mentioned: HashSet<String> = self.mentions(changed).into_iter().flat_map(|(_, n)| n).collect();
-        unreached_by_graph(changed, affected)
-            .into_iter()
-            .filter(|c| !mentioned.contains(simple_name(&c.qualified_name)))
-            .collect()
     }
 
     /// Where no test reaches a changed definition through the graph (it may be called
@@ -353,15 +350,7 @@ impl<'a> TestSelection<'a> {
         suites.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(b.0)));
         let base = if rust && has_binary { 0.04 } else { 0.02 };
         for (i, (p, _, _)) in suites.into_iter().enumerate() {
-            tests.push(TestToRun {
-                command: None,
-                path: p.to_string(),
-                name: None,
-                found_by: "suite",
-                must_run: false,
-                score: base / (1.0 + i as f32 * 0.1),
-                driver: None,
-            });
+            tests.push(TestToRun::file(p, "suite", base / (1.0 + i as f32 * 0.1)));
         }
     }
 
@@ -397,15 +386,7 @@ impl<'a> TestSelection<'a> {
                 lifted = true;
             }
             if !lifted {
-                tests.push(TestToRun {
-                    command: None,
-                    path: path.to_string(),
-                    name: None,
-                    found_by: "history",
-                    must_run: false,
-                    score: 1.0 + s,
-                    driver: None,
-                });
+                tests.push(TestToRun::file(path, "history", 1.0 + s));
             }
         }
     }
@@ -446,15 +427,7 @@ impl<'a> TestSelection<'a> {
             if tests.iter().any(|t| t.path == path) {
                 continue;
             }
-            tests.push(TestToRun {
-                command: None,
-                name: None,
-                driver: None,
-                path,
-                found_by,
-                must_run: found_by == "graph",
-                score,
-            });
+            tests.push(TestToRun::file(&path, found_by, score));
         }
     }
 
@@ -476,15 +449,7 @@ impl<'a> TestSelection<'a> {
 fn must_run_file(tests: &mut Vec<TestToRun>, path: &str, found_by: &'static str, score: f32) {
     match tests.iter_mut().find(|t| t.path == path) {
         Some(t) => t.must_run = true,
-        None => tests.push(TestToRun {
-            command: None,
-            path: path.to_string(),
-            name: None,
-            found_by,
-            must_run: true,
-            score,
-            driver: None,
-        }),
+        None => tests.push(TestToRun::file(path, found_by, score)),
     }
 }
 
@@ -499,9 +464,13 @@ fn simple_name(qualified: &str) -> &str {
         .unwrap_or(qualified)
 }
 
-/// The changed definitions (outside tests, not just added) from which no test is reached
-/// through the graph.
-fn unreached_by_graph<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -> Vec<&'c ChangedSymbol> {
+/// The changed definitions (outside tests, not just added) that no test reaches through the
+/// graph nor `mentions` by a name the graph could not resolve.
+fn unreached<'c>(
+    changed: &'c [ChangedSymbol],
+    affected: &[Affected],
+    mentions: &[(&str, HashSet<String>)],
+) -> Vec<&'c ChangedSymbol> {
     // Each path's first step goes from what depends on the change to the changed definition
     // (`to`), or to its file for a test that imports the changed module.
     let reached: HashSet<&str> = affected
@@ -513,6 +482,10 @@ fn unreached_by_graph<'c>(changed: &'c [ChangedSymbol], affected: &[Affected]) -
         .iter()
         .filter(|c| c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test())
         .filter(|c| !reached.contains(c.qualified_name.as_str()) && !reached.contains(c.path.as_str()))
+        .filter(|c| {
+            let name = simple_name(&c.qualified_name);
+            !mentions.iter().any(|(_, names)| names.contains(name))
+        })
         .collect()
 }
 

@@ -526,3 +526,72 @@ fn a_test_calling_the_change_on_a_fixture_must_run() {
         "{v:#}"
     );
 }
+
+fn must_run_paths(v: &Value) -> Vec<String> {
+    v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["must_run"] == true)
+        .map(|t| t["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn methods_called_without_their_name_reach_the_users_of_their_type() {
+    // The test gets a `Store` from a fixture: `Store(..)` runs `__init__` and `store.size` runs
+    // a property, neither named by a call; `app/engine/` has no `__init__.py` (a namespace
+    // package reached by a `..` import). Each change must make the test run, and leave the
+    // unrelated test out.
+    let spec = "//- app/__init__.py\n\
+//- app/engine/store.py\nfrom ..limits import cap\n\n\nclass Store:\n    def __init__(self, items):\n        self.items = cap(items)\n\n    @property\n    def size(self):\n        return len(self.items)\n\n    def report(self):\n        return 'size %d' % self.size\n\
+//- app/limits.py\ndef cap(items):\n    return items[:10]\n\
+//- tests/conftest.py\nimport pytest\nfrom app.engine.store import Store\n\n\n@pytest.fixture\ndef store():\n    return Store([1, 2])\n\
+//- tests/test_store.py\ndef test_report(store):\n    assert store.report() == 'size 2'\n\
+//- tests/test_other.py\ndef test_unrelated():\n    assert len([1]) == 1\n";
+    let r = materialize(spec);
+    git(r.path(), &["init", "-q"]);
+    support::commit_all(r.path(), "base");
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    for (path, from, to) in [
+        ("app/limits.py", "items[:10]", "items[:9]"),
+        (
+            "app/engine/store.py",
+            "return len(self.items)",
+            "return len(self.items) + 1",
+        ),
+        (
+            "app/engine/store.py",
+            "self.items = cap(items)",
+            "self.items = list(items)",
+        ),
+    ] {
+        edit(r.path(), path, from, to);
+        let v = impact(r.path(), &[]);
+        let must = must_run_paths(&v);
+        assert!(must.contains(&"tests/test_store.py".to_string()), "{path}: {v:#}");
+        assert!(
+            !must.contains(&"tests/test_other.py".to_string()),
+            "{path}: {v:#}"
+        );
+        edit(r.path(), path, to, from);
+    }
+}
+
+#[test]
+fn a_go_handler_called_by_net_http_reaches_tests_that_serve_its_router() {
+    let spec = "//- go.mod\nmodule example.com/mux\n\ngo 1.19\n\
+//- router.go\npackage mux\n\nimport \"net/http\"\n\ntype Router struct{ routes []string }\n\nfunc NewRouter() *Router {\n\treturn &Router{}\n}\n\nfunc (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {\n\tif r.match(req.URL.Path) {\n\t\tw.WriteHeader(200)\n\t}\n}\n\nfunc (r *Router) match(path string) bool {\n\treturn len(path) > 0\n}\n\
+//- server_test.go\npackage mux\n\nimport (\n\t\"net/http/httptest\"\n\t\"testing\"\n)\n\nfunc TestServe(t *testing.T) {\n\tsrv := httptest.NewServer(NewRouter())\n\tdefer srv.Close()\n}\n\
+//- names_test.go\npackage mux\n\nimport \"testing\"\n\nfunc TestNames(t *testing.T) {\n\tif len(\"a\") != 1 {\n\t\tt.Fatal(\"len\")\n\t}\n}\n";
+    let r = materialize(spec);
+    git(r.path(), &["init", "-q"]);
+    support::commit_all(r.path(), "base");
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    edit(r.path(), "router.go", "len(path) > 0", "len(path) >= 0");
+    let v = impact(r.path(), &[]);
+    // Reached through the router, not by widening to the whole package.
+    let must = must_run_paths(&v);
+    assert!(must.contains(&"server_test.go".to_string()), "{v:#}");
+    assert!(!must.contains(&"names_test.go".to_string()), "{v:#}");
+}

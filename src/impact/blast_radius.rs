@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::changed_symbol::{ChangedSymbol, is_public};
 use super::test_files::TestFiles;
-use crate::graph::{CodeGraph, EdgeKind, Node, SymbolGraph, SymbolId};
-use crate::lang::PathKind;
+use crate::graph::{CodeGraph, EdgeKind, Node, SymbolGraph, SymbolId, is_type_like};
+use crate::lang::{PathKind, invoked_implicitly, is_property_decorator};
 use crate::symbols::{FileSymbols, SymbolKind};
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -59,6 +59,8 @@ const MIN_SCORE: f32 = 0.01;
 const DECAY: f32 = 0.8;
 /// Importing a changed file's module counts for less than referencing a changed definition.
 const IMPORT_CONFIDENCE: f32 = 0.5;
+/// Reaching a type for a method called through it (a constructor, a protocol method).
+const IMPLICIT_CONFIDENCE: f32 = 0.9;
 /// Affected definitions kept in an answer (and read for the public API).
 pub(super) const MAX_AFFECTED: usize = 200;
 
@@ -194,9 +196,75 @@ impl<'a> BlastRadius<'a> {
                     });
                 }
             }
-            // A symbol referenced at a file's top level reaches the file; importers follow.
+            // A method called without being named (a constructor, a protocol method, a
+            // property) is reached through its type: the type's users follow.
+            if let Some(owner) = self.implicit_owner(node) {
+                let s = score * IMPLICIT_CONFIDENCE * DECAY;
+                if s >= MIN_SCORE && best.get(&owner).is_none_or(|b| b.0 < s) {
+                    best.insert(
+                        owner,
+                        (s, depth + 1, Some((node, self.contains_edge(owner, node)))),
+                    );
+                    heap.push(Frontier {
+                        score: s,
+                        node: owner,
+                        depth: depth + 1,
+                    });
+                }
+            }
         }
         (best, bounded)
+    }
+
+    /// The type a method belongs to, when the language calls the method without naming it
+    /// (see [`invoked_implicitly`]): its parent definition, or for a Go method (declared
+    /// outside its type) the type of that name in the same file.
+    fn implicit_owner(&self, node: NodeIndex) -> Option<NodeIndex> {
+        let Some(Node::Symbol(s)) = self.sg.node(node) else {
+            return None;
+        };
+        let f = self.graph.files.get(s.file.index())?;
+        let d = f.defs.get(s.def as usize)?;
+        if !matches!(d.kind, SymbolKind::Method | SymbolKind::Function) {
+            return None;
+        }
+        let owner = match d.parent {
+            Some(p) => p,
+            None => {
+                let type_name = d.container.last()?;
+                f.defs
+                    .iter()
+                    .position(|t| is_type_like(t.kind) && t.name == *type_name)? as u32
+            }
+        };
+        let o = f.defs.get(owner as usize)?;
+        if !is_type_like(o.kind) {
+            return None;
+        }
+        // A Rust `impl` block: the type it is for, where the file defines it.
+        let owner = match o.kind {
+            SymbolKind::Impl => f
+                .defs
+                .iter()
+                .position(|t| t.kind != SymbolKind::Impl && is_type_like(t.kind) && t.name == o.name)
+                .map_or(owner, |i| i as u32),
+            _ => owner,
+        };
+        let implicit = invoked_implicitly(&f.language, &d.name, &o.name)
+            || (f.language == "python"
+                && f.refs
+                    .iter()
+                    .any(|r| r.line < d.line && r.line + 3 >= d.line && is_property_decorator(&r.name)));
+        implicit.then(|| self.sg.symbol_node(SymbolId::new(s.file.0, owner)))
+    }
+
+    /// The edge from a type to its method (`Contains`); none when the method is declared
+    /// outside the type (Go, a Rust `impl`): the answer's path then skips the step.
+    fn contains_edge(&self, owner: NodeIndex, method: NodeIndex) -> petgraph::graph::EdgeIndex {
+        self.sg
+            .graph
+            .find_edge(owner, method)
+            .unwrap_or_else(petgraph::graph::EdgeIndex::end)
     }
 
     /// The reached definitions and files (not the changed ones), best first, each with the

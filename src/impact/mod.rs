@@ -12,6 +12,7 @@ mod blast_radius;
 mod changed_symbol;
 mod data_cases;
 mod impact_analysis;
+mod pytest_fixtures;
 mod risk;
 mod test_commands;
 mod test_files;

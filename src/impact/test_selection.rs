@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::blast_radius::Affected;
 use super::changed_symbol::ChangedSymbol;
 use super::data_cases::DataCases;
+use super::pytest_fixtures;
 use super::test_commands::{TestCommands, stem};
 use super::test_files::TestFiles;
 use crate::graph::{CodeGraph, EdgeKind, Family};
@@ -25,7 +26,8 @@ pub struct TestToRun {
     pub name: Option<String>,
     /// `graph` (a test reaches the change), `history` (it changed together with a changed
     /// file in the past), `naming` (named after a changed file), `mention` (it names a changed
-    /// definition the graph could not resolve there), `package` (a test of the
+    /// definition the graph could not resolve there), `fixture` (it asks for a pytest
+    /// fixture the change reaches), `package` (a test of the
     /// package of a changed definition no test reaches through the graph) or `suite` (a test
     /// suite of the package the change is in, largest first).
     pub found_by: &'static str,
@@ -53,15 +55,15 @@ pub(super) struct Selection {
 }
 
 impl TestToRun {
-    /// A whole test file, found by `found_by`; it must run when a graph path, a mention or
-    /// the widening to a package found it.
+    /// A whole test file, found by `found_by`; it must run when a graph path, a mention, a
+    /// fixture or the widening to a package found it.
     fn file(path: &str, found_by: &'static str, score: f32) -> TestToRun {
         TestToRun {
             command: None,
             path: path.to_string(),
             name: None,
             found_by,
-            must_run: matches!(found_by, "graph" | "mention" | "package"),
+            must_run: matches!(found_by, "graph" | "mention" | "fixture" | "package"),
             score,
             driver: None,
         }
@@ -151,7 +153,11 @@ impl<'a> TestSelection<'a> {
         for (p, _) in &mentions {
             must_run_file(&mut tests, p, "mention", 0.07);
         }
-        let unreached = unreached(changed, affected, &mentions);
+        let (fixture_users, through_fixtures) = self.fixture_users(affected);
+        for p in &fixture_users {
+            must_run_file(&mut tests, p, "fixture", 0.08);
+        }
+        let unreached = unreached(changed, affected, &mentions, &through_fixtures);
         let mut unreached_files: Vec<&str> = unreached.iter().map(|c| c.path.as_str()).collect();
         unreached_files.sort_unstable();
         unreached_files.dedup();
@@ -286,6 +292,63 @@ impl<'a> TestSelection<'a> {
             }
         }
         out
+    }
+
+    /// The runnable test files that ask for a pytest fixture the change reaches (a reached
+    /// definition in a `conftest.py`, or a fixture asking for one), read from the working
+    /// tree: no call links a test to its fixtures. With the changed definitions reaching them.
+    fn fixture_users(&self, affected: &[Affected]) -> (Vec<&'a str>, HashSet<String>) {
+        let mut users = Vec::new();
+        let mut through = HashSet::new();
+        let Some(root) = self.root else {
+            return (users, through);
+        };
+        let read = |p: &str| std::fs::read_to_string(root.join(p)).ok();
+        let is_conftest = |p: &str| p == "conftest.py" || p.ends_with("/conftest.py");
+        let mut lines: HashMap<&str, (HashSet<u32>, HashSet<String>)> = HashMap::new();
+        for a in affected
+            .iter()
+            .filter(|a| a.symbol.is_some() && is_conftest(&a.path))
+        {
+            let e = lines.entry(a.path.as_str()).or_default();
+            e.0.insert(a.line);
+            e.1.extend(a.via.first().map(|s| s.to.clone()));
+        }
+        let conftests: Vec<&str> = self
+            .graph
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| is_conftest(p))
+            .collect();
+        for (conftest, (reached_lines, changed)) in lines {
+            let Some(text) = read(conftest) else { continue };
+            let (mut names, mut autouse) =
+                pytest_fixtures::reached_fixtures(&text, &reached_lines, HashSet::new());
+            if names.is_empty() {
+                continue;
+            }
+            let dir = conftest.strip_suffix("conftest.py").unwrap_or("");
+            // Fixtures of the conftests below asking for these.
+            for below in conftests.iter().filter(|p| p.starts_with(dir) && **p != conftest) {
+                if let Some(t) = read(below) {
+                    let (more, auto) = pytest_fixtures::reached_fixtures(&t, &HashSet::new(), names.clone());
+                    autouse |= auto;
+                    names = more;
+                }
+            }
+            for f in &self.graph.files {
+                let p = f.path.as_str();
+                if !p.starts_with(dir) || !self.test_files.runnable(p) || users.contains(&p) {
+                    continue;
+                }
+                if autouse || read(p).is_some_and(|t| pytest_fixtures::uses_any(&t, &names)) {
+                    users.push(p);
+                }
+            }
+            through.extend(changed);
+        }
+        (users, through)
     }
 
     /// Where no test reaches a changed definition through the graph (it may be called
@@ -470,6 +533,7 @@ fn unreached<'c>(
     changed: &'c [ChangedSymbol],
     affected: &[Affected],
     mentions: &[(&str, HashSet<String>)],
+    through_fixtures: &HashSet<String>,
 ) -> Vec<&'c ChangedSymbol> {
     // Each path's first step goes from what depends on the change to the changed definition
     // (`to`), or to its file for a test that imports the changed module.
@@ -482,6 +546,7 @@ fn unreached<'c>(
         .iter()
         .filter(|c| c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test())
         .filter(|c| !reached.contains(c.qualified_name.as_str()) && !reached.contains(c.path.as_str()))
+        .filter(|c| !through_fixtures.contains(&c.qualified_name))
         .filter(|c| {
             let name = simple_name(&c.qualified_name);
             !mentions.iter().any(|(_, names)| names.contains(name))

@@ -8,12 +8,14 @@
 //! outside it is rejected when the registry is built, and a test builds the registry.
 
 mod capture;
+mod implicit_calls;
 mod language_registry;
 mod language_spec;
 mod path_kind;
 mod text_formats;
 
 pub use capture::Capture;
+pub use implicit_calls::{invoked_implicitly, is_property_decorator};
 pub use language_registry::{LangError, LanguageRegistry};
 pub use language_spec::{ImportStyle, ImportsName, LanguageQueries, LanguageSpec};
 pub use path_kind::{MODULE_ENTRY_FILES, PathKind, PathRole};

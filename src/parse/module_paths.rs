@@ -108,22 +108,26 @@ impl ModulePaths {
         }
     }
 
+    /// The package chain up to the outermost regular package (a folder with `__init__.py`);
+    /// folders without one below it are namespace packages (PEP 420: `flask/sansio/app.py`
+    /// is `flask.sansio.app` though `sansio/` has no `__init__.py`).
     fn python(&self, path: &RepoPath) -> String {
         let stem = stem(path.file_name());
-        let mut parts: Vec<&str> = Vec::new();
-        if stem != "__init__" {
-            parts.push(stem);
-        }
+        let mut ancestors: Vec<&str> = Vec::new();
         let mut dir = path.parent();
-        while self.python_packages.contains(dir) && !dir.is_empty() {
-            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", dir));
-            parts.push(name);
-            dir = parent;
+        while !dir.is_empty() {
+            ancestors.push(dir);
+            dir = dir.rsplit_once('/').map_or("", |(parent, _)| parent);
         }
-        if parts.is_empty() {
+        let outermost = ancestors.iter().rposition(|d| self.python_packages.contains(*d));
+        let mut parts: Vec<&str> = ancestors[..outermost.map_or(0, |i| i + 1)]
+            .iter()
+            .rev()
+            .map(|d| d.rsplit_once('/').map_or(*d, |(_, name)| name))
+            .collect();
+        if stem != "__init__" || parts.is_empty() {
             parts.push(stem);
         }
-        parts.reverse();
         parts.join(".")
     }
 
@@ -424,6 +428,20 @@ mod tests {
         assert_eq!(mp.module_of(&files[1], "python", None), "requests.api");
         assert_eq!(mp.module_of(&files[0], "python", None), "requests");
         assert_eq!(mp.module_of(&files[2], "python", None), "test_api");
+    }
+
+    #[test]
+    fn python_folder_without_init_inside_a_package_is_a_namespace_package() {
+        let files = [
+            rp("src/flask/__init__.py"),
+            rp("src/flask/sansio/app.py"),
+            rp("scripts/tool/run.py"),
+        ];
+        let mp = ModulePaths::new(files.iter().map(|p| (p, "python")), &[]);
+        assert_eq!(mp.module_of(&files[1], "python", None), "flask.sansio.app");
+        assert_eq!(mp.module_of(&files[0], "python", None), "flask");
+        // Outside any regular package: a top-level module.
+        assert_eq!(mp.module_of(&files[2], "python", None), "run");
     }
 
     #[test]

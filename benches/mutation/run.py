@@ -418,7 +418,22 @@ def functions(lang, lines):
             i = b
         return out
     if lang in ("go", "js", "rust"):
+        # Rust unit tests (`#[cfg(test)] mod tests { .. }`, `#[test] fn ..`) are tests, not code
+        # under test.
+        in_tests = set()
+        if lang == "rust":
+            for i, l in enumerate(lines):
+                if re.match(r"^\s*(pub\s+)?mod\s+tests?\s*\{", l) or (
+                        re.match(r"^\s*mod\s+\w+\s*\{", l) and i > 0 and "cfg(test)" in lines[i - 1]):
+                    depth = 0
+                    for k in range(i, len(lines)):
+                        depth += lines[k].count("{") - lines[k].count("}")
+                        in_tests.add(k)
+                        if depth <= 0 and k > i:
+                            break
         for i, l in enumerate(lines):
+            if i in in_tests or (lang == "rust" and i > 0 and "#[test]" in lines[i - 1]):
+                continue
             if lang == "go":
                 m = GO_FUNC.match(l)
                 if not m:

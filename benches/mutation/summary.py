@@ -46,6 +46,7 @@ def figures(recs):
         "fail_files_must": fail_files - sum(len(s["missed_must_run"]) for s in sel),
         "skip": statistics.mean([s["skip_rate"] for s in sel]) if sel else None,
         "skip_must": statistics.mean([s["skip_rate_must_run"] for s in sel]) if sel else None,
+        "skip_ideal": statistics.mean([1 - len(s["failing_files"]) / s["test_files"] for s in sel if s["test_files"]]) if sel else None,
         "top3": sum(1 for k in ranks if k is not None and k <= 3),
         "top1": sum(1 for k in ranks if k == 1),
         "median_rank": statistics.median([k for k in ranks if k is not None]) if any(k is not None for k in ranks) else None,
@@ -56,12 +57,13 @@ def figures(recs):
 
 def row(name, f, base_secs=None):
     c = f["caught"]
-    return "| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    return "| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         name, f["tried"], f["invalid"], f["timeout"], c,
         pct(f["safe_all"], c), pct(f["safe_must"], c),
         pct(f["fail_files_all"], f["fail_files"]),
         "%.1f %%" % (100 * f["skip"]) if f["skip"] is not None else "-",
         "%.1f %%" % (100 * f["skip_must"]) if f["skip_must"] is not None else "-",
+        "%.1f %%" % (100 * f["skip_ideal"]) if f["skip_ideal"] is not None else "-",
         pct(f["top3"], c), f["test_files"] if f["test_files"] is not None else "-",
         "%.1f s" % f["suite_median"] if f["suite_median"] is not None else "-")
 
@@ -74,13 +76,14 @@ def main():
                  "Safety = share of caught mutations whose every failing test file is selected "
                  "(all selected entries / only must-run ones: `must_run`, else `found_by == \"graph\"`). "
                  "File recall = failing test files selected (all entries) over all failing test files. "
-                 "Skip rate = mean share of the project's test files not selected (all entries / must-run). "
+                 "Skip rate = mean share of the project's test files not selected (all entries / must-run); "
+                 "the ideal is the share with no failing test (what a perfect selector would skip). "
                  "Top 3 = a failing test's file among the first 3 selected entries. "
                  "Invalid = the mutant did not build, the runner could not start, or the test binary died outside any test (not counted).\n")
     hdr = ("| project | tried | invalid | timeout | caught | safety (all) | safety (must-run) | file recall | "
-           "skip rate (all) | skip rate (must-run) | top 3 | test files | median suite |")
+           "skip rate (all) | skip rate (must-run) | skip rate (ideal) | top 3 | test files | median suite |")
     lines.append(hdr)
-    lines.append("|" + "---|" * 13)
+    lines.append("|" + "---|" * 14)
     for p in paths:
         name = os.path.basename(p)[:-6]
         recs = load(p)

@@ -79,6 +79,33 @@ fn tested_name(stem: &str) -> &str {
         .trim_end_matches(".spec")
 }
 
+/// Added to the score of a test that must run in a file named after a changed file
+/// (`test_limit.rs` for `src/buf/limit.rs`, `test_json_tag.py` for `json/tag.py`): it tests
+/// that file, so it comes before the tests that only reach it, though after those that call
+/// the change directly. A name alone does not raise a test the graph did not reach.
+const NAMED_TEST: f32 = 1.5;
+
+/// Raises the tests that must run named after a changed file (its stem, or its folder and
+/// stem) by [`NAMED_TEST`].
+fn named_after_changes(tests: &mut [TestToRun], changes: &[&str]) {
+    let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-', '.'], "");
+    let wanted: HashSet<String> = changes
+        .iter()
+        .flat_map(|p| {
+            let s = stem(p).unwrap_or_default();
+            let dir = p.rsplit('/').nth(1).unwrap_or("");
+            [norm(&s), norm(&format!("{dir}{s}"))]
+        })
+        .filter(|n| n.len() > 2)
+        .collect();
+    for t in tests.iter_mut() {
+        let Some(s) = stem(&t.path) else { continue };
+        if t.must_run && wanted.contains(&norm(tested_name(&s))) {
+            t.score += NAMED_TEST;
+        }
+    }
+}
+
 /// Added to the score of a test that reaches a changed definition in one step (a call, a
 /// type use, inheritance): above history's `1 + s`, so direct tests always come first.
 const DIRECT_TEST: f32 = 3.0;
@@ -164,6 +191,7 @@ impl<'a> TestSelection<'a> {
         self.widen_to_packages(&unreached_files, &mut tests);
         self.package_suites(&changes, &mut tests);
         self.keep_changed_languages(changed_files, &mut tests);
+        named_after_changes(&mut tests, &changes);
         let tests = by_evidence(tests, affected, &changes);
         let mut tests = whole_files_past(tests, MAX_ITEMS_PER_FILE);
         // The cap is on the likely tests: one that must run is never dropped.
@@ -516,8 +544,9 @@ fn must_run_file(tests: &mut Vec<TestToRun>, path: &str, found_by: &'static str,
     }
 }
 
-/// Shorter names are too common to count as a mention of a changed definition.
-const MIN_MENTIONED_NAME: usize = 4;
+/// Shorter names are too common to count as a mention of a changed definition (`get`, a
+/// method called on a fixture's value, counts: safety first).
+const MIN_MENTIONED_NAME: usize = 3;
 
 /// A qualified name's last part (`shop.cart.Cart.total` -> `total`, `a::b::f` -> `f`).
 fn simple_name(qualified: &str) -> &str {

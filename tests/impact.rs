@@ -595,3 +595,22 @@ fn a_go_handler_called_by_net_http_reaches_tests_that_serve_its_router() {
     assert!(must.contains(&"server_test.go".to_string()), "{v:#}");
     assert!(!must.contains(&"names_test.go".to_string()), "{v:#}");
 }
+
+#[test]
+fn a_rust_test_naming_the_change_inside_a_macro_must_run() {
+    // The integration test calls `parse_port` only through its own macro: the call is made
+    // by the expansion, the source holds the name as a token.
+    let spec = "//- Cargo.toml\n[package]\nname = \"ports\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+//- src/lib.rs\npub fn parse_port(s: &str) -> Option<u16> {\n    s.parse().ok()\n}\n\npub fn other() -> u8 {\n    1\n}\n\
+//- tests/ports.rs\nmacro_rules! check {\n    ($f:ident, $input:expr, $want:expr) => {\n        assert_eq!(ports::$f($input), $want);\n    };\n}\n\n#[test]\nfn parses() {\n    check!(parse_port, \"80\", Some(80));\n}\n\
+//- tests/other.rs\n#[test]\nfn other_is_one() {\n    assert_eq!(ports::other(), 1);\n}\n";
+    let r = materialize(spec);
+    git(r.path(), &["init", "-q"]);
+    support::commit_all(r.path(), "base");
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    edit(r.path(), "src/lib.rs", "s.parse().ok()", "s.trim().parse().ok()");
+    let v = impact(r.path(), &[]);
+    let must = must_run_paths(&v);
+    assert!(must.contains(&"tests/ports.rs".to_string()), "{v:#}");
+    assert!(!must.contains(&"tests/other.rs".to_string()), "{v:#}");
+}

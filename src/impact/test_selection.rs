@@ -308,13 +308,25 @@ impl<'a> TestSelection<'a> {
             let Some((refs, resolved)) = self.graph.file_body(i) else {
                 continue;
             };
-            let found: HashSet<String> = refs
+            let mut found: HashSet<String> = refs
                 .iter()
                 .zip(resolved.refs.iter())
                 .filter(|(_, x)| !x.external && !x.provenance.is_some_and(|p| p.is_resolved()))
                 .filter(|(r, _)| names.contains(r.name.as_str()))
                 .map(|(r, _)| r.name.to_string())
                 .collect();
+            // A Rust macro's arguments are tokens, not calls (`buf_tests!(get_u8, ..)` expands
+            // to `buf.get_u8()`): a test file naming a changed definition there mentions it.
+            if f.language == "rust" {
+                if let Some(text) = self.root.and_then(|r| std::fs::read_to_string(r.join(p)).ok()) {
+                    found.extend(
+                        names
+                            .iter()
+                            .filter(|n| n.len() > MIN_MENTIONED_NAME && names_word(&text, n))
+                            .map(|n| n.to_string()),
+                    );
+                }
+            }
             if !found.is_empty() {
                 out.push((p, found));
             }
@@ -548,6 +560,15 @@ fn must_run_file(tests: &mut Vec<TestToRun>, path: &str, found_by: &'static str,
 /// method called on a fixture's value, counts: safety first).
 const MIN_MENTIONED_NAME: usize = 3;
 
+/// Whether `text` holds `word` as a whole identifier.
+fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
+}
+
 /// A qualified name's last part (`shop.cart.Cart.total` -> `total`, `a::b::f` -> `f`).
 fn simple_name(qualified: &str) -> &str {
     qualified
@@ -699,4 +720,16 @@ fn shared_dirs(a: &str, b: &str) -> usize {
         .zip(db.split('/'))
         .take_while(|(x, y)| x == y && !x.is_empty())
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_identifiers_only() {
+        assert!(names_word("check!(get_u8, 1)", "get_u8"));
+        assert!(!names_word("check!(get_u8_overflow, 1)", "get_u8"));
+        assert!(!names_word("try_get_u8()", "get_u8"));
+    }
 }

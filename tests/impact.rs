@@ -614,3 +614,30 @@ fn a_rust_test_naming_the_change_inside_a_macro_must_run() {
     assert!(must.contains(&"tests/ports.rs".to_string()), "{v:#}");
     assert!(!must.contains(&"tests/other.rs".to_string()), "{v:#}");
 }
+
+#[test]
+fn a_test_running_a_fixture_program_in_a_child_process_must_run() {
+    // The test spawns `node tests/fixtures/greet` (no extension, not indexed): what the program
+    // calls is out of the graph's sight.
+    let spec = "//- package.json\n{\"name\": \"greeter\", \"version\": \"1.0.0\"}\n\
+//- lib/greet.js\nfunction greet(name) {\n  return 'hello ' + name;\n}\nmodule.exports = { greet };\n\
+//- tests/fixtures/greet\n#!/usr/bin/env node\nconst { greet } = require('../../lib/greet');\nconsole.log(greet(process.argv[2]));\n\
+//- tests/greet.test.js\nconst { execFileSync } = require('child_process');\nconst path = require('path');\nconst assert = require('assert');\nconst prog = path.join(__dirname, 'fixtures/greet');\ntest('greets', () => {\n  assert.strictEqual(execFileSync('node', [prog, 'x']).toString(), 'hello x\\n');\n});\n\
+//- tests/math.test.js\nconst assert = require('assert');\ntest('adds', () => {\n  assert.strictEqual(1 + 1, 2);\n});\n";
+    let r = materialize(spec);
+    git(r.path(), &["init", "-q"]);
+    support::commit_all(r.path(), "base");
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    edit(r.path(), "lib/greet.js", "'hello ' + name", "'hi ' + name");
+    let v = impact(r.path(), &[]);
+    let must = must_run_paths(&v);
+    assert!(must.contains(&"tests/greet.test.js".to_string()), "{v:#}");
+    assert!(!must.contains(&"tests/math.test.js".to_string()), "{v:#}");
+    let found_by = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "tests/greet.test.js")
+        .map(|t| t["found_by"].clone());
+    assert_eq!(found_by, Some(Value::from("process")), "{v:#}");
+}

@@ -27,7 +27,8 @@ pub struct TestToRun {
     /// `graph` (a test reaches the change), `history` (it changed together with a changed
     /// file in the past), `naming` (named after a changed file), `mention` (it names a changed
     /// definition the graph could not resolve there), `fixture` (it asks for a pytest
-    /// fixture the change reaches), `package` (a test of the
+    /// fixture the change reaches), `process` (it runs one of the project's programs in a
+    /// child process), `package` (a test of the
     /// package of a changed definition no test reaches through the graph) or `suite` (a test
     /// suite of the package the change is in, largest first).
     pub found_by: &'static str,
@@ -56,14 +57,14 @@ pub(super) struct Selection {
 
 impl TestToRun {
     /// A whole test file, found by `found_by`; it must run when a graph path, a mention, a
-    /// fixture or the widening to a package found it.
+    /// fixture, a child process or the widening to a package found it.
     fn file(path: &str, found_by: &'static str, score: f32) -> TestToRun {
         TestToRun {
             command: None,
             path: path.to_string(),
             name: None,
             found_by,
-            must_run: matches!(found_by, "graph" | "mention" | "fixture" | "package"),
+            must_run: matches!(found_by, "graph" | "mention" | "fixture" | "process" | "package"),
             score,
             driver: None,
         }
@@ -180,11 +181,16 @@ impl<'a> TestSelection<'a> {
         for (p, _) in &mentions {
             must_run_file(&mut tests, p, "mention", 0.07);
         }
-        let (fixture_users, through_fixtures) = self.fixture_users(affected);
+        let (fixture_users, mut reached_otherwise) = self.fixture_users(affected);
         for p in &fixture_users {
             must_run_file(&mut tests, p, "fixture", 0.08);
         }
-        let unreached = unreached(changed, affected, &mentions, &through_fixtures);
+        let (process_tests, through_programs) = self.process_tests(affected);
+        for p in &process_tests {
+            must_run_file(&mut tests, p, "process", 0.06);
+        }
+        reached_otherwise.extend(through_programs);
+        let unreached = unreached(changed, affected, &mentions, &reached_otherwise);
         let mut unreached_files: Vec<&str> = unreached.iter().map(|c| c.path.as_str()).collect();
         unreached_files.sort_unstable();
         unreached_files.dedup();
@@ -419,6 +425,47 @@ impl<'a> TestSelection<'a> {
         }
     }
 
+    /// The runnable tests that run one of the project's own programs in a child process
+    /// (`execFile('node', [fixtures/pm])`, `subprocess.run([.., "tests/fixtures/app.py"])`)
+    /// when the change reaches a program in their test folder's `fixtures/`: no graph edge
+    /// joins the test to what the program calls. With the changed definitions reaching them.
+    fn process_tests(&self, affected: &[Affected]) -> (Vec<&'a str>, HashSet<String>) {
+        let Some(root) = self.root else {
+            return (Vec::new(), HashSet::new());
+        };
+        let in_fixtures = |p: &str| p.starts_with("fixtures/") || p.contains("/fixtures/");
+        let programs: Vec<&Affected> = affected
+            .iter()
+            .filter(|a| !a.is_test && in_fixtures(&a.path))
+            .collect();
+        if programs.is_empty() {
+            return (Vec::new(), HashSet::new());
+        }
+        let tests: Vec<&'a str> = self
+            .graph
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| self.test_files.runnable(p))
+            .filter(|t| {
+                PathKind::test_folder(t)
+                    .is_some_and(|(pkg, _)| programs.iter().any(|a| a.path.starts_with(pkg)))
+            })
+            .filter(|t| {
+                std::fs::read_to_string(root.join(t))
+                    .is_ok_and(|text| SPAWNS.iter().any(|m| text.contains(m)) && text.contains("fixtures"))
+            })
+            .collect();
+        let through = match tests.is_empty() {
+            true => HashSet::new(),
+            false => programs
+                .iter()
+                .filter_map(|a| a.via.first().map(|s| s.to.clone()))
+                .collect(),
+        };
+        (tests, through)
+    }
+
     /// Test suites of the package the change is in (`<dir>/tests/**` or `<dir>/test/**`
     /// for a folder holding a changed file, or the root), the nearest package first, then
     /// largest: where tests of behaviour go when nothing names them. Rust integration suites
@@ -548,10 +595,16 @@ impl<'a> TestSelection<'a> {
     }
 }
 
-/// The test file `path` must run: an entry already listed is marked so, else one is added.
+/// The test file `path` must run: an entry already listed is marked so (and says why), else
+/// one is added.
 fn must_run_file(tests: &mut Vec<TestToRun>, path: &str, found_by: &'static str, score: f32) {
     match tests.iter_mut().find(|t| t.path == path) {
-        Some(t) => t.must_run = true,
+        // Found as likely before: it now says why it must run.
+        Some(t) if !t.must_run => {
+            t.must_run = true;
+            t.found_by = found_by;
+        }
+        Some(_) => {}
         None => tests.push(TestToRun::file(path, found_by, score)),
     }
 }
@@ -559,6 +612,18 @@ fn must_run_file(tests: &mut Vec<TestToRun>, path: &str, found_by: &'static str,
 /// Shorter names are too common to count as a mention of a changed definition (`get`, a
 /// method called on a fixture's value, counts: safety first).
 const MIN_MENTIONED_NAME: usize = 3;
+
+/// What starts a child process in a test's source, by language.
+const SPAWNS: [&str; 8] = [
+    "child_process",
+    "execFile(",
+    "execa(",
+    "subprocess.",
+    "exec.Command(",
+    "Command::new(",
+    "ProcessBuilder(",
+    "Runtime.getRuntime().exec(",
+];
 
 /// Whether `text` holds `word` as a whole identifier.
 fn names_word(text: &str, word: &str) -> bool {
@@ -583,7 +648,7 @@ fn unreached<'c>(
     changed: &'c [ChangedSymbol],
     affected: &[Affected],
     mentions: &[(&str, HashSet<String>)],
-    through_fixtures: &HashSet<String>,
+    reached_otherwise: &HashSet<String>,
 ) -> Vec<&'c ChangedSymbol> {
     // Each path's first step goes from what depends on the change to the changed definition
     // (`to`), or to its file for a test that imports the changed module.
@@ -596,7 +661,7 @@ fn unreached<'c>(
         .iter()
         .filter(|c| c.change != super::changed_symbol::ChangeKind::Added && !PathKind::of(&c.path).is_test())
         .filter(|c| !reached.contains(c.qualified_name.as_str()) && !reached.contains(c.path.as_str()))
-        .filter(|c| !through_fixtures.contains(&c.qualified_name))
+        .filter(|c| !reached_otherwise.contains(&c.qualified_name) && !reached_otherwise.contains(&c.path))
         .filter(|c| {
             let name = simple_name(&c.qualified_name);
             !mentions.iter().any(|(_, names)| names.contains(name))

@@ -707,3 +707,130 @@ fn the_cli_reports_memory_against_the_cap_and_refuses_a_cap_too_small() {
     assert!(!small.status.success());
     assert!(stderr(&small).contains("--max-memory"), "{}", stderr(&small));
 }
+
+/// A tree of `n` Python modules, each a few kilobytes.
+fn python_tree(n: usize) -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    let body: String = (0..60)
+        .map(|i| format!("def f{i}(x):\n    return g(x) + {i}\n\n"))
+        .collect();
+    for i in 0..n {
+        let dir = repo.path().join(format!("d{:02}", i % 40));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("m{i}.py")),
+            format!("{body}def mark_{i}():\n    pass\n"),
+        )
+        .unwrap();
+    }
+    repo
+}
+
+#[test]
+fn a_first_build_in_checkpoints_equals_one_build() {
+    let repo = python_tree(40);
+    let one = tempfile::tempdir().unwrap();
+    let one_cfg = IndexConfig {
+        index_dir: Some(one.path().join("idx")),
+        checkpoint_min_bytes: None,
+        vectors: false,
+        ..cfg()
+    };
+    let single = build(repo.path(), &one_cfg).manifest;
+    assert_eq!(single.generation, 1);
+    let staged_cfg = IndexConfig {
+        checkpoint_min_bytes: Some(0),
+        vectors: false,
+        ..cfg()
+    };
+    let staged = build(repo.path(), &staged_cfg).manifest;
+    // Four checkpoints (the last the whole tree, first stage), then the graph and history.
+    assert_eq!(staged.generation, 5);
+    assert_eq!((staged.stats.pending, staged.stats.deferred.len()), (0, 0));
+    assert_eq!(staged.stats.parsed, 0, "the last stage reads nothing again");
+    assert!(staged.parts.graph.is_some());
+    assert_eq!(
+        logical_dump(&index_dir(repo.path(), &staged_cfg)),
+        logical_dump(&one.path().join("idx"))
+    );
+    // A complete index is never replaced by checkpoints: the next build is one generation.
+    let again = build(repo.path(), &staged_cfg).manifest;
+    assert_eq!(again.generation, 6);
+}
+
+#[test]
+fn a_killed_first_build_resumes_from_its_last_checkpoint_and_answers_meanwhile() {
+    let repo = python_tree(1600);
+    let dir = index_dir(repo.path(), &cfg());
+    let store = IndexStore::new(&dir);
+    let mut child = std::process::Command::new(support::ken_bin())
+        .args([
+            "index",
+            "build",
+            "-q",
+            ".",
+            "--no-semantic",
+            "--checkpoint-min-bytes",
+            "0",
+        ])
+        .current_dir(repo.path())
+        .spawn()
+        .unwrap();
+    // Killed as soon as a checkpoint with files still to read is committed.
+    let started = std::time::Instant::now();
+    let committed = loop {
+        let m = store
+            .current()
+            .ok()
+            .flatten()
+            .and_then(|g| store.read_manifest(g).ok());
+        if let Some(m) = m.filter(|m| m.stats.pending > 0) {
+            let _ = child.kill();
+            break m;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the build ended before a checkpoint was seen"
+        );
+        assert!(started.elapsed() < Duration::from_secs(120));
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let _ = child.wait();
+    let read = committed.summary.files;
+    assert!(read > 0 && read < 1600, "{read}");
+    // Queries answer from the checkpoint and say what is not read yet.
+    let out = ken(&["symbol", "mark_0", "--json"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pending = v["coverage"]["not_read_yet"].as_u64().unwrap_or(0);
+    assert!(pending > 0, "{v}");
+    assert_eq!(
+        v["coverage"]["files_indexed"].as_u64().unwrap() + pending,
+        1600,
+        "{v}"
+    );
+    // The next build reads only what the checkpoint has not.
+    let out = ken(&["index", "build", ".", "--no-semantic", "--json"], repo.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = IndexStore::new(&dir)
+        .read_manifest(IndexStore::new(&dir).current().unwrap().unwrap())
+        .unwrap();
+    assert_eq!((m.summary.files, m.stats.pending), (1600, 0));
+    assert!(
+        m.stats.reused >= read,
+        "{read} files were committed, {} reused",
+        m.stats.reused
+    );
+    let resumed = logical_dump(&dir);
+    let clean = tempfile::tempdir().unwrap();
+    let clean_cfg = IndexConfig {
+        index_dir: Some(clean.path().join("idx")),
+        checkpoint_min_bytes: None,
+        vectors: false,
+        ..cfg()
+    };
+    build(repo.path(), &clean_cfg);
+    assert_eq!(resumed, logical_dump(&clean.path().join("idx")));
+    let verify = ken(&["index", "verify"], repo.path());
+    assert!(verify.status.success(), "{}", stderr(&verify));
+}

@@ -558,6 +558,12 @@ fn coverage(c: &Coverage, form: Footer) -> String {
     if !c.not_built_yet.is_empty() {
         line.push_str(&format!("; not built yet: {}", c.not_built_yet.join(", ")));
     }
+    if c.not_read_yet > 0 {
+        line.push_str(&format!(
+            "; {} files not read yet (the build goes on)",
+            c.not_read_yet
+        ));
+    }
     match (form, c.damaged.is_empty()) {
         (_, true) => {}
         (Footer::Whole, false) => line.push_str(&format!(", damaged: {}", c.damaged.join("; "))),
@@ -649,6 +655,7 @@ mod tests {
             read_as_text: BTreeMap::new(),
             not_read: BTreeMap::new(),
             not_built_yet: Vec::new(),
+            not_read_yet: 0,
         }
     }
 

@@ -167,6 +167,7 @@ impl Workspace {
             history: m.parts.history.is_some() || deferred("history"),
             first_stage: false,
             max_memory_mib: IndexConfig::max_memory_from_env(),
+            checkpoint_min_bytes: Some(crate::index::CHECKPOINT_MIN_BYTES),
         };
         let plan = super::BuildPlan::new(&self.root, config).trusting(*built);
         let t0 = Instant::now();

@@ -773,6 +773,14 @@ pub struct BuildArgs {
     #[arg(long, value_name = "MIB", env = "KEN_MAX_MEMORY_MIB",
           value_parser = clap::value_parser!(u64).range(64..=1 << 24))]
     pub max_memory: Option<u64>,
+    /// A first build commits checkpoints (a quarter of the tree at a time) when it has at
+    /// least this many bytes to read, so a killed build resumes from the last one (default
+    /// 32 MiB; 0: always).
+    #[arg(long, value_name = "BYTES", hide = true)]
+    pub checkpoint_min_bytes: Option<u64>,
+    /// Never commit checkpoints during a first build.
+    #[arg(long)]
+    pub no_checkpoints: bool,
     /// Print the build report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -22,7 +22,7 @@ use crate::api::Workspace;
 use crate::api::{
     BuildPlan, EmbedderChoice, IndexStatusRequest, ReadSpanRequest, SearchMode, SearchRequest, SymbolRequest,
 };
-use crate::index::{IndexConfig, IndexVerifier, WalkConfig};
+use crate::index::{CHECKPOINT_MIN_BYTES, IndexConfig, IndexVerifier, WalkConfig};
 use crate::providers::{self, EmbedApi, EmbedderSettings, HttpEmbedder};
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -85,6 +85,10 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         history: !a.no_history,
         first_stage: a.quick,
         max_memory_mib: a.max_memory,
+        checkpoint_min_bytes: match a.no_checkpoints {
+            true => None,
+            false => Some(a.checkpoint_min_bytes.unwrap_or(CHECKPOINT_MIN_BYTES)),
+        },
     };
     let progress = ProgressBars::new(quiet || !std::io::stderr().is_terminal());
     let embedder = match config.vectors && !config.first_stage {

@@ -189,6 +189,13 @@ pub fn status(out: &mut impl Write, v: &IndexStatusResponse, details: bool) -> i
         v.ken_version
     )?;
     writeln!(out, "{} files, {} lines, {} bytes", s.files, s.lines, s.bytes)?;
+    if v.last_build.pending > 0 {
+        writeln!(
+            out,
+            "a checkpoint of a first build: {} files not read yet; `ken index build` reads them, reusing the rest",
+            v.last_build.pending
+        )?;
+    }
     if !v.last_build.deferred.is_empty() {
         writeln!(
             out,
@@ -377,8 +384,15 @@ pub fn coverage_note(c: &Coverage, empty: bool, query: &str) {
     not_built_note(c);
 }
 
-/// A first-stage generation answers without the parts it left for the next build.
+/// A first-stage generation answers without the parts it left for the next build, a
+/// checkpoint without the files it has not read.
 pub fn not_built_note(c: &Coverage) {
+    if c.not_read_yet > 0 {
+        eprintln!(
+            "note: {} files not read yet (a first build's checkpoint); `ken index build` reads them",
+            c.not_read_yet
+        );
+    }
     if !c.not_built_yet.is_empty() {
         eprintln!(
             "note: answered without the {} part(s), not built yet; `ken index build` adds them",

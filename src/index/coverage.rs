@@ -37,6 +37,14 @@ pub struct Coverage {
     /// the next build adds these (`graph`, `semantic`, `history`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_built_yet: Vec<String>,
+    /// Files the build found but has not read yet: the generation is a checkpoint of a first
+    /// build still going (or stopped; the next build reads them). Answers say nothing of them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_read_yet: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Extensions named in `not_read` before the rest is summed.
@@ -82,6 +90,7 @@ impl Coverage {
             read_as_text,
             not_read: not_read(&s.unsupported_by_extension),
             not_built_yet: snapshot.manifest.stats.deferred.clone(),
+            not_read_yet: snapshot.manifest.stats.pending,
         }
     }
 }

@@ -60,7 +60,14 @@ pub struct IndexBuilder<'a> {
     embedder: Option<std::sync::Arc<dyn crate::vector::Embedder>>,
     /// A generation this process committed itself and reuses without verifying again.
     trusted: Option<u64>,
+    /// Read only the first this many candidates (by path); the rest are pending (a
+    /// checkpoint of a first build).
+    limit: Option<usize>,
 }
+
+/// Checkpoints a first build commits: one for each quarter of the tree's bytes, the last
+/// covering the whole tree (a first-stage generation), before the parts that need it all.
+const CHECKPOINTS: usize = 4;
 
 /// What happened to one candidate file.
 /// An outcome made ready for the segment: a parsed file's record encoded and its skeleton
@@ -93,7 +100,29 @@ impl<'a> IndexBuilder<'a> {
             observer,
             embedder: None,
             trusted: None,
+            limit: None,
         })
+    }
+
+    /// The same build with another configuration, trusting `trusted`, reading only the first
+    /// `limit` candidates.
+    fn stage<'c>(
+        &self,
+        config: &'c IndexConfig,
+        trusted: Option<u64>,
+        limit: Option<usize>,
+    ) -> IndexBuilder<'c>
+    where
+        'a: 'c,
+    {
+        IndexBuilder {
+            root: self.root.clone(),
+            config,
+            observer: self.observer,
+            embedder: self.embedder.clone(),
+            trusted,
+            limit,
+        }
     }
 
     /// Embeds with this model instead of the built-in one (a changed model re-embeds
@@ -130,11 +159,94 @@ impl<'a> IndexBuilder<'a> {
         if freed > 0 {
             tracing::info!("removed {freed} bytes left by an interrupted build");
         }
-        let built = self.build_locked(t0, registry, index_dir, &store, &lock);
+        let built = self
+            .checkpoints(registry, &index_dir, &store, &lock)
+            .and_then(|checkpoint| match checkpoint {
+                None => self.build_locked(t0, registry, index_dir, &store, &lock),
+                // The rest of the first build, from the last checkpoint (never `--full` again).
+                Some(generation) => {
+                    let config = IndexConfig {
+                        full: false,
+                        ..self.config.clone()
+                    };
+                    self.stage(&config, Some(generation), None)
+                        .build_locked(t0, registry, index_dir, &store, &lock)
+                }
+            });
         if built.is_err() {
             store.clear_interrupted();
         }
         built
+    }
+
+    /// A first build of a big tree commits checkpoints as it goes: a first-stage generation
+    /// (symbols and the lexical part) for each quarter of the tree's bytes, in path order,
+    /// each reusing the one before, the last covering the whole tree. A build killed on the
+    /// way resumes from the last one (its files are reused by their stamps); queries answer
+    /// from it meanwhile, their coverage counting the files not read yet (`pending`). Only
+    /// while no complete generation is committed: a rebuild never replaces one with part of
+    /// the tree. The last checkpoint's generation, if any was committed.
+    fn checkpoints(
+        &self,
+        registry: &'static LanguageRegistry,
+        index_dir: &Path,
+        store: &IndexStore,
+        lock: &super::index_store::BuildLock,
+    ) -> Result<Option<u64>, IndexError> {
+        let Some(min_bytes) = self.config.checkpoint_min_bytes else {
+            return Ok(None);
+        };
+        if self.config.first_stage || self.limit.is_some() {
+            return Ok(None);
+        }
+        let committed = store.current()?.and_then(|g| store.read_manifest(g).ok());
+        if committed
+            .as_ref()
+            .is_some_and(|m| m.stats.pending == 0 && m.stats.deferred.is_empty())
+        {
+            return Ok(None);
+        }
+        let sizes: Vec<u64> = self
+            .walk(registry, index_dir)
+            .candidates
+            .iter()
+            .map(|c| c.size)
+            .collect();
+        let total: u64 = sizes.iter().sum();
+        if total < min_bytes {
+            return Ok(None);
+        }
+        // Files a checkpoint already committed (`--full` reads them again).
+        let done = match self.config.full {
+            true => 0,
+            false => committed.as_ref().map_or(0, |m| m.summary.files as usize),
+        };
+        let mut last = None;
+        for (k, end) in checkpoint_ends(&sizes, CHECKPOINTS).into_iter().enumerate() {
+            if end <= done {
+                continue;
+            }
+            tracing::info!(
+                "checkpoint {}/{CHECKPOINTS}: the first {end} of {} files",
+                k + 1,
+                sizes.len()
+            );
+            let config = IndexConfig {
+                first_stage: true,
+                full: self.config.full && last.is_none(),
+                ..self.config.clone()
+            };
+            let limit = (end < sizes.len()).then_some(end);
+            let report = self.stage(&config, last, limit).build_locked(
+                Instant::now(),
+                registry,
+                index_dir.to_path_buf(),
+                store,
+                lock,
+            )?;
+            last = Some(report.manifest.generation);
+        }
+        Ok(last)
     }
 
     /// The build as a list of phases: the previous generation, the walk, the parse, the
@@ -161,9 +273,18 @@ impl<'a> IndexBuilder<'a> {
         // The history is read by git in a thread of its own while the tree is parsed.
         let history = (self.config.history && !first)
             .then(|| HistoryPartWriter::start(self.root.clone(), store, previous.as_ref()));
-        let mut clock = BuildClock::new(t0);
-        let walked = self.walk(registry, &index_dir);
-        let t_walk = t0.elapsed();
+        let start = Instant::now();
+        let mut clock = BuildClock::new(start);
+        let mut walked = self.walk(registry, &index_dir);
+        let pending = match self.limit {
+            Some(n) if n < walked.candidates.len() => {
+                let rest = walked.candidates.len() - n;
+                walked.candidates.truncate(n);
+                rest
+            }
+            _ => 0,
+        };
+        let t_walk = start.elapsed();
         clock.peak("walk");
         let lexical = match self.config.lexical {
             true => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
@@ -171,7 +292,7 @@ impl<'a> IndexBuilder<'a> {
         };
         let (outcomes, threads) =
             self.parse_all(&walked.candidates, previous.as_ref(), registry, lexical.as_ref())?;
-        let t_parse = t0.elapsed();
+        let t_parse = start.elapsed();
         clock.peak("parse");
 
         let _span = tracing::info_span!("index.write").entered();
@@ -191,8 +312,9 @@ impl<'a> IndexBuilder<'a> {
         manifest.stats.threads = threads;
         manifest.stats.walk_ms = t_walk.as_millis() as u64;
         manifest.stats.parse_ms = (t_parse - t_walk).as_millis() as u64;
-        manifest.stats.write_ms = (t0.elapsed() - t_parse).as_millis() as u64;
+        manifest.stats.write_ms = (start.elapsed() - t_parse).as_millis() as u64;
         manifest.stats.total_ms = t0.elapsed().as_millis() as u64;
+        manifest.stats.pending = pending as u64;
         clock.into_stats(&mut manifest.stats);
         store.commit(&manifest, &table)?;
         let keep: Vec<u64> = std::iter::once(generation)
@@ -390,6 +512,7 @@ impl<'a> IndexBuilder<'a> {
                 peak_mib: None,
                 max_memory_mib: self.config.max_memory_mib,
                 deferred,
+                pending: 0,
             },
             files_blake3: None,
             digest: None,
@@ -836,6 +959,25 @@ struct PartsWriting<'a> {
 }
 
 /// The build's phase times and the process's peak memory at the end of each phase.
+/// The candidate counts at which each of `parts` checkpoints ends: the first files (in
+/// path order) holding `k/parts` of the bytes, the last one all of them.
+fn checkpoint_ends(sizes: &[u64], parts: usize) -> Vec<usize> {
+    let total: u64 = sizes.iter().sum();
+    let mut ends = Vec::with_capacity(parts);
+    let mut sum = 0u64;
+    let mut k = 1;
+    for (i, size) in sizes.iter().enumerate() {
+        sum += size;
+        while k < parts && sum * parts as u64 >= total * k as u64 {
+            ends.push(i + 1);
+            k += 1;
+        }
+    }
+    ends.push(sizes.len());
+    ends.dedup();
+    ends
+}
+
 struct BuildClock {
     lap: Instant,
     phases: BTreeMap<String, u64>,

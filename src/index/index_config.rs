@@ -111,7 +111,15 @@ pub struct IndexConfig {
     /// buffers to it (the lexical writer's heap, records decoded and chunked a batch at a
     /// time) and says in its report when a phase went over it anyway.
     pub max_memory_mib: Option<u64>,
+    /// A first build of a tree with at least this many bytes to read commits checkpoints as
+    /// it goes (a first-stage generation for each quarter of the tree's bytes), so a build
+    /// that is killed resumes from the last one and queries answer from what is committed
+    /// meanwhile. `None`: never.
+    pub checkpoint_min_bytes: Option<u64>,
 }
+
+/// The smallest tree a first build commits checkpoints for: a smaller one builds in seconds.
+pub const CHECKPOINT_MIN_BYTES: u64 = 32 << 20;
 
 impl Default for IndexConfig {
     fn default() -> Self {
@@ -126,6 +134,7 @@ impl Default for IndexConfig {
             history: true,
             first_stage: false,
             max_memory_mib: None,
+            checkpoint_min_bytes: Some(CHECKPOINT_MIN_BYTES),
         }
     }
 }

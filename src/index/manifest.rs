@@ -125,6 +125,10 @@ pub struct BuildStats {
     /// Parts a first-stage build left for the next build (`graph`, `semantic`, `history`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,
+    /// Files the walk found that this generation has not read yet: a checkpoint of a first
+    /// build (the next build reads them, reusing what is here).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -150,4 +154,8 @@ pub struct Summary {
     /// Files not read because no language reads them, by extension (`""`: none).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unsupported_by_extension: BTreeMap<String, u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

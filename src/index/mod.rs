@@ -58,7 +58,7 @@ pub use history_part::{
     FileHistory, HistoryError, HistoryPart, HistoryRead, MAX_COMMITS, MAX_FILES_PER_COMMIT,
 };
 pub use index_builder::{BuildReport, IndexBuilder};
-pub use index_config::{IndexConfig, WalkConfig};
+pub use index_config::{CHECKPOINT_MIN_BYTES, IndexConfig, WalkConfig};
 pub use index_error::IndexError;
 pub use index_snapshot::IndexSnapshot;
 pub use index_store::{EncodedRecord, FORMAT_VERSION, IndexStore};

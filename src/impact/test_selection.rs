@@ -86,9 +86,10 @@ fn tested_name(stem: &str) -> &str {
 /// the change directly. A name alone does not raise a test the graph did not reach.
 const NAMED_TEST: f32 = 1.5;
 
-/// Raises the tests that must run named after a changed file (its stem, or its folder and
-/// stem) by [`NAMED_TEST`].
-fn named_after_changes(tests: &mut [TestToRun], changes: &[&str]) {
+/// Raises by [`NAMED_TEST`] the tests that must run named after a changed file (its stem, or
+/// its folder and stem), and every test named after a changed definition in a folder named
+/// after its file (`__tests__/response/body.test.js` for `body` in `lib/response.js`).
+fn named_after_changes(tests: &mut [TestToRun], changes: &[&str], changed: &[ChangedSymbol]) {
     let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-', '.'], "");
     let wanted: HashSet<String> = changes
         .iter()
@@ -99,9 +100,17 @@ fn named_after_changes(tests: &mut [TestToRun], changes: &[&str]) {
         })
         .filter(|n| n.len() > 2)
         .collect();
+    let definitions: HashSet<(String, String)> = changed
+        .iter()
+        .filter(|c| !PathKind::of(&c.path).is_test())
+        .filter_map(|c| Some((norm(&stem(&c.path)?), norm(simple_name(&c.qualified_name)))))
+        .filter(|(f, n)| f.len() > 2 && n.len() > 2)
+        .collect();
     for t in tests.iter_mut() {
         let Some(s) = stem(&t.path) else { continue };
-        if t.must_run && wanted.contains(&norm(tested_name(&s))) {
+        let tested = norm(tested_name(&s));
+        let folder = norm(t.path.rsplit('/').nth(1).unwrap_or(""));
+        if (t.must_run && wanted.contains(&tested)) || definitions.contains(&(folder, tested)) {
             t.score += NAMED_TEST;
         }
     }
@@ -197,7 +206,7 @@ impl<'a> TestSelection<'a> {
         self.widen_to_packages(&unreached_files, &mut tests);
         self.package_suites(&changes, &mut tests);
         self.keep_changed_languages(changed_files, &mut tests);
-        named_after_changes(&mut tests, &changes);
+        named_after_changes(&mut tests, &changes, changed);
         let tests = by_evidence(tests, affected, &changes);
         let mut tests = whole_files_past(tests, MAX_ITEMS_PER_FILE);
         // The cap is on the likely tests: one that must run is never dropped.

@@ -744,8 +744,8 @@ fn a_first_build_in_checkpoints_equals_one_build() {
         ..cfg()
     };
     let staged = build(repo.path(), &staged_cfg).manifest;
-    // Four checkpoints (the last the whole tree, first stage), then the graph and history.
-    assert_eq!(staged.generation, 5);
+    // Eight checkpoints (the last the whole tree, first stage), then the graph and history.
+    assert_eq!(staged.generation, 9);
     assert_eq!((staged.stats.pending, staged.stats.deferred.len()), (0, 0));
     assert_eq!(staged.stats.parsed, 0, "the last stage reads nothing again");
     assert!(staged.parts.graph.is_some());
@@ -755,7 +755,7 @@ fn a_first_build_in_checkpoints_equals_one_build() {
     );
     // A complete index is never replaced by checkpoints: the next build is one generation.
     let again = build(repo.path(), &staged_cfg).manifest;
-    assert_eq!(again.generation, 6);
+    assert_eq!(again.generation, 10);
 }
 
 #[test]

@@ -773,7 +773,7 @@ pub struct BuildArgs {
     #[arg(long, value_name = "MIB", env = "KEN_MAX_MEMORY_MIB",
           value_parser = clap::value_parser!(u64).range(64..=1 << 24))]
     pub max_memory: Option<u64>,
-    /// A first build commits checkpoints (a quarter of the tree at a time) when it has at
+    /// A first build commits checkpoints (an eighth of the tree at a time) when it has at
     /// least this many bytes to read, so a killed build resumes from the last one (default
     /// 32 MiB; 0: always).
     #[arg(long, value_name = "BYTES", hide = true)]

@@ -65,9 +65,9 @@ pub struct IndexBuilder<'a> {
     limit: Option<usize>,
 }
 
-/// Checkpoints a first build commits: one for each quarter of the tree's bytes, the last
+/// Checkpoints a first build commits: one for each eighth of the tree's bytes, the last
 /// covering the whole tree (a first-stage generation), before the parts that need it all.
-const CHECKPOINTS: usize = 4;
+const CHECKPOINTS: usize = 8;
 
 /// What happened to one candidate file.
 /// An outcome made ready for the segment: a parsed file's record encoded and its skeleton
@@ -180,7 +180,7 @@ impl<'a> IndexBuilder<'a> {
     }
 
     /// A first build of a big tree commits checkpoints as it goes: a first-stage generation
-    /// (symbols and the lexical part) for each quarter of the tree's bytes, in path order,
+    /// (symbols and the lexical part) for each eighth of the tree's bytes, in path order,
     /// each reusing the one before, the last covering the whole tree. A build killed on the
     /// way resumes from the last one (its files are reused by their stamps); queries answer
     /// from it meanwhile, their coverage counting the files not read yet (`pending`). Only
@@ -286,9 +286,10 @@ impl<'a> IndexBuilder<'a> {
         };
         let t_walk = start.elapsed();
         clock.peak("walk");
-        let lexical = match self.config.lexical {
-            true => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
-            false => None,
+        let lexical = match (self.config.lexical, pending > 0) {
+            (true, false) => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
+            (true, true) => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?.without_merges()),
+            (false, _) => None,
         };
         let (outcomes, threads) =
             self.parse_all(&walked.candidates, previous.as_ref(), registry, lexical.as_ref())?;

@@ -112,7 +112,7 @@ pub struct IndexConfig {
     /// time) and says in its report when a phase went over it anyway.
     pub max_memory_mib: Option<u64>,
     /// A first build of a tree with at least this many bytes to read commits checkpoints as
-    /// it goes (a first-stage generation for each quarter of the tree's bytes), so a build
+    /// it goes (a first-stage generation for each eighth of the tree's bytes), so a build
     /// that is killed resumes from the last one and queries answer from what is committed
     /// meanwhile. `None`: never.
     pub checkpoint_min_bytes: Option<u64>,

@@ -88,6 +88,15 @@ impl LexicalWriter {
         })
     }
 
+    /// Commits without merging segments: a checkpoint of part of a tree, whose segments the
+    /// commit of the whole tree merges (a merge at every checkpoint would rewrite the same
+    /// postings again and again).
+    pub fn without_merges(self) -> LexicalWriter {
+        self.writer
+            .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        self
+    }
+
     /// Deletes every document of `path` (call before re-adding a changed file).
     pub fn remove_file(&self, path: &str) {
         self.writer

@@ -219,7 +219,9 @@ impl<'a> IndexBuilder<'a> {
         // Files a checkpoint already committed (`--full` reads them again).
         let done = match self.config.full {
             true => 0,
-            false => committed.as_ref().map_or(0, |m| m.summary.files as usize),
+            false => committed.as_ref().map_or(0, |m| {
+                (m.summary.files + m.summary.skipped_by_reason.values().sum::<u64>()) as usize
+            }),
         };
         let mut last = None;
         for (k, end) in checkpoint_ends(&sizes, CHECKPOINTS).into_iter().enumerate() {
@@ -288,7 +290,10 @@ impl<'a> IndexBuilder<'a> {
         clock.peak("walk");
         let lexical = match (self.config.lexical, pending > 0) {
             (true, false) => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
-            (true, true) => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?.without_merges()),
+            (true, true) => Some(
+                self.open_lexical(store, previous.as_ref(), &gen_dir)?
+                    .without_merges(),
+            ),
             (false, _) => None,
         };
         let (outcomes, threads) =

@@ -332,15 +332,15 @@ impl<'a> TestSelection<'a> {
                 .collect();
             // A Rust macro's arguments are tokens, not calls (`buf_tests!(get_u8, ..)` expands
             // to `buf.get_u8()`): a test file naming a changed definition there mentions it.
-            if f.language == "rust" {
-                if let Some(text) = self.root.and_then(|r| std::fs::read_to_string(r.join(p)).ok()) {
-                    found.extend(
-                        names
-                            .iter()
-                            .filter(|n| n.len() > MIN_MENTIONED_NAME && names_word(&text, n))
-                            .map(|n| n.to_string()),
-                    );
-                }
+            if f.language == "rust"
+                && let Some(text) = self.root.and_then(|r| std::fs::read_to_string(r.join(p)).ok())
+            {
+                found.extend(
+                    names
+                        .iter()
+                        .filter(|n| n.len() > MIN_MENTIONED_NAME && names_word(&text, n))
+                        .map(|n| n.to_string()),
+                );
             }
             if !found.is_empty() {
                 out.push((p, found));

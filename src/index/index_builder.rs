@@ -199,7 +199,12 @@ impl<'a> IndexBuilder<'a> {
         if self.config.first_stage || self.limit.is_some() {
             return Ok(None);
         }
-        let committed = store.current()?.and_then(|g| store.read_manifest(g).ok());
+        // A damaged `CURRENT` or manifest is the build's to report and repair, not this.
+        let committed = store
+            .current()
+            .ok()
+            .flatten()
+            .and_then(|g| store.read_manifest(g).ok());
         if committed
             .as_ref()
             .is_some_and(|m| m.stats.pending == 0 && m.stats.deferred.is_empty())

@@ -499,10 +499,7 @@ fn a_test_calling_the_change_on_a_fixture_must_run() {
 //- tests/conftest.py\nimport pytest\nfrom shop.cart import Cart\n\n\n@pytest.fixture\ndef cart():\n    return Cart()\n\
 //- tests/test_checkout.py\ndef test_pays_the_total(cart):\n    assert cart.total([1, 2]) == 3\n\
 //- tests/test_other.py\ndef test_unrelated():\n    assert len([1]) == 1\n";
-    let r = materialize(spec);
-    git(r.path(), &["init", "-q"]);
-    support::commit_all(r.path(), "base");
-    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let r = indexed(spec);
     edit(
         r.path(),
         "shop/cart.py",
@@ -527,6 +524,15 @@ fn a_test_calling_the_change_on_a_fixture_must_run() {
     );
 }
 
+/// `spec` materialized, committed in a fresh git repository and indexed.
+fn indexed(spec: &str) -> tempfile::TempDir {
+    let r = materialize(spec);
+    git(r.path(), &["init", "-q"]);
+    support::commit_all(r.path(), "base");
+    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    r
+}
+
 fn must_run_paths(v: &Value) -> Vec<String> {
     v["tests"]
         .as_array()
@@ -549,10 +555,7 @@ fn methods_called_without_their_name_reach_the_users_of_their_type() {
 //- tests/conftest.py\nimport pytest\nfrom app.engine.store import Store\n\n\n@pytest.fixture\ndef store():\n    return Store([1, 2])\n\
 //- tests/test_store.py\ndef test_report(store):\n    assert store.report() == 'size 2'\n\
 //- tests/test_other.py\ndef test_unrelated():\n    assert len([1]) == 1\n";
-    let r = materialize(spec);
-    git(r.path(), &["init", "-q"]);
-    support::commit_all(r.path(), "base");
-    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let r = indexed(spec);
     for (path, from, to) in [
         ("app/limits.py", "items[:10]", "items[:9]"),
         (
@@ -584,10 +587,7 @@ fn a_go_handler_called_by_net_http_reaches_tests_that_serve_its_router() {
 //- router.go\npackage mux\n\nimport \"net/http\"\n\ntype Router struct{ routes []string }\n\nfunc NewRouter() *Router {\n\treturn &Router{}\n}\n\nfunc (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {\n\tif r.match(req.URL.Path) {\n\t\tw.WriteHeader(200)\n\t}\n}\n\nfunc (r *Router) match(path string) bool {\n\treturn len(path) > 0\n}\n\
 //- server_test.go\npackage mux\n\nimport (\n\t\"net/http/httptest\"\n\t\"testing\"\n)\n\nfunc TestServe(t *testing.T) {\n\tsrv := httptest.NewServer(NewRouter())\n\tdefer srv.Close()\n}\n\
 //- names_test.go\npackage mux\n\nimport \"testing\"\n\nfunc TestNames(t *testing.T) {\n\tif len(\"a\") != 1 {\n\t\tt.Fatal(\"len\")\n\t}\n}\n";
-    let r = materialize(spec);
-    git(r.path(), &["init", "-q"]);
-    support::commit_all(r.path(), "base");
-    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let r = indexed(spec);
     edit(r.path(), "router.go", "len(path) > 0", "len(path) >= 0");
     let v = impact(r.path(), &[]);
     // Reached through the router, not by widening to the whole package.
@@ -604,10 +604,7 @@ fn a_rust_test_naming_the_change_inside_a_macro_must_run() {
 //- src/lib.rs\npub fn parse_port(s: &str) -> Option<u16> {\n    s.parse().ok()\n}\n\npub fn other() -> u8 {\n    1\n}\n\
 //- tests/ports.rs\nmacro_rules! check {\n    ($f:ident, $input:expr, $want:expr) => {\n        assert_eq!(ports::$f($input), $want);\n    };\n}\n\n#[test]\nfn parses() {\n    check!(parse_port, \"80\", Some(80));\n}\n\
 //- tests/other.rs\n#[test]\nfn other_is_one() {\n    assert_eq!(ports::other(), 1);\n}\n";
-    let r = materialize(spec);
-    git(r.path(), &["init", "-q"]);
-    support::commit_all(r.path(), "base");
-    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let r = indexed(spec);
     edit(r.path(), "src/lib.rs", "s.parse().ok()", "s.trim().parse().ok()");
     let v = impact(r.path(), &[]);
     let must = must_run_paths(&v);
@@ -624,10 +621,7 @@ fn a_test_running_a_fixture_program_in_a_child_process_must_run() {
 //- tests/fixtures/greet\n#!/usr/bin/env node\nconst { greet } = require('../../lib/greet');\nconsole.log(greet(process.argv[2]));\n\
 //- tests/greet.test.js\nconst { execFileSync } = require('child_process');\nconst path = require('path');\nconst assert = require('assert');\nconst prog = path.join(__dirname, 'fixtures/greet');\ntest('greets', () => {\n  assert.strictEqual(execFileSync('node', [prog, 'x']).toString(), 'hello x\\n');\n});\n\
 //- tests/math.test.js\nconst assert = require('assert');\ntest('adds', () => {\n  assert.strictEqual(1 + 1, 2);\n});\n";
-    let r = materialize(spec);
-    git(r.path(), &["init", "-q"]);
-    support::commit_all(r.path(), "base");
-    assert!(ken(&["index", "build", "."], r.path()).status.success());
+    let r = indexed(spec);
     edit(r.path(), "lib/greet.js", "'hello ' + name", "'hi ' + name");
     let v = impact(r.path(), &[]);
     let must = must_run_paths(&v);

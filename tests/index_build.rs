@@ -747,7 +747,14 @@ fn a_first_build_in_checkpoints_equals_one_build() {
     // Eight checkpoints (the last the whole tree, first stage), then the graph and history.
     assert_eq!(staged.generation, 9);
     assert_eq!((staged.stats.pending, staged.stats.deferred.len()), (0, 0));
-    assert_eq!(staged.stats.parsed, 0, "the last stage reads nothing again");
+    // The report tells the whole build; the last generation itself read nothing again.
+    assert_eq!(
+        (staged.stats.parsed, staged.stats.reused, staged.stats.full),
+        (40, 0, true)
+    );
+    let dir = index_dir(repo.path(), &staged_cfg);
+    let on_disk = IndexStore::new(&dir).read_manifest(staged.generation).unwrap();
+    assert_eq!((on_disk.stats.parsed, on_disk.stats.reused), (0, 40));
     assert!(staged.parts.graph.is_some());
     assert_eq!(
         logical_dump(&index_dir(repo.path(), &staged_cfg)),

@@ -63,6 +63,17 @@ pub struct IndexBuilder<'a> {
     /// Read only the first this many candidates (by path); the rest are pending (a
     /// checkpoint of a first build).
     limit: Option<usize>,
+    /// Merge the lexical part into one segment: the whole tree's checkpoint, after
+    /// checkpoints that merged nothing.
+    merge_lexical: bool,
+}
+
+/// What a first build's checkpoints did: the last one's generation, the files they parsed,
+/// and whether the first started from nothing.
+struct Checkpoints {
+    generation: u64,
+    parsed: u64,
+    full: bool,
 }
 
 /// Checkpoints a first build commits: one for each eighth of the tree's bytes, the last
@@ -101,6 +112,7 @@ impl<'a> IndexBuilder<'a> {
             embedder: None,
             trusted: None,
             limit: None,
+            merge_lexical: false,
         })
     }
 
@@ -122,6 +134,7 @@ impl<'a> IndexBuilder<'a> {
             embedder: self.embedder.clone(),
             trusted,
             limit,
+            merge_lexical: false,
         }
     }
 
@@ -161,16 +174,24 @@ impl<'a> IndexBuilder<'a> {
         }
         let built = self
             .checkpoints(registry, &index_dir, &store, &lock)
-            .and_then(|checkpoint| match checkpoint {
+            .and_then(|checkpoints| match checkpoints {
                 None => self.build_locked(t0, registry, index_dir, &store, &lock),
                 // The rest of the first build, from the last checkpoint (never `--full` again).
-                Some(generation) => {
+                Some(done) => {
                     let config = IndexConfig {
                         full: false,
                         ..self.config.clone()
                     };
-                    self.stage(&config, Some(generation), None)
-                        .build_locked(t0, registry, index_dir, &store, &lock)
+                    let mut report = self
+                        .stage(&config, Some(done.generation), None)
+                        .build_locked(t0, registry, index_dir, &store, &lock)?;
+                    // The report tells the whole build: what its checkpoints read counts as
+                    // parsed, not as reused (the manifest keeps this generation's own counts).
+                    let stats = &mut report.manifest.stats;
+                    stats.parsed += done.parsed;
+                    stats.reused = stats.reused.saturating_sub(done.parsed);
+                    stats.full |= done.full;
+                    Ok(report)
                 }
             });
         if built.is_err() {
@@ -185,14 +206,14 @@ impl<'a> IndexBuilder<'a> {
     /// way resumes from the last one (its files are reused by their stamps); queries answer
     /// from it meanwhile, their coverage counting the files not read yet (`pending`). Only
     /// while no complete generation is committed: a rebuild never replaces one with part of
-    /// the tree. The last checkpoint's generation, if any was committed.
+    /// the tree. What the checkpoints did, if any was committed.
     fn checkpoints(
         &self,
         registry: &'static LanguageRegistry,
         index_dir: &Path,
         store: &IndexStore,
         lock: &super::index_store::BuildLock,
-    ) -> Result<Option<u64>, IndexError> {
+    ) -> Result<Option<Checkpoints>, IndexError> {
         let Some(min_bytes) = self.config.checkpoint_min_bytes else {
             return Ok(None);
         };
@@ -228,7 +249,7 @@ impl<'a> IndexBuilder<'a> {
                 (m.summary.files + m.summary.skipped_by_reason.values().sum::<u64>()) as usize
             }),
         };
-        let mut last = None;
+        let mut last: Option<Checkpoints> = None;
         for (k, end) in checkpoint_ends(&sizes, CHECKPOINTS).into_iter().enumerate() {
             if end <= done {
                 continue;
@@ -244,14 +265,16 @@ impl<'a> IndexBuilder<'a> {
                 ..self.config.clone()
             };
             let limit = (end < sizes.len()).then_some(end);
-            let report = self.stage(&config, last, limit).build_locked(
-                Instant::now(),
-                registry,
-                index_dir.to_path_buf(),
-                store,
-                lock,
-            )?;
-            last = Some(report.manifest.generation);
+            let mut stage = self.stage(&config, last.as_ref().map(|c| c.generation), limit);
+            stage.merge_lexical = limit.is_none();
+            let report =
+                stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
+            let stats = &report.manifest.stats;
+            last = Some(Checkpoints {
+                generation: report.manifest.generation,
+                parsed: last.as_ref().map_or(0, |c| c.parsed) + stats.parsed,
+                full: last.as_ref().map_or(stats.full, |c| c.full),
+            });
         }
         Ok(last)
     }
@@ -419,7 +442,10 @@ impl<'a> IndexBuilder<'a> {
         for f in &assembled.removed_paths {
             writer.remove_file(f);
         }
-        let docs = writer.commit()?;
+        let docs = match self.merge_lexical {
+            true => writer.commit_merged()?,
+            false => writer.commit()?,
+        };
         // File sizes, which a reader checks on open (a stat each); the content is checked
         // by `ken index verify` and by the next build.
         let files = super::index_snapshot::lexical_file_sizes(&gen_dir.join(LEXICAL_DIR))?;

@@ -210,6 +210,28 @@ impl LexicalWriter {
             .map_err(LexicalError::tantivy(&self.dir))
     }
 
+    /// Commits, then merges every segment into one and waits: the whole tree's commit after
+    /// checkpoints that merged nothing (left to the next commit, their merge would land on
+    /// the first one-file update). Returns the number of live documents.
+    pub fn commit_merged(mut self) -> Result<u64, LexicalError> {
+        // No merge of the policy's own may hold a segment this one takes.
+        self.writer
+            .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;
+        let ids = self
+            .writer
+            .index()
+            .searchable_segment_ids()
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        if ids.len() > 1 {
+            self.writer
+                .merge(&ids)
+                .wait()
+                .map_err(LexicalError::tantivy(&self.dir))?;
+        }
+        self.commit()
+    }
+
     /// Commits and waits for merges; returns the number of live documents.
     pub fn commit(mut self) -> Result<u64, LexicalError> {
         self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;

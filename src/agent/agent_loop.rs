@@ -502,9 +502,11 @@ impl<'a> Agent<'a> {
             return Ok(None);
         }
         let mut finish = None;
-        for call in &reply.tool_calls {
-            // Ctrl-C between two calls: the rest are not run (the loop ends the run next).
-            if self.cancelled() {
+        for (i, call) in reply.tool_calls.iter().enumerate() {
+            // Ctrl-C between two calls: the rest are not run (the loop ends the run next). The
+            // first call of a reply is the step in flight: it runs, whenever the Ctrl-C came
+            // after the reply (a test raced here under load).
+            if i > 0 && self.cancelled() {
                 return Ok(None);
             }
             if let Some(summary) = self.run_call(sink, call, step)? {

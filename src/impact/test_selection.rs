@@ -90,30 +90,45 @@ const NAMED_TEST: f32 = 1.5;
 /// its folder and stem), and every test named after a changed definition in a folder named
 /// after its file (`__tests__/response/body.test.js` for `body` in `lib/response.js`).
 fn named_after_changes(tests: &mut [TestToRun], changes: &[&str], changed: &[ChangedSymbol]) {
-    let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-', '.'], "");
     let wanted: HashSet<String> = changes
         .iter()
         .flat_map(|p| {
             let s = stem(p).unwrap_or_default();
             let dir = p.rsplit('/').nth(1).unwrap_or("");
-            [norm(&s), norm(&format!("{dir}{s}"))]
+            [norm_name(&s), norm_name(&format!("{dir}{s}"))]
         })
         .filter(|n| n.len() > 2)
         .collect();
-    let definitions: HashSet<(String, String)> = changed
-        .iter()
-        .filter(|c| !PathKind::of(&c.path).is_test())
-        .filter_map(|c| Some((norm(&stem(&c.path)?), norm(simple_name(&c.qualified_name)))))
-        .filter(|(f, n)| f.len() > 2 && n.len() > 2)
-        .collect();
+    let definitions = file_and_definition_names(changed);
     for t in tests.iter_mut() {
         let Some(s) = stem(&t.path) else { continue };
-        let tested = norm(tested_name(&s));
-        let folder = norm(t.path.rsplit('/').nth(1).unwrap_or(""));
+        let tested = norm_name(tested_name(&s));
+        let folder = norm_name(t.path.rsplit('/').nth(1).unwrap_or(""));
         if (t.must_run && wanted.contains(&tested)) || definitions.contains(&(folder, tested)) {
             t.score += NAMED_TEST;
         }
     }
+}
+
+/// A name as test files spell it, case, `_`, `-` and `.` aside (`json_tag`, `JsonTag`).
+fn norm_name(x: &str) -> String {
+    x.to_ascii_lowercase().replace(['_', '-', '.'], "")
+}
+
+/// Each changed definition (outside tests) as (its file's stem, its name), normalized: what
+/// a test named after it in a folder named after its file is called.
+fn file_and_definition_names(changed: &[ChangedSymbol]) -> HashSet<(String, String)> {
+    changed
+        .iter()
+        .filter(|c| !PathKind::of(&c.path).is_test())
+        .filter_map(|c| {
+            Some((
+                norm_name(&stem(&c.path)?),
+                norm_name(simple_name(&c.qualified_name)),
+            ))
+        })
+        .filter(|(f, n)| f.len() > 2 && n.len() > 2)
+        .collect()
 }
 
 /// Added to the score of a test that reaches a changed definition in one step (a call, a
@@ -270,16 +285,7 @@ impl<'a> TestSelection<'a> {
     /// `__tests__/response/body.test.js` for `body` in `lib/response.js`,
     /// `tests/client/test_send.py` for `send` in `client.py` (one test file per member).
     fn definition_named_tests(&self, changed: &[ChangedSymbol], tests: &mut Vec<TestToRun>) {
-        let norm = |x: &str| x.to_ascii_lowercase().replace(['_', '-'], "");
-        let wanted: HashSet<(String, String)> = changed
-            .iter()
-            .filter(|c| !PathKind::of(&c.path).is_test())
-            .filter_map(|c| {
-                let name = c.qualified_name.rsplit(['.', ':', '/']).next()?;
-                Some((norm(&stem(&c.path)?), norm(name)))
-            })
-            .filter(|(f, n)| f.len() > 2 && n.len() > 2)
-            .collect();
+        let wanted = file_and_definition_names(changed);
         if wanted.is_empty() {
             return;
         }
@@ -289,8 +295,8 @@ impl<'a> TestSelection<'a> {
                 continue;
             }
             let Some(s) = stem(p) else { continue };
-            let bare = norm(tested_name(&s));
-            let mut dirs = p.split('/').rev().skip(1).map(norm);
+            let bare = norm_name(tested_name(&s));
+            let mut dirs = p.split('/').rev().skip(1).map(norm_name);
             if dirs.any(|d| wanted.contains(&(d, bare.clone()))) {
                 tests.push(TestToRun::file(p, "naming", 0.06));
             }

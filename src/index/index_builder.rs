@@ -63,9 +63,6 @@ pub struct IndexBuilder<'a> {
     /// Read only the first this many candidates (by path); the rest are pending (a
     /// checkpoint of a first build).
     limit: Option<usize>,
-    /// Merge the lexical part into one segment: the whole tree's checkpoint, after
-    /// checkpoints that merged nothing.
-    merge_lexical: bool,
 }
 
 /// What a first build's checkpoints did: the last one's generation, the files they parsed,
@@ -112,7 +109,6 @@ impl<'a> IndexBuilder<'a> {
             embedder: None,
             trusted: None,
             limit: None,
-            merge_lexical: false,
         })
     }
 
@@ -134,7 +130,6 @@ impl<'a> IndexBuilder<'a> {
             embedder: self.embedder.clone(),
             trusted,
             limit,
-            merge_lexical: false,
         }
     }
 
@@ -265,10 +260,9 @@ impl<'a> IndexBuilder<'a> {
                 ..self.config.clone()
             };
             let limit = (end < sizes.len()).then_some(end);
-            let mut stage = self.stage(&config, last.as_ref().map(|c| c.generation), limit);
-            stage.merge_lexical = limit.is_none();
-            let report =
-                stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
+            let report = self
+                .stage(&config, last.as_ref().map(|c| c.generation), limit)
+                .build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
             let stats = &report.manifest.stats;
             last = Some(Checkpoints {
                 generation: report.manifest.generation,
@@ -316,13 +310,17 @@ impl<'a> IndexBuilder<'a> {
         };
         let t_walk = start.elapsed();
         clock.peak("walk");
-        let lexical = match (self.config.lexical, pending > 0) {
-            (true, false) => Some(self.open_lexical(store, previous.as_ref(), &gen_dir)?),
-            (true, true) => Some(
-                self.open_lexical(store, previous.as_ref(), &gen_dir)?
-                    .without_merges(),
-            ),
-            (false, _) => None,
+        let lexical = match self.config.lexical {
+            true => {
+                let writer = self.open_lexical(store, previous.as_ref(), &gen_dir)?;
+                // A checkpoint of part of the tree leaves its segments to the whole tree's.
+                Some(if pending > 0 {
+                    writer.without_merges()
+                } else {
+                    writer
+                })
+            }
+            false => None,
         };
         let (outcomes, threads) =
             self.parse_all(&walked.candidates, previous.as_ref(), registry, lexical.as_ref())?;
@@ -339,6 +337,10 @@ impl<'a> IndexBuilder<'a> {
             previous: previous.as_ref(),
             gen_dir: &gen_dir,
             first,
+            // The first generation of the whole tree after a checkpoint merges what the
+            // checkpoints left unmerged (left to the next commit, the merge would land on a
+            // one-file update).
+            merge_lexical: pending == 0 && previous.as_ref().is_some_and(|p| p.manifest.stats.pending > 0),
         };
         let parts = self.write_parts(&writing, &mut assembled, lexical, history, &mut clock)?;
         let (table, mut manifest) = self.manifest(generation, extractor, build_started, assembled, parts);
@@ -406,7 +408,7 @@ impl<'a> IndexBuilder<'a> {
     ) -> Result<GenerationParts, IndexError> {
         let mut parts = GenerationParts::default();
         if let Some(writer) = lexical {
-            parts.lexical = Some(self.commit_lexical(writer, assembled, w.gen_dir)?);
+            parts.lexical = Some(self.commit_lexical(writer, assembled, w)?);
             clock.mark("lexical");
         }
         if self.config.graph && !w.first {
@@ -437,18 +439,18 @@ impl<'a> IndexBuilder<'a> {
         &self,
         writer: LexicalWriter,
         assembled: &AssembledGeneration,
-        gen_dir: &Path,
+        w: &PartsWriting<'_>,
     ) -> Result<LexicalPartEntry, IndexError> {
         for f in &assembled.removed_paths {
             writer.remove_file(f);
         }
-        let docs = match self.merge_lexical {
+        let docs = match w.merge_lexical {
             true => writer.commit_merged()?,
             false => writer.commit()?,
         };
         // File sizes, which a reader checks on open (a stat each); the content is checked
         // by `ken index verify` and by the next build.
-        let files = super::index_snapshot::lexical_file_sizes(&gen_dir.join(LEXICAL_DIR))?;
+        let files = super::index_snapshot::lexical_file_sizes(&w.gen_dir.join(LEXICAL_DIR))?;
         Ok(LexicalPartEntry::new(docs, files))
     }
 
@@ -993,9 +995,10 @@ struct PartsWriting<'a> {
     gen_dir: &'a Path,
     /// A first-stage build: only the lexical part.
     first: bool,
+    /// Merge the lexical part into one segment.
+    merge_lexical: bool,
 }
 
-/// The build's phase times and the process's peak memory at the end of each phase.
 /// The candidate counts at which each of `parts` checkpoints ends: the first files (in
 /// path order) holding `k/parts` of the bytes, the last one all of them.
 fn checkpoint_ends(sizes: &[u64], parts: usize) -> Vec<usize> {
@@ -1015,6 +1018,7 @@ fn checkpoint_ends(sizes: &[u64], parts: usize) -> Vec<usize> {
     ends
 }
 
+/// The build's phase times and the process's peak memory at the end of each phase.
 struct BuildClock {
     lap: Instant,
     phases: BTreeMap<String, u64>,

@@ -111,7 +111,7 @@ impl CodeGraph {
                 update.rank_kept = true;
                 p.rank.clone()
             }
-            _ => SymbolGraph::new(&graph).global_rank(),
+            _ => SymbolGraph::global_rank_of(&graph),
         };
         update.rank_ms = t1.elapsed().as_millis() as u64;
         (graph, update)

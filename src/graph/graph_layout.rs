@@ -218,110 +218,19 @@ enum BodyBytes {
     Kept(std::ops::Range<usize>, [u8; BODY_DIGEST]),
 }
 
-impl BodyBytes {
-    fn len(&self) -> usize {
-        match self {
-            BodyBytes::Fresh(b) => b.len(),
-            BodyBytes::Kept(r, _) => r.len(),
-        }
-    }
-}
 
-/// An encoded graph as the pieces it is written from, in order: the frame (header, heads,
-/// body offsets and digests) and the bodies, where each run of bodies kept from the previous
-/// graph is one slice of its (mapped) bytes, so an update writes them without copying 50 MB
-/// into a buffer first.
-pub struct GraphPieces<'a> {
-    pieces: Vec<std::borrow::Cow<'a, [u8]>>,
-}
+/// Bodies encoded at a time while a graph is written: what the writer holds beyond the
+/// graph itself is one batch, not the whole part (50 MB on a 3M-line tree, and as much again
+/// while it was concatenated).
+const WRITE_BATCH: usize = 256;
 
-impl GraphPieces<'_> {
-    pub fn pieces(&self) -> Vec<&[u8]> {
-        self.pieces.iter().map(|p| p.as_ref()).collect()
-    }
-
-    pub fn len(&self) -> usize {
-        self.pieces.iter().map(|p| p.len()).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn to_vec(&self) -> Vec<u8> {
-        self.pieces.concat()
-    }
-}
-
-/// The frame around encoded heads and bodies (`previous`: the bytes kept bodies lie in).
-fn frame<'a>(
-    version: u32,
-    heads: &[u8],
-    bodies: Vec<BodyBytes>,
-    previous: Option<&'a [u8]>,
-) -> GraphPieces<'a> {
-    use std::borrow::Cow;
-    let table = (bodies.len() + 1) * 8 + bodies.len() * BODY_DIGEST;
-    let mut out = Vec::with_capacity(HEADER + heads.len() + table);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&[0u8; 4]);
-    out.extend_from_slice(&(heads.len() as u64).to_le_bytes());
-    out.extend_from_slice(&(bodies.len() as u64).to_le_bytes());
-    out.extend_from_slice(&digest::<HEADS_DIGEST>(heads));
-    out.extend_from_slice(heads);
-    let mut at = 0u64;
-    out.extend_from_slice(&at.to_le_bytes());
-    for b in &bodies {
-        at += b.len() as u64;
-        out.extend_from_slice(&at.to_le_bytes());
-    }
-    let digests: Vec<[u8; BODY_DIGEST]> = bodies
-        .par_iter()
-        .map(|b| match b {
-            BodyBytes::Fresh(b) => digest::<BODY_DIGEST>(b),
-            BodyBytes::Kept(_, d) => *d,
-        })
-        .collect();
-    for d in &digests {
-        out.extend_from_slice(d);
-    }
-    // Fresh bodies go into an owned buffer; a run of kept ones that lie back to back in the
-    // previous bytes becomes one borrowed slice of them.
-    let mut pieces: Vec<Cow<'a, [u8]>> = Vec::new();
-    let mut run: Option<std::ops::Range<usize>> = None;
-    let kept = |r: std::ops::Range<usize>| Cow::Borrowed(previous.and_then(|p| p.get(r)).unwrap_or(&[]));
-    for b in bodies {
-        match b {
-            BodyBytes::Fresh(bytes) => {
-                if let Some(r) = run.take() {
-                    pieces.push(Cow::Owned(std::mem::take(&mut out)));
-                    pieces.push(kept(r));
-                }
-                out.extend_from_slice(&bytes);
-            }
-            BodyBytes::Kept(r, _) => {
-                run = match run.take() {
-                    Some(cur) if cur.end == r.start => Some(cur.start..r.end),
-                    Some(cur) => {
-                        if !out.is_empty() {
-                            pieces.push(Cow::Owned(std::mem::take(&mut out)));
-                        }
-                        pieces.push(kept(cur));
-                        Some(r)
-                    }
-                    None => Some(r),
-                };
-            }
-        }
-    }
-    if !out.is_empty() {
-        pieces.push(Cow::Owned(out));
-    }
-    if let Some(r) = run {
-        pieces.push(kept(r));
-    }
-    GraphPieces { pieces }
+/// What [`CodeGraph::write_stored`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphWritten {
+    /// The part's length in bytes.
+    pub len: u64,
+    /// Bodies copied from the previous graph's bytes rather than encoded again.
+    pub kept: usize,
 }
 
 #[derive(Serialize)]
@@ -382,23 +291,28 @@ static NO_RESOLUTION: FileResolution = FileResolution {
 
 impl CodeGraph {
     /// The stored form: heads, then one body per file (encoded on every core).
-    pub fn encode(&self) -> Result<Vec<u8>, postcard::Error> {
+    pub fn encode(&self) -> std::io::Result<Vec<u8>> {
         self.encode_reusing(None)
     }
 
-    /// [`CodeGraph::encode_pieces`] in one buffer.
-    pub fn encode_reusing(&self, previous: Option<(&CodeGraph, &[u8])>) -> Result<Vec<u8>, postcard::Error> {
-        Ok(self.encode_pieces(previous)?.to_vec())
+    /// [`CodeGraph::write_stored`] into one buffer.
+    pub fn encode_reusing(&self, previous: Option<(&CodeGraph, &[u8])>) -> std::io::Result<Vec<u8>> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        self.write_stored(previous, &mut out)?;
+        Ok(out.into_inner())
     }
 
-    /// [`CodeGraph::encode`], keeping the stored bytes (and digest) of every body that is the
-    /// same as the previous graph's at the same position: an update re-encodes only what it
-    /// changed, and the kept bodies stay slices of `previous`'s bytes. `previous` is that
-    /// graph, fully decoded, and the bytes it was decoded from.
-    pub fn encode_pieces<'a>(
+    /// Writes the stored form to `w`, an empty file, as it is encoded: the header and heads,
+    /// room for the body table, then the bodies a batch at a time (each batch encoded on
+    /// every core), and last the table. A body that is the same as the previous graph's at
+    /// the same position is copied from its stored bytes with its digest, not encoded again;
+    /// `previous` is that graph, fully decoded, and the bytes it was decoded from.
+    pub fn write_stored<W: std::io::Write + std::io::Seek>(
         &self,
-        previous: Option<(&CodeGraph, &'a [u8])>,
-    ) -> Result<GraphPieces<'a>, postcard::Error> {
+        previous: Option<(&CodeGraph, &[u8])>,
+        w: &mut W,
+    ) -> std::io::Result<GraphWritten> {
+        use std::io::SeekFrom;
         let previous = previous.and_then(|(g, bytes)| Some((g, bytes, FrameAt::parse(bytes).ok()?)));
         let heads = postcard::to_stdvec(&HeadsRef {
             files: self
@@ -413,41 +327,88 @@ impl CodeGraph {
                 .collect(),
             rank: &self.rank,
             js_aliases: &self.js_aliases,
-        })?;
-        let bodies: Vec<BodyBytes> = self
-            .files
-            .par_iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let resolution = self.resolved.get(i).unwrap_or(&NO_RESOLUTION);
-                if let Some(kept) = previous.and_then(|(g, bytes, frame)| {
-                    let (p, r) = (g.files.get(i)?, g.resolved.get(i)?);
-                    let same = p.path == f.path
-                        && p.refs == f.refs
-                        && p.imports == f.imports
-                        && p.bindings == f.bindings
-                        && r == resolution;
-                    // Checked when the previous graph was decoded from these same bytes.
-                    let (_, range, d) = frame.stored_body(bytes, i).ok()?;
-                    same.then_some(BodyBytes::Kept(range, d))
-                }) {
-                    return Ok(kept);
-                }
-                postcard::to_stdvec(&BodyRef {
-                    refs: &f.refs,
-                    imports: &f.imports,
-                    bindings: &f.bindings,
-                    resolution,
+        })
+        .map_err(std::io::Error::other)?;
+        let n = self.files.len();
+        let start = w.stream_position()?;
+        w.write_all(MAGIC)?;
+        w.write_all(&self.version.to_le_bytes())?;
+        w.write_all(&[0u8; 4])?;
+        w.write_all(&(heads.len() as u64).to_le_bytes())?;
+        w.write_all(&(n as u64).to_le_bytes())?;
+        w.write_all(&digest::<HEADS_DIGEST>(&heads))?;
+        w.write_all(&heads)?;
+        drop(heads);
+        let table_at = w.stream_position()?;
+        let table_len = (n + 1) * 8 + n * BODY_DIGEST;
+        w.write_all(&vec![0u8; table_len])?;
+        let mut offsets: Vec<u8> = Vec::with_capacity((n + 1) * 8);
+        let mut digests: Vec<u8> = Vec::with_capacity(n * BODY_DIGEST);
+        let mut at = 0u64;
+        offsets.extend_from_slice(&at.to_le_bytes());
+        let mut kept = 0;
+        for first in (0..n).step_by(WRITE_BATCH) {
+            let batch: Vec<(BodyBytes, [u8; BODY_DIGEST])> = (first..n.min(first + WRITE_BATCH))
+                .into_par_iter()
+                .map(|i| {
+                    let body = self.body_bytes(i, previous)?;
+                    let d = match &body {
+                        BodyBytes::Fresh(b) => digest::<BODY_DIGEST>(b),
+                        BodyBytes::Kept(_, d) => *d,
+                    };
+                    Ok((body, d))
                 })
-                .map(BodyBytes::Fresh)
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(frame(
-            self.version,
-            &heads,
-            bodies,
-            previous.map(|(_, bytes, _)| bytes),
-        ))
+                .collect::<std::io::Result<_>>()?;
+            for (body, d) in batch {
+                let bytes: &[u8] = match &body {
+                    BodyBytes::Fresh(b) => b,
+                    BodyBytes::Kept(r, _) => {
+                        kept += 1;
+                        previous
+                            .and_then(|(_, bytes, _)| bytes.get(r.clone()))
+                            .ok_or_else(|| std::io::Error::other("a kept graph body lies outside its part"))?
+                    }
+                };
+                w.write_all(bytes)?;
+                at += bytes.len() as u64;
+                offsets.extend_from_slice(&at.to_le_bytes());
+                digests.extend_from_slice(&d);
+            }
+        }
+        let end = w.stream_position()?;
+        w.seek(SeekFrom::Start(table_at))?;
+        w.write_all(&offsets)?;
+        w.write_all(&digests)?;
+        w.seek(SeekFrom::Start(end))?;
+        Ok(GraphWritten { len: end - start, kept })
+    }
+
+    /// File `i`'s body: the previous graph's stored bytes where it is the same there, else
+    /// encoded now.
+    fn body_bytes(&self, i: usize, previous: Option<(&CodeGraph, &[u8], FrameAt)>) -> std::io::Result<BodyBytes> {
+        let f = &self.files[i];
+        let resolution = self.resolved.get(i).unwrap_or(&NO_RESOLUTION);
+        if let Some(kept) = previous.and_then(|(g, bytes, frame)| {
+            let (p, r) = (g.files.get(i)?, g.resolved.get(i)?);
+            let same = p.path == f.path
+                && p.refs == f.refs
+                && p.imports == f.imports
+                && p.bindings == f.bindings
+                && r == resolution;
+            // Checked when the previous graph was decoded from these same bytes.
+            let (_, range, d) = frame.stored_body(bytes, i).ok()?;
+            same.then_some(BodyBytes::Kept(range, d))
+        }) {
+            return Ok(kept);
+        }
+        postcard::to_stdvec(&BodyRef {
+            refs: &f.refs,
+            imports: &f.imports,
+            bindings: &f.bindings,
+            resolution,
+        })
+        .map(BodyBytes::Fresh)
+        .map_err(std::io::Error::other)
     }
 
     /// The whole graph, bodies decoded on every core.
@@ -613,16 +574,36 @@ mod tests {
     }
 
     #[test]
+    fn the_builds_rank_without_a_petgraph_is_the_symbol_graphs_to_the_bit() {
+        let g = graph();
+        let sg = crate::graph::SymbolGraph::new(&g);
+        assert!(sg.graph.edge_count() > g.symbol_count(), "references make edges");
+        let flat = crate::graph::SymbolGraph::global_rank_of(&g);
+        assert_eq!(flat, sg.global_rank());
+        let all: Vec<f32> = flat.iter().flatten().copied().collect();
+        assert!(all.iter().any(|&r| r != all[0]), "ranks differ: {all:?}");
+        // A reference to a definition that is not there (a stale target) makes no edge.
+        let mut stale = g.clone();
+        if let Some(r) = stale.resolved.iter_mut().flat_map(|f| f.refs.iter_mut()).find(|r| !r.targets.is_empty()) {
+            r.targets.push(crate::graph::SymbolId::new(9_999, 0));
+        }
+        assert_eq!(
+            crate::graph::SymbolGraph::global_rank_of(&stale),
+            crate::graph::SymbolGraph::new(&stale).global_rank()
+        );
+    }
+
+    #[test]
     fn an_update_copies_unchanged_bodies_and_writes_what_a_fresh_encoding_writes() {
         let g = graph();
         let bytes = g.encode().unwrap();
         // The same graph: every body copied, the same bytes.
         assert_eq!(g.encode_reusing(Some((&g, &bytes))).unwrap(), bytes);
-        // ... written as the frame and one slice of the previous bytes, not copied.
-        let pieces = g.encode_pieces(Some((&g, &bytes))).unwrap();
-        let parts = pieces.pieces();
-        assert_eq!(parts.len(), 2);
-        assert_eq!(parts[1].as_ptr(), bytes[bytes.len() - parts[1].len()..].as_ptr());
+        // ... every body copied from the previous bytes, none encoded again.
+        let mut out = std::io::Cursor::new(Vec::new());
+        let written = g.write_stored(Some((&g, &bytes)), &mut out).unwrap();
+        assert_eq!(written.kept, g.files.len());
+        assert_eq!(written.len, bytes.len() as u64);
         // One file's references and resolution changed: the rest copied, the same bytes as a
         // fresh encoding of the new graph.
         let mut changed = g.clone();
@@ -631,6 +612,8 @@ mod tests {
         let fresh = changed.encode().unwrap();
         assert_ne!(fresh, bytes);
         assert_eq!(changed.encode_reusing(Some((&g, &bytes))).unwrap(), fresh);
+        let mut out = std::io::Cursor::new(Vec::new());
+        assert_eq!(changed.write_stored(Some((&g, &bytes)), &mut out).unwrap().kept, g.files.len() - 1);
         // Files shifted by one (a file added first): nothing lines up, nothing is copied wrongly.
         let mut shifted = g.clone();
         shifted.files.insert(0, g.files[2].clone());
@@ -642,6 +625,19 @@ mod tests {
         );
         let back = CodeGraph::decode(&shifted.encode_reusing(Some((&g, &bytes))).unwrap()).unwrap();
         assert_eq!(back, shifted);
+        // More files than one batch of bodies: every body where the table says it is.
+        let mut many = g.clone();
+        for _ in 0..(2 * WRITE_BATCH / g.files.len() + 1) {
+            many.files.extend(g.files.iter().cloned());
+            many.resolved.extend(g.resolved.iter().cloned());
+            many.rank.extend(g.rank.iter().cloned());
+        }
+        assert!(many.files.len() > 2 * WRITE_BATCH);
+        let bytes = many.encode().unwrap();
+        assert_eq!(CodeGraph::decode(&bytes).unwrap(), many);
+        let mut out = std::io::Cursor::new(Vec::new());
+        assert_eq!(many.write_stored(Some((&many, &bytes)), &mut out).unwrap().kept, many.files.len());
+        assert_eq!(out.into_inner(), bytes);
     }
 
     #[test]

@@ -76,93 +76,30 @@ const ITERATIONS: usize = 30;
 
 impl SymbolGraph {
     pub fn new(cg: &CodeGraph) -> SymbolGraph {
-        let files = cg.files.len() as u32;
-        let symbols = cg.symbol_count();
-        let mut graph = DiGraph::with_capacity(files as usize + symbols, symbols * 4);
-        let mut offsets = Vec::with_capacity(cg.files.len());
-        for i in 0..files {
-            graph.add_node(Node::File(FileId(i)));
+        let (offsets, n) = node_offsets(cg);
+        let mut graph = DiGraph::with_capacity(n, cg.symbol_count() * 4);
+        for i in 0..cg.files.len() {
+            graph.add_node(Node::File(FileId(i as u32)));
         }
-        let mut next = files;
         for (fi, f) in cg.files.iter().enumerate() {
-            offsets.push(next);
             for di in 0..f.defs.len() {
                 graph.add_node(Node::Symbol(SymbolId::new(fi as u32, di as u32)));
             }
-            next += f.defs.len() as u32;
         }
-        let mut sg = SymbolGraph { graph, offsets };
-        for (fi, f) in cg.files.iter().enumerate() {
-            let file = FileId(fi as u32);
-            for (di, d) in f.defs.iter().enumerate() {
-                let from = match d.parent {
-                    Some(p) => sg.symbol_node(SymbolId::new(fi as u32, p)),
-                    None => NodeIndex::new(fi),
-                };
-                let to = sg.symbol_node(SymbolId::new(fi as u32, di as u32));
-                sg.add(from, to, EdgeKind::Contains, None, 1.0, file, di as u32);
-            }
-            let Some(res) = cg.resolved.get(fi) else { continue };
-            for (ii, it) in res.imports.iter().enumerate() {
-                for t in &it.files {
-                    sg.add(
-                        NodeIndex::new(fi),
-                        NodeIndex::new(t.index()),
-                        EdgeKind::Imports,
-                        None,
-                        1.0,
-                        file,
-                        ii as u32,
-                    );
-                }
-            }
-            for (ri, (r, rr)) in f.refs.iter().zip(&res.refs).enumerate() {
-                let Some(p) = rr.provenance else { continue };
-                let kind = match r.kind {
-                    ReferenceKind::Call => EdgeKind::Calls,
-                    ReferenceKind::Implementation => EdgeKind::Implements,
-                    ReferenceKind::Class if Resolver::is_base_ref(f, r) => EdgeKind::Inherits,
-                    ReferenceKind::Class => EdgeKind::Calls,
-                    ReferenceKind::Type => EdgeKind::References,
-                };
-                let from = match r.enclosing {
-                    Some(e) => sg.symbol_node(SymbolId::new(fi as u32, e)),
-                    None => NodeIndex::new(fi),
-                };
-                let confidence = p.confidence(rr.candidates);
-                for t in &rr.targets {
-                    let to = sg.symbol_node(*t);
-                    sg.add(from, to, kind, Some(p), confidence, file, ri as u32);
-                }
-            }
-        }
-        sg
+        each_edge(cg, &offsets, n, |from, to, e| {
+            graph.add_edge(NodeIndex::new(from as usize), NodeIndex::new(to as usize), e);
+        });
+        SymbolGraph { graph, offsets }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        from: NodeIndex,
-        to: NodeIndex,
-        kind: EdgeKind,
-        p: Option<Provenance>,
-        c: f32,
-        file: FileId,
-        index: u32,
-    ) {
-        if from.index() < self.graph.node_count() && to.index() < self.graph.node_count() {
-            self.graph.add_edge(
-                from,
-                to,
-                Edge {
-                    kind,
-                    provenance: p,
-                    confidence: c,
-                    file,
-                    index,
-                },
-            );
-        }
+    /// [`SymbolGraph::global_rank`] of the graph `cg` makes, the same to the bit, from a flat
+    /// list of its flows (12 bytes an edge) without making it: the graph of a 3M-line tree
+    /// is about 100 MB, and the build's rank set the peak of a capped build.
+    pub fn global_rank_of(cg: &CodeGraph) -> Vec<Vec<f32>> {
+        let (offsets, n) = node_offsets(cg);
+        let mut flows = Vec::new();
+        each_edge(cg, &offsets, n, |s, t, e| flows.extend(flow(s, t, &e, false)));
+        per_symbol(&offsets, &page_rank_flows(n, &flows, None))
     }
 
     pub fn symbol_node(&self, s: SymbolId) -> NodeIndex {
@@ -227,57 +164,148 @@ impl SymbolGraph {
 
     /// `name_matched`: whether edges resolved by name alone carry rank.
     fn page_rank_with(&self, personalization: Option<&[f32]>, name_matched: bool) -> Vec<f32> {
-        let n = self.graph.node_count();
-        if n == 0 {
-            return Vec::new();
-        }
-        let uniform = 1.0 / n as f32;
-        let restart = |i: usize| personalization.map_or(uniform, |p| p.get(i).copied().unwrap_or(0.0));
-        // One flat list of weighted flows (12 bytes each) and each node's outgoing total.
-        let mut flows: Vec<(u32, u32, f32)> = Vec::with_capacity(self.graph.edge_count());
-        for e in self.graph.edge_references() {
-            let (s, t, w) = (e.source().index() as u32, e.target().index() as u32, e.weight());
-            if !name_matched && w.provenance.is_some_and(|p| !p.is_resolved()) {
-                continue;
-            }
-            flows.push(match w.kind {
-                EdgeKind::Contains => (t, s, 0.3),
-                EdgeKind::Imports => (s, t, 0.5),
-                _ => (s, t, w.confidence),
-            });
-        }
-        let mut sums = vec![0f32; n];
-        for &(s, _, w) in &flows {
-            sums[s as usize] += w;
-        }
-        let mut rank: Vec<f32> = (0..n).map(restart).collect();
-        let mut next = vec![0f32; n];
-        for _ in 0..ITERATIONS {
-            next.iter_mut().for_each(|x| *x = 0.0);
-            let dangling: f32 = (0..n).filter(|&i| sums[i] <= 0.0).map(|i| rank[i]).sum();
-            for &(s, t, w) in &flows {
-                let s = s as usize;
-                next[t as usize] += DAMPING * rank[s] * w / sums[s];
-            }
-            let base = 1.0 - DAMPING + DAMPING * dangling;
-            for (i, x) in next.iter_mut().enumerate() {
-                *x += base * restart(i);
-            }
-            std::mem::swap(&mut rank, &mut next);
-        }
-        rank
+        let flows: Vec<(u32, u32, f32)> = self
+            .graph
+            .edge_references()
+            .filter_map(|e| flow(e.source().index() as u32, e.target().index() as u32, e.weight(), name_matched))
+            .collect();
+        page_rank_flows(self.graph.node_count(), &flows, personalization)
     }
 
     fn per_symbol(&self, r: &[f32]) -> Vec<Vec<f32>> {
-        let mut out = Vec::with_capacity(self.offsets.len());
-        for (i, &start) in self.offsets.iter().enumerate() {
-            let end = self.offsets.get(i + 1).copied().unwrap_or(r.len() as u32);
-            out.push(
-                r.get(start as usize..end as usize)
-                    .map(<[f32]>::to_vec)
-                    .unwrap_or_default(),
-            );
-        }
-        out
+        per_symbol(&self.offsets, r)
     }
+}
+
+/// The first node of each file's definitions (file `i`'s own node is `i`), and the number
+/// of nodes.
+fn node_offsets(cg: &CodeGraph) -> (Vec<u32>, usize) {
+    let mut offsets = Vec::with_capacity(cg.files.len());
+    let mut next = cg.files.len() as u32;
+    for f in &cg.files {
+        offsets.push(next);
+        next += f.defs.len() as u32;
+    }
+    (offsets, next as usize)
+}
+
+fn node_of(offsets: &[u32], s: SymbolId) -> u32 {
+    offsets.get(s.file.index()).copied().unwrap_or(u32::MAX / 2) + s.def
+}
+
+/// Every edge of the graph of `cg`, in the order the graph holds them: a file's
+/// containment edges, its imports, then its references to each target. Edges to a node
+/// that is not there (a stale target) are left out.
+fn each_edge(cg: &CodeGraph, offsets: &[u32], n: usize, mut add: impl FnMut(u32, u32, Edge)) {
+    let mut edge = |from: u32, to: u32, e: Edge| {
+        if (from as usize) < n && (to as usize) < n {
+            add(from, to, e);
+        }
+    };
+    for (fi, f) in cg.files.iter().enumerate() {
+        let file = FileId(fi as u32);
+        let structural = |kind, index| Edge {
+            kind,
+            provenance: None,
+            confidence: 1.0,
+            file,
+            index,
+        };
+        for (di, d) in f.defs.iter().enumerate() {
+            let from = match d.parent {
+                Some(p) => node_of(offsets, SymbolId::new(fi as u32, p)),
+                None => fi as u32,
+            };
+            let to = node_of(offsets, SymbolId::new(fi as u32, di as u32));
+            edge(from, to, structural(EdgeKind::Contains, di as u32));
+        }
+        let Some(res) = cg.resolved.get(fi) else { continue };
+        for (ii, it) in res.imports.iter().enumerate() {
+            for t in &it.files {
+                edge(fi as u32, t.index() as u32, structural(EdgeKind::Imports, ii as u32));
+            }
+        }
+        for (ri, (r, rr)) in f.refs.iter().zip(&res.refs).enumerate() {
+            let Some(p) = rr.provenance else { continue };
+            let kind = match r.kind {
+                ReferenceKind::Call => EdgeKind::Calls,
+                ReferenceKind::Implementation => EdgeKind::Implements,
+                ReferenceKind::Class if Resolver::is_base_ref(f, r) => EdgeKind::Inherits,
+                ReferenceKind::Class => EdgeKind::Calls,
+                ReferenceKind::Type => EdgeKind::References,
+            };
+            let from = match r.enclosing {
+                Some(e) => node_of(offsets, SymbolId::new(fi as u32, e)),
+                None => fi as u32,
+            };
+            let confidence = p.confidence(rr.candidates);
+            for t in &rr.targets {
+                let e = Edge {
+                    kind,
+                    provenance: Some(p),
+                    confidence,
+                    file,
+                    index: ri as u32,
+                };
+                edge(from, node_of(offsets, *t), e);
+            }
+        }
+    }
+}
+
+/// The rank an edge carries: to what is referenced, from a member to its container, along
+/// imports; `None` for a name-matched edge when those carry none.
+fn flow(s: u32, t: u32, e: &Edge, name_matched: bool) -> Option<(u32, u32, f32)> {
+    if !name_matched && e.provenance.is_some_and(|p| !p.is_resolved()) {
+        return None;
+    }
+    Some(match e.kind {
+        EdgeKind::Contains => (t, s, 0.3),
+        EdgeKind::Imports => (s, t, 0.5),
+        _ => (s, t, e.confidence),
+    })
+}
+
+/// Weighted power iteration over `flows` (source, target, weight) on `n` nodes; dangling
+/// rank restarts at the personalization (or uniformly).
+fn page_rank_flows(n: usize, flows: &[(u32, u32, f32)], personalization: Option<&[f32]>) -> Vec<f32> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let uniform = 1.0 / n as f32;
+    let restart = |i: usize| personalization.map_or(uniform, |p| p.get(i).copied().unwrap_or(0.0));
+    let mut sums = vec![0f32; n];
+    for &(s, _, w) in flows {
+        sums[s as usize] += w;
+    }
+    let mut rank: Vec<f32> = (0..n).map(restart).collect();
+    let mut next = vec![0f32; n];
+    for _ in 0..ITERATIONS {
+        next.iter_mut().for_each(|x| *x = 0.0);
+        let dangling: f32 = (0..n).filter(|&i| sums[i] <= 0.0).map(|i| rank[i]).sum();
+        for &(s, t, w) in flows {
+            let s = s as usize;
+            next[t as usize] += DAMPING * rank[s] * w / sums[s];
+        }
+        let base = 1.0 - DAMPING + DAMPING * dangling;
+        for (i, x) in next.iter_mut().enumerate() {
+            *x += base * restart(i);
+        }
+        std::mem::swap(&mut rank, &mut next);
+    }
+    rank
+}
+
+/// Node ranks as each file's definitions' ranks.
+fn per_symbol(offsets: &[u32], r: &[f32]) -> Vec<Vec<f32>> {
+    let mut out = Vec::with_capacity(offsets.len());
+    for (i, &start) in offsets.iter().enumerate() {
+        let end = offsets.get(i + 1).copied().unwrap_or(r.len() as u32);
+        out.push(
+            r.get(start as usize..end as usize)
+                .map(<[f32]>::to_vec)
+                .unwrap_or_default(),
+        );
+    }
+    out
 }

@@ -17,7 +17,12 @@ pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
     pub previous: Option<&'a PreviousGeneration>,
     pub gen_dir: &'a Path,
+    /// Under a memory cap: the graphs are freed before the next phase starts, not beside it.
+    pub bounded: bool,
 }
+
+/// Files whose symbol records are decoded at a time to make their skeletons.
+const RECORDS_BATCH: usize = 1024;
 
 impl GraphPartWriter<'_> {
     /// The previous part, reused, or a new one.
@@ -37,23 +42,19 @@ impl GraphPartWriter<'_> {
         let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
         let t1 = Instant::now();
         let previous = prev_graph.as_ref().zip(prev_bytes.as_deref());
-        // Unchanged bodies stay slices of the previous part's mapped bytes until written.
-        let pieces = graph.encode_pieces(previous).map_err(|e| IndexError::Corrupt {
-            path: self.gen_dir.join(GRAPH_FILE),
-            detail: e.to_string(),
-        })?;
-        let blake3 = self
+        // Written as encoded, a batch of bodies at a time; unchanged bodies are copied from the
+        // previous part's mapped bytes.
+        let (written, blake3) = self
             .store
-            .write_part_pieces(self.gen_dir, GRAPH_FILE, &pieces.pieces())?;
-        let bytes = pieces.len() as u64;
-        drop(pieces);
+            .write_part_streamed(self.gen_dir, GRAPH_FILE, |w| graph.write_stored(previous, w))?;
+        let bytes = written.len;
         // Freeing a whole graph one allocation at a time takes as long as a fifth of an
         // incremental build: it goes on beside the rest of the build.
-        free_beside(prev_graph);
+        self.free(prev_graph);
         let write_ms = t1.elapsed().as_millis() as u64;
         let references = reference_counts(&graph);
         let symbols = graph.symbol_count() as u64;
-        free_beside(graph);
+        self.free(graph);
         Ok(GraphPartEntry {
             version: GRAPH_VERSION,
             file: GRAPH_FILE.to_string(),
@@ -92,9 +93,11 @@ impl GraphPartWriter<'_> {
             }
         }
         let missing: Vec<usize> = (0..files.len()).filter(|&i| skeletons[i].is_none()).collect();
-        if !missing.is_empty() {
-            let records = self.store.load_records(&assembled.segments, files, &missing)?;
-            for (i, symbols) in missing.into_iter().zip(records) {
+        // A batch of records at a time: the records of a whole tree are larger than the
+        // skeletons made from them, and both at once set a first build's peak.
+        for batch in missing.chunks(RECORDS_BATCH) {
+            let records = self.store.load_records(&assembled.segments, files, batch)?;
+            for (&i, symbols) in batch.iter().zip(records) {
                 let r = &files[i];
                 skeletons[i] = Some(FileSkeleton::new(
                     r.path.clone(),
@@ -105,6 +108,15 @@ impl GraphPartWriter<'_> {
             }
         }
         Ok(skeletons.into_iter().flatten().collect())
+    }
+
+    /// Frees a graph beside the rest of the build, or now under a memory cap (on another
+    /// thread the next phase's allocations would come on top of it).
+    fn free<T: Send + 'static>(&self, value: T) {
+        match self.bounded {
+            true => drop(value),
+            false => free_beside(value),
+        }
     }
 
     /// When no file was parsed or removed and no module path moved, the previous graph is

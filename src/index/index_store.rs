@@ -665,44 +665,43 @@ impl IndexStore {
     }
 
     /// Writes a layer's part file into a generation being built; returns its blake3.
-    /// The hash is taken beside the write and its sync (on every core for a large part: the
-    /// graph of a 2.8M-line tree is 50 MB), not after them.
+    /// The hash is taken beside the write and its sync (on every core for a large part), not
+    /// after them.
     pub fn write_part(&self, gen_dir: &Path, file: &str, bytes: &[u8]) -> Result<String, IndexError> {
-        self.write_part_pieces(gen_dir, file, &[bytes])
-    }
-
-    /// [`IndexStore::write_part`] of bytes given as pieces in order (a graph whose unchanged
-    /// bodies are slices of the previous generation's mapped part); returns the blake3 of
-    /// their concatenation.
-    pub fn write_part_pieces(
-        &self,
-        gen_dir: &Path,
-        file: &str,
-        pieces: &[&[u8]],
-    ) -> Result<String, IndexError> {
         let path = gen_dir.join(file);
         let (written, hash) = rayon::join(
             || -> Result<(), IndexError> {
-                let f = File::create(&path).map_err(IndexError::io(&path))?;
-                let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-                for p in pieces {
-                    w.write_all(p).map_err(IndexError::io(&path))?;
-                }
-                let f = w
-                    .into_inner()
-                    .map_err(|e| IndexError::io(&path)(e.into_error()))?;
+                let mut f = File::create(&path).map_err(IndexError::io(&path))?;
+                f.write_all(bytes).map_err(IndexError::io(&path))?;
                 f.sync_all().map_err(IndexError::io(&path))
             },
-            || {
-                let mut h = blake3::Hasher::new();
-                for p in pieces {
-                    h.update_rayon(p);
-                }
-                h.finalize()
-            },
+            || blake3::Hasher::new().update_rayon(bytes).finalize(),
         );
         written?;
         Ok(hash.to_hex().to_string())
+    }
+
+    /// Writes a part file of a generation being built through `write`, which may seek back
+    /// over what it wrote (a table filled in last), then syncs it and returns its blake3,
+    /// read back from the file (in the page cache: the writer held no copy of it).
+    pub fn write_part_streamed<T>(
+        &self,
+        gen_dir: &Path,
+        file: &str,
+        write: impl FnOnce(&mut std::io::BufWriter<File>) -> std::io::Result<T>,
+    ) -> Result<(T, String), IndexError> {
+        let path = gen_dir.join(file);
+        let f = File::create(&path).map_err(IndexError::io(&path))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let out = write(&mut w).map_err(IndexError::io(&path))?;
+        let f = w
+            .into_inner()
+            .map_err(|e| IndexError::io(&path)(e.into_error()))?;
+        f.sync_all().map_err(IndexError::io(&path))?;
+        drop(f);
+        let mut h = blake3::Hasher::new();
+        h.update_mmap_rayon(&path).map_err(IndexError::io(&path))?;
+        Ok((out, h.finalize().to_hex().to_string()))
     }
 
     /// Writes a part file named by its content into a generation being built, unless one of

@@ -398,6 +398,14 @@ impl VectorBuild<'_> {
             Some((p, dead)) => (Points::after(p.store.points() as u32), dead.clone()),
             None => (Points::after(0), Vec::new()),
         };
+        // Sized once: grown by doubling, the rows of a whole tree (50 MB for 3M lines) were
+        // held twice over while they moved, the peak of a capped build.
+        let fresh_points: usize = fresh.values().map(Vec::len).sum();
+        let kept_points = match (&incremental, previous) {
+            (None, Some(p)) => p.store.points(),
+            _ => 0,
+        };
+        points.vectors.reserve_exact((fresh_points + kept_points) * d);
         let files = self.number_files(previous, prev_files, incremental.is_some(), fresh, &mut points);
         let vectors = points.vectors;
         let base = incremental.as_ref().map(|(p, _)| *p);

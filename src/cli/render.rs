@@ -138,7 +138,14 @@ fn memory_against_cap(out: &mut impl Write, st: &crate::index::BuildStats, cap: 
     let mut before = 0u64;
     let mut over: Vec<String> = Vec::new();
     for phase in [
-        "walk", "parse", "assemble", "lexical", "graph", "vectors", "history",
+        "checkpoints",
+        "walk",
+        "parse",
+        "assemble",
+        "lexical",
+        "graph",
+        "vectors",
+        "history",
     ] {
         let Some(&mib) = st.phases_peak_mib.get(phase) else {
             continue;

@@ -218,7 +218,6 @@ enum BodyBytes {
     Kept(std::ops::Range<usize>, [u8; BODY_DIGEST]),
 }
 
-
 /// Bodies encoded at a time while a graph is written: what the writer holds beyond the
 /// graph itself is one batch, not the whole part (50 MB on a 3M-line tree, and as much again
 /// while it was concatenated).
@@ -380,12 +379,19 @@ impl CodeGraph {
         w.write_all(&offsets)?;
         w.write_all(&digests)?;
         w.seek(SeekFrom::Start(end))?;
-        Ok(GraphWritten { len: end - start, kept })
+        Ok(GraphWritten {
+            len: end - start,
+            kept,
+        })
     }
 
     /// File `i`'s body: the previous graph's stored bytes where it is the same there, else
     /// encoded now.
-    fn body_bytes(&self, i: usize, previous: Option<(&CodeGraph, &[u8], FrameAt)>) -> std::io::Result<BodyBytes> {
+    fn body_bytes(
+        &self,
+        i: usize,
+        previous: Option<(&CodeGraph, &[u8], FrameAt)>,
+    ) -> std::io::Result<BodyBytes> {
         let f = &self.files[i];
         let resolution = self.resolved.get(i).unwrap_or(&NO_RESOLUTION);
         if let Some(kept) = previous.and_then(|(g, bytes, frame)| {
@@ -584,7 +590,12 @@ mod tests {
         assert!(all.iter().any(|&r| r != all[0]), "ranks differ: {all:?}");
         // A reference to a definition that is not there (a stale target) makes no edge.
         let mut stale = g.clone();
-        if let Some(r) = stale.resolved.iter_mut().flat_map(|f| f.refs.iter_mut()).find(|r| !r.targets.is_empty()) {
+        if let Some(r) = stale
+            .resolved
+            .iter_mut()
+            .flat_map(|f| f.refs.iter_mut())
+            .find(|r| !r.targets.is_empty())
+        {
             r.targets.push(crate::graph::SymbolId::new(9_999, 0));
         }
         assert_eq!(
@@ -613,7 +624,10 @@ mod tests {
         assert_ne!(fresh, bytes);
         assert_eq!(changed.encode_reusing(Some((&g, &bytes))).unwrap(), fresh);
         let mut out = std::io::Cursor::new(Vec::new());
-        assert_eq!(changed.write_stored(Some((&g, &bytes)), &mut out).unwrap().kept, g.files.len() - 1);
+        assert_eq!(
+            changed.write_stored(Some((&g, &bytes)), &mut out).unwrap().kept,
+            g.files.len() - 1
+        );
         // Files shifted by one (a file added first): nothing lines up, nothing is copied wrongly.
         let mut shifted = g.clone();
         shifted.files.insert(0, g.files[2].clone());
@@ -636,7 +650,10 @@ mod tests {
         let bytes = many.encode().unwrap();
         assert_eq!(CodeGraph::decode(&bytes).unwrap(), many);
         let mut out = std::io::Cursor::new(Vec::new());
-        assert_eq!(many.write_stored(Some((&many, &bytes)), &mut out).unwrap().kept, many.files.len());
+        assert_eq!(
+            many.write_stored(Some((&many, &bytes)), &mut out).unwrap().kept,
+            many.files.len()
+        );
         assert_eq!(out.into_inner(), bytes);
     }
 

@@ -167,7 +167,14 @@ impl SymbolGraph {
         let flows: Vec<(u32, u32, f32)> = self
             .graph
             .edge_references()
-            .filter_map(|e| flow(e.source().index() as u32, e.target().index() as u32, e.weight(), name_matched))
+            .filter_map(|e| {
+                flow(
+                    e.source().index() as u32,
+                    e.target().index() as u32,
+                    e.weight(),
+                    name_matched,
+                )
+            })
             .collect();
         page_rank_flows(self.graph.node_count(), &flows, personalization)
     }
@@ -222,7 +229,11 @@ fn each_edge(cg: &CodeGraph, offsets: &[u32], n: usize, mut add: impl FnMut(u32,
         let Some(res) = cg.resolved.get(fi) else { continue };
         for (ii, it) in res.imports.iter().enumerate() {
             for t in &it.files {
-                edge(fi as u32, t.index() as u32, structural(EdgeKind::Imports, ii as u32));
+                edge(
+                    fi as u32,
+                    t.index() as u32,
+                    structural(EdgeKind::Imports, ii as u32),
+                );
             }
         }
         for (ri, (r, rr)) in f.refs.iter().zip(&res.refs).enumerate() {

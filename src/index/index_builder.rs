@@ -63,6 +63,9 @@ pub struct IndexBuilder<'a> {
     /// Read only the first this many candidates (by path); the rest are pending (a
     /// checkpoint of a first build).
     limit: Option<usize>,
+    /// The rest of a first build after its checkpoints (in this process): the memory peak
+    /// this stage starts with is theirs.
+    after_checkpoints: bool,
 }
 
 /// What a first build's checkpoints did: the last one's generation, the files they parsed,
@@ -109,6 +112,7 @@ impl<'a> IndexBuilder<'a> {
             embedder: None,
             trusted: None,
             limit: None,
+            after_checkpoints: false,
         })
     }
 
@@ -130,6 +134,7 @@ impl<'a> IndexBuilder<'a> {
             embedder: self.embedder.clone(),
             trusted,
             limit,
+            after_checkpoints: false,
         }
     }
 
@@ -177,9 +182,9 @@ impl<'a> IndexBuilder<'a> {
                         full: false,
                         ..self.config.clone()
                     };
-                    let mut report = self
-                        .stage(&config, Some(done.generation), None)
-                        .build_locked(t0, registry, index_dir, &store, &lock)?;
+                    let mut rest = self.stage(&config, Some(done.generation), None);
+                    rest.after_checkpoints = true;
+                    let mut report = rest.build_locked(t0, registry, index_dir, &store, &lock)?;
                     // The report tells the whole build: what its checkpoints read counts as
                     // parsed, not as reused (the manifest keeps this generation's own counts).
                     let stats = &mut report.manifest.stats;
@@ -299,6 +304,10 @@ impl<'a> IndexBuilder<'a> {
             .then(|| HistoryPartWriter::start(self.root.clone(), store, previous.as_ref()));
         let start = Instant::now();
         let mut clock = BuildClock::new(start);
+        if self.after_checkpoints {
+            // What the checkpoints before this stage held is theirs, not this walk's.
+            clock.peak("checkpoints");
+        }
         let mut walked = self.walk(registry, &index_dir);
         let pending = match self.limit {
             Some(n) if n < walked.candidates.len() => {
@@ -310,14 +319,21 @@ impl<'a> IndexBuilder<'a> {
         };
         let t_walk = start.elapsed();
         clock.peak("walk");
+        // The first generation of the whole tree after a checkpoint merges what the
+        // checkpoints left unmerged (left to the next commit, the merge would land on a
+        // one-file update).
+        let merge_lexical = pending == 0 && previous.as_ref().is_some_and(|p| p.manifest.stats.pending > 0);
         let lexical = match self.config.lexical {
             true => {
                 let writer = self.open_lexical(store, previous.as_ref(), &gen_dir)?;
-                // A checkpoint of part of the tree leaves its segments to the whole tree's.
-                Some(if pending > 0 {
-                    writer.without_merges()
-                } else {
-                    writer
+                // A checkpoint of part of the tree leaves its segments to the whole tree's,
+                // which merges them all itself: no merge of the policy's own may start on the
+                // way (a small cap flushes segments while the tree is read, and a merge
+                // running at the commit took segments the whole merge then did not find).
+                Some(match (pending > 0, merge_lexical) {
+                    (true, _) => writer.without_merges(),
+                    (false, true) => writer.merged_at_commit(),
+                    (false, false) => writer,
                 })
             }
             false => None,
@@ -337,10 +353,6 @@ impl<'a> IndexBuilder<'a> {
             previous: previous.as_ref(),
             gen_dir: &gen_dir,
             first,
-            // The first generation of the whole tree after a checkpoint merges what the
-            // checkpoints left unmerged (left to the next commit, the merge would land on a
-            // one-file update).
-            merge_lexical: pending == 0 && previous.as_ref().is_some_and(|p| p.manifest.stats.pending > 0),
         };
         let parts = self.write_parts(&writing, &mut assembled, lexical, history, &mut clock)?;
         let (table, mut manifest) = self.manifest(generation, extractor, build_started, assembled, parts);
@@ -445,10 +457,7 @@ impl<'a> IndexBuilder<'a> {
         for f in &assembled.removed_paths {
             writer.remove_file(f);
         }
-        let docs = match w.merge_lexical {
-            true => writer.commit_merged()?,
-            false => writer.commit()?,
-        };
+        let docs = writer.commit()?;
         // File sizes, which a reader checks on open (a stat each); the content is checked
         // by `ken index verify` and by the next build.
         let files = super::index_snapshot::lexical_file_sizes(&w.gen_dir.join(LEXICAL_DIR))?;
@@ -996,8 +1005,6 @@ struct PartsWriting<'a> {
     gen_dir: &'a Path,
     /// A first-stage build: only the lexical part.
     first: bool,
-    /// Merge the lexical part into one segment.
-    merge_lexical: bool,
 }
 
 /// The candidate counts at which each of `parts` checkpoints ends: the first files (in

@@ -41,6 +41,8 @@ pub struct LexicalWriter {
     dir: PathBuf,
     fields: LexicalSchema,
     writer: IndexWriter,
+    /// Every segment merged into one at the commit ([`LexicalWriter::merged_at_commit`]).
+    merge_at_commit: bool,
 }
 
 impl LexicalWriter {
@@ -85,6 +87,7 @@ impl LexicalWriter {
             dir: dir.to_path_buf(),
             fields,
             writer,
+            merge_at_commit: false,
         })
     }
 
@@ -94,6 +97,17 @@ impl LexicalWriter {
     pub fn without_merges(self) -> LexicalWriter {
         self.writer
             .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        self
+    }
+
+    /// Merges every segment into one at the commit, and none before: the whole tree's
+    /// commit after checkpoints that merged nothing (left to the next commit, their merge
+    /// would land on the first one-file update). No merge of the policy's own starts on the
+    /// way: under a small cap the writer flushes segments while the tree is read, and a merge
+    /// still running at the commit held segments the whole merge then did not find.
+    pub fn merged_at_commit(mut self) -> LexicalWriter {
+        self = self.without_merges();
+        self.merge_at_commit = true;
         self
     }
 
@@ -210,31 +224,24 @@ impl LexicalWriter {
             .map_err(LexicalError::tantivy(&self.dir))
     }
 
-    /// Commits, then merges every segment into one and waits: the whole tree's commit after
-    /// checkpoints that merged nothing (left to the next commit, their merge would land on
-    /// the first one-file update). Returns the number of live documents.
-    pub fn commit_merged(mut self) -> Result<u64, LexicalError> {
-        // No merge of the policy's own may hold a segment this one takes.
-        self.writer
-            .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;
-        let ids = self
-            .writer
-            .index()
-            .searchable_segment_ids()
-            .map_err(LexicalError::tantivy(&self.dir))?;
-        if ids.len() > 1 {
-            self.writer
-                .merge(&ids)
-                .wait()
-                .map_err(LexicalError::tantivy(&self.dir))?;
-        }
-        self.commit()
-    }
-
-    /// Commits and waits for merges; returns the number of live documents.
+    /// Commits and waits for merges (merging every segment into one when
+    /// [`LexicalWriter::merged_at_commit`]); returns the number of live documents.
     pub fn commit(mut self) -> Result<u64, LexicalError> {
         self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;
+        if self.merge_at_commit {
+            let ids = self
+                .writer
+                .index()
+                .searchable_segment_ids()
+                .map_err(LexicalError::tantivy(&self.dir))?;
+            if ids.len() > 1 {
+                self.writer
+                    .merge(&ids)
+                    .wait()
+                    .map_err(LexicalError::tantivy(&self.dir))?;
+                self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;
+            }
+        }
         let index = self.writer.index().clone();
         self.writer
             .wait_merging_threads()

@@ -775,6 +775,31 @@ class Page(RenderMixin, object):
     );
 }
 
+/// A mixin included by more types than the walk reads (64): the includers read are the first
+/// by id, so the resolution and what it depends on are the same in every build. They were the
+/// first in a hash map's order, which changes from one map to the next: two builds of one tree
+/// kept different targets and recorded different files.
+#[test]
+fn a_mixin_with_more_includers_than_the_walk_reads_resolves_the_same_in_every_build() {
+    // 90 includers; only the last 30 define the method the mixin calls.
+    let mut spec = String::from(
+        "//- app/mixin.py\nclass RenderMixin:\n    def show(self):\n        return self.render()\n",
+    );
+    for i in 0..90 {
+        let method = if i >= 60 { "render" } else { "other" };
+        spec.push_str(&format!(
+            "\n\nclass Page{i:02}(RenderMixin):\n    def {method}(self):\n        return {i}\n"
+        ));
+    }
+    let builds: Vec<String> = (0..3)
+        .map(|_| resolved(&graph_of(&spec).1, "app/mixin.py:3 render"))
+        .collect();
+    // The first 64 includers by id: pages 00 to 63, of which 60 to 63 define it.
+    assert!(builds[0].starts_with("mixin.Page60.render"), "{}", builds[0]);
+    assert!(builds[0].ends_with("(of 4)"), "{}", builds[0]);
+    assert!(builds.iter().all(|b| b == &builds[0]), "{builds:#?}");
+}
+
 /// Two Haskell modules that re-export a name from each other (as haskell/cabal's do): the walk
 /// through their imports ends at its depth limit; before, each declared import started the
 /// walk again at depth 1 and the build died of a stack overflow.

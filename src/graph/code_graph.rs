@@ -47,6 +47,17 @@ pub struct CodeGraph {
     pub bodies: Option<std::sync::Arc<super::GraphBodies>>,
 }
 
+/// The resolution of a file that has none.
+pub(super) static NO_RESOLUTION: FileResolution = FileResolution {
+    refs: Vec::new(),
+    imports: Vec::new(),
+    deps: super::Deps {
+        files: Vec::new(),
+        names: Vec::new(),
+        modules: Vec::new(),
+    },
+};
+
 /// What one build of the graph did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphUpdate {
@@ -234,7 +245,7 @@ fn same_rank_inputs(
 }
 
 /// Class bases of every type, and per file what resolving them read.
-fn resolve_bases(table: &SymbolTable<'_>) -> (Bases, HashMap<FileId, Deps>) {
+pub(super) fn resolve_bases(table: &SymbolTable<'_>) -> (Bases, HashMap<FileId, Deps>) {
     let empty = Bases::new();
     let no_deps = HashMap::new();
     type BasePairs = (Vec<(SymbolId, SymbolId)>, FileId, Deps);

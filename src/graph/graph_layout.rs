@@ -11,6 +11,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::code_graph::NO_RESOLUTION;
 use super::{BindingNode, CodeGraph, DefNode, FileResolution, FileSkeleton, Name, RefNode};
 use crate::symbols::{Import, RepoPath};
 
@@ -278,15 +279,99 @@ struct Body {
     resolution: FileResolution,
 }
 
-static NO_RESOLUTION: FileResolution = FileResolution {
-    refs: Vec::new(),
-    imports: Vec::new(),
-    deps: super::Deps {
-        files: Vec::new(),
-        names: Vec::new(),
-        modules: Vec::new(),
-    },
-};
+/// The heads section: every file's path, language, module and definitions, the ranks, the
+/// aliases.
+pub(super) fn encode_heads(
+    files: &[FileSkeleton],
+    rank: &[Vec<f32>],
+    js_aliases: &[(String, String)],
+) -> std::io::Result<Vec<u8>> {
+    postcard::to_stdvec(&HeadsRef {
+        files: files
+            .iter()
+            .map(|f| HeadRef {
+                path: &f.path,
+                language: &f.language,
+                module: &f.module,
+                defs: &f.defs,
+            })
+            .collect(),
+        rank,
+        js_aliases,
+    })
+    .map_err(std::io::Error::other)
+}
+
+/// One file's body: `refs` (the skeleton's, which may be held apart from it), its imports
+/// and bindings, and their resolution.
+pub(super) fn encode_body(
+    f: &FileSkeleton,
+    refs: &[RefNode],
+    resolution: &FileResolution,
+) -> std::io::Result<Vec<u8>> {
+    postcard::to_stdvec(&BodyRef {
+        refs,
+        imports: &f.imports,
+        bindings: &f.bindings,
+        resolution,
+    })
+    .map_err(std::io::Error::other)
+}
+
+pub(super) fn body_digest(body: &[u8]) -> [u8; BODY_DIGEST] {
+    digest::<BODY_DIGEST>(body)
+}
+
+/// The fixed header and the heads of a frame of `files` bodies.
+pub(super) fn write_head<W: std::io::Write>(
+    w: &mut W,
+    version: u32,
+    heads: &[u8],
+    files: usize,
+) -> std::io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(&version.to_le_bytes())?;
+    w.write_all(&[0u8; 4])?;
+    w.write_all(&(heads.len() as u64).to_le_bytes())?;
+    w.write_all(&(files as u64).to_le_bytes())?;
+    w.write_all(&digest::<HEADS_DIGEST>(heads))?;
+    w.write_all(heads)
+}
+
+/// The body offsets and digests of a frame, as its bodies are laid down one after another.
+pub(super) struct BodyTable {
+    offsets: Vec<u8>,
+    digests: Vec<u8>,
+    at: u64,
+}
+
+impl BodyTable {
+    pub(super) fn new(files: usize) -> BodyTable {
+        let mut offsets = Vec::with_capacity((files + 1) * 8);
+        offsets.extend_from_slice(&0u64.to_le_bytes());
+        BodyTable {
+            offsets,
+            digests: Vec::with_capacity(files * BODY_DIGEST),
+            at: 0,
+        }
+    }
+
+    /// The table's length in bytes for `files` bodies.
+    pub(super) fn len_for(files: usize) -> usize {
+        (files + 1) * 8 + files * BODY_DIGEST
+    }
+
+    pub(super) fn push(&mut self, len: usize, digest: [u8; BODY_DIGEST]) {
+        self.at += len as u64;
+        self.offsets.extend_from_slice(&self.at.to_le_bytes());
+        self.digests.extend_from_slice(&digest);
+    }
+
+    pub(super) fn write<W: std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(&self.offsets)?;
+        w.write_all(&self.digests)
+    }
+}
 
 impl CodeGraph {
     /// The stored form: heads, then one body per file (encoded on every core).
@@ -313,38 +398,14 @@ impl CodeGraph {
     ) -> std::io::Result<GraphWritten> {
         use std::io::SeekFrom;
         let previous = previous.and_then(|(g, bytes)| Some((g, bytes, FrameAt::parse(bytes).ok()?)));
-        let heads = postcard::to_stdvec(&HeadsRef {
-            files: self
-                .files
-                .iter()
-                .map(|f| HeadRef {
-                    path: &f.path,
-                    language: &f.language,
-                    module: &f.module,
-                    defs: &f.defs,
-                })
-                .collect(),
-            rank: &self.rank,
-            js_aliases: &self.js_aliases,
-        })
-        .map_err(std::io::Error::other)?;
+        let heads = encode_heads(&self.files, &self.rank, &self.js_aliases)?;
         let n = self.files.len();
         let start = w.stream_position()?;
-        w.write_all(MAGIC)?;
-        w.write_all(&self.version.to_le_bytes())?;
-        w.write_all(&[0u8; 4])?;
-        w.write_all(&(heads.len() as u64).to_le_bytes())?;
-        w.write_all(&(n as u64).to_le_bytes())?;
-        w.write_all(&digest::<HEADS_DIGEST>(&heads))?;
-        w.write_all(&heads)?;
+        write_head(w, self.version, &heads, n)?;
         drop(heads);
         let table_at = w.stream_position()?;
-        let table_len = (n + 1) * 8 + n * BODY_DIGEST;
-        w.write_all(&vec![0u8; table_len])?;
-        let mut offsets: Vec<u8> = Vec::with_capacity((n + 1) * 8);
-        let mut digests: Vec<u8> = Vec::with_capacity(n * BODY_DIGEST);
-        let mut at = 0u64;
-        offsets.extend_from_slice(&at.to_le_bytes());
+        w.write_all(&vec![0u8; BodyTable::len_for(n)])?;
+        let mut table = BodyTable::new(n);
         let mut kept = 0;
         for first in (0..n).step_by(WRITE_BATCH) {
             let batch: Vec<(BodyBytes, [u8; BODY_DIGEST])> = (first..n.min(first + WRITE_BATCH))
@@ -369,15 +430,12 @@ impl CodeGraph {
                     }
                 };
                 w.write_all(bytes)?;
-                at += bytes.len() as u64;
-                offsets.extend_from_slice(&at.to_le_bytes());
-                digests.extend_from_slice(&d);
+                table.push(bytes.len(), d);
             }
         }
         let end = w.stream_position()?;
         w.seek(SeekFrom::Start(table_at))?;
-        w.write_all(&offsets)?;
-        w.write_all(&digests)?;
+        table.write(w)?;
         w.seek(SeekFrom::Start(end))?;
         Ok(GraphWritten {
             len: end - start,
@@ -407,14 +465,7 @@ impl CodeGraph {
         }) {
             return Ok(kept);
         }
-        postcard::to_stdvec(&BodyRef {
-            refs: &f.refs,
-            imports: &f.imports,
-            bindings: &f.bindings,
-            resolution,
-        })
-        .map(BodyBytes::Fresh)
-        .map_err(std::io::Error::other)
+        encode_body(f, &f.refs, resolution).map(BodyBytes::Fresh)
     }
 
     /// The whole graph, bodies decoded on every core.

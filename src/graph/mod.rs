@@ -14,6 +14,7 @@ mod deps;
 mod file_skeleton;
 mod graph_layout;
 mod graph_query;
+mod graph_stream;
 mod provenance;
 mod resolver;
 mod symbol_graph;
@@ -28,10 +29,11 @@ pub use graph_query::{
     FileDeps, GraphQuery, GraphStats, ImportInfo, LanguageRefs, Lookup, MAX_DEPTH, Reached, Site, SymbolInfo,
     Traversal,
 };
+pub use graph_stream::{ResolvedWrite, keep_base_refs};
 pub use provenance::Provenance;
 pub use resolver::{
     Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, binding as import_binding, segments,
 };
-pub use symbol_graph::{Edge, EdgeKind, Node, SymbolGraph};
+pub use symbol_graph::{Edge, EdgeKind, Node, RankFlows, SymbolGraph};
 pub use symbol_id::SymbolId;
 pub use symbol_table::{Space, SymbolTable, is_type_like};

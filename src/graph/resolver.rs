@@ -203,8 +203,15 @@ impl<'t, 'a> Resolver<'t, 'a> {
     }
 
     /// Resolves every reference and import of the file.
-    pub fn resolve_file(mut self) -> (Vec<Resolution>, Vec<ImportTarget>, Deps) {
-        let refs = self.sk.refs.iter().map(|r| self.resolve(r)).collect();
+    pub fn resolve_file(self) -> (Vec<Resolution>, Vec<ImportTarget>, Deps) {
+        let sk = self.sk;
+        self.resolve_file_with(&sk.refs)
+    }
+
+    /// [`Resolver::resolve_file`] with the file's references given apart from the skeleton
+    /// the table holds (a build holding a batch of files' references at a time).
+    pub fn resolve_file_with(mut self, refs: &[RefNode]) -> (Vec<Resolution>, Vec<ImportTarget>, Deps) {
+        let refs = refs.iter().map(|r| self.resolve(r)).collect();
         let imports = self.sk.imports.iter().map(|i| self.import_target(i)).collect();
         (refs, imports, self.deps.finish())
     }
@@ -982,13 +989,16 @@ impl<'t, 'a> Resolver<'t, 'a> {
             at = d.parent;
         };
         self.deps.name(&r.name);
-        let includers: Vec<SymbolId> = self
+        // The first by id, not by the map's order: which types are read (and so the
+        // resolution and what it depends on) must not change from one run to the next.
+        let mut includers: Vec<SymbolId> = self
             .bases
             .iter()
             .filter(|(_, bs)| bs.contains(&mixin))
             .map(|(t, _)| *t)
-            .take(MAX_BASE_TYPES)
             .collect();
+        includers.sort_unstable();
+        includers.truncate(MAX_BASE_TYPES);
         let mut found: Vec<SymbolId> = Vec::new();
         for t in includers {
             self.merge_base_deps(t.file);

@@ -11,7 +11,7 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
-use super::{CodeGraph, Provenance, Resolver, SymbolId};
+use super::{CodeGraph, FileResolution, FileSkeleton, Provenance, RefNode, Resolver, SymbolId};
 use crate::symbols::{FileId, ReferenceKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -96,10 +96,12 @@ impl SymbolGraph {
     /// list of its flows (12 bytes an edge) without making it: the graph of a 3M-line tree
     /// is about 100 MB, and the build's rank set the peak of a capped build.
     pub fn global_rank_of(cg: &CodeGraph) -> Vec<Vec<f32>> {
-        let (offsets, n) = node_offsets(cg);
-        let mut flows = Vec::new();
-        each_edge(cg, &offsets, n, |s, t, e| flows.extend(flow(s, t, &e, false)));
-        per_symbol(&offsets, &page_rank_flows(n, &flows, None))
+        let mut r = RankFlows::new(&cg.files);
+        for (fi, f) in cg.files.iter().enumerate() {
+            let res = cg.resolved.get(fi).unwrap_or(&super::code_graph::NO_RESOLUTION);
+            r.add_file(fi, f, &f.refs, res);
+        }
+        r.finish()
     }
 
     pub fn symbol_node(&self, s: SymbolId) -> NodeIndex {
@@ -200,67 +202,118 @@ fn node_of(offsets: &[u32], s: SymbolId) -> u32 {
     offsets.get(s.file.index()).copied().unwrap_or(u32::MAX / 2) + s.def
 }
 
-/// Every edge of the graph of `cg`, in the order the graph holds them: a file's
-/// containment edges, its imports, then its references to each target. Edges to a node
-/// that is not there (a stale target) are left out.
+/// Every edge of the graph of `cg`, in the order the graph holds them: file by file, its
+/// containment edges, its imports, then its references to each target.
 fn each_edge(cg: &CodeGraph, offsets: &[u32], n: usize, mut add: impl FnMut(u32, u32, Edge)) {
+    for (fi, f) in cg.files.iter().enumerate() {
+        file_edges(fi, f, &f.refs, cg.resolved.get(fi), offsets, n, &mut add);
+    }
+}
+
+/// File `fi`'s edges (`refs`: its skeleton's, which may be held apart from it). Edges to a
+/// node that is not there (a stale target) are left out.
+fn file_edges(
+    fi: usize,
+    f: &FileSkeleton,
+    refs: &[RefNode],
+    res: Option<&FileResolution>,
+    offsets: &[u32],
+    n: usize,
+    add: &mut impl FnMut(u32, u32, Edge),
+) {
     let mut edge = |from: u32, to: u32, e: Edge| {
         if (from as usize) < n && (to as usize) < n {
             add(from, to, e);
         }
     };
-    for (fi, f) in cg.files.iter().enumerate() {
-        let file = FileId(fi as u32);
-        let structural = |kind, index| Edge {
-            kind,
-            provenance: None,
-            confidence: 1.0,
-            file,
-            index,
+    let file = FileId(fi as u32);
+    let structural = |kind, index| Edge {
+        kind,
+        provenance: None,
+        confidence: 1.0,
+        file,
+        index,
+    };
+    for (di, d) in f.defs.iter().enumerate() {
+        let from = match d.parent {
+            Some(p) => node_of(offsets, SymbolId::new(fi as u32, p)),
+            None => fi as u32,
         };
-        for (di, d) in f.defs.iter().enumerate() {
-            let from = match d.parent {
-                Some(p) => node_of(offsets, SymbolId::new(fi as u32, p)),
-                None => fi as u32,
-            };
-            let to = node_of(offsets, SymbolId::new(fi as u32, di as u32));
-            edge(from, to, structural(EdgeKind::Contains, di as u32));
+        let to = node_of(offsets, SymbolId::new(fi as u32, di as u32));
+        edge(from, to, structural(EdgeKind::Contains, di as u32));
+    }
+    let Some(res) = res else { return };
+    for (ii, it) in res.imports.iter().enumerate() {
+        for t in &it.files {
+            edge(
+                fi as u32,
+                t.index() as u32,
+                structural(EdgeKind::Imports, ii as u32),
+            );
         }
-        let Some(res) = cg.resolved.get(fi) else { continue };
-        for (ii, it) in res.imports.iter().enumerate() {
-            for t in &it.files {
-                edge(
-                    fi as u32,
-                    t.index() as u32,
-                    structural(EdgeKind::Imports, ii as u32),
-                );
-            }
-        }
-        for (ri, (r, rr)) in f.refs.iter().zip(&res.refs).enumerate() {
-            let Some(p) = rr.provenance else { continue };
-            let kind = match r.kind {
-                ReferenceKind::Call => EdgeKind::Calls,
-                ReferenceKind::Implementation => EdgeKind::Implements,
-                ReferenceKind::Class if Resolver::is_base_ref(f, r) => EdgeKind::Inherits,
-                ReferenceKind::Class => EdgeKind::Calls,
-                ReferenceKind::Type => EdgeKind::References,
+    }
+    for (ri, (r, rr)) in refs.iter().zip(&res.refs).enumerate() {
+        let Some(p) = rr.provenance else { continue };
+        let kind = match r.kind {
+            ReferenceKind::Call => EdgeKind::Calls,
+            ReferenceKind::Implementation => EdgeKind::Implements,
+            ReferenceKind::Class if Resolver::is_base_ref(f, r) => EdgeKind::Inherits,
+            ReferenceKind::Class => EdgeKind::Calls,
+            ReferenceKind::Type => EdgeKind::References,
+        };
+        let from = match r.enclosing {
+            Some(e) => node_of(offsets, SymbolId::new(fi as u32, e)),
+            None => fi as u32,
+        };
+        let confidence = p.confidence(rr.candidates);
+        for t in &rr.targets {
+            let e = Edge {
+                kind,
+                provenance: Some(p),
+                confidence,
+                file,
+                index: ri as u32,
             };
-            let from = match r.enclosing {
-                Some(e) => node_of(offsets, SymbolId::new(fi as u32, e)),
-                None => fi as u32,
-            };
-            let confidence = p.confidence(rr.candidates);
-            for t in &rr.targets {
-                let e = Edge {
-                    kind,
-                    provenance: Some(p),
-                    confidence,
-                    file,
-                    index: ri as u32,
-                };
-                edge(from, node_of(offsets, *t), e);
-            }
+            edge(from, node_of(offsets, *t), e);
         }
+    }
+}
+
+/// The global PageRank of a graph given a file at a time, in file order (a build that
+/// resolves and writes a batch of files at a time holds their flows, 12 bytes an edge, not
+/// their references): equal to the bit to [`SymbolGraph::global_rank`].
+pub struct RankFlows {
+    offsets: Vec<u32>,
+    n: usize,
+    flows: Vec<(u32, u32, f32)>,
+}
+
+impl RankFlows {
+    /// Nodes for `files`' definitions (their heads are enough).
+    pub fn new(files: &[FileSkeleton]) -> RankFlows {
+        let mut offsets = Vec::with_capacity(files.len());
+        let mut next = files.len() as u32;
+        for f in files {
+            offsets.push(next);
+            next += f.defs.len() as u32;
+        }
+        RankFlows {
+            offsets,
+            n: next as usize,
+            flows: Vec::new(),
+        }
+    }
+
+    /// File `fi`'s edges; files come in order.
+    pub fn add_file(&mut self, fi: usize, f: &FileSkeleton, refs: &[RefNode], res: &FileResolution) {
+        let RankFlows { offsets, n, flows } = self;
+        file_edges(fi, f, refs, Some(res), offsets, *n, &mut |s, t, e| {
+            flows.extend(flow(s, t, &e, false))
+        });
+    }
+
+    pub fn finish(self) -> Vec<Vec<f32>> {
+        per_symbol(&self.offsets, &page_rank_flows(self.n, &self.flows, None))
     }
 }
 

@@ -11,7 +11,7 @@ use super::index_store::GRAPH_FILE;
 use super::mapped_part::MappedPart;
 use super::previous_generation::PreviousGeneration;
 use super::{IndexError, IndexStore, Manifest};
-use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate};
+use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate, RefNode, keep_base_refs};
 
 pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
@@ -23,6 +23,10 @@ pub(super) struct GraphPartWriter<'a> {
 
 /// Files whose symbol records are decoded at a time to make their skeletons.
 const RECORDS_BATCH: usize = 1024;
+
+/// The bodies of a graph written as it is resolved, until its heads are known: beside the
+/// part, in the generation being built, removed once the part is written.
+const GRAPH_SPILL: &str = "graph.bodies.tmp";
 
 impl GraphPartWriter<'_> {
     /// The previous part, reused, or a new one.
@@ -37,7 +41,10 @@ impl GraphPartWriter<'_> {
             .previous
             .and_then(|p| load_graph(self.store, p.generation, &p.manifest))
             .map_or((None, None), |(g, b)| (Some(g), Some(b)));
-        let skeletons = self.skeletons(assembled, prev_graph.as_ref())?;
+        if prev_graph.is_none() {
+            return self.write_resolved(assembled, t0);
+        }
+        let skeletons = self.skeletons(assembled, prev_graph.as_ref(), false)?;
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
         let t1 = Instant::now();
@@ -70,15 +77,85 @@ impl GraphPartWriter<'_> {
         })
     }
 
+    /// A graph with no previous one to reuse: every file resolved, the part written as it
+    /// goes (`CodeGraph::write_resolved`), each batch's references read again from the
+    /// records, so the build never holds every reference and resolution of the tree.
+    fn write_resolved(
+        &self,
+        assembled: &mut AssembledGeneration,
+        t0: Instant,
+    ) -> Result<GraphPartEntry, IndexError> {
+        let heads = self.skeletons(assembled, None, true)?;
+        let prepare_ms = t0.elapsed().as_millis() as u64;
+        let t1 = Instant::now();
+        let (store, files, segments) = (self.store, &assembled.table.files, &assembled.segments);
+        let refs_of = |batch: &[usize]| -> std::io::Result<Vec<Vec<RefNode>>> {
+            let records = store
+                .load_records(segments, files, batch)
+                .map_err(std::io::Error::other)?;
+            Ok(batch
+                .iter()
+                .zip(records)
+                .map(|(&i, symbols)| {
+                    let r = &files[i];
+                    FileSkeleton::new(r.path.clone(), &r.language, &r.module, &symbols).refs
+                })
+                .collect())
+        };
+        let mut references = ReferenceCounts::default();
+        let spill_path = self.gen_dir.join(GRAPH_SPILL);
+        let mut spill = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&spill_path)
+            .map_err(IndexError::io(&spill_path))?;
+        let written = self.store.write_part_streamed(self.gen_dir, GRAPH_FILE, |w| {
+            CodeGraph::write_resolved(
+                heads,
+                assembled.js_aliases.clone(),
+                refs_of,
+                |r| count_references(&mut references, r),
+                &mut spill,
+                w,
+            )
+        });
+        drop(spill);
+        // Gone whether or not the part was written (a failed build's folder goes too).
+        let _ = std::fs::remove_file(&spill_path);
+        let (done, blake3) = written?;
+        references.total =
+            references.rules + references.name_matched + references.external + references.unresolved;
+        let write_ms = t1.elapsed().as_millis() as u64 - done.update.resolve_ms - done.update.rank_ms;
+        Ok(GraphPartEntry {
+            version: GRAPH_VERSION,
+            file: GRAPH_FILE.to_string(),
+            blake3,
+            aliases: aliases_digest(&assembled.js_aliases),
+            bytes: done.written.len,
+            symbols: done.symbols,
+            update: done.update,
+            references,
+            prepare_ms,
+            write_ms,
+            total_ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+
     /// Every file's skeleton: the parsed files' from the parse, the others' from the previous
-    /// graph or, where it has none, from their symbol records.
+    /// graph or, where it has none, from their symbol records (with only the references that
+    /// name bases when `heads` is asked for).
     fn skeletons(
         &self,
         assembled: &mut AssembledGeneration,
         prev_graph: Option<&CodeGraph>,
+        heads: bool,
     ) -> Result<Vec<FileSkeleton>, IndexError> {
         let files = &assembled.table.files;
         let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
+        if heads {
+            skeletons.iter_mut().flatten().for_each(keep_base_refs);
+        }
         if let Some(g) = prev_graph {
             for (r, sk) in files
                 .iter()
@@ -99,12 +176,11 @@ impl GraphPartWriter<'_> {
             let records = self.store.load_records(&assembled.segments, files, batch)?;
             for (&i, symbols) in batch.iter().zip(records) {
                 let r = &files[i];
-                skeletons[i] = Some(FileSkeleton::new(
-                    r.path.clone(),
-                    &r.language,
-                    &r.module,
-                    &symbols,
-                ));
+                let mut sk = FileSkeleton::new(r.path.clone(), &r.language, &r.module, &symbols);
+                if heads {
+                    keep_base_refs(&mut sk);
+                }
+                skeletons[i] = Some(sk);
             }
         }
         Ok(skeletons.into_iter().flatten().collect())
@@ -165,7 +241,16 @@ impl GraphPartWriter<'_> {
 /// How the graph's references were resolved.
 fn reference_counts(graph: &CodeGraph) -> ReferenceCounts {
     let mut c = ReferenceCounts::default();
-    for r in graph.resolved.iter().flat_map(|f| &f.refs) {
+    for r in &graph.resolved {
+        count_references(&mut c, r);
+    }
+    c.total = c.rules + c.name_matched + c.external + c.unresolved;
+    c
+}
+
+/// Adds one file's resolutions to `c` (its total is left to the caller).
+fn count_references(c: &mut ReferenceCounts, file: &crate::graph::FileResolution) {
+    for r in &file.refs {
         match r.provenance {
             Some(p) if p.is_resolved() => c.rules += 1,
             Some(_) => c.name_matched += 1,
@@ -173,8 +258,6 @@ fn reference_counts(graph: &CodeGraph) -> ReferenceCounts {
             None => c.unresolved += 1,
         }
     }
-    c.total = c.rules + c.name_matched + c.external + c.unresolved;
-    c
 }
 
 /// The graph of a committed generation, if it has one this ken can reuse.

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
             kenning::exec::SETUP_FAILED
         }));
     }
+    prompt_purge_under_a_cap();
     // Panics that a boundary contains (a dependency failing on a damaged index file) become
     // errors naming the file; only the others are printed.
     kenning::util::install_quiet_panic_hook();
@@ -41,6 +42,36 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// mimalloc keeps freed memory for a second before it gives it back to the system: a build
+/// phase's freed memory was still resident when the next phase's came on top, and a build
+/// under `--max-memory 400` peaked 30 to 70 MiB higher, by how the phases fell in time. Under
+/// a cap (the flag, or `KEN_MAX_MEMORY_MIB` for `ken serve`'s builds) it gives it back at once
+/// (`MIMALLOC_PURGE_DELAY=0`: as fast, measured, on the 2.8M-line tree). The allocator reads
+/// its options from the environment before `main`, so the process starts itself again with
+/// it set; where that fails it goes on as it is. A delay the user set is kept.
+fn prompt_purge_under_a_cap() {
+    use std::os::unix::process::CommandExt;
+    const PURGE_DELAY: &str = "MIMALLOC_PURGE_DELAY";
+    if std::env::var_os(PURGE_DELAY).is_some() {
+        return;
+    }
+    let flag = std::env::args_os().any(|a| {
+        a.to_str()
+            .is_some_and(|a| a == "--max-memory" || a.starts_with("--max-memory="))
+    });
+    if !flag && kenning::index::IndexConfig::max_memory_from_env().is_none() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut args = std::env::args_os();
+    let Some(arg0) = args.next() else { return };
+    let _failed = std::process::Command::new(exe)
+        .arg0(arg0)
+        .args(args)
+        .env(PURGE_DELAY, "0")
+        .exec();
 }
 
 fn init_tracing(level: &str) {

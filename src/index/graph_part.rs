@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::assembled_generation::AssembledGeneration;
 use super::generation_parts::{GraphPartEntry, ReferenceCounts};
 use super::index_store::GRAPH_FILE;
@@ -94,7 +96,7 @@ impl GraphPartWriter<'_> {
                 .load_records(segments, files, batch)
                 .map_err(std::io::Error::other)?;
             Ok(batch
-                .iter()
+                .par_iter()
                 .zip(records)
                 .map(|(&i, symbols)| {
                     let r = &files[i];

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             kenning::exec::SETUP_FAILED
         }));
     }
-    prompt_purge_under_a_cap();
+    purge_at_once_under_a_cap();
     // Panics that a boundary contains (a dependency failing on a damaged index file) become
     // errors naming the file; only the others are printed.
     kenning::util::install_quiet_panic_hook();
@@ -51,7 +51,7 @@ fn main() -> ExitCode {
 /// (`MIMALLOC_PURGE_DELAY=0`: as fast, measured, on the 2.8M-line tree). The allocator reads
 /// its options from the environment before `main`, so the process starts itself again with
 /// it set; where that fails it goes on as it is. A delay the user set is kept.
-fn prompt_purge_under_a_cap() {
+fn purge_at_once_under_a_cap() {
     use std::os::unix::process::CommandExt;
     const PURGE_DELAY: &str = "MIMALLOC_PURGE_DELAY";
     if std::env::var_os(PURGE_DELAY).is_some() {

@@ -120,6 +120,24 @@ pub struct FileSkeleton {
 }
 
 impl FileSkeleton {
+    /// The references of a skeleton made from `symbols`, alone (a build that reads them a
+    /// batch of files at a time).
+    pub fn refs_of(symbols: &FileSymbols) -> Vec<RefNode> {
+        symbols
+            .references
+            .iter()
+            .map(|r| RefNode {
+                kind: r.kind,
+                name: Name::from(r.name.as_str()),
+                receiver: r.receiver.as_deref().map(Name::from),
+                macro_call: r.callee.ends_with('!'),
+                line: r.name_span.start_line,
+                name_byte: r.name_span.start_byte,
+                enclosing: r.enclosing,
+            })
+            .collect()
+    }
+
     pub fn new(path: RepoPath, language: &str, module: &str, symbols: &FileSymbols) -> FileSkeleton {
         let family = Family::of(language);
         let parents = parents(symbols);
@@ -164,19 +182,7 @@ impl FileSkeleton {
                 .map(Name::from),
             })
             .collect();
-        let refs = symbols
-            .references
-            .iter()
-            .map(|r| RefNode {
-                kind: r.kind,
-                name: Name::from(r.name.as_str()),
-                receiver: r.receiver.as_deref().map(Name::from),
-                macro_call: r.callee.ends_with('!'),
-                line: r.name_span.start_line,
-                name_byte: r.name_span.start_byte,
-                enclosing: r.enclosing,
-            })
-            .collect();
+        let refs = FileSkeleton::refs_of(symbols);
         FileSkeleton {
             path,
             language: Name::from(language),

@@ -76,7 +76,7 @@ const ITERATIONS: usize = 30;
 
 impl SymbolGraph {
     pub fn new(cg: &CodeGraph) -> SymbolGraph {
-        let (offsets, n) = node_offsets(cg);
+        let (offsets, n) = node_offsets(&cg.files);
         let mut graph = DiGraph::with_capacity(n, cg.symbol_count() * 4);
         for i in 0..cg.files.len() {
             graph.add_node(Node::File(FileId(i as u32)));
@@ -188,10 +188,10 @@ impl SymbolGraph {
 
 /// The first node of each file's definitions (file `i`'s own node is `i`), and the number
 /// of nodes.
-fn node_offsets(cg: &CodeGraph) -> (Vec<u32>, usize) {
-    let mut offsets = Vec::with_capacity(cg.files.len());
-    let mut next = cg.files.len() as u32;
-    for f in &cg.files {
+fn node_offsets(files: &[FileSkeleton]) -> (Vec<u32>, usize) {
+    let mut offsets = Vec::with_capacity(files.len());
+    let mut next = files.len() as u32;
+    for f in files {
         offsets.push(next);
         next += f.defs.len() as u32;
     }
@@ -291,15 +291,10 @@ pub struct RankFlows {
 impl RankFlows {
     /// Nodes for `files`' definitions (their heads are enough).
     pub fn new(files: &[FileSkeleton]) -> RankFlows {
-        let mut offsets = Vec::with_capacity(files.len());
-        let mut next = files.len() as u32;
-        for f in files {
-            offsets.push(next);
-            next += f.defs.len() as u32;
-        }
+        let (offsets, n) = node_offsets(files);
         RankFlows {
             offsets,
-            n: next as usize,
+            n,
             flows: Vec::new(),
         }
     }

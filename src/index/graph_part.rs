@@ -95,14 +95,7 @@ impl GraphPartWriter<'_> {
             let records = store
                 .load_records(segments, files, batch)
                 .map_err(std::io::Error::other)?;
-            Ok(batch
-                .par_iter()
-                .zip(records)
-                .map(|(&i, symbols)| {
-                    let r = &files[i];
-                    FileSkeleton::new(r.path.clone(), &r.language, &r.module, &symbols).refs
-                })
-                .collect())
+            Ok(records.par_iter().map(FileSkeleton::refs_of).collect())
         };
         let mut references = ReferenceCounts::default();
         let spill_path = self.gen_dir.join(GRAPH_SPILL);
@@ -128,7 +121,8 @@ impl GraphPartWriter<'_> {
         let (done, blake3) = written?;
         references.total =
             references.rules + references.name_matched + references.external + references.unresolved;
-        let write_ms = t1.elapsed().as_millis() as u64 - done.update.resolve_ms - done.update.rank_ms;
+        let write_ms =
+            (t1.elapsed().as_millis() as u64).saturating_sub(done.update.resolve_ms + done.update.rank_ms);
         Ok(GraphPartEntry {
             version: GRAPH_VERSION,
             file: GRAPH_FILE.to_string(),

@@ -694,6 +694,52 @@ fn a_build_under_a_memory_cap_stores_what_an_uncapped_build_stores() {
 }
 
 #[test]
+fn an_update_under_a_cap_too_small_for_the_decoded_graph_resolves_from_the_records() {
+    // Enough files for a graph part over 64 KiB (about 80), which decoded is more than half a
+    // MiB.
+    let mut tree = String::from(REPO);
+    for i in 0..500 {
+        tree.push_str(&format!(
+            "//- gen/mod{i}.py\nfrom pkg.core import helper\n\ndef task_{i}(job):\n    return helper(job) + {i}\n"
+        ));
+    }
+    let repo = materialize(&tree);
+    build(repo.path(), &cfg());
+    let capped_dir = tempfile::tempdir().unwrap();
+    // A library caller may name any cap.
+    let capped_cfg = IndexConfig {
+        index_dir: Some(capped_dir.path().join("idx")),
+        max_memory_mib: Some(1),
+        ..cfg()
+    };
+    build(repo.path(), &capped_cfg);
+    std::thread::sleep(Duration::from_millis(20));
+    write_tree(
+        repo.path(),
+        "//- gen/mod7.py\nfrom pkg.core import helper\n\ndef task_7(job):\n    return helper(helper(job))\n",
+    );
+    let free = build(repo.path(), &cfg()).manifest;
+    let capped = build(repo.path(), &capped_cfg).manifest;
+    let (fg, cg) = (free.parts.graph.unwrap(), capped.parts.graph.unwrap());
+    // Uncapped, the previous graph is decoded and only the changed file resolved again; under
+    // the cap every file is resolved, streamed from the records, to the same bytes.
+    assert!(!fg.update.full, "{:?}", fg.update);
+    assert!(fg.update.files_resolved < 10, "{:?}", fg.update);
+    assert!(cg.update.full, "{:?}", cg.update);
+    assert_eq!(
+        cg.update.files_resolved,
+        fg.update.files_resolved + fg.update.files_copied,
+        "{:?}",
+        cg.update
+    );
+    assert_eq!(cg.blake3, fg.blake3);
+    assert_eq!(
+        logical_dump(&index_dir(repo.path(), &cfg())),
+        logical_dump(&capped_dir.path().join("idx"))
+    );
+}
+
+#[test]
 fn the_cli_reports_memory_against_the_cap_and_refuses_a_cap_too_small() {
     let repo = materialize(REPO);
     let out = ken(&["index", "build", "--max-memory", "4096", "."], repo.path());

@@ -591,8 +591,10 @@ impl Analysis {
         out: &mut SearchResponse,
     ) -> Result<Option<f32>, ApiError> {
         let need = paging.needed() + 1;
-        let sem = self.semantic()?;
+        // The ranking opens the semantic part beside the graph; opened here first, the two
+        // loads would run one after the other.
         let (ranking, _) = self.rank(q, signals, RankerKind::Learned, false, false, need)?;
+        let sem = self.semantic()?;
         // A plain tree has no history: not worth a note on every search (context lists it).
         out.notes.extend(
             ranking

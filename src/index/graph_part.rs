@@ -19,9 +19,15 @@ pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
     pub previous: Option<&'a PreviousGeneration>,
     pub gen_dir: &'a Path,
-    /// Under a memory cap: the graphs are freed before the next phase starts, not beside it.
-    pub bounded: bool,
+    /// The build's memory cap in MiB, if any. Under one the graphs are freed before the next
+    /// phase starts, not beside it, and an update whose previous graph would not fit decoded
+    /// resolves every file as a first build does, streamed from the records.
+    pub cap_mib: Option<u64>,
 }
+
+/// Bytes a decoded graph holds per byte of its stored part (skeletons, resolutions and the
+/// tables made of them; 8.2x measured on the 2.8M-line tree of `benches/scale_curve.sh`).
+const DECODED_PER_STORED: u64 = 8;
 
 /// Files whose symbol records are decoded at a time to make their skeletons.
 const RECORDS_BATCH: usize = 1024;
@@ -36,6 +42,9 @@ impl GraphPartWriter<'_> {
         let t0 = Instant::now();
         if let Some(part) = self.reuse(assembled, t0)? {
             return Ok(part);
+        }
+        if self.previous_too_big() {
+            return self.write_resolved(assembled, t0);
         }
         // Decoded from the mapped part, every section checked; the bytes stay mapped so that
         // unchanged bodies are copied, not encoded again.
@@ -185,10 +194,33 @@ impl GraphPartWriter<'_> {
     /// Frees a graph beside the rest of the build, or now under a memory cap (on another
     /// thread the next phase's allocations would come on top of it).
     fn free<T: Send + 'static>(&self, value: T) {
-        match self.bounded {
-            true => drop(value),
-            false => free_beside(value),
+        match self.cap_mib {
+            Some(_) => drop(value),
+            None => free_beside(value),
         }
+    }
+
+    /// Whether the previous graph, decoded, would take more than half the memory cap: the
+    /// update then resolves every file from the records (slower: a first build's graph
+    /// phase), and the cap holds.
+    fn previous_too_big(&self) -> bool {
+        let (Some(cap), Some(part)) = (
+            self.cap_mib,
+            self.previous.and_then(|p| p.manifest.parts.graph.as_ref()),
+        ) else {
+            return false;
+        };
+        let decoded = part.bytes.saturating_mul(DECODED_PER_STORED);
+        let too_big = decoded > cap.saturating_mul(1 << 20) / 2;
+        if too_big {
+            let decoded_mib = decoded >> 20;
+            tracing::debug!(
+                decoded_mib,
+                cap,
+                "the previous graph is not decoded under the cap"
+            );
+        }
+        too_big
     }
 
     /// When no file was parsed or removed and no module path moved, the previous graph is

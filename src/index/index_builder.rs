@@ -430,7 +430,7 @@ impl<'a> IndexBuilder<'a> {
                 store: w.store,
                 previous: w.previous,
                 gen_dir: w.gen_dir,
-                bounded: self.config.max_memory_mib.is_some(),
+                cap_mib: self.config.max_memory_mib,
             };
             parts.graph = Some(writer.write(assembled)?);
             clock.mark("graph");

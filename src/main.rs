@@ -48,7 +48,8 @@ fn main() -> ExitCode {
 /// phase's freed memory was still resident when the next phase's came on top, and a build
 /// under `--max-memory 400` peaked 30 to 70 MiB higher, by how the phases fell in time. Under
 /// a cap (the flag, or `KEN_MAX_MEMORY_MIB` for `ken serve`'s builds) it gives it back at once
-/// (`MIMALLOC_PURGE_DELAY=0`: as fast, measured, on the 2.8M-line tree). The allocator reads
+/// (`MIMALLOC_PURGE_DELAY=0`: as fast, measured, on the 2.8M-line tree), and by default where
+/// the cap derived from the memory available is tight (below 2 GiB). The allocator reads
 /// its options from the environment before `main`, so the process starts itself again with
 /// it set; where that fails it goes on as it is. A delay the user set is kept.
 fn purge_at_once_under_a_cap() {
@@ -61,7 +62,10 @@ fn purge_at_once_under_a_cap() {
         a.to_str()
             .is_some_and(|a| a == "--max-memory" || a.starts_with("--max-memory="))
     });
-    if !flag && kenning::index::IndexConfig::max_memory_from_env().is_none() {
+    // A cap derived from the memory available is tight on a small machine only.
+    let tight_default =
+        || kenning::index::default_cap_mib().is_some_and(|m| m < kenning::index::TIGHT_CAP_MIB);
+    if !flag && kenning::index::IndexConfig::max_memory_from_env().is_none() && !tight_default() {
         return;
     }
     let Ok(exe) = std::env::current_exe() else { return };

@@ -752,6 +752,26 @@ fn the_cli_reports_memory_against_the_cap_and_refuses_a_cap_too_small() {
     let small = ken(&["index", "build", "--max-memory", "8", "."], repo.path());
     assert!(!small.status.success());
     assert!(stderr(&small).contains("--max-memory"), "{}", stderr(&small));
+    // With no cap given, the build takes three quarters of the memory available, and says so.
+    if cfg!(target_os = "linux") && std::env::var_os("KEN_MAX_MEMORY_MIB").is_none() {
+        let out = ken(&["index", "build", "--full", "--json", "."], repo.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stats = &report["manifest"]["stats"];
+        assert_eq!(stats["max_memory_from"], "available", "{stats}");
+        let cap = stats["max_memory_mib"].as_u64().unwrap();
+        let available = kenning::index::available_mib().unwrap();
+        assert!(
+            cap >= 128 && cap <= available.max(128),
+            "{cap} of {available} MiB"
+        );
+        let text = ken(&["index", "build", "--full", "."], repo.path());
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(
+            text.contains("(three quarters of the memory available)"),
+            "{text}"
+        );
+    }
 }
 
 /// A tree of `n` Python modules, each a few kilobytes.

@@ -155,6 +155,7 @@ impl Workspace {
         let held = self.analysis();
         let m = &held.snapshot().manifest;
         let deferred = |part: &str| m.stats.deferred.iter().any(|d| d == part);
+        let (max_memory_mib, max_memory_from) = IndexConfig::memory_cap(IndexConfig::max_memory_from_env());
         let config = IndexConfig {
             walk: m.walk.clone(),
             index_dir: Some(self.index_dir.clone()),
@@ -166,7 +167,8 @@ impl Workspace {
             vectors: m.parts.vectors.is_some() || deferred("semantic"),
             history: m.parts.history.is_some() || deferred("history"),
             first_stage: false,
-            max_memory_mib: IndexConfig::max_memory_from_env(),
+            max_memory_mib,
+            max_memory_from,
             checkpoint_min_bytes: Some(crate::index::CHECKPOINT_MIN_BYTES),
         };
         let plan = super::BuildPlan::new(&self.root, config).trusting(*built);

@@ -74,6 +74,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
     }
     walk.follow_symlinks = a.follow_symlinks;
     walk.text = !a.no_text;
+    let (max_memory_mib, max_memory_from) = IndexConfig::memory_cap(a.max_memory);
     let config = IndexConfig {
         walk,
         index_dir: a.location.index_dir.clone(),
@@ -84,7 +85,8 @@ fn build(a: BuildArgs, quiet: bool) -> Result<ExitCode> {
         vectors: !a.no_semantic,
         history: !a.no_history,
         first_stage: a.quick,
-        max_memory_mib: a.max_memory,
+        max_memory_mib,
+        max_memory_from,
         checkpoint_min_bytes: match a.no_checkpoints {
             true => None,
             false => Some(a.checkpoint_min_bytes.unwrap_or(CHECKPOINT_MIN_BYTES)),

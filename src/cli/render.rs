@@ -155,11 +155,15 @@ fn memory_against_cap(out: &mut impl Write, st: &crate::index::BuildStats, cap: 
         }
         before = before.max(mib);
     }
+    let whose = match st.max_memory_from {
+        Some(crate::index::CapSource::Available) => " (three quarters of the memory available)",
+        _ => "",
+    };
     match over.is_empty() {
-        true => writeln!(out, "memory: within the cap of {cap} MiB")?,
+        true => writeln!(out, "memory: within the cap of {cap} MiB{whose}")?,
         false => writeln!(
             out,
-            "memory: over the cap of {cap} MiB, raised by {} (the symbols and graph a build holds grow with the tree: a larger cap, or fewer threads)",
+            "memory: over the cap of {cap} MiB{whose}, raised by {} (the symbols and graph a build holds grow with the tree: a larger cap, or fewer threads)",
             over.join(", ")
         )?,
     }

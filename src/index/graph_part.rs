@@ -19,10 +19,12 @@ pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
     pub previous: Option<&'a PreviousGeneration>,
     pub gen_dir: &'a Path,
-    /// The build's memory cap in MiB, if any. Under one the graphs are freed before the next
-    /// phase starts, not beside it, and an update whose previous graph would not fit decoded
-    /// resolves every file as a first build does, streamed from the records.
+    /// The build's memory cap in MiB, if any: an update whose previous graph would not fit
+    /// decoded resolves every file as a first build does, streamed from the records.
     pub cap_mib: Option<u64>,
+    /// Under a tight cap ([`super::IndexConfig::cap_is_tight`]): the graphs are freed before
+    /// the next phase starts, not beside it.
+    pub bounded: bool,
 }
 
 /// Bytes a decoded graph holds per byte of its stored part (skeletons, resolutions and the
@@ -194,9 +196,9 @@ impl GraphPartWriter<'_> {
     /// Frees a graph beside the rest of the build, or now under a memory cap (on another
     /// thread the next phase's allocations would come on top of it).
     fn free<T: Send + 'static>(&self, value: T) {
-        match self.cap_mib {
-            Some(_) => drop(value),
-            None => free_beside(value),
+        match self.bounded {
+            true => drop(value),
+            false => free_beside(value),
         }
     }
 

@@ -431,6 +431,7 @@ impl<'a> IndexBuilder<'a> {
                 previous: w.previous,
                 gen_dir: w.gen_dir,
                 cap_mib: self.config.max_memory_mib,
+                bounded: self.config.cap_is_tight(),
             };
             parts.graph = Some(writer.write(assembled)?);
             clock.mark("graph");
@@ -498,7 +499,7 @@ impl<'a> IndexBuilder<'a> {
             previous: previous_vectors(w.store, w.previous),
             gen_dir: w.gen_dir,
             embedder: self.embedder.as_deref(),
-            bounded: self.config.max_memory_mib.is_some(),
+            bounded: self.config.cap_is_tight(),
         }
         .run()
     }
@@ -560,6 +561,7 @@ impl<'a> IndexBuilder<'a> {
                 phases_peak_mib: BTreeMap::new(),
                 peak_mib: None,
                 max_memory_mib: self.config.max_memory_mib,
+                max_memory_from: self.config.max_memory_mib.map(|_| self.config.max_memory_from),
                 deferred,
                 pending: 0,
             },

@@ -111,6 +111,9 @@ pub struct IndexConfig {
     /// buffers to it (the lexical writer's heap, records decoded and chunked a batch at a
     /// time) and says in its report when a phase went over it anyway.
     pub max_memory_mib: Option<u64>,
+    /// Where `max_memory_mib` came from: given, or derived from the memory available
+    /// ([`IndexConfig::memory_cap`]).
+    pub max_memory_from: super::CapSource,
     /// A first build of a tree with at least this many bytes to read commits checkpoints as
     /// it goes (a first-stage generation for each eighth of the tree's bytes), so a build
     /// that is killed resumes from the last one and queries answer from what is committed
@@ -134,6 +137,7 @@ impl Default for IndexConfig {
             history: true,
             first_stage: false,
             max_memory_mib: None,
+            max_memory_from: super::CapSource::Given,
             checkpoint_min_bytes: Some(CHECKPOINT_MIN_BYTES),
         }
     }
@@ -150,6 +154,27 @@ impl IndexConfig {
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|&m| m > 0)
+    }
+
+    /// The cap a build runs under: `given` (the flag or the environment), else three
+    /// quarters of the memory available now (`None` where the kernel does not say).
+    pub fn memory_cap(given: Option<u64>) -> (Option<u64>, super::CapSource) {
+        match given {
+            Some(m) => (Some(m), super::CapSource::Given),
+            None => (super::default_cap_mib(), super::CapSource::Available),
+        }
+    }
+
+    /// Whether the cap is tight enough to trade time for memory where that costs time
+    /// (embedding each batch as it is tokenized, which a full build then tokenizes twice): a
+    /// cap given, or one derived below [`super::TIGHT_CAP_MIB`]. The other bounds (the
+    /// lexical writer's heap, the graph decoded or streamed) follow the cap's size itself.
+    pub fn cap_is_tight(&self) -> bool {
+        match (self.max_memory_mib, self.max_memory_from) {
+            (None, _) => false,
+            (Some(_), super::CapSource::Given) => true,
+            (Some(m), super::CapSource::Available) => m < super::TIGHT_CAP_MIB,
+        }
     }
 
     /// The index folder for a repository root.

@@ -122,6 +122,10 @@ pub struct BuildStats {
     /// The memory cap the build ran under (`--max-memory`), in MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_memory_mib: Option<u64>,
+    /// Where that cap came from (`given`, or `available`: three quarters of the memory
+    /// available when the build started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory_from: Option<super::CapSource>,
     /// Parts a first-stage build left for the next build (`graph`, `semantic`, `history`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,

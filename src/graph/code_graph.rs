@@ -19,7 +19,7 @@ use crate::symbols::FileId;
 
 /// Bumped when resolution rules or the stored layout change: the previous graph is then not
 /// reused.
-pub const GRAPH_VERSION: u32 = 5;
+pub const GRAPH_VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileResolution {
@@ -210,7 +210,7 @@ fn same_edges(
 /// Whether a file gives the symbol graph the same nodes and edges as before: definitions
 /// (kind, parent), import targets, and each reference's kind, source, provenance, candidate
 /// count and targets; lines and names do not matter to PageRank.
-fn same_rank_inputs(
+pub(super) fn same_rank_inputs(
     old: &FileSkeleton,
     old_res: &FileResolution,
     new: &FileSkeleton,
@@ -374,7 +374,7 @@ fn plan(files: &[FileSkeleton], prev: &CodeGraph) -> Plan {
 /// What resolving another file can read of this one — module, language, definitions (their
 /// order too: targets are definition indices), imports and typed bindings — without their
 /// positions, which no other file's resolution reads.
-fn same_interface(a: &FileSkeleton, b: &FileSkeleton) -> bool {
+pub(super) fn same_interface(a: &FileSkeleton, b: &FileSkeleton) -> bool {
     let defs = a.defs.len() == b.defs.len()
         && a.defs.iter().zip(&b.defs).all(|(x, y)| {
             x.name == y.name

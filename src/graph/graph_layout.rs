@@ -12,7 +12,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::code_graph::NO_RESOLUTION;
-use super::{BindingNode, CodeGraph, DefNode, FileResolution, FileSkeleton, Name, RefNode};
+use super::{
+    BindingNode, CodeGraph, DefNode, Deps, FileResolution, FileSkeleton, ImportTarget, Name, RefNode,
+    Resolution, Resolver,
+};
 use crate::symbols::{Import, RepoPath};
 
 /// Bytes a heads-only graph keeps its bodies in: the buffer read, or a part mapped in place.
@@ -32,7 +35,8 @@ impl GraphBodies {
         let bytes = (*self.bytes).as_ref();
         let body = self.frame.body(bytes, i).ok()?;
         let body: Body = postcard::from_bytes(body).ok()?;
-        Some((body.refs, body.resolution))
+        let (refs, _, _, resolution) = body.parts();
+        Some((refs, resolution))
     }
 }
 
@@ -96,7 +100,7 @@ const HEADS_DIGEST: usize = 16;
 const BODY_DIGEST: usize = 8;
 
 /// A stored body: its bytes, where they lie in the part, and their digest.
-type StoredBody<'a> = (&'a [u8], std::ops::Range<usize>, [u8; BODY_DIGEST]);
+pub(super) type StoredBody<'a> = (&'a [u8], std::ops::Range<usize>, [u8; BODY_DIGEST]);
 
 fn digest<const N: usize>(bytes: &[u8]) -> [u8; N] {
     let mut out = [0u8; N];
@@ -112,9 +116,9 @@ fn le_u64(bytes: &[u8], at: usize) -> Option<u64> {
 
 /// Where the sections of a frame are (positions into its bytes).
 #[derive(Debug, Clone, Copy)]
-struct FrameAt {
-    version: u32,
-    files: usize,
+pub(super) struct FrameAt {
+    pub(super) version: u32,
+    pub(super) files: usize,
     heads: (usize, usize),
     offsets: usize,
     digests: usize,
@@ -122,7 +126,7 @@ struct FrameAt {
 }
 
 impl FrameAt {
-    fn parse(bytes: &[u8]) -> Result<FrameAt, GraphDecodeError> {
+    pub(super) fn parse(bytes: &[u8]) -> Result<FrameAt, GraphDecodeError> {
         let bad = |why: &str| GraphDecodeError::Layout(format!("graph part {why}"));
         if bytes.get(..8) != Some(&MAGIC[..]) {
             return Err(bad("has no graph header (written by another version?)"));
@@ -168,7 +172,7 @@ impl FrameAt {
     }
 
     /// The heads' bytes, checked against their digest.
-    fn heads<'a>(&self, bytes: &'a [u8]) -> Result<&'a [u8], GraphDecodeError> {
+    pub(super) fn heads<'a>(&self, bytes: &'a [u8]) -> Result<&'a [u8], GraphDecodeError> {
         let heads = bytes
             .get(self.heads.0..self.heads.1)
             .ok_or_else(|| GraphDecodeError::Layout("graph part heads are cut".into()))?;
@@ -181,7 +185,7 @@ impl FrameAt {
     }
 
     /// File `i`'s body, checked against its digest.
-    fn body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<&'a [u8], GraphDecodeError> {
+    pub(super) fn body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<&'a [u8], GraphDecodeError> {
         let (body, _, want) = self.stored_body(bytes, i)?;
         if want != digest::<BODY_DIGEST>(body) {
             return Err(GraphDecodeError::Layout(format!(
@@ -192,7 +196,11 @@ impl FrameAt {
     }
 
     /// File `i`'s body and the digest stored for it, not checked (for bytes already checked).
-    fn stored_body<'a>(&self, bytes: &'a [u8], i: usize) -> Result<StoredBody<'a>, GraphDecodeError> {
+    pub(super) fn stored_body<'a>(
+        &self,
+        bytes: &'a [u8],
+        i: usize,
+    ) -> Result<StoredBody<'a>, GraphDecodeError> {
         let bad = |why: &str| GraphDecodeError::Layout(format!("graph part body {i}: {why}"));
         if i >= self.files {
             return Err(bad("past the last file"));
@@ -242,11 +250,11 @@ struct HeadRef<'a> {
 }
 
 #[derive(Deserialize)]
-struct Head {
-    path: RepoPath,
-    language: Name,
-    module: Name,
-    defs: Vec<DefNode>,
+pub(super) struct Head {
+    pub(super) path: RepoPath,
+    pub(super) language: Name,
+    pub(super) module: Name,
+    pub(super) defs: Vec<DefNode>,
 }
 
 #[derive(Serialize)]
@@ -257,26 +265,59 @@ struct HeadsRef<'a> {
 }
 
 #[derive(Deserialize)]
-struct Heads {
-    files: Vec<Head>,
-    rank: Vec<Vec<f32>>,
-    js_aliases: Vec<(String, String)>,
+pub(super) struct Heads {
+    pub(super) files: Vec<Head>,
+    pub(super) rank: Vec<Vec<f32>>,
+    pub(super) js_aliases: Vec<(String, String)>,
+}
+
+/// A body is stored as its head, what an update reads of every file (the imports and
+/// bindings other files resolve against, the references naming a type's bases, which every
+/// update resolves again, and what the file's resolution read), then the rest: the
+/// references and their resolution, read only for the files resolved again.
+#[derive(Serialize)]
+struct BodyRef<'a> {
+    head: BodyHeadRef<'a>,
+    refs: &'a [RefNode],
+    resolved_refs: &'a [Resolution],
+    resolved_imports: &'a [ImportTarget],
 }
 
 #[derive(Serialize)]
-struct BodyRef<'a> {
-    refs: &'a [RefNode],
+struct BodyHeadRef<'a> {
     imports: &'a [Import],
     bindings: &'a [BindingNode],
-    resolution: &'a FileResolution,
+    base_refs: Vec<&'a RefNode>,
+    deps: &'a Deps,
+}
+
+/// A body's head, decoded alone (the rest left as bytes).
+#[derive(Deserialize)]
+pub(super) struct BodyHead {
+    pub imports: Vec<Import>,
+    pub bindings: Vec<BindingNode>,
+    pub base_refs: Vec<RefNode>,
+    pub deps: Deps,
 }
 
 #[derive(Deserialize)]
-struct Body {
+pub(super) struct Body {
+    head: BodyHead,
     refs: Vec<RefNode>,
-    imports: Vec<Import>,
-    bindings: Vec<BindingNode>,
-    resolution: FileResolution,
+    resolved_refs: Vec<Resolution>,
+    resolved_imports: Vec<ImportTarget>,
+}
+
+impl Body {
+    /// References, imports, bindings and their resolution.
+    pub(super) fn parts(self) -> (Vec<RefNode>, Vec<Import>, Vec<BindingNode>, FileResolution) {
+        let resolution = FileResolution {
+            refs: self.resolved_refs,
+            imports: self.resolved_imports,
+            deps: self.head.deps,
+        };
+        (self.refs, self.head.imports, self.head.bindings, resolution)
+    }
 }
 
 /// The heads section: every file's path, language, module and definitions, the ranks, the
@@ -310,10 +351,15 @@ pub(super) fn encode_body(
     resolution: &FileResolution,
 ) -> std::io::Result<Vec<u8>> {
     postcard::to_stdvec(&BodyRef {
+        head: BodyHeadRef {
+            imports: &f.imports,
+            bindings: &f.bindings,
+            base_refs: refs.iter().filter(|r| Resolver::is_base_ref(f, r)).collect(),
+            deps: &resolution.deps,
+        },
         refs,
-        imports: &f.imports,
-        bindings: &f.bindings,
-        resolution,
+        resolved_refs: &resolution.refs,
+        resolved_imports: &resolution.imports,
     })
     .map_err(std::io::Error::other)
 }
@@ -484,16 +530,17 @@ impl CodeGraph {
         let mut files = Vec::with_capacity(bodies.len());
         let mut resolved = Vec::with_capacity(bodies.len());
         for (h, b) in heads.files.into_iter().zip(bodies) {
+            let (refs, imports, bindings, resolution) = b.parts();
             files.push(FileSkeleton {
                 path: h.path,
                 language: h.language,
                 module: h.module,
                 defs: h.defs,
-                refs: b.refs,
-                imports: b.imports,
-                bindings: b.bindings,
+                refs,
+                imports,
+                bindings,
             });
-            resolved.push(b.resolution);
+            resolved.push(resolution);
         }
         Ok(CodeGraph {
             version: frame.version,

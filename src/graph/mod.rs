@@ -15,6 +15,7 @@ mod file_skeleton;
 mod graph_layout;
 mod graph_query;
 mod graph_stream;
+mod graph_update;
 mod provenance;
 mod resolver;
 mod symbol_graph;
@@ -30,6 +31,7 @@ pub use graph_query::{
     Traversal,
 };
 pub use graph_stream::{ResolvedWrite, keep_base_refs};
+pub use graph_update::GraphDiff;
 pub use provenance::Provenance;
 pub use resolver::{
     Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, binding as import_binding, segments,

@@ -13,7 +13,7 @@ use super::index_store::GRAPH_FILE;
 use super::mapped_part::MappedPart;
 use super::previous_generation::PreviousGeneration;
 use super::{IndexError, IndexStore, Manifest};
-use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphUpdate, RefNode, keep_base_refs};
+use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphDiff, GraphUpdate, RefNode, keep_base_refs};
 
 pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
@@ -43,6 +43,9 @@ impl GraphPartWriter<'_> {
     pub fn write(&self, assembled: &mut AssembledGeneration) -> Result<GraphPartEntry, IndexError> {
         let t0 = Instant::now();
         if let Some(part) = self.reuse(assembled, t0)? {
+            return Ok(part);
+        }
+        if let Some(part) = self.write_by_difference(assembled, t0)? {
             return Ok(part);
         }
         if self.previous_too_big() {
@@ -88,6 +91,70 @@ impl GraphPartWriter<'_> {
             write_ms,
             total_ms: t0.elapsed().as_millis() as u64,
         })
+    }
+
+    /// The update made by difference where it can be (`GraphDiff`: every changed file kept its
+    /// interface and edges): the previous part read in place, only the changed files resolved,
+    /// the other bodies copied as stored. `None` for any other update.
+    fn write_by_difference(
+        &self,
+        assembled: &AssembledGeneration,
+        t0: Instant,
+    ) -> Result<Option<GraphPartEntry>, IndexError> {
+        let Some(p) = self.previous else { return Ok(None) };
+        let Some(part) = p.manifest.parts.graph.as_ref().filter(|g| g.current()) else {
+            return Ok(None);
+        };
+        let Ok(bytes) = self.store.map_part(p.generation, &part.file) else {
+            return Ok(None);
+        };
+        let files: Vec<(&str, &str)> = assembled
+            .table
+            .files
+            .iter()
+            .map(|r| (r.path.as_str(), r.module.as_str()))
+            .collect();
+        // Damaged bytes decline too: the decoding path reports them and builds anew.
+        let Ok(Some(diff)) = GraphDiff::prepare(&bytes, &files, &assembled.skeletons, &assembled.js_aliases)
+        else {
+            return Ok(None);
+        };
+        let prepare_ms = t0.elapsed().as_millis() as u64;
+        let t1 = Instant::now();
+        let (written, blake3) = self
+            .store
+            .write_part_streamed(self.gen_dir, GRAPH_FILE, |w| diff.write(w))?;
+        let write_ms = t1.elapsed().as_millis() as u64;
+        // The previous counts, less what the files resolved again counted before, plus now.
+        let mut gone = ReferenceCounts::default();
+        let mut now = ReferenceCounts::default();
+        for (before, after) in diff.changes() {
+            count_references(&mut gone, before);
+            count_references(&mut now, after);
+        }
+        let was = &part.references;
+        let mut references = ReferenceCounts {
+            rules: (was.rules + now.rules).saturating_sub(gone.rules),
+            name_matched: (was.name_matched + now.name_matched).saturating_sub(gone.name_matched),
+            external: (was.external + now.external).saturating_sub(gone.external),
+            unresolved: (was.unresolved + now.unresolved).saturating_sub(gone.unresolved),
+            ..ReferenceCounts::default()
+        };
+        references.total =
+            references.rules + references.name_matched + references.external + references.unresolved;
+        Ok(Some(GraphPartEntry {
+            version: GRAPH_VERSION,
+            file: GRAPH_FILE.to_string(),
+            blake3,
+            aliases: aliases_digest(&assembled.js_aliases),
+            bytes: written.len,
+            symbols: diff.symbols(),
+            update: diff.update.clone(),
+            references,
+            prepare_ms,
+            write_ms,
+            total_ms: t0.elapsed().as_millis() as u64,
+        }))
     }
 
     /// A graph with no previous one to reuse: every file resolved, the part written as it

@@ -1,0 +1,321 @@
+//! `GraphDiff`: an update of a stored graph made by difference, for the common edit: every
+//! changed file kept what other files can see of it (an edit inside a body, a line inserted,
+//! a comment), and its references give PageRank the edges they gave before.
+//!
+//! The previous part stays mapped bytes. Its heads are decoded, and of each body only its head
+//! (imports, bindings, the references naming bases, what its resolution read), which is what
+//! the symbol table and the class bases are made from; the references and resolutions of the
+//! files that did not change are never decoded: their bodies are copied as stored. Only the
+//! changed files are resolved again, and the ranks are kept, exact.
+//!
+//! Any other update (a file added, removed or renamed, a definition or import changed, edges
+//! changed, other aliases) is declined before anything is written, and the caller decodes the
+//! previous graph (`CodeGraph::build`). Invariant: where an update is made here, its bytes are
+//! those that path writes (tested by the incremental property test).
+
+use std::io::{Seek, SeekFrom, Write};
+
+use rayon::prelude::*;
+
+use super::code_graph::{NO_RESOLUTION, resolve_bases, same_interface, same_rank_inputs};
+use super::graph_layout::{
+    Body, BodyHead, BodyTable, FrameAt, GraphDecodeError, GraphWritten, Heads, encode_body, encode_heads,
+    write_head,
+};
+use super::{
+    FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, Resolver, SymbolTable, keep_base_refs,
+};
+use crate::symbols::FileId;
+
+/// A changed file, resolved again: its skeleton in full, and its resolution before and now.
+struct Fresh {
+    file: usize,
+    skeleton: FileSkeleton,
+    before: FileResolution,
+    now: FileResolution,
+}
+
+/// An update made by difference, ready to write.
+pub struct GraphDiff<'a> {
+    previous: &'a [u8],
+    frame: FrameAt,
+    /// Every file's heads (the changed ones' new), with the table's imports, bindings and
+    /// base references.
+    files: Vec<FileSkeleton>,
+    rank: Vec<Vec<f32>>,
+    js_aliases: Vec<(String, String)>,
+    fresh: Vec<Fresh>,
+    pub update: GraphUpdate,
+}
+
+impl<'a> GraphDiff<'a> {
+    /// The update of the graph stored in `previous` for a tree whose files are `files` (path
+    /// and module, in file id order), where `parsed` holds the new skeleton of each file
+    /// parsed again (`None`: unchanged). `Ok(None)` where the update is not one made by
+    /// difference; an error where the previous bytes are damaged.
+    pub fn prepare(
+        previous: &'a [u8],
+        files: &[(&str, &str)],
+        parsed: &[Option<FileSkeleton>],
+        js_aliases: &[(String, String)],
+    ) -> Result<Option<GraphDiff<'a>>, GraphDecodeError> {
+        let t0 = std::time::Instant::now();
+        let frame = FrameAt::parse(previous)?;
+        let n = files.len();
+        if frame.version != GRAPH_VERSION || frame.files != n || parsed.len() != n {
+            return Ok(None);
+        }
+        let heads: Heads = postcard::from_bytes(frame.heads(previous)?)?;
+        if heads.files.len() != n || heads.js_aliases != js_aliases || heads.rank.len() != n {
+            return Ok(None);
+        }
+        // Every file where it was, an unchanged one in the module it was in.
+        let in_place = heads
+            .files
+            .iter()
+            .zip(files)
+            .zip(parsed)
+            .all(|((h, (path, module)), p)| {
+                h.path.as_str() == *path
+                    && match p {
+                        Some(sk) => sk.path.as_str() == *path && sk.module.as_str() == *module,
+                        None => h.module.as_str() == *module,
+                    }
+            });
+        if !in_place {
+            return Ok(None);
+        }
+        // The changed files first: one whose interface changed declines before the rest is read.
+        let mut fresh = Vec::new();
+        for (i, sk) in parsed.iter().enumerate() {
+            let Some(sk) = sk else { continue };
+            let body: Body = postcard::from_bytes(frame.body(previous, i)?)?;
+            let (refs, imports, bindings, before) = body.parts();
+            let h = &heads.files[i];
+            let old = FileSkeleton {
+                path: h.path.clone(),
+                language: h.language.clone(),
+                module: h.module.clone(),
+                defs: h.defs.clone(),
+                refs,
+                imports,
+                bindings,
+            };
+            if old == *sk {
+                continue;
+            }
+            if !same_interface(&old, sk) {
+                return Ok(None);
+            }
+            fresh.push((i, old, before));
+        }
+        let body_heads: Vec<BodyHead> = (0..n)
+            .into_par_iter()
+            .map(|i| Ok(postcard::take_from_bytes::<BodyHead>(frame.body(previous, i)?)?.0))
+            .collect::<Result<_, GraphDecodeError>>()?;
+        let mut skeletons: Vec<FileSkeleton> = heads
+            .files
+            .into_iter()
+            .zip(body_heads)
+            .map(|(h, b)| FileSkeleton {
+                path: h.path,
+                language: h.language,
+                module: h.module,
+                defs: h.defs,
+                refs: b.base_refs,
+                imports: b.imports,
+                bindings: b.bindings,
+            })
+            .collect();
+        let mut full: Vec<FileSkeleton> = Vec::with_capacity(fresh.len());
+        for (i, _, _) in &fresh {
+            let Some(Some(sk)) = parsed.get(*i) else { continue };
+            let mut light = sk.clone();
+            keep_base_refs(&mut light);
+            skeletons[*i] = light;
+            full.push(sk.clone());
+        }
+        let table = SymbolTable::new(&skeletons, js_aliases);
+        let (bases, base_deps) = resolve_bases(&table);
+        let resolved: Vec<FileResolution> = fresh
+            .par_iter()
+            .zip(full.par_iter())
+            .map(
+                |((i, _, _), sk)| match Resolver::new(&table, &bases, &base_deps, FileId(*i as u32)) {
+                    Some(r) => {
+                        let (refs, imports, deps) = r.resolve_file_with(&sk.refs);
+                        FileResolution { refs, imports, deps }
+                    }
+                    None => NO_RESOLUTION.clone(),
+                },
+            )
+            .collect();
+        drop(table);
+        // The ranks are kept only where PageRank would read the same edges.
+        let mut out = Vec::with_capacity(fresh.len());
+        for (((i, old, before), skeleton), now) in fresh.into_iter().zip(full).zip(resolved) {
+            if !same_rank_inputs(&old, &before, &skeleton, &now) {
+                return Ok(None);
+            }
+            out.push(Fresh {
+                file: i,
+                skeleton,
+                before,
+                now,
+            });
+        }
+        let update = GraphUpdate {
+            full: false,
+            files_resolved: out.len() as u64,
+            refs_resolved: out.iter().map(|f| f.now.refs.len() as u64).sum(),
+            files_copied: (n - out.len()) as u64,
+            resolve_ms: t0.elapsed().as_millis() as u64,
+            rank_ms: 0,
+            rank_kept: true,
+        };
+        Ok(Some(GraphDiff {
+            previous,
+            frame,
+            files: skeletons,
+            rank: heads.rank,
+            js_aliases: heads.js_aliases,
+            fresh: out,
+            update,
+        }))
+    }
+
+    /// The definitions of every file.
+    pub fn symbols(&self) -> u64 {
+        self.files.iter().map(|f| f.defs.len() as u64).sum()
+    }
+
+    /// Each file resolved again: its resolution before and now.
+    pub fn changes(&self) -> impl Iterator<Item = (&FileResolution, &FileResolution)> {
+        self.fresh.iter().map(|f| (&f.before, &f.now))
+    }
+
+    /// Writes the updated part to `w` (an empty file): the heads, then every body, the
+    /// unchanged ones copied from the previous bytes with their digests.
+    pub fn write<W: Write + Seek>(&self, w: &mut W) -> std::io::Result<GraphWritten> {
+        let heads = encode_heads(&self.files, &self.rank, &self.js_aliases)?;
+        let n = self.files.len();
+        let start = w.stream_position()?;
+        write_head(w, GRAPH_VERSION, &heads, n)?;
+        drop(heads);
+        let table_at = w.stream_position()?;
+        w.write_all(&vec![0u8; BodyTable::len_for(n)])?;
+        let mut table = BodyTable::new(n);
+        let mut fresh = self.fresh.iter().peekable();
+        let mut kept = 0;
+        for i in 0..n {
+            match fresh.next_if(|f| f.file == i) {
+                Some(f) => {
+                    let body = encode_body(&f.skeleton, &f.skeleton.refs, &f.now)?;
+                    w.write_all(&body)?;
+                    table.push(body.len(), super::graph_layout::body_digest(&body));
+                }
+                None => {
+                    let (body, _, digest) = self
+                        .frame
+                        .stored_body(self.previous, i)
+                        .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    w.write_all(body)?;
+                    table.push(body.len(), digest);
+                    kept += 1;
+                }
+            }
+        }
+        let end = w.stream_position()?;
+        w.seek(SeekFrom::Start(table_at))?;
+        table.write(w)?;
+        w.seek(SeekFrom::Start(end))?;
+        Ok(GraphWritten {
+            len: end - start,
+            kept,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::CodeGraph;
+    use crate::lang::LanguageRegistry;
+    use crate::parse::FileParser;
+    use crate::symbols::RepoPath;
+
+    fn skeleton(path: &str, module: &str, text: &str) -> FileSkeleton {
+        let registry = LanguageRegistry::builtin().unwrap();
+        let mut parser = FileParser::new();
+        let symbols = parser.parse(registry.by_name("python").unwrap(), text.as_bytes());
+        FileSkeleton::new(RepoPath::parse(path).unwrap(), "python", module, &symbols)
+    }
+
+    fn tree(core: &str) -> Vec<FileSkeleton> {
+        vec![
+            skeleton(
+                "pkg/base.py",
+                "pkg.base",
+                "class Base:\n    def helper(self):\n        return 1\n",
+            ),
+            skeleton("pkg/core.py", "pkg.core", core),
+            skeleton(
+                "pkg/user.py",
+                "pkg.user",
+                "from pkg.core import Engine\n\ndef use():\n    return Engine().run()\n",
+            ),
+        ]
+    }
+
+    const CORE: &str = "from pkg.base import Base\n\nclass Engine(Base):\n    def run(self):\n        return self.helper()\n";
+
+    fn stored(files: Vec<FileSkeleton>) -> Vec<u8> {
+        let (g, _) = CodeGraph::build(files, Vec::new(), None);
+        g.encode().unwrap()
+    }
+
+    fn diffed(previous: &[u8], files: &[FileSkeleton], changed: usize) -> Option<Vec<u8>> {
+        let names: Vec<(&str, &str)> = files
+            .iter()
+            .map(|f| (f.path.as_str(), f.module.as_str()))
+            .collect();
+        let parsed: Vec<Option<FileSkeleton>> = (0..files.len())
+            .map(|i| (i == changed).then(|| files[i].clone()))
+            .collect();
+        let diff = GraphDiff::prepare(previous, &names, &parsed, &[]).unwrap()?;
+        let mut out = std::io::Cursor::new(Vec::new());
+        diff.write(&mut out).unwrap();
+        Some(out.into_inner())
+    }
+
+    #[test]
+    fn a_body_edit_and_a_line_inserted_are_written_as_a_full_update_writes_them() {
+        let before = stored(tree(CORE));
+        for core in [
+            CORE.replace("return self.helper()", "return self.helper()  # edited"),
+            format!("# a line on top\n{CORE}"),
+        ] {
+            let files = tree(&core);
+            let prev = CodeGraph::decode(&before).unwrap();
+            let (full, _) = CodeGraph::build(files.clone(), Vec::new(), Some(&prev));
+            let want = full.encode_reusing(Some((&prev, &before))).unwrap();
+            let got = diffed(&before, &files, 1).expect("made by difference");
+            assert_eq!(got, want);
+            assert_eq!(CodeGraph::decode(&got).unwrap().files[1].refs, files[1].refs);
+        }
+    }
+
+    #[test]
+    fn an_interface_or_an_edge_changed_is_declined() {
+        let before = stored(tree(CORE));
+        // A method added: other files can see it.
+        let added = CORE.replace(
+            "        return self.helper()\n",
+            "        return self.helper()\n    def stop(self):\n        return 0\n",
+        );
+        assert!(diffed(&before, &tree(&added), 1).is_none());
+        // A call added inside a body: the same interface, another edge.
+        let called = CORE.replace("return self.helper()", "return self.helper() + self.run()");
+        assert!(diffed(&before, &tree(&called), 1).is_none());
+    }
+}

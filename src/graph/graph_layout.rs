@@ -417,6 +417,26 @@ impl BodyTable {
         w.write_all(&self.offsets)?;
         w.write_all(&self.digests)
     }
+
+    /// Writes the table into the room left for it at `table_at`, once every body is written,
+    /// and leaves `w` at the end: the part written from `start`, `kept` bodies copied.
+    pub(super) fn fill_in<W: std::io::Write + std::io::Seek>(
+        &self,
+        w: &mut W,
+        table_at: u64,
+        start: u64,
+        kept: usize,
+    ) -> std::io::Result<GraphWritten> {
+        use std::io::SeekFrom;
+        let end = w.stream_position()?;
+        w.seek(SeekFrom::Start(table_at))?;
+        self.write(w)?;
+        w.seek(SeekFrom::Start(end))?;
+        Ok(GraphWritten {
+            len: end - start,
+            kept,
+        })
+    }
 }
 
 impl CodeGraph {
@@ -442,7 +462,6 @@ impl CodeGraph {
         previous: Option<(&CodeGraph, &[u8])>,
         w: &mut W,
     ) -> std::io::Result<GraphWritten> {
-        use std::io::SeekFrom;
         let previous = previous.and_then(|(g, bytes)| Some((g, bytes, FrameAt::parse(bytes).ok()?)));
         let heads = encode_heads(&self.files, &self.rank, &self.js_aliases)?;
         let n = self.files.len();
@@ -479,14 +498,7 @@ impl CodeGraph {
                 table.push(bytes.len(), d);
             }
         }
-        let end = w.stream_position()?;
-        w.seek(SeekFrom::Start(table_at))?;
-        table.write(w)?;
-        w.seek(SeekFrom::Start(end))?;
-        Ok(GraphWritten {
-            len: end - start,
-            kept,
-        })
+        table.fill_in(w, table_at, start, kept)
     }
 
     /// File `i`'s body: the previous graph's stored bytes where it is the same there, else

@@ -13,7 +13,7 @@
 //! previous graph (`CodeGraph::build`). Invariant: where an update is made here, its bytes are
 //! those that path writes (tested by the incremental property test).
 
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Seek, Write};
 
 use rayon::prelude::*;
 
@@ -225,14 +225,7 @@ impl<'a> GraphDiff<'a> {
                 }
             }
         }
-        let end = w.stream_position()?;
-        w.seek(SeekFrom::Start(table_at))?;
-        table.write(w)?;
-        w.seek(SeekFrom::Start(end))?;
-        Ok(GraphWritten {
-            len: end - start,
-            kept,
-        })
+        table.fill_in(w, table_at, start, kept)
     }
 }
 

@@ -768,8 +768,9 @@ pub struct BuildArgs {
     /// build`, or the one `ken serve` starts), and answers say they are not built yet.
     #[arg(long)]
     pub quick: bool,
-    /// Cap the build's resident memory at this many MiB (at least 64): buffers are sized to
-    /// it, and the report names any phase that went over it anyway.
+    /// Cap the build's resident memory at this many MiB (at least 64; default: three quarters
+    /// of the memory available): buffers are sized to it, and the report names any phase that
+    /// went over it anyway.
     #[arg(long, value_name = "MIB", env = "KEN_MAX_MEMORY_MIB",
           value_parser = clap::value_parser!(u64).range(64..=1 << 24))]
     pub max_memory: Option<u64>,

@@ -124,7 +124,12 @@ fn many_incremental_builds_compact_and_stay_equal_to_full() {
 #[test]
 fn stored_result_is_identical_at_any_thread_count() {
     let repo = materialize(REPO);
-    let mut tree = String::new();
+    // Folders walked on one thread or four: skips of every kind and nested ignore rules too.
+    let mut tree = String::from(
+        "//- .gitignore\nbuild/\n//- build/out.py\nx = 1\n//- many/.gitignore\nscratch_*.py\n\
+         //- many/scratch_1.py\ny = 2\n//- node_modules/left/index.js\nmodule.exports = 1;\n\
+         //- web/app.min.js\nvar a=1;\n//- notes/data.xyz\nwhat\n//- notes/deep/more.xyz\nwhat\n",
+    );
     for i in 0..60 {
         tree.push_str(&format!(
             "//- many/m{i}.py\nclass C{i}:\n    def m(self):\n        return f{i}()\n"

@@ -21,7 +21,14 @@ pub struct Deps {
 
 /// FNV-1a: stable across builds and platforms, unlike the std hasher.
 pub fn key_hash(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    key_hash_more(KEY_HASH_START, s)
+}
+
+/// The hash of the empty key: [`key_hash_more`] goes on from it.
+pub(super) const KEY_HASH_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The hash of a key `h` hashes, followed by `s`: a key hashed in pieces, never built.
+pub(super) fn key_hash_more(mut h: u64, s: &str) -> u64 {
     for b in s.as_bytes() {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);

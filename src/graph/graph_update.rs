@@ -65,7 +65,17 @@ impl<'a> GraphDiff<'a> {
         if frame.version != GRAPH_VERSION || frame.files != n || parsed.len() != n {
             return Ok(None);
         }
-        let heads: Heads = postcard::from_bytes(frame.heads(previous)?)?;
+        // The heads are one stream, the bodies' heads one per file: decoded side by side.
+        let (heads, body_heads) = rayon::join(
+            || -> Result<Heads, GraphDecodeError> { Ok(postcard::from_bytes(frame.heads(previous)?)?) },
+            || -> Result<Vec<BodyHead>, GraphDecodeError> {
+                (0..n)
+                    .into_par_iter()
+                    .map(|i| Ok(postcard::take_from_bytes::<BodyHead>(frame.body(previous, i)?)?.0))
+                    .collect()
+            },
+        );
+        let (heads, body_heads) = (heads?, body_heads?);
         if heads.files.len() != n || heads.js_aliases != js_aliases || heads.rank.len() != n {
             return Ok(None);
         }
@@ -85,7 +95,7 @@ impl<'a> GraphDiff<'a> {
         if !in_place {
             return Ok(None);
         }
-        // The changed files first: one whose interface changed declines before the rest is read.
+        // A changed file whose interface changed declines.
         let mut fresh = Vec::new();
         for (i, sk) in parsed.iter().enumerate() {
             let Some(sk) = sk else { continue };
@@ -109,10 +119,7 @@ impl<'a> GraphDiff<'a> {
             }
             fresh.push((i, old, before));
         }
-        let body_heads: Vec<BodyHead> = (0..n)
-            .into_par_iter()
-            .map(|i| Ok(postcard::take_from_bytes::<BodyHead>(frame.body(previous, i)?)?.0))
-            .collect::<Result<_, GraphDecodeError>>()?;
+        let heads_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let mut skeletons: Vec<FileSkeleton> = heads
             .files
             .into_iter()
@@ -135,8 +142,11 @@ impl<'a> GraphDiff<'a> {
             skeletons[*i] = light;
             full.push(sk.clone());
         }
+        let skeletons_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let table = SymbolTable::new(&skeletons, js_aliases);
+        let table_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let (bases, base_deps) = resolve_bases(&table);
+        let bases_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let resolved: Vec<FileResolution> = fresh
             .par_iter()
             .zip(full.par_iter())
@@ -151,6 +161,14 @@ impl<'a> GraphDiff<'a> {
             )
             .collect();
         drop(table);
+        tracing::debug!(
+            heads_ms,
+            skeletons_ms,
+            table_ms,
+            bases_ms,
+            resolved_ms = t0.elapsed().as_secs_f64() * 1000.0,
+            "graph update by difference (times since its start)"
+        );
         // The ranks are kept only where PageRank would read the same edges.
         let mut out = Vec::with_capacity(fresh.len());
         for (((i, old, before), skeleton), now) in fresh.into_iter().zip(full).zip(resolved) {
@@ -194,6 +212,13 @@ impl<'a> GraphDiff<'a> {
         self.fresh.iter().map(|f| (&f.before, &f.now))
     }
 
+    /// The previous part's bytes in `r` (a run of bodies found in it).
+    fn run_bytes(&self, r: std::ops::Range<usize>) -> std::io::Result<&'a [u8]> {
+        self.previous
+            .get(r)
+            .ok_or_else(|| std::io::Error::other("a kept graph body lies outside its part"))
+    }
+
     /// Writes the updated part to `w` (an empty file): the heads, then every body, the
     /// unchanged ones copied from the previous bytes with their digests.
     pub fn write<W: Write + Seek>(&self, w: &mut W) -> std::io::Result<GraphWritten> {
@@ -207,23 +232,41 @@ impl<'a> GraphDiff<'a> {
         let mut table = BodyTable::new(n);
         let mut fresh = self.fresh.iter().peekable();
         let mut kept = 0;
+        // Unchanged bodies lie back to back in the previous part: each run between two changed
+        // files is written as one slice of the mapped bytes.
+        let mut run: Option<std::ops::Range<usize>> = None;
+        let stored = |i: usize| {
+            self.frame
+                .stored_body(self.previous, i)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        };
         for i in 0..n {
             match fresh.next_if(|f| f.file == i) {
                 Some(f) => {
+                    if let Some(r) = run.take() {
+                        w.write_all(self.run_bytes(r)?)?;
+                    }
                     let body = encode_body(&f.skeleton, &f.skeleton.refs, &f.now)?;
                     w.write_all(&body)?;
                     table.push(body.len(), super::graph_layout::body_digest(&body));
                 }
                 None => {
-                    let (body, _, digest) = self
-                        .frame
-                        .stored_body(self.previous, i)
-                        .map_err(|e| std::io::Error::other(e.to_string()))?;
-                    w.write_all(body)?;
+                    let (body, at, digest) = stored(i)?;
+                    run = match run.take() {
+                        Some(r) if r.end == at.start => Some(r.start..at.end),
+                        Some(r) => {
+                            w.write_all(self.run_bytes(r)?)?;
+                            Some(at)
+                        }
+                        None => Some(at),
+                    };
                     table.push(body.len(), digest);
                     kept += 1;
                 }
             }
+        }
+        if let Some(r) = run {
+            w.write_all(self.run_bytes(r)?)?;
         }
         table.fill_in(w, table_at, start, kept)
     }

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
-use super::deps::key_hash;
+use super::deps::{KEY_HASH_START, key_hash, key_hash_more};
 use super::{Family, FileSkeleton, SymbolId};
 use crate::symbols::{FileId, SymbolKind};
 
@@ -55,6 +55,31 @@ fn member_key(owner: &str, name: &str) -> u64 {
     key_hash(owner).rotate_left(17) ^ key_hash(name)
 }
 
+/// `key_hash(&f.qualified(i))` for definition `d` of `f`, hashed part by part: the module,
+/// the containers and the name, with the family's separator between them.
+fn qualified_hash(f: &FileSkeleton, family: Family, d: &super::DefNode) -> u64 {
+    let sep = family.separator();
+    let mut h = KEY_HASH_START;
+    let mut first = true;
+    if !f.module.is_empty() {
+        h = key_hash_more(h, &f.module);
+        first = false;
+    }
+    for part in d
+        .container
+        .iter()
+        .map(|c| c.as_str())
+        .chain(std::iter::once(d.name.as_str()))
+    {
+        if !first {
+            h = key_hash_more(h, sep);
+        }
+        h = key_hash_more(h, part);
+        first = false;
+    }
+    h
+}
+
 fn slot(s: Space) -> usize {
     s.0
 }
@@ -73,60 +98,128 @@ pub fn is_type_like(kind: SymbolKind) -> bool {
 }
 
 impl<'a> SymbolTable<'a> {
+    /// The table over `files`. Its three groups of maps (by qualified name and by member,
+    /// by name, by module and path) are made side by side; a qualified name is hashed as its
+    /// parts go by, never built as a string (it was a third of a one-file update's table).
     pub fn new(files: &'a [FileSkeleton], js_aliases: &'a [(String, String)]) -> SymbolTable<'a> {
         let spaces: Vec<Space> = files.iter().map(|f| Space::of(&f.language)).collect();
+        let families: Vec<Family> = files.iter().map(FileSkeleton::family).collect();
         let n = spaces.iter().map(|s| s.0 + 1).max().unwrap_or(1);
-        let mut t = SymbolTable {
+        let ((qualified, members), (by_name, by_module)) = rayon::join(
+            || Self::by_key(files, &spaces, &families, n),
+            || {
+                rayon::join(
+                    || Self::names(files, &spaces, n),
+                    || Self::by_module(files, &spaces, &families, n),
+                )
+            },
+        );
+        let (modules, roots, paths, by_file_name) = by_module;
+        SymbolTable {
             files,
             js_aliases,
-            families: files.iter().map(FileSkeleton::family).collect(),
+            families,
             spaces,
-            qualified: (0..n).map(|_| FastMap::default()).collect(),
-            by_name: (0..n).map(|_| FastMap::default()).collect(),
-            members: (0..n).map(|_| FastMap::default()).collect(),
-            modules: (0..n).map(|_| FastMap::default()).collect(),
-            roots: (0..n).map(|_| FastSet::default()).collect(),
-            paths: FastMap::with_capacity_and_hasher(files.len(), Default::default()),
-            by_file_name: FastMap::default(),
-        };
-        for (fi, f) in files.iter().enumerate() {
-            let fam = slot(t.spaces[fi]);
-            let id = FileId(fi as u32);
-            t.paths.insert(f.path.as_str(), id);
-            t.by_file_name.entry(f.path.file_name()).or_default().push(id);
-            // A JavaScript package's root `index.js` is module `""`: `require('..')` names it.
-            if !f.module.is_empty() || t.families[fi] == Family::Js {
-                t.modules[fam].entry(f.module.as_str()).or_default().push(id);
-                let sep = t.families[fi].separator();
-                let root = f.module.split(sep).next().unwrap_or(&f.module);
-                t.roots[fam].insert(root);
-            }
-            for (di, d) in f.defs.iter().enumerate() {
-                let sid = SymbolId::new(fi as u32, di as u32);
-                if d.kind == SymbolKind::Impl {
-                    continue;
-                }
-                t.qualified[fam]
-                    .entry(key_hash(&f.qualified(di as u32)))
-                    .or_default()
-                    .push(sid);
-                t.by_name[fam].entry(d.name.as_str()).or_default().push(sid);
-                if let Some(owner) = d.container.last() {
-                    let outside = d.parent.is_none_or(|p| {
-                        f.defs
-                            .get(p as usize)
-                            .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
-                    });
-                    if outside {
-                        t.members[fam]
-                            .entry(member_key(owner, &d.name))
-                            .or_default()
-                            .push(sid);
-                    }
+            qualified,
+            by_name,
+            members,
+            modules,
+            roots,
+            paths,
+            by_file_name,
+        }
+    }
+
+    /// Definitions (not impl blocks) of every file, in file and definition order.
+    fn defs(files: &'a [FileSkeleton]) -> impl Iterator<Item = (usize, SymbolId, &'a super::DefNode)> {
+        files.iter().enumerate().flat_map(|(fi, f)| {
+            f.defs
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.kind != SymbolKind::Impl)
+                .map(move |(di, d)| (fi, SymbolId::new(fi as u32, di as u32), d))
+        })
+    }
+
+    /// Definitions by the hash of their qualified name, and members declared outside their
+    /// type's body by (type name, member name).
+    #[allow(clippy::type_complexity)]
+    fn by_key(
+        files: &'a [FileSkeleton],
+        spaces: &[Space],
+        families: &[Family],
+        n: usize,
+    ) -> (Vec<FastMap<u64, Vec<SymbolId>>>, Vec<FastMap<u64, Vec<SymbolId>>>) {
+        let mut qualified: Vec<FastMap<u64, Vec<SymbolId>>> = (0..n).map(|_| FastMap::default()).collect();
+        let mut members: Vec<FastMap<u64, Vec<SymbolId>>> = (0..n).map(|_| FastMap::default()).collect();
+        for (fi, sid, d) in Self::defs(files) {
+            let fam = slot(spaces[fi]);
+            let f = &files[fi];
+            qualified[fam]
+                .entry(qualified_hash(f, families[fi], d))
+                .or_default()
+                .push(sid);
+            if let Some(owner) = d.container.last() {
+                let outside = d.parent.is_none_or(|p| {
+                    f.defs
+                        .get(p as usize)
+                        .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
+                });
+                if outside {
+                    members[fam]
+                        .entry(member_key(owner, &d.name))
+                        .or_default()
+                        .push(sid);
                 }
             }
         }
-        t
+        (qualified, members)
+    }
+
+    /// Definitions by their name.
+    fn names(files: &'a [FileSkeleton], spaces: &[Space], n: usize) -> Vec<FastMap<&'a str, Vec<SymbolId>>> {
+        let mut by_name: Vec<FastMap<&'a str, Vec<SymbolId>>> = (0..n).map(|_| FastMap::default()).collect();
+        for (fi, sid, d) in Self::defs(files) {
+            by_name[slot(spaces[fi])]
+                .entry(d.name.as_str())
+                .or_default()
+                .push(sid);
+        }
+        by_name
+    }
+
+    /// Files by module, the modules' first segments, files by path and by file name.
+    #[allow(clippy::type_complexity)]
+    fn by_module(
+        files: &'a [FileSkeleton],
+        spaces: &[Space],
+        families: &[Family],
+        n: usize,
+    ) -> (
+        Vec<FastMap<&'a str, Vec<FileId>>>,
+        Vec<FastSet<&'a str>>,
+        FastMap<&'a str, FileId>,
+        FastMap<&'a str, Vec<FileId>>,
+    ) {
+        let mut modules: Vec<FastMap<&'a str, Vec<FileId>>> = (0..n).map(|_| FastMap::default()).collect();
+        let mut roots: Vec<FastSet<&'a str>> = (0..n).map(|_| FastSet::default()).collect();
+        let mut paths: FastMap<&'a str, FileId> =
+            FastMap::with_capacity_and_hasher(files.len(), Default::default());
+        let mut by_file_name: FastMap<&'a str, Vec<FileId>> = FastMap::default();
+        for (fi, f) in files.iter().enumerate() {
+            let fam = slot(spaces[fi]);
+            let id = FileId(fi as u32);
+            paths.insert(f.path.as_str(), id);
+            by_file_name.entry(f.path.file_name()).or_default().push(id);
+            // A JavaScript package's root `index.js` is module `""`: `require('..')` names it.
+            if !f.module.is_empty() || families[fi] == Family::Js {
+                modules[fam].entry(f.module.as_str()).or_default().push(id);
+                let sep = families[fi].separator();
+                let root = f.module.split(sep).next().unwrap_or(&f.module);
+                roots[fam].insert(root);
+            }
+        }
+        (modules, roots, paths, by_file_name)
     }
 
     pub fn family(&self, file: FileId) -> Family {
@@ -219,5 +312,58 @@ impl<'a> SymbolTable<'a> {
 
     pub fn files_named(&self, file_name: &str) -> &[FileId] {
         self.by_file_name.get(file_name).map_or(&[], Vec::as_slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::LanguageRegistry;
+    use crate::parse::FileParser;
+    use crate::symbols::RepoPath;
+
+    fn skeleton(path: &str, language: &str, module: &str, text: &str) -> FileSkeleton {
+        let registry = LanguageRegistry::builtin().unwrap();
+        let symbols = FileParser::new().parse(registry.by_name(language).unwrap(), text.as_bytes());
+        FileSkeleton::new(RepoPath::parse(path).unwrap(), language, module, &symbols)
+    }
+
+    #[test]
+    fn a_qualified_name_hashed_in_parts_is_its_hash_built_whole() {
+        let files = [
+            skeleton(
+                "shop/cart.py",
+                "python",
+                "shop.cart",
+                "class Cart:\n    class Line:\n        def total(self):\n            return 1\n",
+            ),
+            skeleton("run.py", "python", "", "def main():\n    pass\n"),
+            skeleton(
+                "src/lib.rs",
+                "rust",
+                "shop",
+                "mod cart { pub struct Cart; impl Cart { pub fn total(&self) -> u32 { 1 } } }\n",
+            ),
+        ];
+        let mut seen = 0;
+        for f in &files {
+            for (i, d) in f.defs.iter().enumerate() {
+                assert_eq!(
+                    qualified_hash(f, f.family(), d),
+                    key_hash(&f.qualified(i as u32)),
+                    "{}",
+                    f.qualified(i as u32)
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= 6, "{seen} definitions");
+        // The table finds them by the names built whole.
+        let table = SymbolTable::new(&files, &[]);
+        let py = Space::of("python");
+        assert_eq!(table.qualified(py, "shop.cart.Cart.Line.total").len(), 1);
+        assert_eq!(table.qualified(py, "main").len(), 1);
+        assert_eq!(table.by_name(py, "total").len(), 1);
+        assert_eq!(table.module(py, "shop.cart"), &[FileId(0)]);
     }
 }

@@ -403,7 +403,9 @@ impl<'a> IndexBuilder<'a> {
         let _span = tracing::info_span!("index.walk").entered();
         self.observer.phase("walk", 0);
         let exclude = index_dir.canonicalize().ok();
-        let w = RepoWalker::new(&self.root, &self.config.walk, registry, exclude).walk();
+        let w = RepoWalker::new(&self.root, &self.config.walk, registry, exclude)
+            .with_threads(self.config.threads.min(MAX_THREADS))
+            .walk();
         self.observer.finish_phase();
         w
     }

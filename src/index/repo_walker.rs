@@ -49,6 +49,58 @@ pub struct WalkOutcome {
     pub layout: Vec<LayoutFile>,
 }
 
+impl WalkOutcome {
+    /// Adds another thread's outcome to this one (the lists are sorted once all are in).
+    fn absorb(&mut self, other: WalkOutcome) {
+        self.candidates.extend(other.candidates);
+        self.skipped.extend(other.skipped);
+        for (ext, n) in other.unsupported_by_extension {
+            *self.unsupported_by_extension.entry(ext).or_default() += n;
+        }
+        self.layout.extend(other.layout);
+    }
+}
+
+/// The visitors of a parallel walk: one per thread, each with its own outcome.
+struct Visitors<'w, 'a> {
+    walker: &'w RepoWalker<'a>,
+    parts: &'w Mutex<Vec<WalkOutcome>>,
+}
+
+impl<'w, 'a: 'w> ignore::ParallelVisitorBuilder<'w> for Visitors<'w, 'a> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 'w> {
+        Box::new(Visitor {
+            walker: self.walker,
+            parts: self.parts,
+            out: WalkOutcome::default(),
+        })
+    }
+}
+
+struct Visitor<'w, 'a> {
+    walker: &'w RepoWalker<'a>,
+    parts: &'w Mutex<Vec<WalkOutcome>>,
+    out: WalkOutcome,
+}
+
+impl ignore::ParallelVisitor for Visitor<'_, '_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        self.walker.take(entry, &mut self.out);
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_, '_> {
+    fn drop(&mut self) {
+        let out = std::mem::take(&mut self.out);
+        let mut parts = self
+            .parts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        parts.push(out);
+    }
+}
+
 pub struct RepoWalker<'a> {
     root: PathBuf,
     config: &'a WalkConfig,
@@ -57,6 +109,8 @@ pub struct RepoWalker<'a> {
     /// Ignore files that are not regular files, found while the walker is being set up or
     /// while it filters folders.
     special_ignore_files: Arc<Mutex<Vec<SkippedFile>>>,
+    /// Threads that read folders at once (1: one after another).
+    threads: usize,
 }
 
 impl<'a> RepoWalker<'a> {
@@ -73,16 +127,47 @@ impl<'a> RepoWalker<'a> {
             registry,
             exclude,
             special_ignore_files: Arc::default(),
+            threads: 1,
         }
+    }
+
+    /// Reads folders on `threads` threads at once (0: one per core, at most 8). The outcome
+    /// is the same: every list is sorted when the walk ends.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+            n => n,
+        };
+        self
     }
 
     pub fn walk(&self) -> WalkOutcome {
         let mut out = WalkOutcome::default();
         let vendored: Arc<Mutex<Vec<String>>> = Arc::default();
-        for entry in self.builder(vendored.clone()).build() {
-            match entry {
-                Ok(e) => self.visit(e, &mut out),
-                Err(err) => out.skipped.push(self.walk_error(&err)),
+        match self.threads {
+            0 | 1 => {
+                for entry in self.builder(vendored.clone()).build() {
+                    self.take(entry, &mut out);
+                }
+            }
+            n => {
+                // Each thread gathers its own outcome, merged when the thread's visitor ends.
+                let parts: Mutex<Vec<WalkOutcome>> = Mutex::default();
+                let mut visitors = Visitors {
+                    walker: self,
+                    parts: &parts,
+                };
+                self.builder(vendored.clone())
+                    .threads(n)
+                    .build_parallel()
+                    .visit(&mut visitors);
+                // A visitor that panicked leaves its outcome all the same.
+                let parts = parts
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                for part in parts {
+                    out.absorb(part);
+                }
             }
         }
         if let Ok(mut files) = self.special_ignore_files.lock() {
@@ -101,6 +186,14 @@ impl<'a> RepoWalker<'a> {
         out.skipped.dedup();
         out.layout.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
         out
+    }
+
+    /// One entry of the walk, visited, or the error that stopped it recorded.
+    fn take(&self, entry: Result<ignore::DirEntry, ignore::Error>, out: &mut WalkOutcome) {
+        match entry {
+            Ok(e) => self.visit(e, out),
+            Err(err) => out.skipped.push(self.walk_error(&err)),
+        }
     }
 
     fn builder(&self, vendored: Arc<Mutex<Vec<String>>>) -> WalkBuilder {

@@ -294,10 +294,19 @@ struct BodyHeadRef<'a> {
 /// A body's head, decoded alone (the rest left as bytes).
 #[derive(Deserialize)]
 pub(super) struct BodyHead {
+    imports: Vec<Import>,
+    bindings: Vec<BindingNode>,
+    #[allow(dead_code)] // Decoded in order; the symbol table reads it through `BodyInterface`.
+    base_refs: Vec<RefNode>,
+    deps: Deps,
+}
+
+/// What the symbol table reads of a body's head (its deps, last, are left unread).
+#[derive(Deserialize)]
+pub(super) struct BodyInterface {
     pub imports: Vec<Import>,
     pub bindings: Vec<BindingNode>,
     pub base_refs: Vec<RefNode>,
-    pub deps: Deps,
 }
 
 #[derive(Deserialize)]
@@ -341,6 +350,67 @@ pub(super) fn encode_heads(
         js_aliases,
     })
     .map_err(std::io::Error::other)
+}
+
+/// One file's head as the heads section holds it (a run of these, after their count, is the
+/// section's `files`).
+pub(super) fn encode_head(f: &FileSkeleton) -> std::io::Result<Vec<u8>> {
+    postcard::to_stdvec(&HeadRef {
+        path: &f.path,
+        language: &f.language,
+        module: &f.module,
+        defs: &f.defs,
+    })
+    .map_err(std::io::Error::other)
+}
+
+/// A heads section decoded file by file, with where each part lies in it, so that a writer
+/// can copy the heads that did not change instead of encoding them again.
+pub(super) struct HeadsAt {
+    pub(super) files: Vec<Head>,
+    /// The files' count, each file's head, then the rank and the aliases: byte ranges of the
+    /// section, back to back.
+    pub(super) count: std::ops::Range<usize>,
+    pub(super) each: Vec<std::ops::Range<usize>>,
+    pub(super) tail: std::ops::Range<usize>,
+    pub(super) ranks: usize,
+    pub(super) js_aliases: Vec<(String, String)>,
+}
+
+impl HeadsAt {
+    pub(super) fn decode(section: &[u8]) -> Result<HeadsAt, GraphDecodeError> {
+        let at = |rest: &[u8]| section.len() - rest.len();
+        // A sequence's length is a varint, read as a u64.
+        let (n, mut rest) = postcard::take_from_bytes::<u64>(section)?;
+        let n =
+            usize::try_from(n).map_err(|_| GraphDecodeError::Layout("graph part heads: bad count".into()))?;
+        let count = 0..at(rest);
+        let mut files = Vec::with_capacity(n.min(section.len()));
+        let mut each = Vec::with_capacity(n.min(section.len()));
+        for _ in 0..n {
+            let start = at(rest);
+            let (h, r) = postcard::take_from_bytes::<Head>(rest)?;
+            rest = r;
+            files.push(h);
+            each.push(start..at(rest));
+        }
+        let tail_start = at(rest);
+        let (rank, r) = postcard::take_from_bytes::<Vec<Vec<f32>>>(rest)?;
+        let (js_aliases, r) = postcard::take_from_bytes::<Vec<(String, String)>>(r)?;
+        if !r.is_empty() {
+            return Err(GraphDecodeError::Layout(
+                "graph part heads: bytes past the aliases".into(),
+            ));
+        }
+        Ok(HeadsAt {
+            files,
+            count,
+            each,
+            tail: tail_start..section.len(),
+            ranks: rank.len(),
+            js_aliases,
+        })
+    }
 }
 
 /// One file's body: `refs` (the skeleton's, which may be held apart from it), its imports

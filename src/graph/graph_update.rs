@@ -19,8 +19,8 @@ use rayon::prelude::*;
 
 use super::code_graph::{NO_RESOLUTION, resolve_bases, same_interface, same_rank_inputs};
 use super::graph_layout::{
-    Body, BodyHead, BodyTable, FrameAt, GraphDecodeError, GraphWritten, Heads, encode_body, encode_heads,
-    write_head,
+    Body, BodyInterface, BodyTable, FrameAt, GraphDecodeError, GraphWritten, HeadsAt, encode_body,
+    encode_head, write_head,
 };
 use super::{
     FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, Resolver, SymbolTable, keep_base_refs,
@@ -42,8 +42,10 @@ pub struct GraphDiff<'a> {
     /// Every file's heads (the changed ones' new), with the table's imports, bindings and
     /// base references.
     files: Vec<FileSkeleton>,
-    rank: Vec<Vec<f32>>,
-    js_aliases: Vec<(String, String)>,
+    /// The previous heads section and where its parts lie: unchanged heads, the rank and the
+    /// aliases are copied from it.
+    section: &'a [u8],
+    heads: HeadsAt,
     fresh: Vec<Fresh>,
     pub update: GraphUpdate,
 }
@@ -65,18 +67,20 @@ impl<'a> GraphDiff<'a> {
         if frame.version != GRAPH_VERSION || frame.files != n || parsed.len() != n {
             return Ok(None);
         }
-        // The heads are one stream, the bodies' heads one per file: decoded side by side.
+        // The heads are one stream, what the table reads of the bodies one per file: decoded side
+        // by side.
+        let section = frame.heads(previous)?;
         let (heads, body_heads) = rayon::join(
-            || -> Result<Heads, GraphDecodeError> { Ok(postcard::from_bytes(frame.heads(previous)?)?) },
-            || -> Result<Vec<BodyHead>, GraphDecodeError> {
+            || HeadsAt::decode(section),
+            || -> Result<Vec<BodyInterface>, GraphDecodeError> {
                 (0..n)
                     .into_par_iter()
-                    .map(|i| Ok(postcard::take_from_bytes::<BodyHead>(frame.body(previous, i)?)?.0))
+                    .map(|i| Ok(postcard::take_from_bytes::<BodyInterface>(frame.body(previous, i)?)?.0))
                     .collect()
             },
         );
-        let (heads, body_heads) = (heads?, body_heads?);
-        if heads.files.len() != n || heads.js_aliases != js_aliases || heads.rank.len() != n {
+        let (mut heads, body_heads) = (heads?, body_heads?);
+        if heads.files.len() != n || heads.js_aliases != js_aliases || heads.ranks != n {
             return Ok(None);
         }
         // Every file where it was, an unchanged one in the module it was in.
@@ -120,8 +124,7 @@ impl<'a> GraphDiff<'a> {
             fresh.push((i, old, before));
         }
         let heads_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let mut skeletons: Vec<FileSkeleton> = heads
-            .files
+        let mut skeletons: Vec<FileSkeleton> = std::mem::take(&mut heads.files)
             .into_iter()
             .zip(body_heads)
             .map(|(h, b)| FileSkeleton {
@@ -195,8 +198,8 @@ impl<'a> GraphDiff<'a> {
             previous,
             frame,
             files: skeletons,
-            rank: heads.rank,
-            js_aliases: heads.js_aliases,
+            section,
+            heads,
             fresh: out,
             update,
         }))
@@ -212,6 +215,26 @@ impl<'a> GraphDiff<'a> {
         self.fresh.iter().map(|f| (&f.before, &f.now))
     }
 
+    /// The heads section: the previous one, with the changed files' heads encoded again.
+    fn heads_bytes(&self) -> std::io::Result<Vec<u8>> {
+        let copy = |r: &std::ops::Range<usize>| {
+            self.section
+                .get(r.clone())
+                .ok_or_else(|| std::io::Error::other("a graph head lies outside its section"))
+        };
+        let mut out = Vec::with_capacity(self.section.len() + 4096);
+        out.extend_from_slice(copy(&self.heads.count)?);
+        let mut fresh = self.fresh.iter().peekable();
+        for (i, at) in self.heads.each.iter().enumerate() {
+            match fresh.next_if(|f| f.file == i) {
+                Some(f) => out.extend_from_slice(&encode_head(&f.skeleton)?),
+                None => out.extend_from_slice(copy(at)?),
+            }
+        }
+        out.extend_from_slice(copy(&self.heads.tail)?);
+        Ok(out)
+    }
+
     /// The previous part's bytes in `r` (a run of bodies found in it).
     fn run_bytes(&self, r: std::ops::Range<usize>) -> std::io::Result<&'a [u8]> {
         self.previous
@@ -222,8 +245,8 @@ impl<'a> GraphDiff<'a> {
     /// Writes the updated part to `w` (an empty file): the heads, then every body, the
     /// unchanged ones copied from the previous bytes with their digests.
     pub fn write<W: Write + Seek>(&self, w: &mut W) -> std::io::Result<GraphWritten> {
-        let heads = encode_heads(&self.files, &self.rank, &self.js_aliases)?;
         let n = self.files.len();
+        let heads = self.heads_bytes()?;
         let start = w.stream_position()?;
         write_head(w, GRAPH_VERSION, &heads, n)?;
         drop(heads);

@@ -39,17 +39,23 @@ const RECORDS_BATCH: usize = 1024;
 const GRAPH_SPILL: &str = "graph.bodies.tmp";
 
 impl GraphPartWriter<'_> {
-    /// The previous part, reused, or a new one.
-    pub fn write(&self, assembled: &mut AssembledGeneration) -> Result<GraphPartEntry, IndexError> {
+    /// The previous part, reused, or a new one; `parsed` holds the skeleton of each file
+    /// parsed by this build (`None`: unchanged), by file id (taken from the generation, so
+    /// that the semantic part can be written beside the graph).
+    pub fn write(
+        &self,
+        assembled: &AssembledGeneration,
+        parsed: Vec<Option<FileSkeleton>>,
+    ) -> Result<GraphPartEntry, IndexError> {
         let t0 = Instant::now();
-        if let Some(part) = self.reuse(assembled, t0)? {
+        if let Some(part) = self.reuse(assembled, &parsed, t0)? {
             return Ok(part);
         }
-        if let Some(part) = self.write_by_difference(assembled, t0)? {
+        if let Some(part) = self.write_by_difference(assembled, &parsed, t0)? {
             return Ok(part);
         }
         if self.previous_too_big() {
-            return self.write_resolved(assembled, t0);
+            return self.write_resolved(assembled, parsed, t0);
         }
         // Decoded from the mapped part, every section checked; the bytes stay mapped so that
         // unchanged bodies are copied, not encoded again.
@@ -58,9 +64,9 @@ impl GraphPartWriter<'_> {
             .and_then(|p| load_graph(self.store, p.generation, &p.manifest))
             .map_or((None, None), |(g, b)| (Some(g), Some(b)));
         if prev_graph.is_none() {
-            return self.write_resolved(assembled, t0);
+            return self.write_resolved(assembled, parsed, t0);
         }
-        let skeletons = self.skeletons(assembled, prev_graph.as_ref(), false)?;
+        let skeletons = self.skeletons(assembled, parsed, prev_graph.as_ref(), false)?;
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let (graph, update) = CodeGraph::build(skeletons, assembled.js_aliases.clone(), prev_graph.as_ref());
         let t1 = Instant::now();
@@ -99,6 +105,7 @@ impl GraphPartWriter<'_> {
     fn write_by_difference(
         &self,
         assembled: &AssembledGeneration,
+        parsed: &[Option<FileSkeleton>],
         t0: Instant,
     ) -> Result<Option<GraphPartEntry>, IndexError> {
         let Some(p) = self.previous else { return Ok(None) };
@@ -115,8 +122,7 @@ impl GraphPartWriter<'_> {
             .map(|r| (r.path.as_str(), r.module.as_str()))
             .collect();
         // Damaged bytes decline too: the decoding path reports them and builds anew.
-        let Ok(Some(diff)) = GraphDiff::prepare(&bytes, &files, &assembled.skeletons, &assembled.js_aliases)
-        else {
+        let Ok(Some(diff)) = GraphDiff::prepare(&bytes, &files, parsed, &assembled.js_aliases) else {
             return Ok(None);
         };
         let prepare_ms = t0.elapsed().as_millis() as u64;
@@ -162,10 +168,11 @@ impl GraphPartWriter<'_> {
     /// records, so the build never holds every reference and resolution of the tree.
     fn write_resolved(
         &self,
-        assembled: &mut AssembledGeneration,
+        assembled: &AssembledGeneration,
+        parsed: Vec<Option<FileSkeleton>>,
         t0: Instant,
     ) -> Result<GraphPartEntry, IndexError> {
-        let heads = self.skeletons(assembled, None, true)?;
+        let heads = self.skeletons(assembled, parsed, None, true)?;
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let t1 = Instant::now();
         let (store, files, segments) = (self.store, &assembled.table.files, &assembled.segments);
@@ -221,12 +228,12 @@ impl GraphPartWriter<'_> {
     /// name bases when `heads` is asked for).
     fn skeletons(
         &self,
-        assembled: &mut AssembledGeneration,
+        assembled: &AssembledGeneration,
+        mut skeletons: Vec<Option<FileSkeleton>>,
         prev_graph: Option<&CodeGraph>,
         heads: bool,
     ) -> Result<Vec<FileSkeleton>, IndexError> {
         let files = &assembled.table.files;
-        let mut skeletons: Vec<Option<FileSkeleton>> = std::mem::take(&mut assembled.skeletons);
         if heads {
             skeletons.iter_mut().flatten().for_each(keep_base_refs);
         }
@@ -297,13 +304,14 @@ impl GraphPartWriter<'_> {
     fn reuse(
         &self,
         assembled: &AssembledGeneration,
+        parsed: &[Option<FileSkeleton>],
         t0: Instant,
     ) -> Result<Option<GraphPartEntry>, IndexError> {
         let Some(p) = self.previous else { return Ok(None) };
         let Some(part) = &p.manifest.parts.graph else {
             return Ok(None);
         };
-        let unchanged = assembled.skeletons.iter().all(Option::is_none)
+        let unchanged = parsed.iter().all(Option::is_none)
             && part.aliases == aliases_digest(&assembled.js_aliases)
             && assembled.removed_paths.is_empty()
             && assembled.table.files.len() == p.table.files.len()

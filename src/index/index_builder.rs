@@ -446,13 +446,17 @@ impl<'a> IndexBuilder<'a> {
             writer.write(assembled, parsed)
         };
         // An update writes its graph and semantic parts side by side: each is mostly one
-        // thread and waits on its own fsync. A build that parsed many files (a first build)
-        // writes them one after the other, so that their peaks do not add up, and so does any
-        // build under a tight cap.
+        // thread and waits on its own fsync. Any other build writes them one after the other,
+        // so that their peaks do not add up: one that parsed many files, one whose previous
+        // generation lacks either part (the end of a first build, after its checkpoints: it
+        // parsed nothing but builds both parts whole), one under a tight cap.
+        let updates =
+            |p: &PreviousGeneration| p.manifest.parts.graph.is_some() && p.manifest.parts.vectors.is_some();
         let side_by_side = graph
             && vectors
-            && w.previous.is_some()
+            && w.previous.is_some_and(updates)
             && assembled.parsed <= SIDE_BY_SIDE_MAX_PARSED
+            && assembled.removed_paths.len() as u64 <= SIDE_BY_SIDE_MAX_PARSED
             && !self.config.cap_is_tight();
         if side_by_side {
             let (g, v) = std::thread::scope(|s| {

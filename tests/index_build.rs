@@ -721,8 +721,9 @@ fn an_update_under_a_cap_too_small_for_the_decoded_graph_resolves_from_the_recor
     std::thread::sleep(Duration::from_millis(20));
     write_tree(
         repo.path(),
-        "//- gen/mod7.py\nfrom pkg.core import helper\n\ndef task_7(job):\n    return helper(helper(job))\n",
+        "//- gen/mod7.py\nfrom pkg.core import helper\n\ndef task_7(job):\n    return helper(job)\n\ndef extra_7():\n    return 7\n",
     );
+    // A definition added: no update by difference, the previous graph is decoded or not.
     let free = build(repo.path(), &cfg()).manifest;
     let capped = build(repo.path(), &capped_cfg).manifest;
     let (fg, cg) = (free.parts.graph.unwrap(), capped.parts.graph.unwrap());

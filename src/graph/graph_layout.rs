@@ -92,12 +92,22 @@ impl From<postcard::Error> for GraphDecodeError {
 /// 16..24  heads length (u64 LE)     24..32  files n (u64 LE)
 /// 32..48  blake3 of the heads (first 16 bytes)
 /// 48..    heads (postcard), then n + 1 body offsets (u64 LE, from the bodies' start),
-///         n body digests (blake3, first 8 bytes each), then the bodies back to back
+///         n body digests (blake3, first 8 bytes each), then the bodies back to back,
+///         then the flows: n + 1 flow offsets (u32 LE: where each file's flows start, the
+///         last their count), the flows (u32 source node, u32 target node, f32 weight, LE),
+///         and the blake3 of the section before it (first 16 bytes)
 /// ```
+///
+/// The flows are the edges PageRank reads, file by file: an update that changes a file's
+/// edges but no interface replaces that file's flows and ranks again, without decoding the
+/// other files' references.
 const MAGIC: &[u8; 8] = b"kengraph";
 const HEADER: usize = 48;
 const HEADS_DIGEST: usize = 16;
 const BODY_DIGEST: usize = 8;
+const FLOWS_DIGEST: usize = 16;
+/// Bytes of one flow.
+const FLOW: usize = 12;
 
 /// A stored body: its bytes, where they lie in the part, and their digest.
 pub(super) type StoredBody<'a> = (&'a [u8], std::ops::Range<usize>, [u8; BODY_DIGEST]);
@@ -123,6 +133,8 @@ pub(super) struct FrameAt {
     offsets: usize,
     digests: usize,
     bodies: usize,
+    /// Where the flows section starts (it runs to the end).
+    flows: usize,
 }
 
 impl FrameAt {
@@ -162,13 +174,29 @@ impl FrameAt {
             offsets,
             digests,
             bodies,
+            flows: bytes.len(),
         };
         // The last offset is the bodies' length: a cut file fails here, not on a late read.
         let end = le_u64(bytes, offsets + 8 * files).ok_or_else(too_big)?;
-        if usize::try_from(end).ok().and_then(|e| e.checked_add(bodies)) != Some(bytes.len()) {
-            return Err(bad("is cut or has bytes past its bodies"));
+        let flows = usize::try_from(end)
+            .ok()
+            .and_then(|e| e.checked_add(bodies))
+            .filter(|&f| f <= bytes.len())
+            .ok_or_else(|| bad("is cut"))?;
+        // The flows' count is their offsets' last: the section's length follows from it.
+        let count = bytes
+            .get(flows + 4 * files..flows + 4 * files + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| bad("is cut in its flows"))?;
+        let want = (files + 1)
+            .checked_mul(4)
+            .and_then(|o| (count as usize).checked_mul(FLOW)?.checked_add(o))
+            .and_then(|l| l.checked_add(FLOWS_DIGEST + flows));
+        if want != Some(bytes.len()) {
+            return Err(bad("is cut or has bytes past its flows"));
         }
-        Ok(frame)
+        Ok(FrameAt { flows, ..frame })
     }
 
     /// The heads' bytes, checked against their digest.
@@ -182,6 +210,41 @@ impl FrameAt {
             ));
         }
         Ok(heads)
+    }
+
+    /// The flows section, checked against its digest: each file's flow offsets and every flow.
+    pub(super) fn flows(&self, bytes: &[u8]) -> Result<Flows, GraphDecodeError> {
+        let bad = |why: &str| GraphDecodeError::Layout(format!("graph part flows: {why}"));
+        let section = bytes.get(self.flows..).ok_or_else(|| bad("cut"))?;
+        let (body, stored) = section
+            .split_at_checked(section.len().saturating_sub(FLOWS_DIGEST))
+            .ok_or_else(|| bad("cut"))?;
+        if stored != &digest::<FLOWS_DIGEST>(body)[..] {
+            return Err(bad("checksum mismatch"));
+        }
+        let (starts, flows) = body
+            .split_at_checked(4 * (self.files + 1))
+            .ok_or_else(|| bad("cut"))?;
+        let u32_at = |b: &[u8]| b.try_into().map(u32::from_le_bytes).unwrap_or(0);
+        let starts: Vec<u32> = starts.chunks_exact(4).map(u32_at).collect();
+        let flows: Vec<(u32, u32, f32)> = flows
+            .chunks_exact(FLOW)
+            .map(|f| {
+                let (s, rest) = f.split_at(4);
+                let (t, w) = rest.split_at(4);
+                (u32_at(s), u32_at(t), f32::from_bits(u32_at(w)))
+            })
+            .collect();
+        let ordered = starts.windows(2).all(|w| w[0] <= w[1]);
+        if !ordered || starts.last().map(|&c| c as usize) != Some(flows.len()) {
+            return Err(bad("offsets out of order"));
+        }
+        Ok(Flows { starts, flows })
+    }
+
+    /// The flows section's bytes, as stored (for a writer that keeps them).
+    pub(super) fn flows_bytes<'a>(&self, bytes: &'a [u8]) -> Option<&'a [u8]> {
+        bytes.get(self.flows..)
     }
 
     /// File `i`'s body, checked against its digest.
@@ -350,6 +413,40 @@ pub(super) fn encode_heads(
         js_aliases,
     })
     .map_err(std::io::Error::other)
+}
+
+/// The edges PageRank reads, file by file: `flows[starts[i]..starts[i + 1]]` are file `i`'s.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Flows {
+    pub starts: Vec<u32>,
+    pub flows: Vec<(u32, u32, f32)>,
+}
+
+impl Flows {
+    /// The flows section as stored.
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 * self.starts.len() + FLOW * self.flows.len() + FLOWS_DIGEST);
+        for s in &self.starts {
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        for (s, t, w) in &self.flows {
+            out.extend_from_slice(&s.to_le_bytes());
+            out.extend_from_slice(&t.to_le_bytes());
+            out.extend_from_slice(&w.to_bits().to_le_bytes());
+        }
+        let d = digest::<FLOWS_DIGEST>(&out);
+        out.extend_from_slice(&d);
+        out
+    }
+
+    /// File `i`'s flows.
+    pub(super) fn of(&self, i: usize) -> &[(u32, u32, f32)] {
+        let at = |k: usize| self.starts.get(k).map(|&s| s as usize);
+        match (at(i), at(i + 1)) {
+            (Some(a), Some(b)) => self.flows.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
 }
 
 /// One file's head as the heads section holds it (a run of these, after their count, is the
@@ -568,6 +665,8 @@ impl CodeGraph {
                 table.push(bytes.len(), d);
             }
         }
+        // The flows PageRank reads, after the bodies.
+        w.write_all(&super::RankFlows::of_graph(self).encode())?;
         table.fill_in(w, table_at, start, kept)
     }
 
@@ -842,8 +941,9 @@ mod tests {
         let g = graph();
         let bytes = g.encode().unwrap();
         // A byte of the last body: the heads still read, that body does not, the others do.
+        let frame = FrameAt::parse(&bytes).unwrap();
         let mut damaged = bytes.clone();
-        let last = damaged.len() - 1;
+        let last = frame.flows - 1;
         damaged[last] ^= 0x40;
         let heads = CodeGraph::decode_heads(Arc::new(damaged.clone())).unwrap();
         let n = g.files.len();
@@ -865,6 +965,16 @@ mod tests {
         let e = CodeGraph::decode_heads(Arc::new(damaged.clone())).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
         assert!(CodeGraph::decode(&damaged).is_err());
+        // A byte of the flows: the heads and bodies read, the flows do not.
+        let mut damaged = bytes.clone();
+        damaged[frame.flows + 4 * (g.files.len() + 1)] ^= 0x01;
+        assert_eq!(
+            CodeGraph::decode(&damaged).unwrap(),
+            CodeGraph::decode(&bytes).unwrap()
+        );
+        let e = FrameAt::parse(&damaged).unwrap().flows(&damaged).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        assert!(frame.flows(&bytes).is_ok());
         // Another format's bytes are refused by name.
         let e = CodeGraph::decode(b"not a graph at all").unwrap_err();
         assert!(e.to_string().contains("header"), "{e}");

@@ -99,7 +99,7 @@ impl CodeGraph {
         }
         update.resolve_ms = t0.elapsed().as_millis() as u64;
         let t1 = Instant::now();
-        let rank = rank.finish();
+        let (rank, flows) = rank.finish_with_flows();
         update.rank_ms = t1.elapsed().as_millis() as u64;
         let heads = encode_heads(&files, &rank, &js_aliases)?;
         drop(rank);
@@ -109,6 +109,7 @@ impl CodeGraph {
         spill.flush()?;
         spill.seek(SeekFrom::Start(0))?;
         std::io::copy(spill, w)?;
+        w.write_all(&flows.encode())?;
         let end = w.stream_position()?;
         Ok(ResolvedWrite {
             written: GraphWritten {

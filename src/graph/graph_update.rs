@@ -1,15 +1,17 @@
 //! `GraphDiff`: an update of a stored graph made by difference, for the common edit: every
-//! changed file kept what other files can see of it (an edit inside a body, a line inserted,
-//! a comment), and its references give PageRank the edges they gave before.
+//! changed file kept what other files can see of it (an edit inside a body, a call added, a
+//! line inserted, a comment).
 //!
 //! The previous part stays mapped bytes. Its heads are decoded, and of each body only its head
 //! (imports, bindings, the references naming bases, what its resolution read), which is what
 //! the symbol table and the class bases are made from; the references and resolutions of the
 //! files that did not change are never decoded: their bodies are copied as stored. Only the
-//! changed files are resolved again, and the ranks are kept, exact.
+//! changed files are resolved again. Where their edges are the same the ranks are kept;
+//! otherwise their flows replace theirs in the part's flows section and the whole graph is
+//! ranked again from it (tens of milliseconds), exact either way.
 //!
-//! Any other update (a file added, removed or renamed, a definition or import changed, edges
-//! changed, other aliases) is declined before anything is written, and the caller decodes the
+//! Any other update (a file added, removed or renamed, a definition or import changed, other
+//! aliases) is declined before anything is written, and the caller decodes the
 //! previous graph (`CodeGraph::build`). Invariant: where an update is made here, its bytes are
 //! those that path writes (tested by the incremental property test).
 
@@ -19,11 +21,12 @@ use rayon::prelude::*;
 
 use super::code_graph::{NO_RESOLUTION, resolve_bases, same_interface, same_rank_inputs};
 use super::graph_layout::{
-    Body, BodyInterface, BodyTable, FrameAt, GraphDecodeError, GraphWritten, HeadsAt, encode_body,
+    Body, BodyInterface, BodyTable, Flows, FrameAt, GraphDecodeError, GraphWritten, HeadsAt, encode_body,
     encode_head, write_head,
 };
 use super::{
-    FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, Resolver, SymbolTable, keep_base_refs,
+    FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, RankFlows, Resolver, SymbolTable,
+    keep_base_refs,
 };
 use crate::symbols::FileId;
 
@@ -47,6 +50,8 @@ pub struct GraphDiff<'a> {
     section: &'a [u8],
     heads: HeadsAt,
     fresh: Vec<Fresh>,
+    /// Where the changed files changed edges: the flows with theirs replaced, and the ranks.
+    ranked: Option<(Flows, Vec<Vec<f32>>)>,
     pub update: GraphUpdate,
 }
 
@@ -172,12 +177,12 @@ impl<'a> GraphDiff<'a> {
             resolved_ms = t0.elapsed().as_secs_f64() * 1000.0,
             "graph update by difference (times since its start)"
         );
-        // The ranks are kept only where PageRank would read the same edges.
+        // The ranks are kept where PageRank reads the same edges; otherwise the changed files'
+        // flows replace theirs and the whole graph is ranked again from the stored flows.
         let mut out = Vec::with_capacity(fresh.len());
+        let mut same_edges = true;
         for (((i, old, before), skeleton), now) in fresh.into_iter().zip(full).zip(resolved) {
-            if !same_rank_inputs(&old, &before, &skeleton, &now) {
-                return Ok(None);
-            }
+            same_edges &= same_rank_inputs(&old, &before, &skeleton, &now);
             out.push(Fresh {
                 file: i,
                 skeleton,
@@ -185,14 +190,20 @@ impl<'a> GraphDiff<'a> {
                 now,
             });
         }
+        let resolve_ms = t0.elapsed().as_millis() as u64;
+        let t1 = std::time::Instant::now();
+        let ranked = match same_edges {
+            true => None,
+            false => Some(Self::rank_again(&frame, previous, &skeletons, &out)?),
+        };
         let update = GraphUpdate {
             full: false,
             files_resolved: out.len() as u64,
             refs_resolved: out.iter().map(|f| f.now.refs.len() as u64).sum(),
             files_copied: (n - out.len()) as u64,
-            resolve_ms: t0.elapsed().as_millis() as u64,
-            rank_ms: 0,
-            rank_kept: true,
+            resolve_ms,
+            rank_ms: t1.elapsed().as_millis() as u64,
+            rank_kept: ranked.is_none(),
         };
         Ok(Some(GraphDiff {
             previous,
@@ -201,8 +212,45 @@ impl<'a> GraphDiff<'a> {
             section,
             heads,
             fresh: out,
+            ranked,
             update,
         }))
+    }
+
+    /// The stored flows with the changed files' replaced, and the ranks they give.
+    fn rank_again(
+        frame: &FrameAt,
+        previous: &[u8],
+        files: &[FileSkeleton],
+        fresh: &[Fresh],
+    ) -> Result<(Flows, Vec<Vec<f32>>), GraphDecodeError> {
+        let stored = frame.flows(previous)?;
+        if stored.starts.len() != files.len() + 1 {
+            return Err(GraphDecodeError::Layout(
+                "graph part flows: another number of files".into(),
+            ));
+        }
+        let mut flows = Flows {
+            starts: Vec::with_capacity(files.len() + 1),
+            flows: Vec::with_capacity(stored.flows.len() + 1024),
+        };
+        let mut next = fresh.iter().peekable();
+        for i in 0..files.len() {
+            flows.starts.push(flows.flows.len() as u32);
+            match next.next_if(|f| f.file == i) {
+                Some(f) => flows.flows.extend(RankFlows::of_file(
+                    files,
+                    i,
+                    &f.skeleton,
+                    &f.skeleton.refs,
+                    &f.now,
+                )),
+                None => flows.flows.extend_from_slice(stored.of(i)),
+            }
+        }
+        flows.starts.push(flows.flows.len() as u32);
+        let rank = RankFlows::rank_of(files, &flows);
+        Ok((flows, rank))
     }
 
     /// The definitions of every file.
@@ -231,7 +279,13 @@ impl<'a> GraphDiff<'a> {
                 None => out.extend_from_slice(copy(at)?),
             }
         }
-        out.extend_from_slice(copy(&self.heads.tail)?);
+        match &self.ranked {
+            // The rank and the aliases close the section, as `encode_heads` lays them.
+            Some((_, rank)) => out.extend_from_slice(
+                &postcard::to_stdvec(&(rank, &self.heads.js_aliases)).map_err(std::io::Error::other)?,
+            ),
+            None => out.extend_from_slice(copy(&self.heads.tail)?),
+        }
         Ok(out)
     }
 
@@ -290,6 +344,14 @@ impl<'a> GraphDiff<'a> {
         }
         if let Some(r) = run {
             w.write_all(self.run_bytes(r)?)?;
+        }
+        match &self.ranked {
+            Some((flows, _)) => w.write_all(&flows.encode())?,
+            None => w.write_all(
+                self.frame
+                    .flows_bytes(self.previous)
+                    .ok_or_else(|| std::io::Error::other("the graph part's flows are cut"))?,
+            )?,
         }
         table.fill_in(w, table_at, start, kept)
     }
@@ -365,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    fn an_interface_or_an_edge_changed_is_declined() {
+    fn an_interface_changed_is_declined_and_an_edge_changed_is_ranked_again() {
         let before = stored(tree(CORE));
         // A method added: other files can see it.
         let added = CORE.replace(
@@ -373,8 +435,16 @@ mod tests {
             "        return self.helper()\n    def stop(self):\n        return 0\n",
         );
         assert!(diffed(&before, &tree(&added), 1).is_none());
-        // A call added inside a body: the same interface, another edge.
+        // A call added inside a body: the same interface, another edge, the graph ranked again
+        // to the bytes a full update writes.
         let called = CORE.replace("return self.helper()", "return self.helper() + self.run()");
-        assert!(diffed(&before, &tree(&called), 1).is_none());
+        let files = tree(&called);
+        let prev = CodeGraph::decode(&before).unwrap();
+        let (full, update) = CodeGraph::build(files.clone(), Vec::new(), Some(&prev));
+        assert!(!update.rank_kept);
+        let want = full.encode_reusing(Some((&prev, &before))).unwrap();
+        let got = diffed(&before, &files, 1).expect("made by difference");
+        assert_eq!(got, want);
+        assert_ne!(CodeGraph::decode(&got).unwrap().rank, prev.rank);
     }
 }

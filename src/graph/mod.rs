@@ -25,7 +25,7 @@ mod symbol_table;
 pub use code_graph::{CodeGraph, FileResolution, GRAPH_VERSION, GraphUpdate};
 pub use deps::{DepSet, Deps};
 pub use file_skeleton::{BindingNode, DefNode, Family, FileSkeleton, Name, RefNode};
-pub use graph_layout::{GraphBodies, GraphBytes, GraphDecodeError, GraphWritten};
+pub use graph_layout::{Flows, GraphBodies, GraphBytes, GraphDecodeError, GraphWritten};
 pub use graph_query::{
     FileDeps, GraphQuery, GraphStats, ImportInfo, LanguageRefs, Lookup, MAX_DEPTH, Reached, Site, SymbolInfo,
     Traversal,

@@ -11,6 +11,7 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
+use super::graph_layout::Flows;
 use super::{CodeGraph, FileResolution, FileSkeleton, Provenance, RefNode, Resolver, SymbolId};
 use crate::symbols::{FileId, ReferenceKind};
 
@@ -286,6 +287,8 @@ pub struct RankFlows {
     offsets: Vec<u32>,
     n: usize,
     flows: Vec<(u32, u32, f32)>,
+    /// Where each file added so far starts in `flows`.
+    starts: Vec<u32>,
 }
 
 impl RankFlows {
@@ -296,19 +299,75 @@ impl RankFlows {
             offsets,
             n,
             flows: Vec::new(),
+            starts: Vec::with_capacity(files.len() + 1),
         }
     }
 
-    /// File `fi`'s edges; files come in order.
+    /// File `fi`'s edges; every file comes, in order.
     pub fn add_file(&mut self, fi: usize, f: &FileSkeleton, refs: &[RefNode], res: &FileResolution) {
-        let RankFlows { offsets, n, flows } = self;
+        let RankFlows {
+            offsets,
+            n,
+            flows,
+            starts,
+        } = self;
+        starts.push(flows.len() as u32);
         file_edges(fi, f, refs, Some(res), offsets, *n, &mut |s, t, e| {
             flows.extend(flow(s, t, &e, false))
         });
     }
 
     pub fn finish(self) -> Vec<Vec<f32>> {
-        per_symbol(&self.offsets, &page_rank_flows(self.n, &self.flows, None))
+        self.finish_with_flows().0
+    }
+
+    /// The ranks, and the flows they were ranked from, file by file (the graph part's
+    /// flows section).
+    pub fn finish_with_flows(mut self) -> (Vec<Vec<f32>>, Flows) {
+        let rank = per_symbol(&self.offsets, &page_rank_flows(self.n, &self.flows, None));
+        self.starts.push(self.flows.len() as u32);
+        let flows = Flows {
+            starts: self.starts,
+            flows: self.flows,
+        };
+        (rank, flows)
+    }
+
+    /// The global rank of `flows`, over the nodes of `files` (whose definitions, file by
+    /// file, number the nodes the flows name).
+    pub fn rank_of(files: &[FileSkeleton], flows: &Flows) -> Vec<Vec<f32>> {
+        let (offsets, n) = node_offsets(files);
+        per_symbol(&offsets, &page_rank_flows(n, &flows.flows, None))
+    }
+
+    /// File `fi`'s flows, over the nodes of `files`.
+    pub fn of_file(
+        files: &[FileSkeleton],
+        fi: usize,
+        f: &FileSkeleton,
+        refs: &[RefNode],
+        res: &FileResolution,
+    ) -> Vec<(u32, u32, f32)> {
+        let (offsets, n) = node_offsets(files);
+        let mut out = Vec::new();
+        file_edges(fi, f, refs, Some(res), &offsets, n, &mut |s, t, e| {
+            out.extend(flow(s, t, &e, false))
+        });
+        out
+    }
+
+    /// The flows of a whole graph, file by file.
+    pub fn of_graph(cg: &CodeGraph) -> Flows {
+        let mut r = RankFlows::new(&cg.files);
+        for (fi, f) in cg.files.iter().enumerate() {
+            let res = cg.resolved.get(fi).unwrap_or(&super::code_graph::NO_RESOLUTION);
+            r.add_file(fi, f, &f.refs, res);
+        }
+        r.starts.push(r.flows.len() as u32);
+        Flows {
+            starts: r.starts,
+            flows: r.flows,
+        }
     }
 }
 

@@ -100,8 +100,9 @@ impl GraphPartWriter<'_> {
     }
 
     /// The update made by difference where it can be (`GraphDiff`: every changed file kept its
-    /// interface and edges): the previous part read in place, only the changed files resolved,
-    /// the other bodies copied as stored. `None` for any other update.
+    /// interface): the previous part read in place, only the changed files resolved, the
+    /// other bodies copied as stored, the graph ranked again from the stored flows where
+    /// edges changed. `None` for any other update.
     fn write_by_difference(
         &self,
         assembled: &AssembledGeneration,

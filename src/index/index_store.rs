@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -53,6 +53,9 @@ const SPARSE_READ_RATIO: usize = 8;
 pub struct IndexStore {
     dir: PathBuf,
 }
+
+/// Times (10 ms apart) a build waits for a lock whose holder has not named itself.
+const UNNAMED_HOLDER_WAITS: u32 = 30;
 
 /// Holds the build lock until dropped (the OS releases it if the process dies).
 #[derive(Debug)]
@@ -259,21 +262,35 @@ impl IndexStore {
             .truncate(false)
             .open(&path)
             .map_err(IndexError::io(&path))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = match holder.trim() {
-                    "" => "lock file held".to_string(),
-                    h => h.to_string(),
-                };
-                return Err(IndexError::Locked {
-                    dir: self.dir.clone(),
-                    holder,
-                });
+        // A lock held with no pid in the file is held for an instant: by a build between
+        // taking it and naming itself, or by a child process another thread of the same
+        // program forked while a build held it, between its fork and its exec (the lock
+        // goes with the copy of the descriptor until the exec closes it). Such a holder is
+        // waited for a little; a build that names itself is refused at once.
+        let mut waited = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = file.seek(std::io::SeekFrom::Start(0));
+                    let _ = file.read_to_string(&mut holder);
+                    if holder.trim().is_empty() && waited < UNNAMED_HOLDER_WAITS {
+                        waited += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                        continue;
+                    }
+                    let holder = match holder.trim() {
+                        "" => "lock file held".to_string(),
+                        h => h.to_string(),
+                    };
+                    return Err(IndexError::Locked {
+                        dir: self.dir.clone(),
+                        holder,
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(IndexError::io(&path)(e)),
             }
-            Err(fs::TryLockError::Error(e)) => return Err(IndexError::io(&path)(e)),
         }
         file.set_len(0).map_err(IndexError::io(&path))?;
         let _ = write!(file, "pid {}", std::process::id());

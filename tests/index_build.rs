@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use kenning::index::{IndexConfig, IndexSnapshot, IndexStore};
+use kenning::index::{IndexBuilder, IndexConfig, IndexSnapshot, IndexStore, NoProgress};
 use support::{build, index_dir, ken, logical_dump, materialize, stderr, write_tree};
 
 const REPO: &str = r#"
@@ -301,6 +301,42 @@ fn second_builder_is_refused_and_readers_are_not_blocked() {
     );
     let read = ken(&["symbol", "Engine"], repo.path());
     assert!(read.status.success(), "{}", stderr(&read));
+}
+
+#[test]
+fn a_lock_held_for_an_instant_by_no_named_holder_is_waited_for() {
+    // What a child forked by another thread holds between its fork and its exec: the lock,
+    // with no pid in the file. A build waits for it; one held on is refused, said plainly.
+    let repo = materialize(REPO);
+    build(repo.path(), &cfg());
+    let path = index_dir(repo.path(), &cfg()).join("lock");
+    let hold = |ms: u64| {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        f.try_lock().unwrap();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            drop(f);
+        })
+    };
+    let brief = hold(60);
+    let t0 = std::time::Instant::now();
+    build(repo.path(), &cfg());
+    assert!(
+        t0.elapsed() >= Duration::from_millis(40),
+        "the build did not wait"
+    );
+    brief.join().unwrap();
+    let long = hold(2000);
+    let err = IndexBuilder::new(repo.path(), &cfg(), &NoProgress)
+        .unwrap()
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("lock file held"), "{err}");
+    long.join().unwrap();
 }
 
 #[test]

@@ -167,15 +167,6 @@ impl FrameAt {
         if bodies > bytes.len() {
             return Err(too_big());
         }
-        let frame = FrameAt {
-            version,
-            files,
-            heads,
-            offsets,
-            digests,
-            bodies,
-            flows: bytes.len(),
-        };
         // The last offset is the bodies' length: a cut file fails here, not on a late read.
         let end = le_u64(bytes, offsets + 8 * files).ok_or_else(too_big)?;
         let flows = usize::try_from(end)
@@ -196,7 +187,15 @@ impl FrameAt {
         if want != Some(bytes.len()) {
             return Err(bad("is cut or has bytes past its flows"));
         }
-        Ok(FrameAt { flows, ..frame })
+        Ok(FrameAt {
+            version,
+            files,
+            heads,
+            offsets,
+            digests,
+            bodies,
+            flows,
+        })
     }
 
     /// The heads' bytes, checked against their digest.
@@ -354,16 +353,6 @@ struct BodyHeadRef<'a> {
     deps: &'a Deps,
 }
 
-/// A body's head, decoded alone (the rest left as bytes).
-#[derive(Deserialize)]
-pub(super) struct BodyHead {
-    imports: Vec<Import>,
-    bindings: Vec<BindingNode>,
-    #[allow(dead_code)] // Decoded in order; the symbol table reads it through `BodyInterface`.
-    base_refs: Vec<RefNode>,
-    deps: Deps,
-}
-
 /// What the symbol table reads of a body's head (its deps, last, are left unread).
 #[derive(Deserialize)]
 pub(super) struct BodyInterface {
@@ -372,9 +361,11 @@ pub(super) struct BodyInterface {
     pub base_refs: Vec<RefNode>,
 }
 
+/// A whole body: what the table reads, the deps, then the references and their resolution.
 #[derive(Deserialize)]
 pub(super) struct Body {
-    head: BodyHead,
+    head: BodyInterface,
+    deps: Deps,
     refs: Vec<RefNode>,
     resolved_refs: Vec<Resolution>,
     resolved_imports: Vec<ImportTarget>,
@@ -386,7 +377,7 @@ impl Body {
         let resolution = FileResolution {
             refs: self.resolved_refs,
             imports: self.resolved_imports,
-            deps: self.head.deps,
+            deps: self.deps,
         };
         (self.refs, self.head.imports, self.head.bindings, resolution)
     }
@@ -666,7 +657,7 @@ impl CodeGraph {
             }
         }
         // The flows PageRank reads, after the bodies.
-        w.write_all(&super::RankFlows::of_graph(self).encode())?;
+        w.write_all(&super::RankFlows::of_graph(self).into_flows().encode())?;
         table.fill_in(w, table_at, start, kept)
     }
 

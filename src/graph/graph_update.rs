@@ -21,8 +21,8 @@ use rayon::prelude::*;
 
 use super::code_graph::{NO_RESOLUTION, resolve_bases, same_interface, same_rank_inputs};
 use super::graph_layout::{
-    Body, BodyInterface, BodyTable, Flows, FrameAt, GraphDecodeError, GraphWritten, HeadsAt, encode_body,
-    encode_head, write_head,
+    Body, BodyInterface, BodyTable, Flows, FrameAt, GraphDecodeError, GraphWritten, Head, HeadsAt,
+    encode_body, encode_head, write_head,
 };
 use super::{
     FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, RankFlows, Resolver, SymbolTable,
@@ -85,122 +85,31 @@ impl<'a> GraphDiff<'a> {
             },
         );
         let (mut heads, body_heads) = (heads?, body_heads?);
-        if heads.files.len() != n || heads.js_aliases != js_aliases || heads.ranks != n {
+        if heads.files.len() != n
+            || heads.js_aliases != js_aliases
+            || heads.ranks != n
+            || !in_place(&heads, files, parsed)
+        {
             return Ok(None);
         }
-        // Every file where it was, an unchanged one in the module it was in.
-        let in_place = heads
-            .files
-            .iter()
-            .zip(files)
-            .zip(parsed)
-            .all(|((h, (path, module)), p)| {
-                h.path.as_str() == *path
-                    && match p {
-                        Some(sk) => sk.path.as_str() == *path && sk.module.as_str() == *module,
-                        None => h.module.as_str() == *module,
-                    }
-            });
-        if !in_place {
+        let Some(changed) = changed_files(&frame, previous, &heads, parsed)? else {
             return Ok(None);
-        }
-        // A changed file whose interface changed declines.
-        let mut fresh = Vec::new();
-        for (i, sk) in parsed.iter().enumerate() {
-            let Some(sk) = sk else { continue };
-            let body: Body = postcard::from_bytes(frame.body(previous, i)?)?;
-            let (refs, imports, bindings, before) = body.parts();
-            let h = &heads.files[i];
-            let old = FileSkeleton {
-                path: h.path.clone(),
-                language: h.language.clone(),
-                module: h.module.clone(),
-                defs: h.defs.clone(),
-                refs,
-                imports,
-                bindings,
-            };
-            if old == *sk {
-                continue;
-            }
-            if !same_interface(&old, sk) {
-                return Ok(None);
-            }
-            fresh.push((i, old, before));
-        }
+        };
         let heads_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let mut skeletons: Vec<FileSkeleton> = std::mem::take(&mut heads.files)
-            .into_iter()
-            .zip(body_heads)
-            .map(|(h, b)| FileSkeleton {
-                path: h.path,
-                language: h.language,
-                module: h.module,
-                defs: h.defs,
-                refs: b.base_refs,
-                imports: b.imports,
-                bindings: b.bindings,
-            })
-            .collect();
-        let mut full: Vec<FileSkeleton> = Vec::with_capacity(fresh.len());
-        for (i, _, _) in &fresh {
-            let Some(Some(sk)) = parsed.get(*i) else { continue };
-            let mut light = sk.clone();
-            keep_base_refs(&mut light);
-            skeletons[*i] = light;
-            full.push(sk.clone());
-        }
-        let skeletons_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let table = SymbolTable::new(&skeletons, js_aliases);
-        let table_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let (bases, base_deps) = resolve_bases(&table);
-        let bases_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let resolved: Vec<FileResolution> = fresh
-            .par_iter()
-            .zip(full.par_iter())
-            .map(
-                |((i, _, _), sk)| match Resolver::new(&table, &bases, &base_deps, FileId(*i as u32)) {
-                    Some(r) => {
-                        let (refs, imports, deps) = r.resolve_file_with(&sk.refs);
-                        FileResolution { refs, imports, deps }
-                    }
-                    None => NO_RESOLUTION.clone(),
-                },
-            )
-            .collect();
-        drop(table);
-        tracing::debug!(
-            heads_ms,
-            skeletons_ms,
-            table_ms,
-            bases_ms,
-            resolved_ms = t0.elapsed().as_secs_f64() * 1000.0,
-            "graph update by difference (times since its start)"
-        );
-        // The ranks are kept where PageRank reads the same edges; otherwise the changed files'
-        // flows replace theirs and the whole graph is ranked again from the stored flows.
-        let mut out = Vec::with_capacity(fresh.len());
-        let mut same_edges = true;
-        for (((i, old, before), skeleton), now) in fresh.into_iter().zip(full).zip(resolved) {
-            same_edges &= same_rank_inputs(&old, &before, &skeleton, &now);
-            out.push(Fresh {
-                file: i,
-                skeleton,
-                before,
-                now,
-            });
-        }
+        let skeletons = table_skeletons(std::mem::take(&mut heads.files), body_heads, &changed);
+        let (fresh, same_edges) = resolve(&skeletons, js_aliases, changed);
         let resolve_ms = t0.elapsed().as_millis() as u64;
+        tracing::debug!(heads_ms, resolve_ms, "graph update by difference");
         let t1 = std::time::Instant::now();
         let ranked = match same_edges {
             true => None,
-            false => Some(Self::rank_again(&frame, previous, &skeletons, &out)?),
+            false => Some(Self::rank_again(&frame, previous, &skeletons, &fresh)?),
         };
         let update = GraphUpdate {
             full: false,
-            files_resolved: out.len() as u64,
-            refs_resolved: out.iter().map(|f| f.now.refs.len() as u64).sum(),
-            files_copied: (n - out.len()) as u64,
+            files_resolved: fresh.len() as u64,
+            refs_resolved: fresh.iter().map(|f| f.now.refs.len() as u64).sum(),
+            files_copied: (n - fresh.len()) as u64,
             resolve_ms,
             rank_ms: t1.elapsed().as_millis() as u64,
             rank_kept: ranked.is_none(),
@@ -211,7 +120,7 @@ impl<'a> GraphDiff<'a> {
             files: skeletons,
             section,
             heads,
-            fresh: out,
+            fresh,
             ranked,
             update,
         }))
@@ -230,26 +139,15 @@ impl<'a> GraphDiff<'a> {
                 "graph part flows: another number of files".into(),
             ));
         }
-        let mut flows = Flows {
-            starts: Vec::with_capacity(files.len() + 1),
-            flows: Vec::with_capacity(stored.flows.len() + 1024),
-        };
+        let mut flows = RankFlows::new(files);
         let mut next = fresh.iter().peekable();
         for i in 0..files.len() {
-            flows.starts.push(flows.flows.len() as u32);
             match next.next_if(|f| f.file == i) {
-                Some(f) => flows.flows.extend(RankFlows::of_file(
-                    files,
-                    i,
-                    &f.skeleton,
-                    &f.skeleton.refs,
-                    &f.now,
-                )),
-                None => flows.flows.extend_from_slice(stored.of(i)),
+                Some(f) => flows.add_file(i, &f.skeleton, &f.skeleton.refs, &f.now),
+                None => flows.add_stored(stored.of(i)),
             }
         }
-        flows.starts.push(flows.flows.len() as u32);
-        let rank = RankFlows::rank_of(files, &flows);
+        let (rank, flows) = flows.finish_with_flows();
         Ok((flows, rank))
     }
 
@@ -355,6 +253,133 @@ impl<'a> GraphDiff<'a> {
         }
         table.fill_in(w, table_at, start, kept)
     }
+}
+
+/// A changed file whose interface held: its id, its skeleton before and now, and its
+/// resolution before.
+struct Changed {
+    file: usize,
+    old: FileSkeleton,
+    new: FileSkeleton,
+    before: FileResolution,
+}
+
+/// Whether every file is where it was, an unchanged one in the module it was in.
+fn in_place(heads: &HeadsAt, files: &[(&str, &str)], parsed: &[Option<FileSkeleton>]) -> bool {
+    heads
+        .files
+        .iter()
+        .zip(files)
+        .zip(parsed)
+        .all(|((h, (path, module)), p)| {
+            h.path.as_str() == *path
+                && match p {
+                    Some(sk) => sk.path.as_str() == *path && sk.module.as_str() == *module,
+                    None => h.module.as_str() == *module,
+                }
+        })
+}
+
+/// The parsed files that changed, each with what it was; `None` if one changed its interface
+/// (the update is then not made by difference).
+fn changed_files(
+    frame: &FrameAt,
+    previous: &[u8],
+    heads: &HeadsAt,
+    parsed: &[Option<FileSkeleton>],
+) -> Result<Option<Vec<Changed>>, GraphDecodeError> {
+    let mut changed = Vec::new();
+    for (i, sk) in parsed.iter().enumerate() {
+        let (Some(sk), Some(h)) = (sk, heads.files.get(i)) else {
+            continue;
+        };
+        let body: Body = postcard::from_bytes(frame.body(previous, i)?)?;
+        let (refs, imports, bindings, before) = body.parts();
+        let old = FileSkeleton {
+            path: h.path.clone(),
+            language: h.language.clone(),
+            module: h.module.clone(),
+            defs: h.defs.clone(),
+            refs,
+            imports,
+            bindings,
+        };
+        if old == *sk {
+            continue;
+        }
+        if !same_interface(&old, sk) {
+            return Ok(None);
+        }
+        changed.push(Changed {
+            file: i,
+            old,
+            new: sk.clone(),
+            before,
+        });
+    }
+    Ok(Some(changed))
+}
+
+/// What the symbol table is made from: every file's heads with the imports, bindings and
+/// base references of its body, the changed files' as they are now.
+fn table_skeletons(heads: Vec<Head>, bodies: Vec<BodyInterface>, changed: &[Changed]) -> Vec<FileSkeleton> {
+    let mut skeletons: Vec<FileSkeleton> = heads
+        .into_iter()
+        .zip(bodies)
+        .map(|(h, b)| FileSkeleton {
+            path: h.path,
+            language: h.language,
+            module: h.module,
+            defs: h.defs,
+            refs: b.base_refs,
+            imports: b.imports,
+            bindings: b.bindings,
+        })
+        .collect();
+    for c in changed {
+        let mut light = c.new.clone();
+        keep_base_refs(&mut light);
+        skeletons[c.file] = light;
+    }
+    skeletons
+}
+
+/// The changed files resolved against the table of `skeletons`, and whether they give
+/// PageRank the edges they gave before.
+fn resolve(
+    skeletons: &[FileSkeleton],
+    js_aliases: &[(String, String)],
+    changed: Vec<Changed>,
+) -> (Vec<Fresh>, bool) {
+    let table = SymbolTable::new(skeletons, js_aliases);
+    let (bases, base_deps) = resolve_bases(&table);
+    let resolved: Vec<FileResolution> = changed
+        .par_iter()
+        .map(
+            |c| match Resolver::new(&table, &bases, &base_deps, FileId(c.file as u32)) {
+                Some(r) => {
+                    let (refs, imports, deps) = r.resolve_file_with(&c.new.refs);
+                    FileResolution { refs, imports, deps }
+                }
+                None => NO_RESOLUTION.clone(),
+            },
+        )
+        .collect();
+    let mut same_edges = true;
+    let fresh = changed
+        .into_iter()
+        .zip(resolved)
+        .map(|(c, now)| {
+            same_edges &= same_rank_inputs(&c.old, &c.before, &c.new, &now);
+            Fresh {
+                file: c.file,
+                skeleton: c.new,
+                before: c.before,
+                now,
+            }
+        })
+        .collect();
+    (fresh, same_edges)
 }
 
 #[cfg(test)]

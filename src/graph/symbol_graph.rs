@@ -97,12 +97,7 @@ impl SymbolGraph {
     /// list of its flows (12 bytes an edge) without making it: the graph of a 3M-line tree
     /// is about 100 MB, and the build's rank set the peak of a capped build.
     pub fn global_rank_of(cg: &CodeGraph) -> Vec<Vec<f32>> {
-        let mut r = RankFlows::new(&cg.files);
-        for (fi, f) in cg.files.iter().enumerate() {
-            let res = cg.resolved.get(fi).unwrap_or(&super::code_graph::NO_RESOLUTION);
-            r.add_file(fi, f, &f.refs, res);
-        }
-        r.finish()
+        RankFlows::of_graph(cg).finish()
     }
 
     pub fn symbol_node(&self, s: SymbolId) -> NodeIndex {
@@ -317,56 +312,40 @@ impl RankFlows {
         });
     }
 
+    /// The next file's edges as they were stored (`Flows::of`), for a file whose edges did
+    /// not change; every file comes, in order.
+    pub fn add_stored(&mut self, flows: &[(u32, u32, f32)]) {
+        self.starts.push(self.flows.len() as u32);
+        self.flows.extend_from_slice(flows);
+    }
+
+    /// Every file of a whole graph added.
+    pub fn of_graph(cg: &CodeGraph) -> RankFlows {
+        let mut r = RankFlows::new(&cg.files);
+        for (fi, f) in cg.files.iter().enumerate() {
+            let res = cg.resolved.get(fi).unwrap_or(&super::code_graph::NO_RESOLUTION);
+            r.add_file(fi, f, &f.refs, res);
+        }
+        r
+    }
+
     pub fn finish(self) -> Vec<Vec<f32>> {
         self.finish_with_flows().0
     }
 
     /// The ranks, and the flows they were ranked from, file by file (the graph part's
     /// flows section).
-    pub fn finish_with_flows(mut self) -> (Vec<Vec<f32>>, Flows) {
+    pub fn finish_with_flows(self) -> (Vec<Vec<f32>>, Flows) {
         let rank = per_symbol(&self.offsets, &page_rank_flows(self.n, &self.flows, None));
+        (rank, self.into_flows())
+    }
+
+    /// The flows added, file by file.
+    pub fn into_flows(mut self) -> Flows {
         self.starts.push(self.flows.len() as u32);
-        let flows = Flows {
+        Flows {
             starts: self.starts,
             flows: self.flows,
-        };
-        (rank, flows)
-    }
-
-    /// The global rank of `flows`, over the nodes of `files` (whose definitions, file by
-    /// file, number the nodes the flows name).
-    pub fn rank_of(files: &[FileSkeleton], flows: &Flows) -> Vec<Vec<f32>> {
-        let (offsets, n) = node_offsets(files);
-        per_symbol(&offsets, &page_rank_flows(n, &flows.flows, None))
-    }
-
-    /// File `fi`'s flows, over the nodes of `files`.
-    pub fn of_file(
-        files: &[FileSkeleton],
-        fi: usize,
-        f: &FileSkeleton,
-        refs: &[RefNode],
-        res: &FileResolution,
-    ) -> Vec<(u32, u32, f32)> {
-        let (offsets, n) = node_offsets(files);
-        let mut out = Vec::new();
-        file_edges(fi, f, refs, Some(res), &offsets, n, &mut |s, t, e| {
-            out.extend(flow(s, t, &e, false))
-        });
-        out
-    }
-
-    /// The flows of a whole graph, file by file.
-    pub fn of_graph(cg: &CodeGraph) -> Flows {
-        let mut r = RankFlows::new(&cg.files);
-        for (fi, f) in cg.files.iter().enumerate() {
-            let res = cg.resolved.get(fi).unwrap_or(&super::code_graph::NO_RESOLUTION);
-            r.add_file(fi, f, &f.refs, res);
-        }
-        r.starts.push(r.flows.len() as u32);
-        Flows {
-            starts: r.starts,
-            flows: r.flows,
         }
     }
 }

@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use super::file_stamp::FileStamp;
 use super::manifest::FORMAT_NAME;
+use super::record_codec::{MAGIC_ZSTD, RecordCodec};
 use super::{FileRecord, FileTable, IndexError, Manifest, SegmentInfo};
 use crate::symbols::FileSymbols;
 use crate::util::{fsync_dir, write_atomic};
@@ -42,7 +43,6 @@ const GITIGNORE_HEADER: &str = "# written by ken";
 
 /// The on-disk format this build reads and writes.
 pub const FORMAT_VERSION: u32 = 3;
-const SEGMENT_MAGIC: &[u8; 8] = b"KENSEG\0\x03";
 /// Bytes of each record's own digest (a blake3 prefix) in a segment's digest table.
 const RECORD_DIGEST: usize = 8;
 
@@ -386,17 +386,17 @@ impl IndexStore {
     /// Writes an immutable segment. It is invisible until a manifest references it.
     ///
     /// Layout: magic, record count (u32 LE), `count + 1` record offsets (u64 LE, relative to
-    /// the body), one 8-byte digest per record (the start of its blake3), then the
-    /// postcard-encoded records back to back, so one record can be read and checked without
-    /// the others.
+    /// the body), one 8-byte digest per record (the start of its blake3), then the records
+    /// back to back, each postcard compressed with zstd on its own (`RecordCodec`), so one
+    /// record can be read and checked without the others.
     /// Writes a segment of records encoded beforehand (by the parse workers, in parallel):
     /// the file is assembled in one buffer of its exact size.
     pub fn write_segment(&self, id: u32, records: &[&EncodedRecord]) -> Result<SegmentInfo, IndexError> {
         let path = self.segment_path(id);
         let body_len: usize = records.iter().map(|r| r.bytes.len()).sum();
-        let head_len = SEGMENT_MAGIC.len() + 4 + 8 * (records.len() + 1) + RECORD_DIGEST * records.len();
+        let head_len = MAGIC_ZSTD.len() + 4 + 8 * (records.len() + 1) + RECORD_DIGEST * records.len();
         let mut bytes = Vec::with_capacity(head_len + body_len);
-        bytes.extend_from_slice(SEGMENT_MAGIC.as_slice());
+        bytes.extend_from_slice(MAGIC_ZSTD.as_slice());
         bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
         let mut offset = 0u64;
         for r in records {
@@ -511,7 +511,7 @@ impl IndexStore {
                 continue;
             }
             let (bytes, corrupt) = self.read_whole_segment(info)?;
-            let (table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
+            let (codec, table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
             let body = bytes.get(header_len(info)..).unwrap_or(&[]);
             let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
             for part in items.chunks(batch) {
@@ -523,7 +523,7 @@ impl IndexStore {
                             .zip(offset(s + 1))
                             .filter(|(a, b)| a <= b && *b <= body.len())
                             .ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
-                        let record = postcard::from_bytes(&body[a..b]).map_err(|e| corrupt(e.to_string()))?;
+                        let record = codec.decode(&body[a..b]).map_err(&corrupt)?;
                         Ok((i, record))
                     })
                     .collect::<Result<Vec<_>, IndexError>>()?;
@@ -569,7 +569,7 @@ impl IndexStore {
     /// compaction that copies them without decoding.
     pub fn read_segment_encoded(&self, info: &SegmentInfo) -> Result<Vec<EncodedRecord>, IndexError> {
         let (bytes, corrupt) = self.read_whole_segment(info)?;
-        let (table, digests) = segment_table(&bytes, info).map_err(&corrupt)?;
+        let (codec, table, digests) = segment_table(&bytes, info).map_err(&corrupt)?;
         let body = bytes.get(header_len(info)..).unwrap_or(&[]);
         let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         (0..info.slots as usize)
@@ -583,10 +583,17 @@ impl IndexStore {
                     .get(RECORD_DIGEST * i..RECORD_DIGEST * (i + 1))
                     .ok_or_else(|| corrupt(format!("no digest for slot {i}")))?;
                 digest.copy_from_slice(d);
-                Ok(EncodedRecord {
-                    bytes: body[a..b].to_vec(),
-                    digest,
-                })
+                // A format 3 segment's raw records are compressed on the way.
+                match codec.to_current(&body[a..b]).map_err(&corrupt)? {
+                    None => Ok(EncodedRecord {
+                        bytes: body[a..b].to_vec(),
+                        digest,
+                    }),
+                    Some(bytes) => Ok(EncodedRecord {
+                        digest: record_digest(&bytes),
+                        bytes,
+                    }),
+                }
             })
             .collect()
     }
@@ -613,7 +620,7 @@ impl IndexStore {
             return self.read_sparse(info, slots);
         }
         let (bytes, corrupt) = self.read_whole_segment(info)?;
-        let (table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
+        let (codec, table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
         let body = bytes.get(header_len(info)..).unwrap_or(&[]);
         let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         slots
@@ -624,7 +631,7 @@ impl IndexStore {
                     .zip(offset(i + 1))
                     .filter(|(a, b)| a <= b && *b <= body.len());
                 let (a, b) = range.ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
-                let record = postcard::from_bytes(&body[a..b]).map_err(|e| corrupt(e.to_string()))?;
+                let record = codec.decode(&body[a..b]).map_err(&corrupt)?;
                 Ok((slot, record))
             })
             .collect()
@@ -648,7 +655,7 @@ impl IndexStore {
         let head_len = header_len(info);
         let mut head = vec![0u8; head_len];
         f.read_exact(&mut head).map_err(IndexError::io(&path))?;
-        let (table, digests) = segment_table(&head, info).map_err(corrupt)?;
+        let (codec, table, digests) = segment_table(&head, info).map_err(corrupt)?;
         let offset = |i: usize| table_offset(table, i);
         let mut out = Vec::with_capacity(slots.len());
         for &slot in slots {
@@ -664,7 +671,7 @@ impl IndexStore {
             if digests.get(RECORD_DIGEST * i..RECORD_DIGEST * (i + 1)) != Some(&record_digest(&record)[..]) {
                 return Err(corrupt(format!("record {slot}: checksum mismatch")));
             }
-            let decoded = postcard::from_bytes(&record).map_err(|e| corrupt(e.to_string()))?;
+            let decoded = codec.decode(&record).map_err(corrupt)?;
             out.push((slot, decoded));
         }
         Ok(out)
@@ -1018,7 +1025,7 @@ pub struct EncodedRecord {
 
 impl EncodedRecord {
     pub fn of(symbols: &FileSymbols) -> Result<EncodedRecord, String> {
-        let bytes = postcard::to_stdvec(symbols).map_err(|e| e.to_string())?;
+        let bytes = RecordCodec::encode(symbols)?;
         let digest = record_digest(&bytes);
         Ok(EncodedRecord { bytes, digest })
     }
@@ -1026,7 +1033,7 @@ impl EncodedRecord {
 
 /// Bytes before a segment's first record: magic, record count, offset table, digests.
 fn header_len(info: &SegmentInfo) -> usize {
-    SEGMENT_MAGIC.len() + 4 + 8 * (info.slots as usize + 1) + RECORD_DIGEST * info.slots as usize
+    MAGIC_ZSTD.len() + 4 + 8 * (info.slots as usize + 1) + RECORD_DIGEST * info.slots as usize
 }
 
 fn record_digest(record: &[u8]) -> [u8; RECORD_DIGEST] {
@@ -1035,12 +1042,13 @@ fn record_digest(record: &[u8]) -> [u8; RECORD_DIGEST] {
     d
 }
 
-/// A segment's offset table and digest table, after checking its magic and record count
-/// against the manifest.
-fn segment_table<'b>(bytes: &'b [u8], info: &SegmentInfo) -> Result<(&'b [u8], &'b [u8]), String> {
-    let rest = bytes
-        .strip_prefix(SEGMENT_MAGIC.as_slice())
-        .ok_or_else(|| "bad magic".to_string())?;
+/// How a segment stores its records, its offset table and its digest table, after checking
+/// its magic and record count against the manifest.
+fn segment_table<'b>(
+    bytes: &'b [u8],
+    info: &SegmentInfo,
+) -> Result<(RecordCodec, &'b [u8], &'b [u8]), String> {
+    let (codec, rest) = RecordCodec::of_segment(bytes).ok_or_else(|| "bad magic".to_string())?;
     let count = rest
         .get(..4)
         .and_then(|b| b.try_into().ok())
@@ -1055,7 +1063,7 @@ fn segment_table<'b>(bytes: &'b [u8], info: &SegmentInfo) -> Result<(&'b [u8], &
     let digests = rest
         .get(offsets_end..offsets_end + RECORD_DIGEST * info.slots as usize)
         .ok_or_else(|| "truncated digests".to_string())?;
-    Ok((table, digests))
+    Ok((codec, table, digests))
 }
 
 /// Offset `i` of an offset table (from the start of the records).
@@ -1077,4 +1085,167 @@ fn gen_name(generation: u64) -> String {
 
 fn parse_gen_name(name: &str) -> Option<u64> {
     name.strip_prefix("gen-")?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::LanguageRegistry;
+    use crate::parse::FileParser;
+    use crate::symbols::RepoPath;
+
+    fn records(n: usize) -> Vec<FileSymbols> {
+        let registry = LanguageRegistry::builtin().expect("registry");
+        let python = registry.by_name("python").expect("python");
+        let mut parser = FileParser::new();
+        (0..n)
+            .map(|i| {
+                let text: String = (0..30)
+                    .map(|j| {
+                        format!(
+                            "def handler_{i}_{j}(request):\n    return render(request, 'page_{j}.html')\n"
+                        )
+                    })
+                    .collect();
+                parser.parse(python, text.as_bytes())
+            })
+            .collect()
+    }
+
+    /// A segment as format 3 wrote it: the records' postcard bytes raw.
+    fn write_raw_segment(store: &IndexStore, id: u32, records: &[FileSymbols]) -> SegmentInfo {
+        let raw: Vec<Vec<u8>> = records
+            .iter()
+            .map(|r| postcard::to_stdvec(r).expect("postcard"))
+            .collect();
+        let mut bytes = super::super::record_codec::MAGIC_RAW.to_vec();
+        bytes.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+        let mut offset = 0u64;
+        for r in &raw {
+            bytes.extend_from_slice(&offset.to_le_bytes());
+            offset += r.len() as u64;
+        }
+        bytes.extend_from_slice(&offset.to_le_bytes());
+        for r in &raw {
+            bytes.extend_from_slice(&record_digest(r));
+        }
+        for r in &raw {
+            bytes.extend_from_slice(r);
+        }
+        let path = store.segment_path(id);
+        fs::create_dir_all(path.parent().expect("segments folder")).expect("mkdir");
+        fs::write(&path, &bytes).expect("write");
+        SegmentInfo {
+            id,
+            slots: raw.len() as u32,
+            bytes: bytes.len() as u64,
+            blake3: blake3::hash(&bytes).to_hex().to_string(),
+        }
+    }
+
+    fn files(info: &SegmentInfo) -> Vec<FileRecord> {
+        (0..info.slots)
+            .map(|slot| FileRecord {
+                path: RepoPath::parse(&format!("f{slot}.py")).expect("path"),
+                language: "python".into(),
+                size: 0,
+                mtime_ns: 0,
+                hash: [0; 32],
+                lines: 2,
+                module: format!("f{slot}"),
+                package: None,
+                symbol_counts: Default::default(),
+                references: 0,
+                imports: 0,
+                diagnostics: Vec::new(),
+                segment: info.id,
+                slot,
+            })
+            .collect()
+    }
+
+    /// Every way a segment is read gives the records back, from a segment written now
+    /// (compressed) and from one written by format 3 (raw); a compaction of the old one
+    /// writes records the new format reads.
+    #[test]
+    fn compressed_and_raw_segments_read_alike_on_every_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = IndexStore::new(dir.path());
+        fs::create_dir_all(dir.path().join("segments")).expect("mkdir");
+        let want = records(20);
+        let encoded: Vec<EncodedRecord> = want
+            .iter()
+            .map(|r| EncodedRecord::of(r).expect("encode"))
+            .collect();
+        let new = store
+            .write_segment(1, &encoded.iter().collect::<Vec<_>>())
+            .expect("write");
+        let old = write_raw_segment(&store, 2, &want);
+        let raw_len: usize = want
+            .iter()
+            .map(|r| postcard::to_stdvec(r).expect("postcard").len())
+            .sum();
+        assert!(
+            (new.bytes as usize) < old.bytes as usize,
+            "compressed {} bytes, raw {} ({raw_len} of records)",
+            new.bytes,
+            old.bytes
+        );
+        for info in [&new, &old] {
+            assert_eq!(
+                store.read_segment(info).expect("whole"),
+                want,
+                "segment {}",
+                info.id
+            );
+            // One record of twenty: read by positioned reads, checked by its own digest.
+            let sparse = store.read_slots(info, &[7]).expect("sparse");
+            assert_eq!(sparse, vec![(7, want[7].clone())]);
+            let table = files(info);
+            let which: Vec<usize> = (0..want.len()).rev().collect();
+            let loaded = store
+                .load_records(std::slice::from_ref(info), &table, &which)
+                .expect("load");
+            assert_eq!(loaded, which.iter().map(|&i| want[i].clone()).collect::<Vec<_>>());
+            let mut visited = Vec::new();
+            store
+                .visit_records(std::slice::from_ref(info), &table, &which, 6, |batch| {
+                    visited.extend(batch);
+                    Ok(())
+                })
+                .expect("visit");
+            visited.sort_by_key(|(i, _)| *i);
+            assert_eq!(visited.into_iter().map(|(_, r)| r).collect::<Vec<_>>(), want);
+            let copied = store.read_segment_encoded(info).expect("encoded");
+            let again = store
+                .write_segment(10 + info.id, &copied.iter().collect::<Vec<_>>())
+                .expect("compact");
+            assert_eq!(store.read_segment(&again).expect("compacted"), want);
+            assert_eq!(again.bytes, new.bytes, "a compaction writes the current format");
+        }
+    }
+
+    #[test]
+    fn a_damaged_compressed_record_is_named_not_decoded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = IndexStore::new(dir.path());
+        fs::create_dir_all(dir.path().join("segments")).expect("mkdir");
+        let want = records(16);
+        let encoded: Vec<EncodedRecord> = want
+            .iter()
+            .map(|r| EncodedRecord::of(r).expect("encode"))
+            .collect();
+        let info = store
+            .write_segment(1, &encoded.iter().collect::<Vec<_>>())
+            .expect("write");
+        let path = store.segment_path(1);
+        let mut bytes = fs::read(&path).expect("read");
+        let last = bytes.len() - 3;
+        bytes[last] ^= 0xff;
+        fs::write(&path, &bytes).expect("write");
+        let err = store.read_slots(&info, &[15]).expect_err("damaged record");
+        assert!(err.to_string().contains("checksum"), "{err}");
+        let err = store.read_segment(&info).expect_err("damaged segment");
+        assert!(err.to_string().contains("seg-00000001"), "{err}");
+    }
 }

@@ -34,6 +34,7 @@ mod memory_cap;
 mod part_links;
 mod previous_generation;
 mod reader_lease;
+mod record_codec;
 mod repo_walker;
 mod semantic_index;
 mod skip_reason;

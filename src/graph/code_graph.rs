@@ -19,7 +19,7 @@ use crate::symbols::FileId;
 
 /// Bumped when resolution rules or the stored layout change: the previous graph is then not
 /// reused.
-pub const GRAPH_VERSION: u32 = 7;
+pub const GRAPH_VERSION: u32 = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileResolution {

@@ -34,7 +34,7 @@ impl GraphBodies {
     pub fn body(&self, i: usize) -> Option<(Vec<RefNode>, FileResolution)> {
         let bytes = (*self.bytes).as_ref();
         let body = self.frame.body(bytes, i).ok()?;
-        let body: Body = postcard::from_bytes(body).ok()?;
+        let body = Body::decode(body).ok()?;
         let (refs, _, _, resolution) = body.parts();
         Some((refs, resolution))
     }
@@ -335,11 +335,11 @@ pub(super) struct Heads {
 
 /// A body is stored as its head, what an update reads of every file (the imports and
 /// bindings other files resolve against, the references naming a type's bases, which every
-/// update resolves again, and what the file's resolution read), then the rest: the
-/// references and their resolution, read only for the files resolved again.
+/// update resolves again, and what the file's resolution read), postcard, then the rest:
+/// the references and their resolution, read only where a file's references are asked for,
+/// postcard in one zstd frame (2.2x smaller on the 2.8M-line tree of `benches/scale_curve.sh`).
 #[derive(Serialize)]
-struct BodyRef<'a> {
-    head: BodyHeadRef<'a>,
+struct BodyTailRef<'a> {
     refs: &'a [RefNode],
     resolved_refs: &'a [Resolution],
     resolved_imports: &'a [ImportTarget],
@@ -362,7 +362,6 @@ pub(super) struct BodyInterface {
 }
 
 /// A whole body: what the table reads, the deps, then the references and their resolution.
-#[derive(Deserialize)]
 pub(super) struct Body {
     head: BodyInterface,
     deps: Deps,
@@ -371,7 +370,40 @@ pub(super) struct Body {
     resolved_imports: Vec<ImportTarget>,
 }
 
+#[derive(Deserialize)]
+struct BodyFront {
+    head: BodyInterface,
+    deps: Deps,
+}
+
+#[derive(Deserialize)]
+struct BodyTail {
+    refs: Vec<RefNode>,
+    resolved_refs: Vec<Resolution>,
+    resolved_imports: Vec<ImportTarget>,
+}
+
+/// zstd's level for the bodies' references.
+const BODY_LEVEL: i32 = 3;
+/// The most bytes a body's references may decompress to (more is damage).
+const MAX_BODY_TAIL: usize = 1 << 30;
+
 impl Body {
+    /// A stored body decoded (its bytes already checked against their digest).
+    pub(super) fn decode(stored: &[u8]) -> Result<Body, GraphDecodeError> {
+        let (front, rest) = postcard::take_from_bytes::<BodyFront>(stored)?;
+        let tail = crate::util::zstd_decompress(rest, MAX_BODY_TAIL)
+            .map_err(|e| GraphDecodeError::Layout(format!("graph body: {e}")))?;
+        let tail: BodyTail = postcard::from_bytes(&tail)?;
+        Ok(Body {
+            head: front.head,
+            deps: front.deps,
+            refs: tail.refs,
+            resolved_refs: tail.resolved_refs,
+            resolved_imports: tail.resolved_imports,
+        })
+    }
+
     /// References, imports, bindings and their resolution.
     pub(super) fn parts(self) -> (Vec<RefNode>, Vec<Import>, Vec<BindingNode>, FileResolution) {
         let resolution = FileResolution {
@@ -508,18 +540,21 @@ pub(super) fn encode_body(
     refs: &[RefNode],
     resolution: &FileResolution,
 ) -> std::io::Result<Vec<u8>> {
-    postcard::to_stdvec(&BodyRef {
-        head: BodyHeadRef {
-            imports: &f.imports,
-            bindings: &f.bindings,
-            base_refs: refs.iter().filter(|r| Resolver::is_base_ref(f, r)).collect(),
-            deps: &resolution.deps,
-        },
+    let mut body = postcard::to_stdvec(&BodyHeadRef {
+        imports: &f.imports,
+        bindings: &f.bindings,
+        base_refs: refs.iter().filter(|r| Resolver::is_base_ref(f, r)).collect(),
+        deps: &resolution.deps,
+    })
+    .map_err(std::io::Error::other)?;
+    let tail = postcard::to_stdvec(&BodyTailRef {
         refs,
         resolved_refs: &resolution.refs,
         resolved_imports: &resolution.imports,
     })
-    .map_err(std::io::Error::other)
+    .map_err(std::io::Error::other)?;
+    body.extend_from_slice(&crate::util::zstd_compress(&tail, BODY_LEVEL).map_err(std::io::Error::other)?);
+    Ok(body)
 }
 
 pub(super) fn body_digest(body: &[u8]) -> [u8; BODY_DIGEST] {
@@ -697,7 +732,7 @@ impl CodeGraph {
         }
         let bodies: Vec<Body> = (0..frame.files)
             .into_par_iter()
-            .map(|i| Ok(postcard::from_bytes(frame.body(bytes, i)?)?))
+            .map(|i| Body::decode(frame.body(bytes, i)?))
             .collect::<Result<_, GraphDecodeError>>()?;
         let mut files = Vec::with_capacity(bodies.len());
         let mut resolved = Vec::with_capacity(bodies.len());

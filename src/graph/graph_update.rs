@@ -293,7 +293,7 @@ fn changed_files(
         let (Some(sk), Some(h)) = (sk, heads.files.get(i)) else {
             continue;
         };
-        let body: Body = postcard::from_bytes(frame.body(previous, i)?)?;
+        let body = Body::decode(frame.body(previous, i)?)?;
         let (refs, imports, bindings, before) = body.parts();
         let old = FileSkeleton {
             path: h.path.clone(),

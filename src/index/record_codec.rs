@@ -5,9 +5,8 @@
 //! Per-record compression keeps 2.4–2.5x of the 3x a whole segment compresses by, on the
 //! 2.8M-line tree of `benches/scale_curve.sh` (77.5 MB of records).
 
-use std::cell::RefCell;
-
 use crate::symbols::FileSymbols;
+use crate::util::{zstd_compress, zstd_decompress};
 
 /// The magic of a segment whose records are zstd-compressed postcard (written now).
 pub(super) const MAGIC_ZSTD: &[u8; 8] = b"KENSEG\0\x04";
@@ -23,11 +22,6 @@ const MAX_RECORD: usize = 1 << 28;
 pub(super) enum RecordCodec {
     Raw,
     Zstd,
-}
-
-thread_local! {
-    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
-    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
 impl RecordCodec {
@@ -69,36 +63,11 @@ impl RecordCodec {
 }
 
 fn compress(raw: &[u8]) -> Result<Vec<u8>, String> {
-    COMPRESSOR.with(|c| {
-        let mut c = c.borrow_mut();
-        let c = match &mut *c {
-            Some(c) => c,
-            slot => slot.insert(zstd::bulk::Compressor::new(LEVEL).map_err(|e| e.to_string())?),
-        };
-        c.compress(raw).map_err(|e| e.to_string())
-    })
+    zstd_compress(raw, LEVEL)
 }
 
 fn decompress(stored: &[u8]) -> Result<Vec<u8>, String> {
-    let size = zstd::zstd_safe::get_frame_content_size(stored)
-        .map_err(|e| format!("not a zstd frame: {e}"))?
-        .ok_or_else(|| "a zstd frame without its size".to_string())?;
-    let size = usize::try_from(size)
-        .ok()
-        .filter(|s| *s <= MAX_RECORD)
-        .ok_or_else(|| format!("a record of {size} bytes"))?;
-    DECOMPRESSOR.with(|d| {
-        let mut d = d.borrow_mut();
-        let d = match &mut *d {
-            Some(d) => d,
-            slot => slot.insert(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?),
-        };
-        let out = d.decompress(stored, size).map_err(|e| e.to_string())?;
-        match out.len() == size {
-            true => Ok(out),
-            false => Err(format!("{} bytes decompressed, the frame says {size}", out.len())),
-        }
-    })
+    zstd_decompress(stored, MAX_RECORD)
 }
 
 #[cfg(test)]

@@ -63,13 +63,17 @@ pub fn build_report(out: &mut impl Write, r: &BuildReport) -> io::Result<()> {
         let r = &g.references;
         writeln!(
             out,
-            "graph: {} references, {:.1}% resolved by rules, {:.1}% name-matched, {:.1}% external, {:.1}% unresolved; {} files resolved, {} reused ({:.2}s)",
+            "graph: {} references, {:.1}% resolved by rules, {:.1}% name-matched, {:.1}% external, {:.1}% unresolved; {} files resolved, {}{} reused ({:.2}s)",
             r.total,
             r.percent(r.rules),
             r.percent(r.name_matched),
             r.percent(r.external),
             r.percent(r.unresolved),
             g.update.files_resolved,
+            match g.update.files_moved {
+                0 => String::new(),
+                n => format!("{n} with lines moved, "),
+            },
             g.update.files_copied,
             g.total_ms as f64 / 1000.0
         )?;

@@ -71,6 +71,10 @@ pub struct GraphUpdate {
     /// inserted): its ranks were kept, exact, instead of computed again.
     #[serde(default)]
     pub rank_kept: bool,
+    /// Changed files whose lines moved and nothing else (a line inserted above them, a
+    /// comment): their resolution was kept, and no symbol table was made for them.
+    #[serde(default)]
+    pub files_moved: u64,
 }
 
 impl CodeGraph {

@@ -38,6 +38,18 @@ struct Fresh {
     now: FileResolution,
 }
 
+impl Fresh {
+    /// A file whose lines only moved: its resolution now is the one before.
+    fn kept(c: Changed) -> Fresh {
+        Fresh {
+            file: c.file,
+            skeleton: c.new,
+            now: c.before.clone(),
+            before: c.before,
+        }
+    }
+}
+
 /// An update made by difference, ready to write.
 pub struct GraphDiff<'a> {
     previous: &'a [u8],
@@ -97,7 +109,12 @@ impl<'a> GraphDiff<'a> {
         };
         let heads_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let skeletons = table_skeletons(std::mem::take(&mut heads.files), body_heads, &changed);
-        let (fresh, same_edges) = resolve(&skeletons, js_aliases, changed);
+        let moved = changed.iter().all(|c| c.moved);
+        let (fresh, same_edges) = match moved {
+            // Nothing a resolution reads changed: each keeps its resolution, no table is made.
+            true => (changed.into_iter().map(Fresh::kept).collect(), true),
+            false => resolve(&skeletons, js_aliases, changed),
+        };
         let resolve_ms = t0.elapsed().as_millis() as u64;
         tracing::debug!(heads_ms, resolve_ms, "graph update by difference");
         let t1 = std::time::Instant::now();
@@ -107,8 +124,12 @@ impl<'a> GraphDiff<'a> {
         };
         let update = GraphUpdate {
             full: false,
-            files_resolved: fresh.len() as u64,
-            refs_resolved: fresh.iter().map(|f| f.now.refs.len() as u64).sum(),
+            files_resolved: if moved { 0 } else { fresh.len() as u64 },
+            refs_resolved: match moved {
+                true => 0,
+                false => fresh.iter().map(|f| f.now.refs.len() as u64).sum(),
+            },
+            files_moved: if moved { fresh.len() as u64 } else { 0 },
             files_copied: (n - fresh.len()) as u64,
             resolve_ms,
             rank_ms: t1.elapsed().as_millis() as u64,
@@ -255,13 +276,46 @@ impl<'a> GraphDiff<'a> {
     }
 }
 
-/// A changed file whose interface held: its id, its skeleton before and now, and its
-/// resolution before.
+/// A changed file whose interface held: its id, its skeleton before and now, its
+/// resolution before, and whether only its lines moved ([`only_moved`]).
 struct Changed {
     file: usize,
     old: FileSkeleton,
     new: FileSkeleton,
     before: FileResolution,
+    moved: bool,
+}
+
+/// Whether `new` is `old` with its lines moved and nothing else: the same definitions,
+/// references, imports and bindings in the same order, and any two of them that shared a
+/// line, or lay one before the other, still do. The resolver compares lines only within a
+/// file (a binding before a reference, a base named on its class's line, a constant on an
+/// import's line), so such a file resolves as it did, and no other file reads its lines.
+fn only_moved(old: &FileSkeleton, new: &FileSkeleton) -> bool {
+    let same_refs = old.refs.len() == new.refs.len()
+        && old.refs.iter().zip(&new.refs).all(|(a, b)| {
+            a.kind == b.kind
+                && a.name == b.name
+                && a.receiver == b.receiver
+                && a.macro_call == b.macro_call
+                && a.enclosing == b.enclosing
+        });
+    if !same_refs || !same_interface(old, new) {
+        return false;
+    }
+    // Every line each of them names, before and now, in the same order.
+    fn lines(f: &FileSkeleton) -> impl Iterator<Item = u32> + '_ {
+        let defs = f.defs.iter().flat_map(|d| [d.line, d.end_line]);
+        let refs = f.refs.iter().map(|r| r.line);
+        let imports = f.imports.iter().map(|i| i.line);
+        let bindings = f.bindings.iter().map(|b| b.line);
+        defs.chain(refs).chain(imports).chain(bindings)
+    }
+    let mut pairs: Vec<(u32, u32)> = lines(old).zip(lines(new)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    // Strictly increasing both ways: no two old lines merged, none split, none reordered.
+    pairs.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1)
 }
 
 /// Whether every file is where it was, an unchanged one in the module it was in.
@@ -312,6 +366,7 @@ fn changed_files(
         }
         changed.push(Changed {
             file: i,
+            moved: only_moved(&old, sk),
             old,
             new: sk.clone(),
             before,
@@ -421,6 +476,14 @@ mod tests {
     }
 
     fn diffed(previous: &[u8], files: &[FileSkeleton], changed: usize) -> Option<Vec<u8>> {
+        diffed_with(previous, files, changed).map(|(bytes, _)| bytes)
+    }
+
+    fn diffed_with(
+        previous: &[u8],
+        files: &[FileSkeleton],
+        changed: usize,
+    ) -> Option<(Vec<u8>, GraphUpdate)> {
         let names: Vec<(&str, &str)> = files
             .iter()
             .map(|f| (f.path.as_str(), f.module.as_str()))
@@ -431,7 +494,7 @@ mod tests {
         let diff = GraphDiff::prepare(previous, &names, &parsed, &[]).unwrap()?;
         let mut out = std::io::Cursor::new(Vec::new());
         diff.write(&mut out).unwrap();
-        Some(out.into_inner())
+        Some((out.into_inner(), diff.update.clone()))
     }
 
     #[test]
@@ -445,9 +508,51 @@ mod tests {
             let prev = CodeGraph::decode(&before).unwrap();
             let (full, _) = CodeGraph::build(files.clone(), Vec::new(), Some(&prev));
             let want = full.encode_reusing(Some((&prev, &before))).unwrap();
-            let got = diffed(&before, &files, 1).expect("made by difference");
+            let (got, update) = diffed_with(&before, &files, 1).expect("made by difference");
             assert_eq!(got, want);
             assert_eq!(CodeGraph::decode(&got).unwrap().files[1].refs, files[1].refs);
+            // Only lines moved (or nothing the graph reads changed): no table was made.
+            assert_eq!(
+                (update.files_resolved, update.refs_resolved),
+                (0, 0),
+                "{update:?}"
+            );
+        }
+        let files = tree(&format!("# a line on top\n{CORE}"));
+        let (_, update) = diffed_with(&before, &files, 1).expect("made by difference");
+        assert_eq!(update.files_moved, 1);
+    }
+
+    /// Lines that moved apart from each other, or together, are not a move: the file is
+    /// resolved against the table, to the bytes a full update writes.
+    #[test]
+    fn lines_joined_or_reordered_are_resolved_again() {
+        const BOUND: &str =
+            "from pkg.core import Engine\n\ndef use():\n    e = Engine()\n    return e.run()\n";
+        let core = |user: &str| {
+            let mut files = tree(CORE);
+            files[2] = skeleton("pkg/user.py", "pkg.user", user);
+            files
+        };
+        let before = stored(core(BOUND));
+        for user in [
+            // The binding and its use on one line.
+            "from pkg.core import Engine\n\ndef use():\n    e = Engine(); return e.run()\n",
+            // The use above the binding.
+            "from pkg.core import Engine\n\ndef use():\n    e = Engine()\n    return e.run()\n"
+                .replace(
+                    "    e = Engine()\n    return e.run()\n",
+                    "    return e.run()\n    e = Engine()\n",
+                )
+                .as_str(),
+        ] {
+            let files = core(user);
+            let prev = CodeGraph::decode(&before).unwrap();
+            let (full, _) = CodeGraph::build(files.clone(), Vec::new(), Some(&prev));
+            let want = full.encode_reusing(Some((&prev, &before))).unwrap();
+            let (got, update) = diffed_with(&before, &files, 2).expect("made by difference");
+            assert_eq!(got, want, "{user}");
+            assert_eq!(update.files_moved, 0, "{user}: {update:?}");
         }
     }
 

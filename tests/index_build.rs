@@ -873,59 +873,6 @@ fn a_first_build_in_checkpoints_equals_one_build() {
     assert_eq!(again.generation, 10);
 }
 
-/// The lexical segments of a generation: id and documents, from tantivy's `meta.json`.
-fn lexical_segments(dir: &Path, generation: u64) -> Vec<(String, u64)> {
-    let meta = dir.join(format!("gen-{generation:08}/lexical/meta.json"));
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&meta).unwrap()).unwrap();
-    meta["segments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["segment_id"].as_str().unwrap().to_string(),
-                s["max_doc"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// Each checkpoint of a first build leaves one lexical segment of its files, whatever its
-/// writer's threads flushed, and does not merge the checkpoints' before it (a resumed build
-/// merges only what it read); a one-file update then adds its own segments and merges none of
-/// the first build's.
-#[test]
-fn checkpoints_leave_one_lexical_segment_each_and_an_update_merges_none_of_them() {
-    let repo = python_tree(400);
-    let staged_cfg = IndexConfig {
-        checkpoint_min_bytes: Some(0),
-        vectors: false,
-        threads: 2,
-        ..cfg()
-    };
-    let staged = build(repo.path(), &staged_cfg).manifest;
-    let dir = index_dir(repo.path(), &staged_cfg);
-    let first = lexical_segments(&dir, staged.generation);
-    assert!(
-        (2..=8).contains(&first.len()),
-        "one segment per checkpoint at most: {first:?}"
-    );
-    let path = repo.path().join("d07/m7.py");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("def mark_7", "def marked_7")).unwrap();
-    let update = build(repo.path(), &staged_cfg).manifest;
-    assert_eq!(update.stats.parsed, 1);
-    let after = lexical_segments(&dir, update.generation);
-    // The update's own (one per writer thread).
-    assert!(after.len() > first.len(), "{first:?} then {after:?}");
-    for (id, _) in &first {
-        assert!(
-            after.iter().any(|(a, _)| a == id),
-            "segment {id} was merged: {after:?}"
-        );
-    }
-}
-
 #[test]
 fn a_killed_first_build_resumes_from_its_last_checkpoint_and_answers_meanwhile() {
     let repo = python_tree(1600);

@@ -323,16 +323,21 @@ impl<'a> IndexBuilder<'a> {
         };
         let t_walk = start.elapsed();
         clock.peak("walk");
-        // A checkpoint, and the first generation of the whole tree after checkpoints, each
-        // merge the lexical segments they make into one and leave the checkpoints' before
-        // them as they are: a build that resumes merges only what it read.
-        let first_build_part = pending > 0 || previous.as_ref().is_some_and(|p| p.manifest.stats.pending > 0);
+        // The first generation of the whole tree after a checkpoint merges what the
+        // checkpoints left unmerged (left to the next commit, the merge would land on a
+        // one-file update).
+        let merge_lexical = pending == 0 && previous.as_ref().is_some_and(|p| p.manifest.stats.pending > 0);
         let lexical = match self.config.lexical {
             true => {
                 let writer = self.open_lexical(store, previous.as_ref(), &gen_dir)?;
-                Some(match first_build_part {
-                    true => writer.merging_its_own()?,
-                    false => writer,
+                // A checkpoint of part of the tree leaves its segments to the whole tree's,
+                // which merges them all itself: no merge of the policy's own may start on the
+                // way (a small cap flushes segments while the tree is read, and a merge
+                // running at the commit took segments the whole merge then did not find).
+                Some(match (pending > 0, merge_lexical) {
+                    (true, _) => writer.without_merges(),
+                    (false, true) => writer.merged_at_commit(),
+                    (false, false) => writer,
                 })
             }
             false => None,

@@ -26,10 +26,6 @@ const MAX_MINOR_DOCS_PER_FILE: usize = 256;
 const BUDGET_PER_THREAD: usize = 48 * 1024 * 1024;
 /// The least tantivy accepts per indexing thread (15 MB) and a margin.
 const MIN_BUDGET_PER_THREAD: usize = 16 * 1024 * 1024;
-/// An update merges segments of at most this many documents (its own small ones, eight at a
-/// time): the segments of a first build (about 9,000 documents and more for a checkpointed
-/// tree's eighth) are never merged again by a one-file update.
-const UPDATE_MERGE_MAX_DOCS: usize = 2_000;
 
 /// One file, as the lexical layer needs it.
 pub struct FileDoc<'a> {
@@ -45,9 +41,8 @@ pub struct LexicalWriter {
     dir: PathBuf,
     fields: LexicalSchema,
     writer: IndexWriter,
-    /// The segments this writer made, merged into one at its commit
-    /// ([`LexicalWriter::merging_its_own`]); those it started from are left as they are.
-    merge_own: Option<std::collections::HashSet<tantivy::index::SegmentId>>,
+    /// Every segment merged into one at the commit ([`LexicalWriter::merged_at_commit`]).
+    merge_at_commit: bool,
 }
 
 impl LexicalWriter {
@@ -85,45 +80,35 @@ impl LexicalWriter {
             }
             None => BUDGET_PER_THREAD,
         };
-        let writer: IndexWriter = index
+        let writer = index
             .writer_with_num_threads(threads, per_thread * threads)
             .map_err(LexicalError::tantivy(dir))?;
-        if base.is_some() {
-            let mut policy = tantivy::indexer::LogMergePolicy::default();
-            policy.set_max_docs_before_merge(UPDATE_MERGE_MAX_DOCS);
-            writer.set_merge_policy(Box::new(policy));
-        }
         Ok(LexicalWriter {
             dir: dir.to_path_buf(),
             fields,
             writer,
-            merge_own: None,
+            merge_at_commit: false,
         })
     }
 
-    /// Commits without merging segments (no merge of the policy's own starts on the way).
+    /// Commits without merging segments: a checkpoint of part of a tree, whose segments the
+    /// commit of the whole tree merges (a merge at every checkpoint would rewrite the same
+    /// postings again and again).
     pub fn without_merges(self) -> LexicalWriter {
         self.writer
             .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         self
     }
 
-    /// Merges the segments this writer makes into one at its commit, and nothing else: a
-    /// checkpoint of a first build, and the whole tree's commit after them, each leave one
-    /// segment of their files. The segments of the checkpoints before are not merged again
-    /// (a build that resumes pays for the merge of what it reads, not of the whole tree), nor
-    /// by a later update ([`UPDATE_MERGE_MAX_DOCS`]). No merge of the policy's own starts on
-    /// the way: under a small cap the writer flushes segments while the tree is read, and a
-    /// merge running at the commit would hold segments the merge then does not find.
-    pub fn merging_its_own(mut self) -> Result<LexicalWriter, LexicalError> {
+    /// Merges every segment into one at the commit, and none before: the whole tree's
+    /// commit after checkpoints that merged nothing (left to the next commit, their merge
+    /// would land on the first one-file update). No merge of the policy's own starts on the
+    /// way: under a small cap the writer flushes segments while the tree is read, and a merge
+    /// still running at the commit held segments the whole merge then did not find.
+    pub fn merged_at_commit(mut self) -> LexicalWriter {
         self = self.without_merges();
-        let before = self
-            .writer
-            .index()
-            .searchable_segment_ids()
-            .map_err(LexicalError::tantivy(&self.dir))?;
-        self.merge_own = Some(before.into_iter().collect());
-        Ok(self)
+        self.merge_at_commit = true;
+        self
     }
 
     /// Deletes every document of `path` (call before re-adding a changed file).
@@ -239,22 +224,19 @@ impl LexicalWriter {
             .map_err(LexicalError::tantivy(&self.dir))
     }
 
-    /// Commits and waits for merges (merging the segments it made into one when
-    /// [`LexicalWriter::merging_its_own`]); returns the number of live documents.
+    /// Commits and waits for merges (merging every segment into one when
+    /// [`LexicalWriter::merged_at_commit`]); returns the number of live documents.
     pub fn commit(mut self) -> Result<u64, LexicalError> {
         self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;
-        if let Some(before) = &self.merge_own {
-            let own: Vec<_> = self
+        if self.merge_at_commit {
+            let ids = self
                 .writer
                 .index()
                 .searchable_segment_ids()
-                .map_err(LexicalError::tantivy(&self.dir))?
-                .into_iter()
-                .filter(|id| !before.contains(id))
-                .collect();
-            if own.len() > 1 {
+                .map_err(LexicalError::tantivy(&self.dir))?;
+            if ids.len() > 1 {
                 self.writer
-                    .merge(&own)
+                    .merge(&ids)
                     .wait()
                     .map_err(LexicalError::tantivy(&self.dir))?;
                 self.writer.commit().map_err(LexicalError::tantivy(&self.dir))?;

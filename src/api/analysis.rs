@@ -87,9 +87,29 @@ impl Analysis {
     /// What an answer from this generation covers, with the working tree's staleness: from
     /// the watcher when one runs, else a quick metadata check of the indexed files.
     pub fn coverage(&self) -> Coverage {
+        self.coverage_from(None)
+    }
+
+    /// `work` with the working tree's quick check run beside it (a cold query's parts load
+    /// meanwhile: the stats of every indexed file are off its path), and the coverage of its
+    /// answer, made after `work` so that it names every part `work` found damaged.
+    pub(super) fn with_coverage<T>(&self, work: impl FnOnce() -> T) -> (T, Coverage) {
+        std::thread::scope(|s| {
+            let scan = match &self.staleness {
+                Staleness::Scan => Some(s.spawn(|| WorkingTreeDiff::quick(&self.root, &self.snapshot))),
+                Staleness::Watched(_) => None,
+            };
+            let out = work();
+            let diff = scan.and_then(|h| h.join().ok());
+            (out, self.coverage_from(diff))
+        })
+    }
+
+    /// [`Analysis::coverage`] with the quick check's result when it was made already.
+    fn coverage_from(&self, scanned: Option<WorkingTreeDiff>) -> Coverage {
         let mut c = match &self.staleness {
             Staleness::Scan => {
-                let diff = WorkingTreeDiff::quick(&self.root, &self.snapshot);
+                let diff = scanned.unwrap_or_else(|| WorkingTreeDiff::quick(&self.root, &self.snapshot));
                 Coverage::of(&self.snapshot, Some(&diff))
             }
             Staleness::Watched(w) => {

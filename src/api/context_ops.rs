@@ -219,7 +219,11 @@ impl Analysis {
             (None, None) => RankerKind::default(),
         };
         let query = SearchQuery::parse(&task);
-        let (ranking, graph) = self.rank(&query, signals, kind, r.features.unwrap_or(false), true, files)?;
+        // The working tree's check runs beside the ranking; the coverage is whole before the
+        // budget counts it.
+        let (ranked, coverage) =
+            self.with_coverage(|| self.rank(&query, signals, kind, r.features.unwrap_or(false), true, files));
+        let (ranking, graph) = ranked?;
         let mut out = ContextResponse {
             task,
             files: ranking.files.iter().take(files).cloned().collect(),
@@ -233,7 +237,7 @@ impl Analysis {
             ranker: ranking.ranker,
             notes: note.into_iter().collect(),
             generation: self.generation(),
-            coverage: self.coverage(),
+            coverage,
         };
         // The code gets what the rest of the answer leaves; one repack if the pack's own
         // lists (shown, neighbours, left out) overflow.

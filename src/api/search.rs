@@ -293,6 +293,16 @@ impl SearchPlan<'_> {
 
 impl Analysis {
     pub fn search(&self, r: &SearchRequest) -> Result<SearchResponse, ApiError> {
+        let (out, coverage) = self.with_coverage(|| self.search_uncovered(r));
+        out.map(|mut out| {
+            out.coverage = coverage;
+            out
+        })
+    }
+
+    /// [`Analysis::search`] with the coverage of the index alone (the caller adds the
+    /// working tree's).
+    fn search_uncovered(&self, r: &SearchRequest) -> Result<SearchResponse, ApiError> {
         let (plan, note) = self.search_plan(r)?;
         let engine = CodeSearch::with_lexical(self.snapshot(), self.root(), self.lexical()?.clone())
             .weighing_paths(plan.paths);
@@ -393,7 +403,7 @@ impl Analysis {
             page: plan.paging.apply(Vec::<()>::new(), 0).1,
             notes: note.into_iter().collect(),
             generation: self.generation(),
-            coverage: self.coverage(),
+            coverage: Coverage::of(self.snapshot(), None),
         }
     }
 

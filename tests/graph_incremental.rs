@@ -98,6 +98,9 @@ const FILES: &[(&str, &[&str])] = &[
 enum Op {
     Write(usize, usize),
     Delete(usize),
+    /// A blank line inserted after line `n` of a file (0: above its first): what follows
+    /// moves, and may end up on a line another element shared before.
+    Insert(usize, usize),
     Build,
 }
 
@@ -105,6 +108,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0..FILES.len(), 0..4usize).prop_map(|(f, b)| Op::Write(f, b)),
         1 => (0..FILES.len()).prop_map(Op::Delete),
+        3 => (0..FILES.len(), 0..6usize).prop_map(|(f, n)| Op::Insert(f, n)),
         3 => Just(Op::Build),
     ]
 }
@@ -137,6 +141,14 @@ proptest! {
                 }
                 Op::Delete(f) => {
                     let _ = std::fs::remove_file(root.join(FILES[f].0));
+                }
+                Op::Insert(f, n) => {
+                    let p = root.join(FILES[f].0);
+                    if let Ok(text) = std::fs::read_to_string(&p) {
+                        let mut lines: Vec<&str> = text.lines().collect();
+                        lines.insert(n.min(lines.len()), "");
+                        std::fs::write(p, lines.join("\n") + "\n").unwrap();
+                    }
                 }
                 Op::Build => {
                     build(root, &inc);

@@ -12,8 +12,10 @@
 //!
 //! Any other update (a file added, removed or renamed, a definition or import changed, other
 //! aliases) is declined before anything is written, and the caller decodes the
-//! previous graph (`CodeGraph::build`). Invariant: where an update is made here, its bytes are
-//! those that path writes (tested by the incremental property test).
+//! previous graph (`CodeGraph::build`). A changed file whose lines only moved keeps its
+//! resolution, and when every changed file is such a one no symbol table is made at all.
+//! Invariant: where an update is made here, its bytes are those that path writes, and the graph
+//! equals a full rebuild's (`tests/graph_incremental.rs`, whose edits include lines inserted).
 
 use std::io::{Seek, Write};
 

@@ -91,6 +91,37 @@ fn semantic_part_is_kept_and_only_changed_files_are_embedded_again() {
     assert_eq!(store_of(repo.path()), after);
 }
 
+/// An update takes the vectors of the chunks a changed file had before instead of embedding
+/// them again: with a line inserted on top, only the chunk that holds it is new text.
+#[test]
+fn unchanged_chunks_of_changed_files_are_taken_not_embedded() {
+    let repo = materialize(REPO);
+    let path = repo.path().join("src/parse.py");
+    let text: String = ["load", "check", "merge", "report"]
+        .iter()
+        .map(|v| {
+            let steps: String = (0..8).map(|i| format!("    step_{i} = {v}_part(path, {i})\n")).collect();
+            format!("def {v}_config(path):\n    \"\"\"{v} the configuration.\"\"\"\n{steps}    return {v}(path)\n\n\n")
+        })
+        .collect();
+    std::fs::write(&path, &text).unwrap();
+    build(repo.path(), &IndexConfig::default());
+    let own = store_of(repo.path())
+        .files
+        .iter()
+        .find(|f| f.path == "src/parse.py")
+        .unwrap()
+        .chunks
+        .len() as u64;
+    assert!(own >= 4, "{own} chunks");
+    std::fs::write(&path, format!("# a line on top\n{text}")).unwrap();
+    let r = build(repo.path(), &IndexConfig::default());
+    let v = r.manifest.parts.vectors.as_ref().unwrap();
+    assert_eq!(v.files_chunked, 1);
+    let embedded = v.chunks_embedded.unwrap();
+    assert!(embedded <= 1, "{embedded} of {own} chunks embedded again");
+}
+
 #[test]
 fn deleted_chunks_are_never_returned_and_many_deletions_rebuild_the_graph() {
     let repo = materialize(REPO);

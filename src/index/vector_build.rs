@@ -100,22 +100,22 @@ struct Embedding {
 }
 
 /// The previous generation's vectors by chunk hash: an unchanged chunk keeps its vector.
+/// Only the changed files' own previous chunks are looked at: a chunk's text starts with its
+/// file's path, so no other file's chunk can match (indexing every previous chunk cost an
+/// update 10–15 ms of its 2.8M-line tree's 195k chunks for nothing).
 struct VectorCache<'p> {
-    ids: HashMap<[u8; 16], u32>,
+    ids: FastMap<[u8; 16], u32>,
     previous: Option<&'p PreviousVectors>,
 }
 
-impl VectorCache<'_> {
-    fn new(previous: Option<&PreviousVectors>) -> VectorCache<'_> {
-        let ids = previous
-            .map(|p| {
-                p.store
-                    .files
-                    .iter()
-                    .flat_map(|f| f.chunks.iter().map(|c| (c.hash, c.id)))
-                    .collect()
-            })
-            .unwrap_or_default();
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+impl<'p> VectorCache<'p> {
+    fn new(previous: Option<&'p PreviousVectors>, own: &[&FileChunks]) -> VectorCache<'p> {
+        let ids = own
+            .iter()
+            .flat_map(|f| f.chunks.iter().map(|c| (c.hash, c.id)))
+            .collect();
         VectorCache { ids, previous }
     }
 
@@ -154,7 +154,11 @@ impl VectorBuild<'_> {
         }
         let plan = self.plan(previous.as_ref())?;
         let tokenized = self.chunk(&plan, &changed)?;
-        let cache = VectorCache::new(previous.as_ref());
+        let own: Vec<&FileChunks> = changed
+            .iter()
+            .filter_map(|&i| prev_files.get(self.files[i].path.as_str()).copied())
+            .collect();
+        let cache = VectorCache::new(previous.as_ref(), &own);
         let embedding = self.embed(plan, tokenized, &changed, &cache)?;
         let fresh_chunks: usize = embedding.fresh.values().map(Vec::len).sum();
         let t_embed = t0.elapsed();

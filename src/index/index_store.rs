@@ -1112,6 +1112,21 @@ mod tests {
             .collect()
     }
 
+    /// A store at `dir` with segment 1 written now: `n` records, and its entry.
+    fn written(dir: &Path, n: usize) -> (IndexStore, Vec<FileSymbols>, SegmentInfo) {
+        let store = IndexStore::new(dir);
+        fs::create_dir_all(dir.join("segments")).expect("mkdir");
+        let want = records(n);
+        let encoded: Vec<EncodedRecord> = want
+            .iter()
+            .map(|r| EncodedRecord::of(r).expect("encode"))
+            .collect();
+        let info = store
+            .write_segment(1, &encoded.iter().collect::<Vec<_>>())
+            .expect("write");
+        (store, want, info)
+    }
+
     /// A segment as format 3 wrote it: the records' postcard bytes raw.
     fn write_raw_segment(store: &IndexStore, id: u32, records: &[FileSymbols]) -> SegmentInfo {
         let raw: Vec<Vec<u8>> = records
@@ -1170,16 +1185,7 @@ mod tests {
     #[test]
     fn compressed_and_raw_segments_read_alike_on_every_path() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = IndexStore::new(dir.path());
-        fs::create_dir_all(dir.path().join("segments")).expect("mkdir");
-        let want = records(20);
-        let encoded: Vec<EncodedRecord> = want
-            .iter()
-            .map(|r| EncodedRecord::of(r).expect("encode"))
-            .collect();
-        let new = store
-            .write_segment(1, &encoded.iter().collect::<Vec<_>>())
-            .expect("write");
+        let (store, want, new) = written(dir.path(), 20);
         let old = write_raw_segment(&store, 2, &want);
         let raw_len: usize = want
             .iter()
@@ -1228,16 +1234,7 @@ mod tests {
     #[test]
     fn a_damaged_compressed_record_is_named_not_decoded() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = IndexStore::new(dir.path());
-        fs::create_dir_all(dir.path().join("segments")).expect("mkdir");
-        let want = records(16);
-        let encoded: Vec<EncodedRecord> = want
-            .iter()
-            .map(|r| EncodedRecord::of(r).expect("encode"))
-            .collect();
-        let info = store
-            .write_segment(1, &encoded.iter().collect::<Vec<_>>())
-            .expect("write");
+        let (store, _, info) = written(dir.path(), 16);
         let path = store.segment_path(1);
         let mut bytes = fs::read(&path).expect("read");
         let last = bytes.len() - 3;

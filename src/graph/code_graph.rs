@@ -13,13 +13,17 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Bases, DepSet, Deps, FileSkeleton, ImportTarget, Resolution, Resolver, SymbolGraph, SymbolId, SymbolTable,
+    ClassBases, DepSet, Deps, FileSkeleton, ImportTarget, Resolution, Resolver, SymbolGraph, SymbolId,
+    SymbolTable,
 };
 use crate::symbols::FileId;
 
 /// Bumped when resolution rules or the stored layout change: the previous graph is then not
 /// reused.
 pub const GRAPH_VERSION: u32 = 8;
+
+/// Fewer than one file in this many resolved again: class bases are made as asked for.
+const LAZY_BASES_RATIO: usize = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileResolution {
@@ -94,7 +98,6 @@ impl CodeGraph {
                 && p.js_aliases == js_aliases
         });
         let table = SymbolTable::new(&files, &js_aliases);
-        let (bases, base_deps) = resolve_bases(&table);
         let plan = previous.map(|p| plan(&files, p));
         let mut resolved = reused(files.len(), previous, plan.as_ref());
         let mut update = GraphUpdate {
@@ -102,7 +105,12 @@ impl CodeGraph {
             ..GraphUpdate::default()
         };
         let todo: Vec<usize> = (0..files.len()).filter(|&i| resolved[i].is_none()).collect();
-        let fresh = resolve_files(&table, &bases, &base_deps, &todo);
+        // A few files to resolve: only the bases their resolutions ask for are made.
+        let bases = match todo.len().saturating_mul(LAZY_BASES_RATIO) < files.len() {
+            true => ClassBases::lazy(&table),
+            false => ClassBases::made(&table),
+        };
+        let fresh = resolve_files(&table, &bases, &todo);
         let same_edges = same_edges(previous, plan.as_ref(), &files, &fresh);
         update.files_resolved = fresh.len() as u64;
         update.refs_resolved = fresh.iter().map(|(_, r)| r.refs.len() as u64).sum();
@@ -161,13 +169,12 @@ fn reused(files: usize, previous: Option<&CodeGraph>, plan: Option<&Plan>) -> Ve
 /// Resolves the files `todo` names, in parallel; a file the resolver cannot open is left out.
 fn resolve_files(
     table: &SymbolTable<'_>,
-    bases: &Bases,
-    base_deps: &HashMap<FileId, Deps>,
+    bases: &ClassBases<'_, '_>,
     todo: &[usize],
 ) -> Vec<(usize, FileResolution)> {
     todo.par_iter()
         .filter_map(|&i| {
-            let r = Resolver::new(table, bases, base_deps, FileId(i as u32))?;
+            let r = Resolver::new(table, bases, FileId(i as u32))?;
             let (refs, imports, deps) = r.resolve_file();
             Some((i, FileResolution { refs, imports, deps }))
         })
@@ -246,49 +253,6 @@ pub(super) fn same_rank_inputs(
             .collect::<Vec<_>>()
     };
     same_imports && defs(old) == defs(new) && refs(old, old_res) == refs(new, new_res)
-}
-
-/// Class bases of every type, and per file what resolving them read.
-pub(super) fn resolve_bases(table: &SymbolTable<'_>) -> (Bases, HashMap<FileId, Deps>) {
-    let empty = Bases::new();
-    let no_deps = HashMap::new();
-    type BasePairs = (Vec<(SymbolId, SymbolId)>, FileId, Deps);
-    let per_file: Vec<BasePairs> = (0..table.files.len())
-        .into_par_iter()
-        .filter_map(|i| {
-            let sk = &table.files[i];
-            if !sk.refs.iter().any(|r| Resolver::is_base_ref(sk, r)) {
-                return None;
-            }
-            let file = FileId(i as u32);
-            let mut r = Resolver::new(table, &empty, &no_deps, file)?;
-            let mut pairs = Vec::new();
-            for rf in sk.refs.iter().filter(|r| Resolver::is_base_ref(sk, r)) {
-                let res = r.resolve(rf);
-                let Some(e) = rf.enclosing else { continue };
-                if res
-                    .provenance
-                    .is_some_and(|p| p != super::Provenance::NameAmbiguous)
-                {
-                    for t in res.targets {
-                        pairs.push((SymbolId { file, def: e }, t));
-                    }
-                }
-            }
-            Some((pairs, file, r.deps.finish()))
-        })
-        .collect();
-    let mut bases = Bases::new();
-    let mut deps = HashMap::new();
-    for (pairs, file, d) in per_file {
-        for (ty, base) in pairs {
-            if ty != base {
-                bases.entry(ty).or_default().push(base);
-            }
-        }
-        deps.insert(file, d);
-    }
-    (bases, deps)
 }
 
 struct Plan {

@@ -15,12 +15,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::code_graph::{NO_RESOLUTION, resolve_bases};
+use super::code_graph::NO_RESOLUTION;
 use super::graph_layout::{BodyTable, body_digest, encode_body, encode_heads, write_head};
 use super::symbol_graph::RankFlows;
 use super::{
-    CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, GraphWritten, RefNode, Resolver,
-    SymbolTable,
+    ClassBases, CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, GraphWritten, RefNode,
+    Resolver, SymbolTable,
 };
 use crate::symbols::FileId;
 
@@ -54,7 +54,7 @@ impl CodeGraph {
             keep_base_refs(f);
         }
         let table = SymbolTable::new(&files, &js_aliases);
-        let (bases, base_deps) = resolve_bases(&table);
+        let bases = ClassBases::made(&table);
         let mut rank = RankFlows::new(&files);
         let mut bodies = BodyTable::new(files.len());
         let mut update = GraphUpdate {
@@ -74,7 +74,7 @@ impl CodeGraph {
                 .par_iter()
                 .zip(refs.par_iter())
                 .map(|(&i, refs)| {
-                    let res = Resolver::new(&table, &bases, &base_deps, FileId(i as u32)).map(|r| {
+                    let res = Resolver::new(&table, &bases, FileId(i as u32)).map(|r| {
                         let (refs, imports, deps) = r.resolve_file_with(refs);
                         FileResolution { refs, imports, deps }
                     });

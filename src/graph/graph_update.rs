@@ -21,13 +21,13 @@ use std::io::{Seek, Write};
 
 use rayon::prelude::*;
 
-use super::code_graph::{NO_RESOLUTION, resolve_bases, same_interface, same_rank_inputs};
+use super::code_graph::{NO_RESOLUTION, same_interface, same_rank_inputs};
 use super::graph_layout::{
     Body, BodyInterface, BodyTable, Flows, FrameAt, GraphDecodeError, GraphWritten, Head, HeadsAt,
     encode_body, encode_head, write_head,
 };
 use super::{
-    FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, RankFlows, Resolver, SymbolTable,
+    ClassBases, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, RankFlows, Resolver, SymbolTable,
     keep_base_refs,
 };
 use crate::symbols::FileId;
@@ -410,21 +410,21 @@ fn resolve(
 ) -> (Vec<Fresh>, bool) {
     let t0 = std::time::Instant::now();
     let table = SymbolTable::new(skeletons, js_aliases);
-    let table_ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let (bases, base_deps) = resolve_bases(&table);
-    let bases_ms = t0.elapsed().as_secs_f64() * 1000.0 - table_ms;
-    tracing::debug!(table_ms, bases_ms, "graph update: the table and class bases");
+    tracing::debug!(
+        table_ms = t0.elapsed().as_secs_f64() * 1000.0,
+        "graph update: the symbol table"
+    );
+    // A few files resolved: only the class bases they ask for are made.
+    let bases = ClassBases::lazy(&table);
     let resolved: Vec<FileResolution> = changed
         .par_iter()
-        .map(
-            |c| match Resolver::new(&table, &bases, &base_deps, FileId(c.file as u32)) {
-                Some(r) => {
-                    let (refs, imports, deps) = r.resolve_file_with(&c.new.refs);
-                    FileResolution { refs, imports, deps }
-                }
-                None => NO_RESOLUTION.clone(),
-            },
-        )
+        .map(|c| match Resolver::new(&table, &bases, FileId(c.file as u32)) {
+            Some(r) => {
+                let (refs, imports, deps) = r.resolve_file_with(&c.new.refs);
+                FileResolution { refs, imports, deps }
+            }
+            None => NO_RESOLUTION.clone(),
+        })
         .collect();
     let mut same_edges = true;
     let fresh = changed

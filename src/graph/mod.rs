@@ -9,6 +9,7 @@
 //! - Every walk is bounded (re-export chains, base classes, traversals), so cycles and
 //!   self-imports terminate.
 
+mod class_bases;
 mod code_graph;
 mod deps;
 mod file_skeleton;
@@ -22,6 +23,7 @@ mod symbol_graph;
 mod symbol_id;
 mod symbol_table;
 
+pub use class_bases::{Bases, ClassBases};
 pub use code_graph::{CodeGraph, FileResolution, GRAPH_VERSION, GraphUpdate};
 pub use deps::{DepSet, Deps};
 pub use file_skeleton::{BindingNode, DefNode, Family, FileSkeleton, Name, RefNode};
@@ -34,7 +36,7 @@ pub use graph_stream::{ResolvedWrite, keep_base_refs};
 pub use graph_update::GraphDiff;
 pub use provenance::Provenance;
 pub use resolver::{
-    Bases, ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, binding as import_binding, segments,
+    ImportTarget, MAX_TARGETS, Resolution, Resolver, Targets, binding as import_binding, segments,
 };
 pub use symbol_graph::{Edge, EdgeKind, Node, RankFlows, SymbolGraph};
 pub use symbol_id::SymbolId;

@@ -17,7 +17,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::symbol_table::is_type_like;
-use super::{DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, Space, SymbolId, SymbolTable};
+use super::{
+    ClassBases, DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, Space, SymbolId, SymbolTable,
+};
 use crate::lang::{ImportsName, LanguageSpec, PathKind};
 use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
 use crate::util::{join_relative, strip_js_ext};
@@ -28,9 +30,6 @@ pub const MAX_TARGETS: usize = 8;
 /// Re-export chains and base-class walks are bounded.
 const MAX_DEPTH: u32 = 6;
 const MAX_BASE_TYPES: usize = 64;
-
-/// Class bases per type, resolved in a first pass.
-pub type Bases = HashMap<SymbolId, Vec<SymbolId>>;
 
 /// The targets of one resolution.
 pub type Targets = smallvec::SmallVec<[SymbolId; 2]>;
@@ -115,8 +114,7 @@ impl Via {
 
 pub struct Resolver<'t, 'a> {
     table: &'t SymbolTable<'a>,
-    bases: &'t Bases,
-    base_deps: &'t HashMap<FileId, Deps>,
+    bases: &'t ClassBases<'t, 'a>,
     file: FileId,
     sk: &'a FileSkeleton,
     fam: Family,
@@ -151,8 +149,7 @@ pub struct Resolver<'t, 'a> {
 impl<'t, 'a> Resolver<'t, 'a> {
     pub fn new(
         table: &'t SymbolTable<'a>,
-        bases: &'t Bases,
-        base_deps: &'t HashMap<FileId, Deps>,
+        bases: &'t ClassBases<'t, 'a>,
         file: FileId,
     ) -> Option<Resolver<'t, 'a>> {
         let sk = table.file(file)?;
@@ -169,7 +166,6 @@ impl<'t, 'a> Resolver<'t, 'a> {
         Some(Resolver {
             table,
             bases,
-            base_deps,
             file,
             sk,
             fam,
@@ -884,7 +880,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             self.binding_depth -= 1;
             instance(self, e)
         } else {
-            let mut sub = Resolver::new(self.table, self.bases, self.base_deps, file)?;
+            let mut sub = Resolver::new(self.table, self.bases, file)?;
             sub.binding_depth = self.binding_depth + 1;
             sub.at_line = u32::MAX;
             let e = f(&mut sub);
@@ -991,12 +987,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         self.deps.name(&r.name);
         // The first by id, not by the map's order: which types are read (and so the
         // resolution and what it depends on) must not change from one run to the next.
-        let mut includers: Vec<SymbolId> = self
-            .bases
-            .iter()
-            .filter(|(_, bs)| bs.contains(&mixin))
-            .map(|(t, _)| *t)
-            .collect();
+        let mut includers: Vec<SymbolId> = self.bases.includers(mixin);
         includers.sort_unstable();
         includers.truncate(MAX_BASE_TYPES);
         let mut found: Vec<SymbolId> = Vec::new();
@@ -1024,9 +1015,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
             if !found.is_empty() {
                 return found;
             }
-            if let Some(bs) = self.bases.get(&ty) {
+            if let Some(bs) = self.bases.of(ty) {
                 self.merge_base_deps(ty.file);
-                queue.extend(bs.iter().copied());
+                queue.extend(bs);
             }
         }
         Vec::new()
@@ -1034,7 +1025,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     fn member_in_bases(&mut self, t: SymbolId, name: &str) -> Vec<SymbolId> {
         self.merge_base_deps(t.file);
-        let bases = self.bases.get(&t).cloned().unwrap_or_default();
+        let bases = self.bases.of(t).unwrap_or_default();
         bases
             .into_iter()
             .map(|b| self.member(b, name))
@@ -1044,9 +1035,9 @@ impl<'t, 'a> Resolver<'t, 'a> {
 
     fn merge_base_deps(&mut self, f: FileId) {
         if self.merged_bases.insert(f)
-            && let Some(d) = self.base_deps.get(&f)
+            && let Some(d) = self.bases.deps_of(f)
         {
-            self.deps.merge(d);
+            self.deps.merge(&d);
         }
         self.deps.files.insert(f.0);
     }

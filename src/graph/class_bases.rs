@@ -13,7 +13,7 @@ use super::{Deps, Provenance, Resolver, SymbolId, SymbolTable};
 use crate::symbols::FileId;
 
 /// Class bases per type.
-pub type Bases = HashMap<SymbolId, Vec<SymbolId>>;
+type Bases = HashMap<SymbolId, Vec<SymbolId>>;
 
 /// One file's class bases: (type, base) in reference order, and what resolving them read.
 struct FileBases {
@@ -243,14 +243,10 @@ mod tests {
             v.sort_unstable();
             assert_eq!(v, std::mem::take(&mut includers[i]), "{t:?}");
         }
-        assert!(
-            made.includers(SymbolId {
-                file: FileId(0),
-                def: 0
-            })
-            .len()
-                == 1,
-            "Base has one subclass"
-        );
+        let base = SymbolId {
+            file: FileId(0),
+            def: 0,
+        };
+        assert_eq!(made.includers(base).len(), 1, "Base has one subclass");
     }
 }

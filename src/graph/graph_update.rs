@@ -124,14 +124,19 @@ impl<'a> GraphDiff<'a> {
             true => None,
             false => Some(Self::rank_again(&frame, previous, &skeletons, &fresh)?),
         };
+        let (files_resolved, refs_resolved, files_moved) = match moved {
+            true => (0, 0, fresh.len() as u64),
+            false => (
+                fresh.len() as u64,
+                fresh.iter().map(|f| f.now.refs.len() as u64).sum(),
+                0,
+            ),
+        };
         let update = GraphUpdate {
             full: false,
-            files_resolved: if moved { 0 } else { fresh.len() as u64 },
-            refs_resolved: match moved {
-                true => 0,
-                false => fresh.iter().map(|f| f.now.refs.len() as u64).sum(),
-            },
-            files_moved: if moved { fresh.len() as u64 } else { 0 },
+            files_resolved,
+            refs_resolved,
+            files_moved,
             files_copied: (n - fresh.len()) as u64,
             resolve_ms,
             rank_ms: t1.elapsed().as_millis() as u64,
@@ -288,9 +293,9 @@ struct Changed {
     moved: bool,
 }
 
-/// Whether `new` is `old` with its lines moved and nothing else: the same definitions,
-/// references, imports and bindings in the same order, and any two of them that shared a
-/// line, or lay one before the other, still do. The resolver compares lines only within a
+/// Whether `new`, whose interface is `old`'s ([`same_interface`], checked by the caller), is
+/// `old` with its lines moved and nothing else: the same references too, in the same order,
+/// and any two elements that shared a line, or lay one before the other, still do. The resolver compares lines only within a
 /// file (a binding before a reference, a base named on its class's line, a constant on an
 /// import's line), so such a file resolves as it did, and no other file reads its lines.
 fn only_moved(old: &FileSkeleton, new: &FileSkeleton) -> bool {
@@ -302,7 +307,7 @@ fn only_moved(old: &FileSkeleton, new: &FileSkeleton) -> bool {
                 && a.macro_call == b.macro_call
                 && a.enclosing == b.enclosing
         });
-    if !same_refs || !same_interface(old, new) {
+    if !same_refs {
         return false;
     }
     // Every line each of them names, before and now, in the same order.

@@ -23,7 +23,7 @@ mod symbol_graph;
 mod symbol_id;
 mod symbol_table;
 
-pub use class_bases::{Bases, ClassBases};
+pub use class_bases::ClassBases;
 pub use code_graph::{CodeGraph, FileResolution, GRAPH_VERSION, GraphUpdate};
 pub use deps::{DepSet, Deps};
 pub use file_skeleton::{BindingNode, DefNode, Family, FileSkeleton, Name, RefNode};

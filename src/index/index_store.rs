@@ -1127,28 +1127,24 @@ mod tests {
         (store, want, info)
     }
 
-    /// A segment as format 3 wrote it: the records' postcard bytes raw.
+    /// A segment as format 3 wrote it: the records' postcard bytes raw, under its magic.
     fn write_raw_segment(store: &IndexStore, id: u32, records: &[FileSymbols]) -> SegmentInfo {
-        let raw: Vec<Vec<u8>> = records
+        let raw: Vec<EncodedRecord> = records
             .iter()
-            .map(|r| postcard::to_stdvec(r).expect("postcard"))
+            .map(|r| {
+                let bytes = postcard::to_stdvec(r).expect("postcard");
+                EncodedRecord {
+                    digest: record_digest(&bytes),
+                    bytes,
+                }
+            })
             .collect();
-        let mut bytes = super::super::record_codec::MAGIC_RAW.to_vec();
-        bytes.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-        let mut offset = 0u64;
-        for r in &raw {
-            bytes.extend_from_slice(&offset.to_le_bytes());
-            offset += r.len() as u64;
-        }
-        bytes.extend_from_slice(&offset.to_le_bytes());
-        for r in &raw {
-            bytes.extend_from_slice(&record_digest(r));
-        }
-        for r in &raw {
-            bytes.extend_from_slice(r);
-        }
+        store
+            .write_segment(id, &raw.iter().collect::<Vec<_>>())
+            .expect("write");
         let path = store.segment_path(id);
-        fs::create_dir_all(path.parent().expect("segments folder")).expect("mkdir");
+        let mut bytes = fs::read(&path).expect("read");
+        bytes[..8].copy_from_slice(super::super::record_codec::MAGIC_RAW);
         fs::write(&path, &bytes).expect("write");
         SegmentInfo {
             id,

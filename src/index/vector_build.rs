@@ -101,14 +101,12 @@ struct Embedding {
 
 /// The previous generation's vectors by chunk hash: an unchanged chunk keeps its vector.
 /// Only the changed files' own previous chunks are looked at: a chunk's text starts with its
-/// file's path, so no other file's chunk can match (indexing every previous chunk cost an
-/// update 10–15 ms of its 2.8M-line tree's 195k chunks for nothing).
+/// file's path, so no other file's chunk can match (a map of all 195k previous chunks of the
+/// 2.8M-line tree was 3.7 % of a one-file update's CPU samples, for nothing).
 struct VectorCache<'p> {
-    ids: FastMap<[u8; 16], u32>,
+    ids: HashMap<[u8; 16], u32>,
     previous: Option<&'p PreviousVectors>,
 }
-
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 impl<'p> VectorCache<'p> {
     fn new(previous: Option<&'p PreviousVectors>, own: &[&FileChunks]) -> VectorCache<'p> {

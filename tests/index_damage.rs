@@ -116,6 +116,7 @@ fn flipped_bytes_in_every_index_file_are_named_or_answered_right() {
         "graph.bin",
         "vectors.bin",
         "rows-",
+        ".b1",
         ".fast",
         ".store",
         ".term",

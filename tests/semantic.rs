@@ -509,6 +509,7 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
     };
     let first = rows(&vectors_json(&r));
     assert_eq!(first.len(), 1, "{}", vectors_json(&r));
+    let center = store_of(repo.path()).center;
     let dim = u64::from(r.manifest.parts.vectors.as_ref().unwrap().dim);
     let mut generation = r.manifest.generation;
     let queries = [
@@ -551,6 +552,24 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
     }
     let verified = ken(&["index", "verify", "."], repo.path());
     assert!(verified.status.success(), "{}", stdout(&verified));
+    // Each row file's sign bits beside it, about the center of the first build, appended
+    // and merged rows alike.
+    let store = store_of(repo.path());
+    assert_eq!(store.center, center);
+    assert!(store.rows.len() > 1, "{:?}", store.rows);
+    let d = store.dim as usize;
+    for row in &store.rows {
+        let read = |f: &str| std::fs::read(gen_dir(generation).join(f)).unwrap();
+        let values: Vec<i8> = read(&row.file).into_iter().map(|b| b as i8).collect();
+        let codes = read(&row.codes_file());
+        assert_eq!(codes.len(), row.points as usize * d.div_ceil(8));
+        assert_eq!(
+            codes,
+            kenning::vector::encode_codes(&values, d, &center),
+            "{}",
+            row.file
+        );
+    }
     let incremental: Vec<_> = queries.iter().map(|q| semantic_answer(repo.path(), q)).collect();
     assert!(
         ken(&["index", "build", ".", "--full"], repo.path())

@@ -260,9 +260,10 @@ impl IndexSnapshot {
         })?;
         let gen_dir = self.generation_dir();
         let stamps = super::file_stamp::CommitStamps::new(&self.manifest.stamps, &gen_dir);
-        let rows = Rows::open(&self.store, self.generation, &store, |r| {
-            !stamps.unchanged(&format!("gen/{}", r.file), &gen_dir.join(&r.file))
-        })?;
+        let rows = Rows::open(&self.store, self.generation, &store, |file| {
+            !stamps.unchanged(&format!("gen/{file}"), &gen_dir.join(file))
+        })?
+        .read_scattered();
         SemanticIndex::open_with(store, rows, &self.generation_dir().join(dir), embedder)
     }
 

@@ -252,8 +252,8 @@ impl IndexVerifier {
         }
     }
 
-    /// The vector part's row files (listed in its manifest entry) against their sizes and
-    /// blake3, on every core; those whose stamps match are not read.
+    /// The vector part's row files and their sign bits' files (listed in its manifest entry)
+    /// against their sizes and blake3, on every core; those whose stamps match are not read.
     fn vector_rows(
         store: &IndexStore,
         generation: u64,
@@ -265,19 +265,36 @@ impl IndexVerifier {
         };
         let dim = part.dim as usize;
         let gen_dir = store.generation_dir(generation);
-        part.rows
+        // Each row file and the file of its sign bits.
+        let files: Vec<(String, &str, usize, u32)> = part
+            .rows
+            .iter()
+            .flat_map(|r| {
+                let n = r.points as usize;
+                [
+                    (r.file.clone(), r.blake3.as_str(), n * dim, r.points),
+                    (
+                        r.codes_file(),
+                        r.codes.as_str(),
+                        n * crate::vector::code_len(dim),
+                        r.points,
+                    ),
+                ]
+            })
+            .collect();
+        files
             .par_iter()
-            .filter_map(|r| {
-                let path = gen_dir.join(&r.file);
-                if unchanged(&format!("gen/{}", r.file), &path) {
+            .filter_map(|(file, blake3, len, points)| {
+                let path = gen_dir.join(file);
+                if unchanged(&format!("gen/{file}"), &path) {
                     return None;
                 }
-                match store.read_part(generation, &r.file, Some(&r.blake3)) {
+                match store.read_part(generation, file, Some(blake3)) {
                     Err(e) => Some(Damage::new(&path, "vectors", e.brief())),
-                    Ok(b) if b.len() != r.points as usize * dim => Some(Damage::new(
+                    Ok(b) if b.len() != *len => Some(Damage::new(
                         &path,
                         "vectors",
-                        format!("{} bytes, the part says {} points of {dim}", b.len(), r.points),
+                        format!("{} bytes, the part says {points} points of {dim}", b.len()),
                     )),
                     Ok(_) => None,
                 }

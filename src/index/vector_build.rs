@@ -23,7 +23,8 @@ use super::vector_store::{
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::symbols::FileSymbols;
 use crate::vector::{
-    Chunk, ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorIndex, idf_weights, quantize,
+    Chunk, ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorIndex, center_of, encode_codes, idf_weights,
+    quantize,
 };
 
 /// Row files a part may list before the small ones are concatenated.
@@ -204,8 +205,8 @@ impl VectorBuild<'_> {
         if has_graph(&p.graph_dir()) {
             link_dir(&p.graph_dir(), &self.gen_dir.join(VECTORS_DIR))?;
         }
-        for r in &p.store.rows {
-            link_file(&p.gen_dir.join(&r.file), &self.gen_dir.join(&r.file))?;
+        for file in p.store.rows.iter().flat_map(RowFile::files) {
+            link_file(&p.gen_dir.join(&file), &self.gen_dir.join(&file))?;
         }
         let (bytes, hash) = self.write_store(&p.store)?;
         let v = entry(&p.store, 0, 0, false, t0, bytes, 0);
@@ -414,10 +415,15 @@ impl VectorBuild<'_> {
         if keeps_graph(base.map_or(0, |p| p.store.points()) + vectors.len() / d.max(1)) {
             self.write_graph(base, &vectors, d)?;
         }
+        // The sign bits of appended points are taken about the center their part has.
+        let center = match base {
+            Some(p) if p.store.center.len() == d => p.store.center.clone(),
+            _ => center_of(&vectors, d),
+        };
         let (rows, written) = match base {
-            Some(p) => self.append_rows(p, &vectors, d)?,
+            Some(p) => self.append_rows(p, &vectors, d, &center)?,
             None => {
-                let rows: Vec<RowFile> = self.write_rows(0, &vectors, d)?.into_iter().collect();
+                let rows: Vec<RowFile> = self.write_rows(0, &vectors, d, &center)?.into_iter().collect();
                 (rows, vectors.len())
             }
         };
@@ -430,6 +436,7 @@ impl VectorBuild<'_> {
             files,
             rows,
             dead,
+            center,
         };
         Ok((store, rebuilt, written))
     }
@@ -534,6 +541,7 @@ impl VectorBuild<'_> {
         p: &PreviousVectors,
         added: &[i8],
         dim: usize,
+        center: &[f32],
     ) -> Result<(Vec<RowFile>, usize), IndexError> {
         let old = &p.store.rows;
         let from = match added.is_empty() || old.len() < MAX_ROW_FILES {
@@ -549,7 +557,9 @@ impl VectorBuild<'_> {
         };
         let mut rows = Vec::with_capacity(from + 1);
         for r in old.iter().take(from) {
-            link_file(&p.gen_dir.join(&r.file), &self.gen_dir.join(&r.file))?;
+            for file in r.files() {
+                link_file(&p.gen_dir.join(&file), &self.gen_dir.join(&file))?;
+            }
             rows.push(r.clone());
         }
         let mut merged: Vec<i8> = Vec::new();
@@ -564,28 +574,42 @@ impl VectorBuild<'_> {
             }
         };
         let start: u32 = rows.iter().map(|r| r.points).sum();
-        rows.extend(self.write_rows(start, bytes, dim)?);
+        rows.extend(self.write_rows(start, bytes, dim, center)?);
         Ok((rows, bytes.len()))
     }
 
     /// Writes `vectors`, the points from id `start` on, as a row file of this generation
-    /// (none when empty), named by its first id and content: names never repeat within a
-    /// part, and a file of a name is always the same bytes.
-    fn write_rows(&self, start: u32, vectors: &[i8], dim: usize) -> Result<Option<RowFile>, IndexError> {
+    /// (none when empty), named by its first id and content (names never repeat within a
+    /// part, and a file of a name is always the same bytes), and their sign bits about
+    /// `center` beside it.
+    fn write_rows(
+        &self,
+        start: u32,
+        vectors: &[i8],
+        dim: usize,
+        center: &[f32],
+    ) -> Result<Option<RowFile>, IndexError> {
         if vectors.is_empty() {
             return Ok(None);
         }
+        let hash_of = |bytes: &[u8]| {
+            let mut hasher = blake3::Hasher::new();
+            hasher.update_rayon(bytes);
+            hasher.finalize().to_hex().to_string()
+        };
         let bytes: &[u8] = bytemuck::cast_slice(vectors);
-        let mut hasher = blake3::Hasher::new();
-        hasher.update_rayon(bytes);
-        let hash = hasher.finalize().to_hex().to_string();
-        let file = format!("rows-{start:08}-{}.i8", &hash[..16]);
-        self.store.write_new_part(self.gen_dir, &file, bytes)?;
-        Ok(Some(RowFile {
-            file,
+        let hash = hash_of(bytes);
+        let codes = encode_codes(vectors, dim, center);
+        let row = RowFile {
+            file: format!("rows-{start:08}-{}.i8", &hash[..16]),
             points: (vectors.len() / dim.max(1)) as u32,
             blake3: hash,
-        }))
+            codes: hash_of(&codes),
+        };
+        self.store.write_new_part(self.gen_dir, &row.file, bytes)?;
+        self.store
+            .write_new_part(self.gen_dir, &row.codes_file(), &codes)?;
+        Ok(Some(row))
     }
 }
 
@@ -691,8 +715,8 @@ pub fn reuse_unchanged(
         return Ok(None);
     }
     link_file(&src, &dest)?;
-    for r in &prev_part.rows {
-        link_file(&prev_gen_dir.join(&r.file), &gen_dir.join(&r.file))?;
+    for file in prev_part.rows.iter().flat_map(RowFile::files) {
+        link_file(&prev_gen_dir.join(&file), &gen_dir.join(&file))?;
     }
     let dir = prev_gen_dir.join(VECTORS_DIR);
     if has_graph(&dir) {

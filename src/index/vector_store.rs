@@ -7,6 +7,11 @@
 //! never written again: an update hard-links the previous generation's row files and writes
 //! one with only its new points (past 8 files, the small ones are concatenated into one;
 //! ids never move), so a one-file change writes kilobytes, not the 50 MB of every vector.
+//! Beside each row file, `rows-<first id>-<digest>.b1` holds one bit a dimension a point: the
+//! sign of the unit vector less the part's `center` (the mean unit vector when the rows were
+//! first written). A query scores every point by those bits against its float vector
+//! (a 32-byte read a point, not 256) and re-scores the best few thousand on their int8 rows:
+//! [`crate::vector::BinaryCodes`].
 //! `vectors/` holds the HNSW graph where one is kept. The build is
 //! [`super::vector_build::VectorBuild`], the query side [`super::semantic_index::SemanticIndex`].
 //!
@@ -21,7 +26,8 @@ use crate::vector::VectorError;
 pub const VECTORS_FILE: &str = "vectors.bin";
 pub const VECTORS_DIR: &str = "vectors";
 /// 3: vectors quantized each on its own scale. 4: the vectors in row files of their own.
-pub const VECTOR_VERSION: u32 = 4;
+/// 5: a file of sign bits beside each row file, and the center they are taken about.
+pub const VECTOR_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChunkMeta {
@@ -55,6 +61,9 @@ pub struct VectorStore {
     pub rows: Vec<RowFile>,
     /// Ids of deleted chunks, still in the graph until the next rebuild.
     pub dead: Vec<u32>,
+    /// The point the sign bits are taken about (`dim` values): the mean of the unit vectors
+    /// when the part was last rebuilt; the points an update appends keep it.
+    pub center: Vec<f32>,
 }
 
 /// One file of vector rows in a generation's folder, named by its first id and content. It is never
@@ -65,6 +74,21 @@ pub struct RowFile {
     pub file: String,
     pub points: u32,
     pub blake3: String,
+    /// The blake3 of the sign bits' file ([`RowFile::codes_file`]).
+    pub codes: String,
+}
+
+impl RowFile {
+    /// The file of the rows' sign bits: the row file's name, `.b1` for `.i8`.
+    pub fn codes_file(&self) -> String {
+        let stem = self.file.strip_suffix(".i8").unwrap_or(&self.file);
+        format!("{stem}.b1")
+    }
+
+    /// The rows' file and their codes' file.
+    pub fn files(&self) -> [String; 2] {
+        [self.file.clone(), self.codes_file()]
+    }
 }
 
 impl VectorStore {

@@ -6,6 +6,7 @@
 //! - Nothing here touches the network or the disk; `index` stores what this layer produces.
 //! - Vectors are L2-normalized; scores are cosine similarities.
 
+mod binary_codes;
 mod chunker;
 mod embedder;
 mod embedder_settings;
@@ -15,6 +16,7 @@ mod static_embedder;
 mod vector_error;
 mod vector_index;
 
+pub use binary_codes::{CodeQuery, CodedBlock, center_of, code_len, encode_codes, two_stage_top_k};
 pub use chunker::{Chunk, ChunkConfig, Chunker};
 pub use embedder::Embedder;
 pub use embedder_settings::{EmbedApi, EmbedderSettings, StoredEmbedder};

@@ -477,22 +477,27 @@ fn neighbour_candidates(g: &CodeGraph, s: &RankedSymbol) -> Vec<Candidate> {
     let Some(file) = g.files.get(id.file.index()) else {
         return found;
     };
-    owner_and_fields(file, id, s, &mut found);
+    owner_and_fields(file, g.defs(id.file.index()), id, s, &mut found);
     resolved_callees(g, id, s, &mut found);
     found
 }
 
-/// The type `id` belongs to and that type's fields.
-fn owner_and_fields(file: &FileSkeleton, id: SymbolId, s: &RankedSymbol, found: &mut Vec<Candidate>) {
-    let Some(parent) = file.defs.get(id.def as usize).and_then(|d| d.parent) else {
+/// The type `id` belongs to and that type's fields (`defs`: the file's definitions).
+fn owner_and_fields(
+    file: &FileSkeleton,
+    defs: &[crate::graph::DefNode],
+    id: SymbolId,
+    s: &RankedSymbol,
+    found: &mut Vec<Candidate>,
+) {
+    let Some(parent) = defs.get(id.def as usize).and_then(|d| d.parent) else {
         return;
     };
-    let Some(p) = file.defs.get(parent as usize).filter(|p| is_type(p.kind)) else {
+    let Some(p) = defs.get(parent as usize).filter(|p| is_type(p.kind)) else {
         return;
     };
     found.push((file.path.to_string(), p.line, format!("type of {}", s.local_name)));
-    for d in file
-        .defs
+    for d in defs
         .iter()
         .filter(|d| d.parent == Some(parent) && matches!(d.kind, SymbolKind::Field))
     {
@@ -515,7 +520,7 @@ fn resolved_callees(g: &CodeGraph, id: SymbolId, s: &RankedSymbol, found: &mut V
         let Some(tf) = g.files.get(t.file.index()) else {
             continue;
         };
-        let Some(td) = tf.defs.get(t.def as usize) else {
+        let Some(td) = g.def(*t) else {
             continue;
         };
         found.push((

@@ -93,9 +93,10 @@ fn python_script(script: &str, target: &str, g: Option<&CodeGraph>) -> Option<En
     let (module, func) = target.split_once(':').unwrap_or((target, ""));
     let func = func.split('.').next_back().unwrap_or(func);
     let found = g.and_then(|g| {
-        let f = g.files.iter().find(|f| f.module == module)?;
-        let line = f
-            .defs
+        let fi = g.files.iter().position(|f| f.module == module)?;
+        let f = g.files.get(fi)?;
+        let line = g
+            .defs(fi)
             .iter()
             .find(|d| d.name == func && d.container.is_empty())
             .map_or(1, |d| d.line);

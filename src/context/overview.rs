@@ -248,9 +248,8 @@ impl Overview {
 }
 
 fn local(g: &CodeGraph, fi: usize, d: usize) -> Option<String> {
-    let f = g.files.get(fi)?;
-    f.defs.get(d)?;
-    Some(f.local_name(d as u32))
+    g.defs(fi).get(d)?;
+    Some(g.local_name(fi, d as u32))
 }
 
 fn central(g: &CodeGraph) -> Vec<CentralModule> {
@@ -298,7 +297,7 @@ fn central(g: &CodeGraph) -> Vec<CentralModule> {
 /// The graph's entry points: package mains, binaries, `main` functions, CLI commands and HTTP routes.
 pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
     let mut out = Vec::new();
-    for f in &g.files {
+    for (fi, f) in g.files.iter().enumerate() {
         let path = f.path.as_str();
         if PathKind::of(path).role != PathRole::Source {
             continue;
@@ -320,7 +319,7 @@ pub fn entry_points(g: &CodeGraph) -> Vec<EntryPoint> {
                 name: f.module.to_string(),
             });
         }
-        for d in &f.defs {
+        for d in g.defs(fi) {
             if d.name == "main" && matches!(d.kind, SymbolKind::Function) && d.container.is_empty() {
                 out.push(EntryPoint {
                     kind: "main",

@@ -210,22 +210,30 @@ impl FileSkeleton {
 
     /// `module` + containers + name of definition `i`.
     pub fn qualified(&self, i: u32) -> String {
-        let local = self.local_name(i);
-        match self.module.is_empty() {
-            true => local,
-            false => format!("{}{}{local}", self.module, self.family().separator()),
-        }
+        self.qualify(self.local_name(i))
     }
 
     /// Containers + name of definition `i` (`Request.register_hook`), without the module.
     pub fn local_name(&self, i: u32) -> String {
-        let Some(d) = self.defs.get(i as usize) else {
-            return String::new();
-        };
+        self.defs
+            .get(i as usize)
+            .map_or_else(String::new, |d| self.local_of(d))
+    }
+
+    /// Containers + name of `d`, a definition of this file (its `defs` may be held apart).
+    pub fn local_of(&self, d: &DefNode) -> String {
         let mut parts: Vec<&str> = Vec::with_capacity(d.container.len() + 1);
         parts.extend(d.container.iter().map(Name::as_str));
         parts.push(&d.name);
         parts.join(self.family().separator())
+    }
+
+    /// `local` qualified by the module.
+    pub fn qualify(&self, local: String) -> String {
+        match self.module.is_empty() {
+            true => local,
+            false => format!("{}{}{local}", self.module, self.family().separator()),
+        }
     }
 }
 

@@ -2,9 +2,12 @@
 //! path, language, module and definitions, with the PageRank and the aliases) and one byte
 //! string per file for its body (references, imports, bindings and their resolution).
 //!
-//! A reader that needs only names, spans and centrality (`ken context`) decodes the heads and
-//! keeps the bodies as bytes, decoding a file's body when it is asked for; a full decode
-//! decodes the bodies on every core. Both give the same graph (tested).
+//! A file's head holds its definitions as two byte strings: their names, then the rest. A
+//! reader that needs only names, spans and centrality (`ken search`, `ken context`) decodes
+//! every file's path, language and module and the ranks, reads names in place, and decodes a
+//! file's definitions when they are asked for ([`CodeGraph::defs`]); the bodies stay bytes,
+//! each decoded when asked for. A full decode decodes everything on every core. Both give the
+//! same graph (tested).
 
 use std::sync::Arc;
 
@@ -21,11 +24,15 @@ use crate::symbols::{Import, RepoPath};
 /// Bytes a heads-only graph keeps its bodies in: the buffer read, or a part mapped in place.
 pub type GraphBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
-/// The bodies of a graph decoded heads-only: the stored bytes, each body found and checked
-/// when asked for.
+/// What a graph decoded heads-only keeps as bytes: each file's definitions (decoded once, when
+/// first asked for) and its body (decoded each time it is asked for, checked first).
 pub struct GraphBodies {
     bytes: GraphBytes,
     frame: FrameAt,
+    /// Where each file's names and the rest of its definitions lie in `bytes` (the heads
+    /// were checked against their digest when the graph was opened).
+    heads: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    defs: Vec<std::sync::OnceLock<Vec<DefNode>>>,
 }
 
 impl GraphBodies {
@@ -37,6 +44,36 @@ impl GraphBodies {
         let body = Body::decode(body).ok()?;
         let (refs, _, _, resolution) = body.parts();
         Some((refs, resolution))
+    }
+
+    fn blobs(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let bytes = (*self.bytes).as_ref();
+        let (names, rest) = self.heads.get(i)?;
+        Some((bytes.get(names.clone())?, bytes.get(rest.clone())?))
+    }
+
+    /// File `i`'s definitions, decoded the first time they are asked for (none past the end;
+    /// bytes that passed the heads' digest but do not decode are logged and read as none).
+    fn defs(&self, i: usize) -> &[DefNode] {
+        let Some(cell) = self.defs.get(i) else { return &[] };
+        cell.get_or_init(|| {
+            let decoded = self.blobs(i).map(|(names, rest)| decode_defs(names, rest));
+            match decoded {
+                Some(Ok(defs)) => defs,
+                Some(Err(e)) => {
+                    tracing::warn!(file = i, error = %e, "graph part: definitions do not decode");
+                    Vec::new()
+                }
+                None => Vec::new(),
+            }
+        })
+    }
+
+    /// File `i`'s definitions' names, read in place.
+    fn names(&self, i: usize) -> Vec<&str> {
+        self.blobs(i)
+            .and_then(|(names, _)| postcard::from_bytes(names).ok())
+            .unwrap_or_default()
     }
 }
 
@@ -303,15 +340,93 @@ pub struct GraphWritten {
     pub kept: usize,
 }
 
+/// Bytes serialized as one length-prefixed string (postcard: a varint length, the bytes).
+struct Blob<'a>(&'a [u8]);
+
+impl Serialize for Blob<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+/// One file's head: its path, language and module, then its definitions as two byte strings,
+/// their names (postcard `Vec<&str>`, read in place) and the rest (postcard `Vec<DefRest>`,
+/// decoded when the file's definitions are asked for).
 #[derive(Serialize)]
 struct HeadRef<'a> {
     path: &'a RepoPath,
     language: &'a Name,
     module: &'a Name,
-    defs: &'a [DefNode],
+    names: Blob<'a>,
+    defs: Blob<'a>,
+}
+
+/// A head read in place.
+#[derive(Deserialize)]
+struct HeadWire<'a> {
+    path: RepoPath,
+    language: Name,
+    module: Name,
+    #[serde(borrow)]
+    names: &'a [u8],
+    #[serde(borrow)]
+    defs: &'a [u8],
+}
+
+/// A definition less its name, as a head stores it.
+#[derive(Serialize)]
+struct DefRestRef<'a> {
+    kind: &'a crate::symbols::SymbolKind,
+    container: &'a [Name],
+    parent: Option<u32>,
+    line: u32,
+    end_line: u32,
+    name_byte: u32,
+    params: &'a [(Name, Name)],
+    returns: &'a Option<Name>,
 }
 
 #[derive(Deserialize)]
+struct DefRest {
+    kind: crate::symbols::SymbolKind,
+    container: Vec<Name>,
+    parent: Option<u32>,
+    line: u32,
+    end_line: u32,
+    name_byte: u32,
+    params: Vec<(Name, Name)>,
+    returns: Option<Name>,
+}
+
+/// A file's definitions from the two byte strings of its head.
+fn decode_defs(names: &[u8], rest: &[u8]) -> Result<Vec<DefNode>, GraphDecodeError> {
+    let names: Vec<&str> = postcard::from_bytes(names)?;
+    let rest: Vec<DefRest> = postcard::from_bytes(rest)?;
+    if names.len() != rest.len() {
+        return Err(GraphDecodeError::Layout(format!(
+            "graph part heads: {} names for {} definitions",
+            names.len(),
+            rest.len()
+        )));
+    }
+    Ok(names
+        .into_iter()
+        .zip(rest)
+        .map(|(name, r)| DefNode {
+            name: Name::from(name),
+            kind: r.kind,
+            container: r.container,
+            parent: r.parent,
+            line: r.line,
+            end_line: r.end_line,
+            name_byte: r.name_byte,
+            params: r.params,
+            returns: r.returns,
+        })
+        .collect())
+}
+
+/// A file's head decoded whole.
 pub(super) struct Head {
     pub(super) path: RepoPath,
     pub(super) language: Name,
@@ -319,18 +434,69 @@ pub(super) struct Head {
     pub(super) defs: Vec<DefNode>,
 }
 
-#[derive(Serialize)]
-struct HeadsRef<'a> {
-    files: Vec<HeadRef<'a>>,
-    rank: &'a [Vec<f32>],
-    js_aliases: &'a [(String, String)],
+impl HeadWire<'_> {
+    fn decode(self) -> Result<Head, GraphDecodeError> {
+        Ok(Head {
+            defs: decode_defs(self.names, self.defs)?,
+            path: self.path,
+            language: self.language,
+            module: self.module,
+        })
+    }
 }
 
-#[derive(Deserialize)]
-pub(super) struct Heads {
-    pub(super) files: Vec<Head>,
-    pub(super) rank: Vec<Vec<f32>>,
-    pub(super) js_aliases: Vec<(String, String)>,
+/// The heads section read in place: each file's head with its byte range, then the ranks and
+/// the aliases.
+struct HeadsWire<'a> {
+    files: Vec<HeadWire<'a>>,
+    /// The files' count, each file's head, then the rank and the aliases: byte ranges of the
+    /// section, back to back.
+    count: std::ops::Range<usize>,
+    each: Vec<std::ops::Range<usize>>,
+    tail: std::ops::Range<usize>,
+    rank: Vec<Vec<f32>>,
+    js_aliases: Vec<(String, String)>,
+}
+
+impl<'a> HeadsWire<'a> {
+    fn parse(section: &'a [u8]) -> Result<HeadsWire<'a>, GraphDecodeError> {
+        let at = |rest: &[u8]| section.len() - rest.len();
+        // A sequence's length is a varint, read as a u64.
+        let (n, mut rest) = postcard::take_from_bytes::<u64>(section)?;
+        let n =
+            usize::try_from(n).map_err(|_| GraphDecodeError::Layout("graph part heads: bad count".into()))?;
+        let count = 0..at(rest);
+        let mut files = Vec::with_capacity(n.min(section.len()));
+        let mut each = Vec::with_capacity(n.min(section.len()));
+        for _ in 0..n {
+            let start = at(rest);
+            let (h, r) = postcard::take_from_bytes::<HeadWire>(rest)?;
+            rest = r;
+            files.push(h);
+            each.push(start..at(rest));
+        }
+        let tail = at(rest)..section.len();
+        let (rank, r) = postcard::take_from_bytes::<Vec<Vec<f32>>>(rest)?;
+        let (js_aliases, r) = postcard::take_from_bytes::<Vec<(String, String)>>(r)?;
+        if !r.is_empty() {
+            return Err(GraphDecodeError::Layout(
+                "graph part heads: bytes past the aliases".into(),
+            ));
+        }
+        Ok(HeadsWire {
+            files,
+            count,
+            each,
+            tail,
+            rank,
+            js_aliases,
+        })
+    }
+
+    /// Every head decoded whole, on every core.
+    fn decode_all(files: Vec<HeadWire<'a>>) -> Result<Vec<Head>, GraphDecodeError> {
+        files.into_par_iter().map(HeadWire::decode).collect()
+    }
 }
 
 /// A body is stored as its head, what an update reads of every file (the imports and
@@ -415,27 +581,25 @@ impl Body {
     }
 }
 
-/// The heads section: every file's path, language, module and definitions, the ranks, the
-/// aliases.
+/// The heads section: the files' count, every file's head (encoded on every core), then the
+/// ranks and the aliases.
 pub(super) fn encode_heads(
     files: &[FileSkeleton],
     rank: &[Vec<f32>],
     js_aliases: &[(String, String)],
 ) -> std::io::Result<Vec<u8>> {
-    postcard::to_stdvec(&HeadsRef {
-        files: files
-            .iter()
-            .map(|f| HeadRef {
-                path: &f.path,
-                language: &f.language,
-                module: &f.module,
-                defs: &f.defs,
-            })
-            .collect(),
-        rank,
-        js_aliases,
-    })
-    .map_err(std::io::Error::other)
+    let heads: Vec<Vec<u8>> = files
+        .par_iter()
+        .map(encode_head)
+        .collect::<std::io::Result<_>>()?;
+    let mut out = postcard::to_stdvec(&(files.len() as u64)).map_err(std::io::Error::other)?;
+    out.reserve(heads.iter().map(Vec::len).sum());
+    for h in heads {
+        out.extend_from_slice(&h);
+    }
+    let tail = postcard::to_stdvec(&(rank, js_aliases)).map_err(std::io::Error::other)?;
+    out.extend_from_slice(&tail);
+    Ok(out)
 }
 
 /// The edges PageRank reads, file by file: `flows[starts[i]..starts[i + 1]]` are file `i`'s.
@@ -475,11 +639,29 @@ impl Flows {
 /// One file's head as the heads section holds it (a run of these, after their count, is the
 /// section's `files`).
 pub(super) fn encode_head(f: &FileSkeleton) -> std::io::Result<Vec<u8>> {
+    let names: Vec<&str> = f.defs.iter().map(|d| d.name.as_str()).collect();
+    let rest: Vec<DefRestRef> = f
+        .defs
+        .iter()
+        .map(|d| DefRestRef {
+            kind: &d.kind,
+            container: &d.container,
+            parent: d.parent,
+            line: d.line,
+            end_line: d.end_line,
+            name_byte: d.name_byte,
+            params: &d.params,
+            returns: &d.returns,
+        })
+        .collect();
+    let names = postcard::to_stdvec(&names).map_err(std::io::Error::other)?;
+    let rest = postcard::to_stdvec(&rest).map_err(std::io::Error::other)?;
     postcard::to_stdvec(&HeadRef {
         path: &f.path,
         language: &f.language,
         module: &f.module,
-        defs: &f.defs,
+        names: Blob(&names),
+        defs: Blob(&rest),
     })
     .map_err(std::io::Error::other)
 }
@@ -499,36 +681,14 @@ pub(super) struct HeadsAt {
 
 impl HeadsAt {
     pub(super) fn decode(section: &[u8]) -> Result<HeadsAt, GraphDecodeError> {
-        let at = |rest: &[u8]| section.len() - rest.len();
-        // A sequence's length is a varint, read as a u64.
-        let (n, mut rest) = postcard::take_from_bytes::<u64>(section)?;
-        let n =
-            usize::try_from(n).map_err(|_| GraphDecodeError::Layout("graph part heads: bad count".into()))?;
-        let count = 0..at(rest);
-        let mut files = Vec::with_capacity(n.min(section.len()));
-        let mut each = Vec::with_capacity(n.min(section.len()));
-        for _ in 0..n {
-            let start = at(rest);
-            let (h, r) = postcard::take_from_bytes::<Head>(rest)?;
-            rest = r;
-            files.push(h);
-            each.push(start..at(rest));
-        }
-        let tail_start = at(rest);
-        let (rank, r) = postcard::take_from_bytes::<Vec<Vec<f32>>>(rest)?;
-        let (js_aliases, r) = postcard::take_from_bytes::<Vec<(String, String)>>(r)?;
-        if !r.is_empty() {
-            return Err(GraphDecodeError::Layout(
-                "graph part heads: bytes past the aliases".into(),
-            ));
-        }
+        let w = HeadsWire::parse(section)?;
         Ok(HeadsAt {
-            files,
-            count,
-            each,
-            tail: tail_start..section.len(),
-            ranks: rank.len(),
-            js_aliases,
+            files: HeadsWire::decode_all(w.files)?,
+            count: w.count,
+            each: w.each,
+            tail: w.tail,
+            ranks: w.rank.len(),
+            js_aliases: w.js_aliases,
         })
     }
 }
@@ -721,22 +881,29 @@ impl CodeGraph {
         encode_body(f, &f.refs, resolution).map(BodyBytes::Fresh)
     }
 
-    /// The whole graph, bodies decoded on every core.
+    /// The whole graph, heads and bodies decoded on every core.
     pub fn decode(bytes: &[u8]) -> Result<CodeGraph, GraphDecodeError> {
         let frame = FrameAt::parse(bytes)?;
-        let heads: Heads = postcard::from_bytes(frame.heads(bytes)?)?;
+        let heads = HeadsWire::parse(frame.heads(bytes)?)?;
         if frame.files != heads.files.len() {
             return Err(GraphDecodeError::Layout(
                 "graph part: heads and bodies differ in count".into(),
             ));
         }
-        let bodies: Vec<Body> = (0..frame.files)
-            .into_par_iter()
-            .map(|i| Body::decode(frame.body(bytes, i)?))
-            .collect::<Result<_, GraphDecodeError>>()?;
+        let (rank, js_aliases) = (heads.rank, heads.js_aliases);
+        let (heads, bodies) = rayon::join(
+            || HeadsWire::decode_all(heads.files),
+            || {
+                (0..frame.files)
+                    .into_par_iter()
+                    .map(|i| Body::decode(frame.body(bytes, i)?))
+                    .collect::<Result<Vec<Body>, GraphDecodeError>>()
+            },
+        );
+        let (heads, bodies) = (heads?, bodies?);
         let mut files = Vec::with_capacity(bodies.len());
         let mut resolved = Vec::with_capacity(bodies.len());
-        for (h, b) in heads.files.into_iter().zip(bodies) {
+        for (h, b) in heads.into_iter().zip(bodies) {
             let (refs, imports, bindings, resolution) = b.parts();
             files.push(FileSkeleton {
                 path: h.path,
@@ -753,49 +920,106 @@ impl CodeGraph {
             version: frame.version,
             files,
             resolved,
-            rank: heads.rank,
-            js_aliases: heads.js_aliases,
+            rank,
+            js_aliases,
             bodies: None,
         })
     }
 
-    /// The heads only: every file's path, language, module and definitions, and the PageRank;
-    /// references, imports, bindings and resolutions stay bytes, read with
-    /// [`CodeGraph::file_body`]. For readers that need names and spans of every file but the
-    /// references of a few.
+    /// The heads only: every file's path, language and module, and the PageRank, decoded;
+    /// definitions decoded a file at a time when asked for ([`CodeGraph::defs`]), their names
+    /// read in place ([`CodeGraph::def_names`]); references, imports, bindings and
+    /// resolutions read with [`CodeGraph::file_body`]. For readers that need the names of
+    /// every file but the definitions and references of a few.
     pub fn decode_heads(bytes: GraphBytes) -> Result<CodeGraph, GraphDecodeError> {
-        let (frame, heads) = {
+        let (frame, files, places, rank, js_aliases) = {
             let b = (*bytes).as_ref();
             let frame = FrameAt::parse(b)?;
-            let heads: Heads = postcard::from_bytes(frame.heads(b)?)?;
-            (frame, heads)
+            let heads = HeadsWire::parse(frame.heads(b)?)?;
+            // Where a byte string of the heads lies in the whole part.
+            let base = b.as_ptr() as usize;
+            let place = |blob: &[u8]| {
+                let at = (blob.as_ptr() as usize).saturating_sub(base);
+                at..at + blob.len()
+            };
+            let mut files = Vec::with_capacity(heads.files.len());
+            let mut places = Vec::with_capacity(heads.files.len());
+            for h in heads.files {
+                places.push((place(h.names), place(h.defs)));
+                files.push(FileSkeleton {
+                    path: h.path,
+                    language: h.language,
+                    module: h.module,
+                    defs: Vec::new(),
+                    refs: Vec::new(),
+                    imports: Vec::new(),
+                    bindings: Vec::new(),
+                });
+            }
+            (frame, files, places, heads.rank, heads.js_aliases)
         };
-        if frame.files != heads.files.len() {
+        if frame.files != files.len() {
             return Err(GraphDecodeError::Layout(
                 "graph part: heads and bodies differ in count".into(),
             ));
         }
-        let files = heads
-            .files
-            .into_iter()
-            .map(|h| FileSkeleton {
-                path: h.path,
-                language: h.language,
-                module: h.module,
-                defs: h.defs,
-                refs: Vec::new(),
-                imports: Vec::new(),
-                bindings: Vec::new(),
-            })
-            .collect();
+        let defs = (0..files.len()).map(|_| std::sync::OnceLock::new()).collect();
         Ok(CodeGraph {
             version: frame.version,
             files,
             resolved: Vec::new(),
-            rank: heads.rank,
-            js_aliases: heads.js_aliases,
-            bodies: Some(Arc::new(GraphBodies { bytes, frame })),
+            rank,
+            js_aliases,
+            bodies: Some(Arc::new(GraphBodies {
+                bytes,
+                frame,
+                heads: places,
+                defs,
+            })),
         })
+    }
+
+    /// File `fi`'s definitions, from either form (decoded on first use from a heads-only
+    /// graph). Readers of a graph that may be heads-only read definitions here, never from
+    /// `files[fi].defs`, which is empty there.
+    pub fn defs(&self, fi: usize) -> &[DefNode] {
+        match &self.bodies {
+            Some(b) => b.defs(fi),
+            None => self.files.get(fi).map_or(&[], |f| f.defs.as_slice()),
+        }
+    }
+
+    /// One definition, from either form.
+    pub fn def(&self, id: super::SymbolId) -> Option<&DefNode> {
+        self.defs(id.file.index()).get(id.def as usize)
+    }
+
+    /// Containers + name of definition `i` of file `fi`, from either form.
+    pub fn local_name(&self, fi: usize, i: u32) -> String {
+        match (self.files.get(fi), self.defs(fi).get(i as usize)) {
+            (Some(f), Some(d)) => f.local_of(d),
+            _ => String::new(),
+        }
+    }
+
+    /// Module + containers + name of definition `i` of file `fi`, from either form.
+    pub fn qualified(&self, fi: usize, i: u32) -> String {
+        match self.files.get(fi) {
+            Some(f) => f.qualify(self.local_name(fi, i)),
+            None => String::new(),
+        }
+    }
+
+    /// File `fi`'s definitions' names, in order, without decoding the rest of them.
+    pub fn def_names(&self, fi: usize) -> Vec<&str> {
+        match &self.bodies {
+            Some(b) => b.names(fi),
+            None => self
+                .files
+                .get(fi)
+                .map(|f| f.defs.iter().map(|d| d.name.as_str()).collect())
+                .unwrap_or_default(),
+        }
     }
 
     /// Whether only the heads are decoded (`files[i].refs` and `resolved` are then empty).
@@ -871,8 +1095,21 @@ mod tests {
         assert!(heads.heads_only() && !full.heads_only());
         assert_eq!(heads.rank, g.rank);
         assert_eq!(heads.js_aliases, g.js_aliases);
+        assert!(g.files.iter().any(|f| f.defs.len() > 1));
         for (i, f) in g.files.iter().enumerate() {
-            assert_eq!((&heads.files[i].path, &heads.files[i].defs), (&f.path, &f.defs));
+            // Definitions are read through `defs`, decoded on first use; names in place.
+            assert_eq!(&heads.files[i].path, &f.path);
+            assert!(heads.files[i].defs.is_empty());
+            assert_eq!(
+                (heads.defs(i), full.defs(i)),
+                (f.defs.as_slice(), f.defs.as_slice())
+            );
+            let names: Vec<&str> = f.defs.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!((heads.def_names(i), full.def_names(i)), (names.clone(), names));
+            for d in 0..f.defs.len() as u32 {
+                assert_eq!(heads.qualified(i, d), f.qualified(d));
+                assert_eq!(heads.local_name(i, d), f.local_name(d));
+            }
             let (refs, res) = heads.file_body(i).unwrap();
             assert_eq!((refs.as_ref(), res.as_ref()), (f.refs.as_slice(), &g.resolved[i]));
             let (refs, res) = full.file_body(i).unwrap();

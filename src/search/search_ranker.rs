@@ -839,7 +839,7 @@ impl<'s> SearchRanker<'s> {
                 let pr = sg.personalized_rank(&seeds);
                 let mut per_file: Vec<(usize, f32)> = Vec::new();
                 let mut per_sym: Vec<(SymbolId, f32)> = Vec::new();
-                for (fi, f) in g.files.iter().enumerate() {
+                for fi in 0..g.files.len() {
                     // The file's own node plus its best definition (a sum would favour big
                     // c.files for their size).
                     let own = pr
@@ -847,7 +847,7 @@ impl<'s> SearchRanker<'s> {
                         .copied()
                         .unwrap_or(0.0);
                     let mut best = 0f32;
-                    for d in 0..f.defs.len() {
+                    for d in 0..g.defs(fi).len() {
                         let id = SymbolId::new(fi as u32, d as u32);
                         let s = pr.get(sg.symbol_node(id).index()).copied().unwrap_or(0.0);
                         best = best.max(s);
@@ -1091,7 +1091,7 @@ impl<'s> SearchRanker<'s> {
                     .file_id(&f.path)
                     .and_then(|id| self.snapshot.table.files.get(id.index()))
                     .map_or(0, |r| r.lines),
-                defs: graph_file.map_or(0, |(g, fi)| g.files[fi].defs.len()),
+                defs: graph_file.map_or(0, |(g, fi)| g.def_names(fi).len()),
                 centrality: graph_file.map_or(0.0, |(g, fi)| g.rank.get(fi).map_or(0.0, |r| r.iter().sum())),
                 path_prior: path_prior(&f.path),
                 kind: PathKind::of(&f.path),
@@ -1158,13 +1158,13 @@ impl<'s> SearchRanker<'s> {
         index: Option<&GraphIndex>,
     ) -> Result<Vec<Option<Described>>, IndexError> {
         if let (Some(g), Some(fi)) = (&self.graph, index.and_then(|gi| gi.file(path))) {
-            let f = &g.files[fi];
+            let file_defs = g.defs(fi);
             return Ok(defs
                 .iter()
                 .map(|&d| {
-                    f.defs.get(d as usize).map(|n| Described {
-                        qualified: f.qualified(d),
-                        local: f.local_name(d),
+                    file_defs.get(d as usize).map(|n| Described {
+                        qualified: g.qualified(fi, d),
+                        local: g.local_name(fi, d),
                         kind: n.kind,
                         start: n.line,
                         end: n.end_line,
@@ -1230,8 +1230,7 @@ enum SymbolKey {
 
 /// The innermost definition of file `fi` spanning `line`.
 fn innermost(g: &CodeGraph, fi: usize, line: u32) -> Option<u32> {
-    let f = g.files.get(fi)?;
-    f.defs
+    g.defs(fi)
         .iter()
         .enumerate()
         .filter(|(_, d)| d.line <= line && line <= d.end_line)
@@ -1262,8 +1261,8 @@ impl<'g> GraphIndex<'g> {
         let named: std::collections::HashSet<&str> = named.iter().copied().collect();
         for (fi, f) in g.files.iter().enumerate() {
             by_path.insert(f.path.as_str(), fi);
-            for (d, def) in f.defs.iter().enumerate() {
-                let name = def.name.as_str();
+            // Names read in place: a heads-only graph decodes no definition here.
+            for (d, name) in g.def_names(fi).into_iter().enumerate() {
                 if lengths.contains(&name.len()) && named.contains(name) {
                     by_name
                         .entry(name)
@@ -1323,7 +1322,7 @@ impl<'g> GraphIndex<'g> {
                 let Some(f) = g.files.get(s.file.index()) else {
                     return false;
                 };
-                let Some(d) = f.defs.get(s.def as usize) else {
+                let Some(d) = g.def(*s) else {
                     return false;
                 };
                 let mut path: Vec<&str> = f.module.split(['.', ':']).filter(|p| !p.is_empty()).collect();
@@ -1336,7 +1335,6 @@ impl<'g> GraphIndex<'g> {
 
     /// The definition of file `fi` starting at `line` (lexical hits name a line).
     fn def_at(&self, g: &CodeGraph, fi: usize, line: u32) -> Option<u32> {
-        let f = g.files.get(fi)?;
-        f.defs.iter().position(|d| d.line == line).map(|i| i as u32)
+        g.defs(fi).iter().position(|d| d.line == line).map(|i| i as u32)
     }
 }

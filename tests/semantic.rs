@@ -48,7 +48,7 @@ fn store_of(root: &std::path::Path) -> VectorStore {
     let snap = IndexSnapshot::open(&index_dir(root, &IndexConfig::default())).unwrap();
     let part = snap.manifest.parts.vectors.as_ref().unwrap();
     let bytes = std::fs::read(snap.generation_dir().join(&part.file)).unwrap();
-    postcard::from_bytes(&bytes).unwrap()
+    VectorStore::decode(&bytes).unwrap()
 }
 
 #[test]

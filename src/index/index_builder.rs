@@ -1035,8 +1035,8 @@ fn previous_vectors(store: &IndexStore, previous: Option<&PreviousGeneration>) -
     let bytes = store
         .read_part(p.generation, VECTORS_FILE, Some(&part.blake3))
         .ok()?;
-    let s: VectorStore = postcard::from_bytes(&bytes).ok()?;
-    let rows = Rows::open(store, p.generation, &s, |_| false).ok()?;
+    let s = VectorStore::decode(&bytes).ok()?;
+    let rows = Rows::open(store, p.generation, (&s).into(), |_| false).ok()?;
     Some(PreviousVectors {
         store: s,
         rows,

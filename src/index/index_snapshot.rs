@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::reader_lease::{ReaderLease, lease, reader_gate};
 use super::semantic_index::SemanticIndex;
 use super::vector_rows::Rows;
-use super::vector_store::{VECTOR_VERSION, VectorStore};
+use super::vector_store::{ChunkTable, VECTOR_VERSION};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
 use crate::lexical::LexicalIndex;
@@ -253,18 +253,34 @@ impl IndexSnapshot {
         // against its size, and against its blake3 unless its stamp (size, mtime, inode, older
         // than the manifest) says it is as committed: any bytes of the right length are
         // vectors a scan can read, and `ken index verify` hashes every row file.
-        let bytes = self.store.read_part(self.generation, file, blake3)?;
-        let store: VectorStore = postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
-            path: self.generation_dir().join(file),
-            detail: e.to_string(),
-        })?;
-        let gen_dir = self.generation_dir();
-        let stamps = super::file_stamp::CommitStamps::new(&self.manifest.stamps, &gen_dir);
-        let rows = Rows::open(&self.store, self.generation, &store, |file| {
-            !stamps.unchanged(&format!("gen/{file}"), &gen_dir.join(file))
-        })?
-        .read_scattered();
-        SemanticIndex::open_with(store, rows, &self.generation_dir().join(dir), embedder)
+        let open = || -> Result<(ChunkTable, Rows), IndexError> {
+            let bytes = self.store.read_part(self.generation, file, blake3)?;
+            let store = ChunkTable::open(bytes).map_err(|e| IndexError::Corrupt {
+                path: self.generation_dir().join(file),
+                detail: e.to_string(),
+            })?;
+            let gen_dir = self.generation_dir();
+            let stamps = super::file_stamp::CommitStamps::new(&self.manifest.stamps, &gen_dir);
+            let rows = Rows::open(&self.store, self.generation, (&store).into(), |file| {
+                !stamps.unchanged(&format!("gen/{file}"), &gen_dir.join(file))
+            })?
+            .read_scattered();
+            Ok((store, rows))
+        };
+        // The built-in model (its tokenizer made from JSON) loads beside the chunk table.
+        let builtin = embedder.is_none() && part.model == crate::vector::BUILTIN_MODEL_ID;
+        let (opened, model) = std::thread::scope(|s| {
+            let model = builtin.then(|| s.spawn(crate::vector::StaticEmbedder::builtin));
+            (open(), model.map(|m| m.join()))
+        });
+        let (store, rows) = opened?;
+        // A load that panicked is made again where its error is reported.
+        let builtin = match model {
+            Some(Ok(Ok(m))) => Some(m),
+            Some(Ok(Err(e))) => return Err(super::vector_store::model_error(e)),
+            Some(Err(_)) | None => None,
+        };
+        SemanticIndex::open_with(store, rows, &self.generation_dir().join(dir), embedder, builtin)
     }
 
     /// Loads the symbols of some files only (decoding just their records), in `files` order.

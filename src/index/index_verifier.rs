@@ -153,7 +153,7 @@ impl IndexVerifier {
                         let listed = part.map(|p| p.rows.as_slice()).unwrap_or_default();
                         // An older layout is not damage: readers name it, and a build re-embeds.
                         let older = part.is_some_and(|p| p.older());
-                        let decode = |b: &[u8]| match postcard::from_bytes::<VectorStore>(b) {
+                        let decode = |b: &[u8]| match VectorStore::decode(b) {
                             _ if older => Ok(()),
                             Ok(s) if s.rows == listed => Ok(()),
                             Ok(_) => Err("its row files are not the ones the manifest lists".to_string()),

@@ -26,6 +26,8 @@ use super::IndexError;
 #[derive(Debug)]
 pub struct MappedPart {
     map: Option<memmap2::Mmap>,
+    /// The file mapped, for reads that should not map pages ([`MappedPart::read_at`]).
+    file: Option<File>,
 }
 
 impl MappedPart {
@@ -36,12 +38,46 @@ impl MappedPart {
         let len = file.metadata().map_err(IndexError::io(path))?.len();
         if len == 0 {
             // An empty map is not portable; an empty part has nothing to map.
-            return Ok(MappedPart { map: None });
+            return Ok(MappedPart {
+                map: None,
+                file: None,
+            });
         }
         // SAFETY: the file belongs to a committed generation, which no ken process writes
         // again (see the module's invariant); the map is read-only and private to us.
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(IndexError::io(path))?;
-        Ok(MappedPart { map: Some(map) })
+        Ok(MappedPart {
+            map: Some(map),
+            file: Some(file),
+        })
+    }
+
+    /// Reads `buf.len()` bytes at `offset` from the file, not through the map: a read of a few
+    /// bytes here and there that would otherwise map the pages around each one (the kernel
+    /// maps up to 64 KiB around a fault on a cached file) and count them to the process.
+    #[cfg(unix)]
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        match &self.file {
+            Some(f) => f.read_exact_at(buf, offset),
+            None if buf.is_empty() => Ok(()),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "an empty part",
+            )),
+        }
+    }
+
+    /// Elsewhere, a copy out of the map.
+    #[cfg(not(unix))]
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let _ = &self.file;
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.slice(o, buf.len()))
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "past the part's end"))?;
+        buf.copy_from_slice(src);
+        Ok(())
     }
 
     /// Tells the kernel the map is read at scattered places: no read-ahead, and a fault maps

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::IndexError;
 use super::part_links::has_graph;
 use super::vector_rows::Rows;
-use super::vector_store::{VectorStore, model_error};
+use super::vector_store::{ChunkTable, model_error};
 use crate::vector::{Embedder, StaticEmbedder, VectorIndex};
 
 /// A semantic match: one chunk of one file.
@@ -50,9 +50,8 @@ enum Backend {
 
 /// The vector part opened for queries.
 pub struct SemanticIndex {
-    store: VectorStore,
-    /// (file, chunk) by point id.
-    ids: Vec<Option<(u32, u32)>>,
+    /// The chunk table, read in place: a hit's file decodes its chunks.
+    table: ChunkTable,
     live: usize,
     index: Backend,
     /// What embeds queries: the model that embedded the chunks.
@@ -60,35 +59,35 @@ pub struct SemanticIndex {
 }
 
 impl SemanticIndex {
-    /// `store`'s chunk table with its vectors; `embedder` must be the model the part was
-    /// built with when that is not the built-in one.
+    /// `table`'s chunks with their vectors; `embedder` must be the model the part was built
+    /// with when that is not the built-in one; `builtin` is the built-in model when it was
+    /// loaded already.
     pub fn open_with(
-        store: VectorStore,
+        table: ChunkTable,
         rows: Rows,
         dir: &Path,
         embedder: Option<Arc<dyn Embedder>>,
+        builtin: Option<StaticEmbedder>,
     ) -> Result<SemanticIndex, IndexError> {
-        let model = query_model(&store, embedder)?;
+        let model = query_model(&table, embedder, builtin)?;
         let points = rows.points();
-        if points != store.points() {
+        if points != table.points() {
             return Err(IndexError::Corrupt {
                 path: dir.to_path_buf(),
-                detail: format!("{points} vectors, the vector part lists {}", store.points()),
+                detail: format!("{points} vectors, the vector part lists {}", table.points()),
             });
         }
-        let ids = store.locate();
-        let live = ids.iter().flatten().count();
+        let live = table.live();
         // The backend owns the vectors; queries read only the chunk table.
         let dead: Vec<usize> = {
-            let mut d: Vec<usize> = store.dead.iter().map(|&d| d as usize).collect();
+            let mut d: Vec<usize> = table.dead.iter().map(|&d| d as usize).collect();
             d.sort_unstable();
             d.dedup();
             d
         };
-        let index = Backend::open(rows, store.dim as usize, dead, dir)?;
+        let index = Backend::open(rows, table.dim as usize, dead, dir)?;
         Ok(SemanticIndex {
-            store,
-            ids,
+            table,
             live,
             index,
             model,
@@ -97,7 +96,7 @@ impl SemanticIndex {
 
     /// The model's identity.
     pub fn model(&self) -> &str {
-        &self.store.model
+        &self.table.model
     }
 
     pub fn chunks(&self) -> usize {
@@ -113,8 +112,10 @@ impl SemanticIndex {
                 let depth = rescored(k);
                 match rows.coded() {
                     // Scanned exactly below 4 times the candidates kept (or as asked).
-                    Some(blocks) if rows.points() > depth * 4 && !exact_scan() => {
-                        crate::vector::two_stage_top_k(&blocks, *dim, dead, q, k, depth)
+                    Some(codes) if rows.points() > depth * 4 && !exact_scan() => {
+                        let read =
+                            |ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])| rows.read_rows(ids, visit);
+                        crate::vector::two_stage_top_k(&codes, *dim, dead, q, k, depth, &read)
                     }
                     _ => crate::vector::exact_top_k_in(&rows.slices(), *dim, dead, q, k),
                 }
@@ -123,11 +124,9 @@ impl SemanticIndex {
         Ok(found
             .into_iter()
             .filter_map(|(id, score)| {
-                let (fi, ci) = (*self.ids.get(id)?)?;
-                let f = self.store.files.get(fi as usize)?;
-                let c = f.chunks.get(ci as usize)?;
+                let (path, c) = self.table.chunk(id)?;
                 Some(SemanticHit {
-                    path: f.path.clone(),
+                    path: path.to_string(),
                     start_line: c.start_line,
                     end_line: c.end_line,
                     symbol: c.symbol,
@@ -141,8 +140,9 @@ impl SemanticIndex {
 /// The model that embeds queries: `embedder` when it is the one the part was built with,
 /// else the built-in one with the part's IDF, when the part was made with it.
 fn query_model(
-    store: &VectorStore,
+    store: &ChunkTable,
     embedder: Option<Arc<dyn Embedder>>,
+    builtin: Option<StaticEmbedder>,
 ) -> Result<Arc<dyn Embedder>, IndexError> {
     match embedder {
         Some(e) if e.id() == store.model && e.dim() == store.dim as usize => Ok(e),
@@ -155,7 +155,10 @@ fn query_model(
             e.dim()
         ))),
         None => {
-            let model = StaticEmbedder::builtin().map_err(model_error)?;
+            let model = match builtin {
+                Some(m) => m,
+                None => StaticEmbedder::builtin().map_err(model_error)?,
+            };
             if store.model != crate::vector::BUILTIN_MODEL_ID || store.dim as usize != model.dim() {
                 return Err(IndexError::Vector(format!(
                     "the index was embedded with {} ({} dimensions), which this ken cannot \

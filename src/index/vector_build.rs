@@ -367,7 +367,7 @@ impl VectorBuild<'_> {
 
     /// Serializes `store` as this generation's `vectors.bin`; returns its size and blake3.
     fn write_store(&self, store: &VectorStore) -> Result<(usize, String), IndexError> {
-        let bytes = postcard::to_stdvec(store).map_err(|e| corrupt(self.gen_dir, e))?;
+        let bytes = store.encode().map_err(|e| corrupt(self.gen_dir, e))?;
         let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
         Ok((bytes.len(), hash))
     }

@@ -15,8 +15,12 @@
 //! `vectors/` holds the HNSW graph where one is kept. The build is
 //! [`super::vector_build::VectorBuild`], the query side [`super::semantic_index::SemanticIndex`].
 //!
-//! The field order of these types is their postcard encoding: never reorder or rename them
-//! without a new [`VECTOR_VERSION`].
+//! `vectors.bin` is postcard, laid out so that a query reads it in place ([`ChunkTable`]): the
+//! header (model, IDF, row files, dead ids, center), then per file its path, content hash and
+//! chunks (one byte string, decoded when a hit lands in the file), then each point's file
+//! (u32 LE, `u32::MAX` for a dead point). A build decodes it whole ([`VectorStore::decode`]).
+//! The field order of these types is their encoding: never reorder or rename them without a
+//! new [`VECTOR_VERSION`].
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +31,8 @@ pub const VECTORS_FILE: &str = "vectors.bin";
 pub const VECTORS_DIR: &str = "vectors";
 /// 3: vectors quantized each on its own scale. 4: the vectors in row files of their own.
 /// 5: a file of sign bits beside each row file, and the center they are taken about.
-pub const VECTOR_VERSION: u32 = 5;
+/// 6: each file's chunks one byte string, and each point's file, for reads in place.
+pub const VECTOR_VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChunkMeta {
@@ -96,22 +101,293 @@ impl VectorStore {
         self.rows.iter().map(|r| r.points as usize).sum()
     }
 
-    /// (file index, chunk index) of each live id, indexed by id (ids are dense: one per
-    /// point); `None` for a dead point.
-    pub fn locate(&self) -> Vec<Option<(u32, u32)>> {
-        let mut at = vec![None; self.points()];
+    /// The stored form (`vectors.bin`), each file's chunks encoded on every core.
+    pub fn encode(&self) -> Result<Vec<u8>, postcard::Error> {
+        use rayon::prelude::*;
+        let chunks: Vec<Vec<u8>> = self
+            .files
+            .par_iter()
+            .map(|f| postcard::to_stdvec(&f.chunks))
+            .collect::<Result<_, _>>()?;
+        let mut owners = vec![u32::MAX; self.points()];
         for (fi, f) in self.files.iter().enumerate() {
-            for (ci, c) in f.chunks.iter().enumerate() {
-                if let Some(slot) = at.get_mut(c.id as usize) {
-                    *slot = Some((fi as u32, ci as u32));
+            for c in &f.chunks {
+                if let Some(o) = owners.get_mut(c.id as usize) {
+                    *o = fi as u32;
                 }
             }
         }
-        at
+        let owners: Vec<u8> = owners.iter().flat_map(|o| o.to_le_bytes()).collect();
+        postcard::to_stdvec(&StoredRef {
+            version: self.version,
+            model: &self.model,
+            dim: self.dim,
+            idf: &self.idf,
+            rows: &self.rows,
+            dead: &self.dead,
+            center: &self.center,
+            files: self
+                .files
+                .iter()
+                .zip(&chunks)
+                .map(|(f, c)| StoredFileRef {
+                    path: &f.path,
+                    content: &f.content,
+                    chunks: Blob(c),
+                })
+                .collect(),
+            owners: Blob(&owners),
+        })
+    }
+
+    /// The stored form decoded whole, each file's chunks on every core.
+    pub fn decode(bytes: &[u8]) -> Result<VectorStore, postcard::Error> {
+        use rayon::prelude::*;
+        let w: StoredWire = postcard::from_bytes(bytes)?;
+        let files = w
+            .files
+            .into_par_iter()
+            .map(|f| {
+                Ok(FileChunks {
+                    path: f.path,
+                    content: f.content,
+                    chunks: postcard::from_bytes(f.chunks)?,
+                })
+            })
+            .collect::<Result<_, postcard::Error>>()?;
+        Ok(VectorStore {
+            version: w.version,
+            model: w.model,
+            dim: w.dim,
+            idf: w.idf,
+            files,
+            rows: w.rows,
+            dead: w.dead,
+            center: w.center,
+        })
+    }
+}
+
+/// Bytes serialized as one length-prefixed string (postcard: a varint length, the bytes).
+struct Blob<'a>(&'a [u8]);
+
+impl Serialize for Blob<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+#[derive(Serialize)]
+struct StoredRef<'a> {
+    version: u32,
+    model: &'a str,
+    dim: u32,
+    idf: &'a [f32],
+    rows: &'a [RowFile],
+    dead: &'a [u32],
+    center: &'a [f32],
+    files: Vec<StoredFileRef<'a>>,
+    owners: Blob<'a>,
+}
+
+#[derive(Serialize)]
+struct StoredFileRef<'a> {
+    path: &'a str,
+    content: &'a [u8; 32],
+    chunks: Blob<'a>,
+}
+
+#[derive(Deserialize)]
+struct StoredWire<'a> {
+    version: u32,
+    model: String,
+    dim: u32,
+    idf: Vec<f32>,
+    rows: Vec<RowFile>,
+    dead: Vec<u32>,
+    center: Vec<f32>,
+    #[serde(borrow)]
+    files: Vec<StoredFileWire<'a>>,
+    #[serde(borrow)]
+    owners: &'a [u8],
+}
+
+#[derive(Deserialize)]
+struct StoredFileWire<'a> {
+    path: String,
+    content: [u8; 32],
+    #[serde(borrow)]
+    chunks: &'a [u8],
+}
+
+/// The chunk table as a query reads it: the header and the files' paths decoded, each file's
+/// chunks decoded when a hit first lands in it, each point's file read in place.
+pub struct ChunkTable {
+    bytes: Vec<u8>,
+    pub model: String,
+    pub dim: u32,
+    pub idf: Vec<f32>,
+    pub rows: Vec<RowFile>,
+    pub dead: Vec<u32>,
+    pub center: Vec<f32>,
+    paths: Vec<String>,
+    /// Where each file's chunks and the owners lie in `bytes`.
+    chunks: Vec<std::ops::Range<usize>>,
+    owners: std::ops::Range<usize>,
+    decoded: Vec<std::sync::OnceLock<Vec<ChunkMeta>>>,
+}
+
+impl ChunkTable {
+    /// `bytes`, a stored chunk table (already checked against its blake3).
+    pub fn open(bytes: Vec<u8>) -> Result<ChunkTable, postcard::Error> {
+        let base = bytes.as_ptr() as usize;
+        let place = |blob: &[u8]| {
+            let at = (blob.as_ptr() as usize).saturating_sub(base);
+            at..at + blob.len()
+        };
+        let w: StoredWire = postcard::from_bytes(&bytes)?;
+        let owners = place(w.owners);
+        let (mut paths, mut chunks) = (
+            Vec::with_capacity(w.files.len()),
+            Vec::with_capacity(w.files.len()),
+        );
+        for f in w.files {
+            chunks.push(place(f.chunks));
+            paths.push(f.path);
+        }
+        let (model, dim, idf, rows, dead, center) = (w.model, w.dim, w.idf, w.rows, w.dead, w.center);
+        let points: usize = rows.iter().map(|r| r.points as usize).sum();
+        if owners.len() != points * 4 {
+            return Err(postcard::Error::DeserializeBadEncoding);
+        }
+        Ok(ChunkTable {
+            decoded: (0..paths.len()).map(|_| std::sync::OnceLock::new()).collect(),
+            bytes,
+            model,
+            dim,
+            idf,
+            rows,
+            dead,
+            center,
+            paths,
+            chunks,
+            owners,
+        })
+    }
+
+    pub fn points(&self) -> usize {
+        self.owners.len() / 4
+    }
+
+    /// The file point `id` belongs to (`None` for a dead point or past the end).
+    fn owner(&self, id: usize) -> Option<usize> {
+        let at = self.owners.start.checked_add(id.checked_mul(4)?)?;
+        let b: [u8; 4] = self.bytes.get(at..at + 4)?.try_into().ok()?;
+        let fi = u32::from_le_bytes(b);
+        (fi != u32::MAX).then_some(fi as usize)
+    }
+
+    /// Points that belong to a file.
+    pub fn live(&self) -> usize {
+        (0..self.points()).filter(|&id| self.owner(id).is_some()).count()
+    }
+
+    /// Point `id`'s file path and chunk.
+    pub fn chunk(&self, id: usize) -> Option<(&str, &ChunkMeta)> {
+        let fi = self.owner(id)?;
+        let chunks = self.decoded.get(fi)?.get_or_init(|| {
+            self.chunks
+                .get(fi)
+                .and_then(|r| self.bytes.get(r.clone()))
+                .and_then(|b| postcard::from_bytes(b).ok())
+                .unwrap_or_default()
+        });
+        let c = chunks.iter().find(|c| c.id as usize == id)?;
+        Some((self.paths.get(fi)?.as_str(), c))
     }
 }
 
 /// A model or graph error as the index reports it.
 pub(super) fn model_error(e: VectorError) -> IndexError {
     IndexError::Vector(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: u32, line: u32) -> ChunkMeta {
+        ChunkMeta {
+            start_line: line,
+            end_line: line + 3,
+            symbol: Some(id % 2),
+            hash: [id as u8; 16],
+            id,
+        }
+    }
+
+    /// Three files; point 2 was dropped by an update (dead), points 4 and 5 appended.
+    fn store() -> VectorStore {
+        let file = |path: &str, chunks: Vec<ChunkMeta>| FileChunks {
+            path: path.into(),
+            content: [path.len() as u8; 32],
+            chunks,
+        };
+        VectorStore {
+            version: VECTOR_VERSION,
+            model: "m".into(),
+            dim: 8,
+            idf: vec![1.0, 0.5],
+            files: vec![
+                file("a.py", vec![chunk(0, 1), chunk(1, 9)]),
+                file("b.py", vec![chunk(4, 2), chunk(5, 20)]),
+                file("c.py", vec![chunk(3, 7)]),
+            ],
+            rows: vec![
+                RowFile {
+                    file: "rows-00000000-x.i8".into(),
+                    points: 4,
+                    blake3: "x".into(),
+                    codes: "y".into(),
+                },
+                RowFile {
+                    file: "rows-00000004-z.i8".into(),
+                    points: 2,
+                    blake3: "z".into(),
+                    codes: "w".into(),
+                },
+            ],
+            dead: vec![2],
+            center: vec![0.25; 8],
+        }
+    }
+
+    #[test]
+    fn the_stored_form_decodes_whole_and_reads_in_place_alike() {
+        let s = store();
+        let bytes = s.encode().unwrap();
+        assert_eq!(VectorStore::decode(&bytes).unwrap(), s);
+        let t = ChunkTable::open(bytes.clone()).unwrap();
+        assert_eq!((t.points(), t.live()), (6, 5));
+        assert_eq!(
+            (&t.model, t.dim, &t.idf, &t.rows, &t.dead, &t.center),
+            (&s.model, s.dim, &s.idf, &s.rows, &s.dead, &s.center)
+        );
+        for f in &s.files {
+            for c in &f.chunks {
+                assert_eq!(t.chunk(c.id as usize), Some((f.path.as_str(), c)));
+            }
+        }
+        // A dead point and one past the end belong to no file.
+        assert_eq!((t.chunk(2), t.chunk(6)), (None, None));
+        // Owners that do not cover the row files' points are damage, not a shorter table:
+        // the last byte string (6 points, 24 bytes) cut to 5 points.
+        let mut cut = bytes.clone();
+        let at = cut.len() - 25;
+        assert_eq!(cut[at], 24);
+        cut[at] = 20;
+        cut.truncate(cut.len() - 4);
+        assert!(ChunkTable::open(cut).is_err());
+        assert!(ChunkTable::open(bytes[..bytes.len() - 1].to_vec()).is_err());
+    }
 }

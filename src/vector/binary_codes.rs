@@ -109,19 +109,24 @@ impl CodeQuery {
     }
 }
 
-/// One block of points: its first id, its int8 rows and their codes.
-pub type CodedBlock<'a> = (usize, &'a [i8], &'a [u8]);
+/// One block of points' codes: its first id and their bytes.
+pub type CodeBlock<'a> = (usize, &'a [u8]);
+
+/// Reads the int8 rows of some points (`ids`, ascending), handing each to `visit`; a point it
+/// cannot read is left out.
+pub type ReadRows<'a> = dyn Fn(&[usize], &mut dyn FnMut(usize, &[i8])) + 'a;
 
 /// The `k` points nearest `query` (cosine, best first): every live point scored by its code,
-/// the best `depth` of those re-scored on their rows. Ids in `dead` (sorted) are never
-/// returned.
+/// the best `depth` of those re-scored on their rows, which `rows` reads. Ids in `dead`
+/// (sorted) are never returned.
 pub fn two_stage_top_k(
-    blocks: &[CodedBlock<'_>],
+    codes: &[CodeBlock<'_>],
     dim: usize,
     dead: &[usize],
     query: &[f32],
     k: usize,
     depth: usize,
+    rows: &ReadRows<'_>,
 ) -> Vec<(usize, f32)> {
     use rayon::prelude::*;
     if dim == 0 || k == 0 {
@@ -132,9 +137,9 @@ pub fn two_stage_top_k(
     let depth = depth.max(k);
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let coarse = CodeQuery::new(query);
-    let spans: Vec<(usize, &[u8])> = blocks
+    let spans: Vec<(usize, &[u8])> = codes
         .iter()
-        .flat_map(|&(first, _, codes)| {
+        .flat_map(|&(first, codes)| {
             codes
                 .chunks(len * SPAN)
                 .enumerate()
@@ -162,22 +167,28 @@ pub fn two_stage_top_k(
         kept.truncate(depth);
     }
     // In id order: rows read front to back.
-    kept.sort_unstable_by_key(|p| p.0);
+    let mut ids: Vec<usize> = kept.into_iter().map(|p| p.0).collect();
+    ids.sort_unstable();
     let exact = IntQuery::new(query);
-    let row = |id: usize| {
-        let b = blocks
-            .partition_point(|&(first, _, _)| first <= id)
-            .checked_sub(1)?;
-        let (first, rows, _) = blocks.get(b)?;
-        rows.get((id - first) * dim..(id - first + 1) * dim)
-    };
-    let mut best: Vec<(usize, f32)> = kept
-        .into_iter()
-        .filter_map(|(id, _)| Some((id, exact.score(row(id)?))))
-        .collect();
+    let mut best: Vec<(usize, f32)> = Vec::with_capacity(ids.len());
+    rows(&ids, &mut |id, row| best.push((id, exact.score(row))));
     best.sort_by(order);
     best.truncate(k);
     best
+}
+
+/// [`ReadRows`] over rows in memory: blocks of (first id, rows).
+pub fn rows_in(blocks: &[(usize, &[i8])], dim: usize, ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])) {
+    for &id in ids {
+        let Some(b) = blocks.partition_point(|&(first, _)| first <= id).checked_sub(1) else {
+            continue;
+        };
+        if let Some((first, rows)) = blocks.get(b)
+            && let Some(row) = rows.get((id - first) * dim..(id - first + 1) * dim)
+        {
+            visit(id, row);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -249,10 +260,12 @@ mod tests {
         // Two blocks, as an updated part has; a dead point never comes back.
         let split = 2500;
         let blocks = [
-            (0, &rows[..split * dim], &codes[..split * code_len(dim)]),
-            (split, &rows[split * dim..], &codes[split * code_len(dim)..]),
+            (0, &codes[..split * code_len(dim)]),
+            (split, &codes[split * code_len(dim)..]),
         ];
         let exact_blocks = [(0, &rows[..split * dim]), (split, &rows[split * dim..])];
+        let read =
+            |ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])| rows_in(&exact_blocks, dim, ids, visit);
         let mut next = noise(99);
         let (mut found, mut asked) = (0, 0);
         for t in (0..centers.len()).step_by(10) {
@@ -262,7 +275,7 @@ mod tests {
             let exact = exact_top_k_in(&exact_blocks, dim, &[], &q, 10);
             let dead = [exact[0].0];
             // 300 candidates of 6,000 (5 %).
-            let got = two_stage_top_k(&blocks, dim, &dead, &q, 10, 300);
+            let got = two_stage_top_k(&blocks, dim, &dead, &q, 10, 300, &read);
             assert_eq!(got.len(), 10);
             assert!(got.iter().all(|(id, _)| *id != dead[0] && *id < n));
             // Scores are the exact ones, best first.

@@ -16,7 +16,9 @@ mod static_embedder;
 mod vector_error;
 mod vector_index;
 
-pub use binary_codes::{CodeQuery, CodedBlock, center_of, code_len, encode_codes, two_stage_top_k};
+pub use binary_codes::{
+    CodeBlock, CodeQuery, ReadRows, center_of, code_len, encode_codes, rows_in, two_stage_top_k,
+};
 pub use chunker::{Chunk, ChunkConfig, Chunker};
 pub use embedder::Embedder;
 pub use embedder_settings::{EmbedApi, EmbedderSettings, StoredEmbedder};

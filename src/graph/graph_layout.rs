@@ -22,7 +22,26 @@ use super::{
 use crate::symbols::{Import, RepoPath};
 
 /// Bytes a heads-only graph keeps its bodies in: the buffer read, or a part mapped in place.
-pub type GraphBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+pub type GraphBytes = Arc<dyn StoredBytes>;
+
+/// A stored graph's bytes, whole, and a range of them copied out. A part mapped in place
+/// copies a body it is asked for with a positioned read of the file: read through the map,
+/// the kernel would map the pages around each body too (up to 64 KiB on a cached file), and
+/// a query that reads 300 bodies would hold most of the part.
+pub trait StoredBytes: Send + Sync {
+    fn bytes(&self) -> &[u8];
+
+    /// `range` of the bytes (`None` past the end or when the file cannot be read).
+    fn read_range(&self, range: std::ops::Range<usize>) -> Option<std::borrow::Cow<'_, [u8]>> {
+        self.bytes().get(range).map(std::borrow::Cow::Borrowed)
+    }
+}
+
+impl StoredBytes for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
 
 /// What a graph decoded heads-only keeps as bytes: each file's definitions (decoded once, when
 /// first asked for) and its body (decoded each time it is asked for, checked first).
@@ -39,15 +58,18 @@ impl GraphBodies {
     /// File `i`'s references and their resolutions, checked against its digest and decoded
     /// now (`None` past the end or on damage).
     pub fn body(&self, i: usize) -> Option<(Vec<RefNode>, FileResolution)> {
-        let bytes = (*self.bytes).as_ref();
-        let body = self.frame.body(bytes, i).ok()?;
-        let body = Body::decode(body).ok()?;
+        let (_, range, want) = self.frame.stored_body(self.bytes.bytes(), i).ok()?;
+        let body = self.bytes.read_range(range)?;
+        if digest::<BODY_DIGEST>(&body) != want {
+            return None;
+        }
+        let body = Body::decode(&body).ok()?;
         let (refs, _, _, resolution) = body.parts();
         Some((refs, resolution))
     }
 
     fn blobs(&self, i: usize) -> Option<(&[u8], &[u8])> {
-        let bytes = (*self.bytes).as_ref();
+        let bytes = self.bytes.bytes();
         let (names, rest) = self.heads.get(i)?;
         Some((bytes.get(names.clone())?, bytes.get(rest.clone())?))
     }
@@ -80,7 +102,7 @@ impl GraphBodies {
 impl std::fmt::Debug for GraphBodies {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GraphBodies")
-            .field("bytes", &(*self.bytes).as_ref().len())
+            .field("bytes", &self.bytes.bytes().len())
             .field("files", &self.frame.files)
             .finish()
     }
@@ -88,7 +110,7 @@ impl std::fmt::Debug for GraphBodies {
 
 impl PartialEq for GraphBodies {
     fn eq(&self, other: &Self) -> bool {
-        (*self.bytes).as_ref() == (*other.bytes).as_ref()
+        self.bytes.bytes() == other.bytes.bytes()
     }
 }
 
@@ -933,7 +955,7 @@ impl CodeGraph {
     /// every file but the definitions and references of a few.
     pub fn decode_heads(bytes: GraphBytes) -> Result<CodeGraph, GraphDecodeError> {
         let (frame, files, places, rank, js_aliases) = {
-            let b = (*bytes).as_ref();
+            let b = bytes.bytes();
             let frame = FrameAt::parse(b)?;
             let heads = HeadsWire::parse(frame.heads(b)?)?;
             // Where a byte string of the heads lies in the whole part.

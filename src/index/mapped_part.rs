@@ -96,6 +96,22 @@ impl MappedPart {
     }
 }
 
+impl crate::graph::StoredBytes for MappedPart {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+
+    /// Copied with a positioned read of the file, so the pages around are not mapped.
+    fn read_range(&self, range: std::ops::Range<usize>) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if range.end > self.len() || range.start > range.end {
+            return None;
+        }
+        let mut buf = vec![0u8; range.len()];
+        self.read_at(range.start as u64, &mut buf).ok()?;
+        Some(std::borrow::Cow::Owned(buf))
+    }
+}
+
 impl Deref for MappedPart {
     type Target = [u8];
 
@@ -107,5 +123,29 @@ impl Deref for MappedPart {
 impl AsRef<[u8]> for MappedPart {
     fn as_ref(&self) -> &[u8] {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::StoredBytes;
+
+    #[test]
+    fn a_range_read_from_the_file_is_the_range_of_the_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part.bin");
+        let bytes: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 256) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let part = MappedPart::open(&path).unwrap();
+        for r in [0..0, 0..1, 4090..4100, 65_000..70_000] {
+            assert_eq!(part.read_range(r.clone()).as_deref(), Some(&bytes[r]));
+        }
+        assert!(part.read_range(69_990..70_001).is_none());
+        let empty = dir.path().join("empty.bin");
+        std::fs::write(&empty, b"").unwrap();
+        let part = MappedPart::open(&empty).unwrap();
+        assert_eq!(part.read_range(0..0).as_deref(), Some(&[][..]));
+        assert!(part.read_range(0..1).is_none());
     }
 }

@@ -20,6 +20,7 @@ use super::{
     Resolution, Resolver,
 };
 use crate::symbols::{Import, RepoPath};
+use crate::util::ByteString;
 
 /// Bytes a heads-only graph keeps its bodies in: the buffer read, or a part mapped in place.
 pub type GraphBytes = Arc<dyn StoredBytes>;
@@ -362,15 +363,6 @@ pub struct GraphWritten {
     pub kept: usize,
 }
 
-/// Bytes serialized as one length-prefixed string (postcard: a varint length, the bytes).
-struct Blob<'a>(&'a [u8]);
-
-impl Serialize for Blob<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
-    }
-}
-
 /// One file's head: its path, language and module, then its definitions as two byte strings,
 /// their names (postcard `Vec<&str>`, read in place) and the rest (postcard `Vec<DefRest>`,
 /// decoded when the file's definitions are asked for).
@@ -379,8 +371,8 @@ struct HeadRef<'a> {
     path: &'a RepoPath,
     language: &'a Name,
     module: &'a Name,
-    names: Blob<'a>,
-    defs: Blob<'a>,
+    names: ByteString<'a>,
+    defs: ByteString<'a>,
 }
 
 /// A head read in place.
@@ -682,8 +674,8 @@ pub(super) fn encode_head(f: &FileSkeleton) -> std::io::Result<Vec<u8>> {
         path: &f.path,
         language: &f.language,
         module: &f.module,
-        names: Blob(&names),
-        defs: Blob(&rest),
+        names: ByteString(&names),
+        defs: ByteString(&rest),
     })
     .map_err(std::io::Error::other)
 }

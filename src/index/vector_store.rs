@@ -25,6 +25,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::IndexError;
+use crate::util::ByteString;
 use crate::vector::VectorError;
 
 pub const VECTORS_FILE: &str = "vectors.bin";
@@ -133,10 +134,10 @@ impl VectorStore {
                 .map(|(f, c)| StoredFileRef {
                     path: &f.path,
                     content: &f.content,
-                    chunks: Blob(c),
+                    chunks: ByteString(c),
                 })
                 .collect(),
-            owners: Blob(&owners),
+            owners: ByteString(&owners),
         })
     }
 
@@ -168,15 +169,6 @@ impl VectorStore {
     }
 }
 
-/// Bytes serialized as one length-prefixed string (postcard: a varint length, the bytes).
-struct Blob<'a>(&'a [u8]);
-
-impl Serialize for Blob<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
-    }
-}
-
 #[derive(Serialize)]
 struct StoredRef<'a> {
     version: u32,
@@ -187,14 +179,14 @@ struct StoredRef<'a> {
     dead: &'a [u32],
     center: &'a [f32],
     files: Vec<StoredFileRef<'a>>,
-    owners: Blob<'a>,
+    owners: ByteString<'a>,
 }
 
 #[derive(Serialize)]
 struct StoredFileRef<'a> {
     path: &'a str,
     content: &'a [u8; 32],
-    chunks: Blob<'a>,
+    chunks: ByteString<'a>,
 }
 
 #[derive(Deserialize)]

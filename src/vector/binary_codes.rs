@@ -128,40 +128,13 @@ pub fn two_stage_top_k(
     depth: usize,
     rows: &ReadRows<'_>,
 ) -> Vec<(usize, f32)> {
-    use rayon::prelude::*;
     if dim == 0 || k == 0 {
         return Vec::new();
     }
-    const SPAN: usize = 8192;
-    let len = code_len(dim);
     let depth = depth.max(k);
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let coarse = CodeQuery::new(query);
-    let spans: Vec<(usize, &[u8])> = codes
-        .iter()
-        .flat_map(|&(first, codes)| {
-            codes
-                .chunks(len * SPAN)
-                .enumerate()
-                .map(move |(n, span)| (first + n * SPAN, span))
-        })
-        .collect();
-    let mut kept: Vec<(usize, f32)> = spans
-        .par_iter()
-        .flat_map_iter(|&(first, span)| {
-            let mut local: Vec<(usize, f32)> = span
-                .chunks_exact(len)
-                .enumerate()
-                .map(|(i, c)| (first + i, coarse.score(c)))
-                .filter(|(i, _)| dead.binary_search(i).is_err())
-                .collect();
-            if local.len() > depth {
-                local.select_nth_unstable_by(depth, order);
-                local.truncate(depth);
-            }
-            local
-        })
-        .collect();
+    let mut kept = super::vector_index::best_in_spans(codes, code_len(dim), dead, depth, |c| coarse.score(c));
     if kept.len() > depth {
         kept.select_nth_unstable_by(depth, order);
         kept.truncate(depth);

@@ -312,29 +312,49 @@ pub fn exact_top_k_in(
     query: &[f32],
     k: usize,
 ) -> Vec<(usize, f32)> {
-    use rayon::prelude::*;
     if dim == 0 || k == 0 {
         return Vec::new();
     }
-    const SPAN: usize = 4096;
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let int = IntQuery::new(query);
-    // Spans of at most SPAN rows, each with its first id, scanned on every core.
-    let spans: Vec<(usize, &[i8])> = blocks
+    let mut best = best_in_spans(blocks, dim, dead, k, |v| int.score(v));
+    best.sort_by(order);
+    best.truncate(k);
+    best
+}
+
+/// The best `k` items of each span of `blocks` (each block its first id and its items,
+/// `width` values each), scored by `score`, dead ids (`dead`, sorted) left out: spans of at
+/// most 4,096 items scanned on every core. At most `k` a span, in no order.
+pub(super) fn best_in_spans<T: Sync>(
+    blocks: &[(usize, &[T])],
+    width: usize,
+    dead: &[usize],
+    k: usize,
+    score: impl Fn(&[T]) -> f32 + Sync,
+) -> Vec<(usize, f32)> {
+    use rayon::prelude::*;
+    const SPAN: usize = 4096;
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if width == 0 {
+        return Vec::new();
+    }
+    let spans: Vec<(usize, &[T])> = blocks
         .iter()
-        .flat_map(|&(first, rows)| {
-            rows.chunks(dim * SPAN)
+        .flat_map(|&(first, items)| {
+            items
+                .chunks(width * SPAN)
                 .enumerate()
                 .map(move |(n, span)| (first + n * SPAN, span))
         })
         .collect();
-    let mut best: Vec<(usize, f32)> = spans
+    spans
         .par_iter()
         .flat_map_iter(|&(first, span)| {
             let mut local: Vec<(usize, f32)> = span
-                .chunks_exact(dim)
+                .chunks_exact(width)
                 .enumerate()
-                .map(|(i, v)| (first + i, int.score(v)))
+                .map(|(i, v)| (first + i, score(v)))
                 .filter(|(i, _)| dead.binary_search(i).is_err())
                 .collect();
             if local.len() > k {
@@ -343,8 +363,5 @@ pub fn exact_top_k_in(
             }
             local
         })
-        .collect();
-    best.sort_by(order);
-    best.truncate(k);
-    best
+        .collect()
 }

@@ -263,8 +263,7 @@ impl IndexSnapshot {
             let stamps = super::file_stamp::CommitStamps::new(&self.manifest.stamps, &gen_dir);
             let rows = Rows::open(&self.store, self.generation, (&store).into(), |file| {
                 !stamps.unchanged(&format!("gen/{file}"), &gen_dir.join(file))
-            })?
-            .read_scattered();
+            })?;
             Ok((store, rows))
         };
         // The built-in model (its tokenizer made from JSON) loads beside the chunk table.

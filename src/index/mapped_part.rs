@@ -80,16 +80,6 @@ impl MappedPart {
         Ok(())
     }
 
-    /// Tells the kernel the map is read at scattered places: no read-ahead, and a fault maps
-    /// its own page, not the pages around it (a query that reads 4,000 rows of 194,587 then
-    /// holds those pages, not most of the file). Advice only: a kernel that ignores it
-    /// reads the same bytes.
-    pub fn advise_random(&self) {
-        if let Some(map) = &self.map {
-            let _ = map.advise(memmap2::Advice::Random);
-        }
-    }
-
     /// The mapped bytes, `len` of them from `start` (`None` past the end).
     pub fn slice(&self, start: usize, len: usize) -> Option<&[u8]> {
         self.get(start..start.checked_add(len)?)

@@ -120,17 +120,6 @@ impl Rows {
         Ok(rows)
     }
 
-    /// Rows about to be read at scattered places (a query's candidates): see
-    /// [`MappedPart::advise_random`].
-    pub(super) fn read_scattered(self) -> Rows {
-        for b in &self.blocks {
-            if let RowBlock::Mapped(m) = b {
-                m.advise_random();
-            }
-        }
-        self
-    }
-
     /// Each block's first id and sign bits; `None` when the rows have no codes.
     pub(super) fn coded(&self) -> Option<Vec<CodeBlock<'_>>> {
         let codes = self.codes.as_ref()?;

@@ -11,7 +11,7 @@
 //! sign of the unit vector less the part's `center` (the mean unit vector when the rows were
 //! first written). A query scores every point by those bits against its float vector
 //! (a 32-byte read a point, not 256) and re-scores the best few thousand on their int8 rows:
-//! [`crate::vector::BinaryCodes`].
+//! [`crate::vector::two_stage_top_k`].
 //! `vectors/` holds the HNSW graph where one is kept. The build is
 //! [`super::vector_build::VectorBuild`], the query side [`super::semantic_index::SemanticIndex`].
 //!

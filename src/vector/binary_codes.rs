@@ -1,4 +1,4 @@
-//! `BinaryCodes`: one bit a dimension a point, for a first pass over every point that reads an
+//! Binary codes: one bit a dimension a point, for a first pass over every point that reads an
 //! eighth of the int8 rows, then an exact pass over the few thousand it keeps.
 //!
 //! A point's bit `k` is whether its unit vector's component `k` lies above `center[k]` (the
@@ -9,9 +9,9 @@
 //!
 //! Measured on the 2.8M-line tree of `benches/scale_curve.sh` (194,587 chunks of the built-in
 //! model, 256 dimensions) with 200 comment lines of that tree as queries: keeping 4,000
-//! candidates, 98 % of the exact top 100 and 99.8 % of the exact top 10 came back. Signs
-//! taken about zero instead of the center kept 83 % of the top 100, and Hamming distances
-//! between sign bits 84 %.
+//! candidates, 98 % of the exact top 100 and 99.8 % of the exact top 10 came back. Hamming
+//! distances between the query's sign bits and the points' kept 83 % of the top 100 with signs
+//! taken about zero, 84 % about the center.
 
 use super::IntQuery;
 
@@ -101,8 +101,7 @@ impl CodeQuery {
     pub fn score(&self, code: &[u8]) -> f32 {
         // Four sums: lookups that do not wait on one another.
         let mut s = [0f32; 4];
-        let mut it = self.tables.iter().zip(code).enumerate();
-        for (i, (t, &b)) in &mut it {
+        for (i, (t, &b)) in self.tables.iter().zip(code).enumerate() {
             s[i % 4] += t[usize::from(b)];
         }
         s.iter().sum()

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use tree_sitter::Language;
 
-use super::{ImportStyle, ImportsName, LanguageSpec};
+use super::{ImportStyle, ImportsName, LanguageSpec, TestGlobs};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LangError {
@@ -346,11 +346,8 @@ fn load(e: &Embedded<'_>, sources: &[Embedded<'_>]) -> Result<LanguageSpec, Lang
 }
 
 /// `test_files` globs as one set; a glob without `/` matches in any folder.
-fn test_globs(lang: &str, globs: &[String]) -> Result<Option<globset::GlobSet>, LangError> {
-    if globs.is_empty() {
-        return Ok(None);
-    }
-    let mut b = globset::GlobSetBuilder::new();
+fn test_globs(lang: &str, globs: &[String]) -> Result<TestGlobs, LangError> {
+    let mut parsed = Vec::with_capacity(globs.len());
     for g in globs {
         let pattern = match g.contains('/') {
             true => g.clone(),
@@ -363,10 +360,7 @@ fn test_globs(lang: &str, globs: &[String]) -> Result<Option<globset::GlobSet>, 
                 lang: lang.into(),
                 message: format!("test_files: {e}"),
             })?;
-        b.add(glob);
+        parsed.push(glob);
     }
-    b.build().map(Some).map_err(|e| LangError::Manifest {
-        lang: lang.into(),
-        message: format!("test_files: {e}"),
-    })
+    Ok(TestGlobs::new(parsed))
 }

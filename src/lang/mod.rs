@@ -17,6 +17,6 @@ mod text_formats;
 pub use capture::Capture;
 pub use implicit_calls::{invoked_implicitly, is_property_decorator};
 pub use language_registry::{LangError, LanguageRegistry};
-pub use language_spec::{ImportStyle, ImportsName, LanguageQueries, LanguageSpec};
+pub use language_spec::{ImportStyle, ImportsName, LanguageQueries, LanguageSpec, TestGlobs};
 pub use path_kind::{MODULE_ENTRY_FILES, PathKind, PathRole};
 pub use text_formats::{TextFormat, TextFormats, TextKind, TextSection, is_text_path, sections, text_kind};

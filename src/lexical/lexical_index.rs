@@ -347,18 +347,30 @@ impl LexicalIndex {
         let top: Vec<(f32, tantivy::DocAddress)> = searcher
             .search(&query, &TopDocs::with_limit(fetch).order_by_score())
             .map_err(LexicalError::tantivy(&self.dir))?;
-        let mut hits = Vec::with_capacity(opts.limit);
-        for (score, addr) in top {
+        // Where every document fetched is kept (no path filter stops the reading early), the
+        // stored documents are read in document order: the store is compressed in blocks, and
+        // in score order a block was decompressed again for each hit it holds (the block cache
+        // is smaller than a query's spread); in order, each block once.
+        let mut order: Vec<usize> = (0..top.len()).collect();
+        if keep >= top.len() {
+            order.sort_unstable_by_key(|&i| top[i].1);
+        }
+        let mut fetched: Vec<Option<LexicalHit>> = vec![None; top.len()];
+        let mut kept = 0;
+        for i in order {
+            let (score, addr) = top[i];
             let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
             let hit = self.hit(&doc, score);
             if !keep_path(&hit.path, &include, &exclude) {
                 continue;
             }
-            hits.push(hit);
-            if hits.len() >= keep {
+            fetched[i] = Some(hit);
+            kept += 1;
+            if kept >= keep {
                 break;
             }
         }
+        let hits: Vec<LexicalHit> = fetched.into_iter().flatten().collect();
         let terms = terms.into_iter().map(|(t, _)| t).collect();
         Ok(SearchOutcome {
             hits,

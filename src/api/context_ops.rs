@@ -14,7 +14,7 @@ use crate::graph::CodeGraph;
 use crate::index::Coverage;
 use crate::providers::{ChatMessage, ChatModel, OpenAiChat};
 use crate::search::{
-    QueryKind, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchQuery, SearchRanker,
+    Ahead, QueryKind, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchQuery, SearchRanker,
     Signals, Weights,
 };
 
@@ -155,17 +155,31 @@ impl Analysis {
         };
         let opened = std::time::Instant::now();
         // The two big loads side by side: the semantic part and the code graph; the token
-        // counter the packing needs loads beside them.
-        std::thread::scope(|s| {
+        // counter the packing needs loads beside them, and the lexical search, which reads
+        // neither, runs beside them too.
+        // Each search whose part is open is made there and then (an error is left to the
+        // ranking to meet and report).
+        let ahead = std::thread::scope(|s| {
             if packing {
                 s.spawn(crate::context::warm_token_counter);
             }
-            if signals.semantic && self.has_semantic() {
+            let semantic = (signals.semantic && self.has_semantic()).then(|| {
                 s.spawn(|| {
-                    let _ = self.semantic();
-                });
-            }
+                    let sem = self.semantic().ok()?;
+                    SearchRanker::semantic_ahead(sem, task).ok()
+                })
+            });
+            let lexical = signals.lexical.then(|| {
+                s.spawn(|| {
+                    let index = self.lexical().ok()?.clone();
+                    SearchRanker::lexical_ahead(self.snapshot(), self.root(), index, task).ok()
+                })
+            });
             let _ = graph();
+            Ahead {
+                lexical: lexical.and_then(|h| h.join().ok()).flatten(),
+                semantic: semantic.and_then(|h| h.join().ok()).flatten(),
+            }
         });
         tracing::debug!(
             ms = opened.elapsed().as_secs_f64() * 1000.0,
@@ -185,6 +199,7 @@ impl Analysis {
         ranker.max_files = files;
         // Only a pack shows definitions.
         ranker.with_symbols = packing;
+        ranker = ranker.with_ahead(ahead);
         let ranking = ranker.rank(task)?;
         Ok((ranking, ranker.graph()))
     }

@@ -102,6 +102,11 @@ pub struct LexicalPartEntry {
 }
 
 impl LexicalPartEntry {
+    /// The tantivy segments of the part (one `.idx` file each).
+    pub fn segments(&self) -> usize {
+        self.files.keys().filter(|f| f.ends_with(".idx")).count()
+    }
+
     pub fn new(docs: u64, files: BTreeMap<String, u64>) -> LexicalPartEntry {
         LexicalPartEntry {
             version: LEXICAL_VERSION,

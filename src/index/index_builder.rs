@@ -70,6 +70,21 @@ pub struct IndexBuilder<'a> {
     /// The rest of a first build after its checkpoints (in this process): the memory peak
     /// this stage starts with is theirs.
     after_checkpoints: bool,
+    /// How the lexical writer merges its segments.
+    lexical_merge: LexicalMerge,
+}
+
+/// How a build's lexical writer merges segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LexicalMerge {
+    /// By the merge policy; the whole tree's first generation after checkpoints that left
+    /// their segments unmerged merges them all.
+    Policy,
+    /// Never: a checkpoint leaves its segments to the merge step after the last one.
+    Deferred,
+    /// Every segment into one at the commit: the merge step after a first build's
+    /// checkpoints.
+    Whole,
 }
 
 /// What a first build's checkpoints did: the last one's generation, the files they parsed,
@@ -78,6 +93,14 @@ struct Checkpoints {
     generation: u64,
     parsed: u64,
     full: bool,
+}
+
+/// Whether `p` is a generation of an unfinished first build whose lexical part is still in
+/// several segments: checkpoints that have not covered the tree, or the last one before its
+/// merge step.
+fn lexical_unmerged(p: &Manifest) -> bool {
+    p.stats.pending > 0
+        || (!p.stats.deferred.is_empty() && p.parts.lexical.as_ref().is_some_and(|l| l.segments() > 1))
 }
 
 /// Checkpoints a first build commits: one for each eighth of the tree's bytes, the last
@@ -117,6 +140,7 @@ impl<'a> IndexBuilder<'a> {
             trusted: None,
             limit: None,
             after_checkpoints: false,
+            lexical_merge: LexicalMerge::Policy,
         })
     }
 
@@ -139,6 +163,7 @@ impl<'a> IndexBuilder<'a> {
             trusted,
             limit,
             after_checkpoints: false,
+            lexical_merge: LexicalMerge::Policy,
         }
     }
 
@@ -254,6 +279,8 @@ impl<'a> IndexBuilder<'a> {
             }),
         };
         let mut last: Option<Checkpoints> = None;
+        // A build killed between the last checkpoint and its merge step merges first.
+        let mut unmerged = !self.config.full && committed.as_ref().is_some_and(lexical_unmerged);
         for (k, end) in checkpoint_ends(&sizes, CHECKPOINTS).into_iter().enumerate() {
             if end <= done {
                 continue;
@@ -269,9 +296,30 @@ impl<'a> IndexBuilder<'a> {
                 ..self.config.clone()
             };
             let limit = (end < sizes.len()).then_some(end);
-            let report = self
-                .stage(&config, last.as_ref().map(|c| c.generation), limit)
-                .build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
+            let mut stage = self.stage(&config, last.as_ref().map(|c| c.generation), limit);
+            stage.lexical_merge = LexicalMerge::Deferred;
+            let report = stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
+            let stats = &report.manifest.stats;
+            unmerged = lexical_unmerged(&report.manifest);
+            last = Some(Checkpoints {
+                generation: report.manifest.generation,
+                parsed: last.as_ref().map_or(0, |c| c.parsed) + stats.parsed,
+                full: last.as_ref().map_or(stats.full, |c| c.full),
+            });
+        }
+        // The checkpoints' lexical segments merged into one, committed as a step of its own: a
+        // build killed in the merge or after it does not read the last eighth of the tree
+        // again (the merge is about a tenth of a first build).
+        if unmerged && self.config.lexical {
+            tracing::info!("checkpoint: merging the lexical part's segments");
+            let config = IndexConfig {
+                first_stage: true,
+                full: false,
+                ..self.config.clone()
+            };
+            let mut stage = self.stage(&config, last.as_ref().map(|c| c.generation), None);
+            stage.lexical_merge = LexicalMerge::Whole;
+            let report = stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
             let stats = &report.manifest.stats;
             last = Some(Checkpoints {
                 generation: report.manifest.generation,
@@ -323,21 +371,27 @@ impl<'a> IndexBuilder<'a> {
         };
         let t_walk = start.elapsed();
         clock.peak("walk");
-        // The first generation of the whole tree after a checkpoint merges what the
-        // checkpoints left unmerged (left to the next commit, the merge would land on a
-        // one-file update).
-        let merge_lexical = pending == 0 && previous.as_ref().is_some_and(|p| p.manifest.stats.pending > 0);
+        // A checkpoint leaves its segments to the merge step after the last one, which merges
+        // them all; a generation of the whole tree built on unmerged checkpoints (whose merge
+        // step did not run) merges them itself (left to the next commit, the merge would land
+        // on a one-file update).
+        let merge = match self.lexical_merge {
+            LexicalMerge::Policy if pending > 0 => LexicalMerge::Deferred,
+            LexicalMerge::Policy if previous.as_ref().is_some_and(|p| lexical_unmerged(&p.manifest)) => {
+                LexicalMerge::Whole
+            }
+            m => m,
+        };
         let lexical = match self.config.lexical {
             true => {
                 let writer = self.open_lexical(store, previous.as_ref(), &gen_dir)?;
-                // A checkpoint of part of the tree leaves its segments to the whole tree's,
-                // which merges them all itself: no merge of the policy's own may start on the
-                // way (a small cap flushes segments while the tree is read, and a merge
-                // running at the commit took segments the whole merge then did not find).
-                Some(match (pending > 0, merge_lexical) {
-                    (true, _) => writer.without_merges(),
-                    (false, true) => writer.merged_at_commit(),
-                    (false, false) => writer,
+                // No merge of the policy's own may start on the way to a whole merge (a small
+                // cap flushes segments while the tree is read, and a merge running at the
+                // commit took segments the whole merge then did not find).
+                Some(match merge {
+                    LexicalMerge::Deferred => writer.without_merges(),
+                    LexicalMerge::Whole => writer.merged_at_commit(),
+                    LexicalMerge::Policy => writer,
                 })
             }
             false => None,
@@ -1229,6 +1283,60 @@ mod tests {
             })
             .collect();
         assert!(minified(&avg, &cfg).is_some());
+    }
+
+    /// The state a first build killed after its last checkpoint and before the merge step
+    /// leaves (the whole tree read, its lexical part in one segment per checkpoint): the next
+    /// build merges them as a step of its own, then adds the rest.
+    #[test]
+    fn a_build_killed_before_the_merge_step_merges_first() {
+        let repo = tempfile::tempdir().unwrap();
+        for i in 0..30 {
+            let dir = repo.path().join(format!("d{}", i % 5));
+            std::fs::create_dir_all(&dir).unwrap();
+            let text = format!("def f{i}(x):\n    return x + {i}\n");
+            std::fs::write(dir.join(format!("m{i}.py")), text).unwrap();
+        }
+        let index = tempfile::tempdir().unwrap();
+        let config = IndexConfig {
+            index_dir: Some(index.path().join("idx")),
+            checkpoint_min_bytes: Some(0),
+            vectors: false,
+            ..IndexConfig::default()
+        };
+        let observer = super::super::NoProgress;
+        let builder = IndexBuilder::new(repo.path(), &config, &observer).unwrap();
+        let store = IndexStore::new(&config.index_dir_for(repo.path()));
+        store.prepare().unwrap();
+        let registry = LanguageRegistry::builtin().unwrap();
+        let first = IndexConfig {
+            first_stage: true,
+            ..config.clone()
+        };
+        let mut last = None;
+        {
+            let lock = store.lock().unwrap();
+            store.claim_root(builder.root()).unwrap();
+            for limit in [Some(15), None] {
+                let mut stage = builder.stage(&first, last, limit);
+                stage.lexical_merge = LexicalMerge::Deferred;
+                let dir = store.dir().to_path_buf();
+                let report = stage.build_locked(Instant::now(), registry, dir, &store, &lock).unwrap();
+                last = Some(report.manifest.generation);
+                if limit.is_none() {
+                    assert!(lexical_unmerged(&report.manifest), "{:?}", report.manifest.parts.lexical);
+                }
+            }
+        }
+        let done = builder.build().unwrap().manifest;
+        // The merge step (generation 3), then the graph (4).
+        assert_eq!(done.generation, 4);
+        let merged = store.read_manifest(3).unwrap();
+        assert_eq!(merged.parts.lexical.as_ref().map(|l| l.segments()), Some(1));
+        assert_eq!((merged.stats.parsed, merged.stats.pending), (0, 0));
+        assert_eq!(done.parts.lexical.as_ref().map(|l| l.segments()), Some(1));
+        assert!(done.stats.deferred.is_empty() && done.parts.graph.is_some());
+        assert_eq!(done.summary.files, 30);
     }
 
     #[test]

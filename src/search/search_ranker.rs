@@ -26,7 +26,10 @@ use super::rank_features::QueryFacts;
 use super::rank_features::{FileFacts, FileSignals, RankFeatures, path_overlap};
 use super::{HistorySignal, LearnedRanker, MentionKind, SearchQuery, TaskMentions};
 use crate::graph::{CodeGraph, Family, Node, SymbolGraph, SymbolId};
-use crate::index::{CodeSearch, HistoryPart, IndexError, IndexSnapshot, SearchTarget, SemanticIndex};
+use crate::index::{
+    CodeSearch, HistoryPart, IndexError, IndexSnapshot, SearchResults, SearchTarget, SemanticHit,
+    SemanticIndex,
+};
 use crate::lang::PathKind;
 use crate::lexical::{LexicalIndex, path_prior};
 use crate::symbols::SymbolKind;
@@ -317,6 +320,18 @@ pub struct SearchRanker<'s> {
     pub max_files: usize,
     /// Rank definitions too (context packs them; a search lists files and their spans).
     pub with_symbols: bool,
+    /// Stages' searches made beforehand ([`SearchRanker::with_ahead`]).
+    ahead: std::sync::Mutex<Ahead>,
+}
+
+/// The searches of a ranking's query that a caller made beforehand, beside the loading of
+/// the parts the rest of the ranking reads.
+#[derive(Default)]
+pub struct Ahead {
+    /// [`SearchRanker::lexical_ahead`].
+    pub lexical: Option<SearchResults>,
+    /// [`SearchRanker::semantic_ahead`].
+    pub semantic: Option<Vec<SemanticHit>>,
 }
 
 /// What the signal stages collect: per file and per definition the fused score so far
@@ -359,6 +374,11 @@ impl RankerKind {
     }
 }
 
+/// The lexical search a ranking makes: without snippets (a ranking shows none).
+fn lexical_search<'s>(snapshot: &'s IndexSnapshot, root: &std::path::Path, lexical: LexicalIndex) -> CodeSearch<'s> {
+    CodeSearch::with_lexical(snapshot, root, lexical).without_snippets()
+}
+
 /// The opened parts a ranking reads, each one present or why not (a resident server opens
 /// them once and lends them to every request).
 pub struct RankerParts<'s> {
@@ -380,7 +400,7 @@ impl<'s> SearchRanker<'s> {
     ) -> SearchRanker<'s> {
         let mut missing = Vec::new();
         let search = match (signals.lexical, parts.lexical) {
-            (true, Ok(l)) => Some(CodeSearch::with_lexical(snapshot, root, l).without_snippets()),
+            (true, Ok(l)) => Some(lexical_search(snapshot, root, l)),
             (true, Err(e)) => {
                 missing.push(format!("lexical: {e}"));
                 None
@@ -434,6 +454,7 @@ impl<'s> SearchRanker<'s> {
             with_features: false,
             max_files: MAX_FILES,
             with_symbols: true,
+            ahead: std::sync::Mutex::new(Ahead::default()),
         }
     }
 
@@ -455,6 +476,31 @@ impl<'s> SearchRanker<'s> {
 
     pub fn graph(&self) -> Option<&'s CodeGraph> {
         self.graph
+    }
+
+    /// The lexical stage's search of `q`, which reads the lexical part alone: a caller that
+    /// opens the other parts first runs it beside them and hands it to the ranking of the same
+    /// query ([`SearchRanker::with_ahead`]).
+    pub fn lexical_ahead(
+        snapshot: &IndexSnapshot,
+        root: &std::path::Path,
+        lexical: LexicalIndex,
+        q: &SearchQuery,
+    ) -> Result<SearchResults, IndexError> {
+        lexical_search(snapshot, root, lexical).search_parsed(&q.lexical, SearchTarget::Files, LEXICAL_FILES)
+    }
+
+    /// The semantic stage's search of `q`, which reads the semantic part alone.
+    pub fn semantic_ahead(semantic: &SemanticIndex, q: &SearchQuery) -> Result<Vec<SemanticHit>, IndexError> {
+        semantic.search(&q.plain(), SEMANTIC_CHUNKS)
+    }
+
+    /// Ranks with searches made beforehand for the same query.
+    pub fn with_ahead(self, ahead: Ahead) -> Self {
+        if let Ok(mut a) = self.ahead.lock() {
+            *a = ahead;
+        }
+        self
     }
 
     /// The stages in order: candidates per signal, the fused file order (with the learned
@@ -532,7 +578,11 @@ impl<'s> SearchRanker<'s> {
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let Some(search) = &self.search {
             c.used.push("lexical");
-            let r = search.search_parsed(&q.lexical, SearchTarget::Files, LEXICAL_FILES)?;
+            let ahead = self.ahead.lock().ok().and_then(|mut a| a.lexical.take());
+            let r = match ahead {
+                Some(r) => r,
+                None => search.search_parsed(&q.lexical, SearchTarget::Files, LEXICAL_FILES)?,
+            };
             let list = r.files.unwrap_or_default();
             c.found.terms = r.terms.clone();
             c.found.lexical_best = list.iter().map(|f| (f.path.clone(), f.best.clone())).collect();
@@ -570,7 +620,11 @@ impl<'s> SearchRanker<'s> {
         let rrf = |weight: f32, rank: usize| weight / (w.k + rank as f32);
         if let Some(sem) = self.semantic {
             c.used.push("semantic");
-            let hits = sem.search(&q.plain(), SEMANTIC_CHUNKS)?;
+            let ahead = self.ahead.lock().ok().and_then(|mut a| a.semantic.take());
+            let hits = match ahead {
+                Some(hits) => hits,
+                None => Self::semantic_ahead(sem, q)?,
+            };
             let mut file_rank = 0;
             let mut sym_rank = 0;
             let mut seen_files = HashSet::new();

@@ -163,6 +163,12 @@ impl Analysis {
             if packing {
                 s.spawn(crate::context::warm_token_counter);
             }
+            // The learned model is read from its JSON on first use.
+            if kind == RankerKind::Learned {
+                s.spawn(|| {
+                    let _ = crate::search::LearnedRanker::embedded();
+                });
+            }
             let semantic = (signals.semantic && self.has_semantic()).then(|| {
                 s.spawn(|| {
                     let sem = self.semantic().ok()?;

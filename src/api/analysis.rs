@@ -31,6 +31,17 @@ pub struct Analysis {
     activity: Arc<BuildActivity>,
 }
 
+/// For a one-shot query: makes what a ranking reads that comes from no index (the built-in
+/// embedding model, the learned ranker, the language registry) in threads of their own, while
+/// the process opens the index on one core.
+pub fn prepare_for_a_query() {
+    crate::vector::StaticEmbedder::prepare_builtin();
+    std::thread::spawn(|| {
+        let _ = crate::search::LearnedRanker::embedded();
+        let _ = crate::lang::LanguageRegistry::builtin();
+    });
+}
+
 impl Analysis {
     pub(super) fn new(
         root: PathBuf,

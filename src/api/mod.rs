@@ -31,7 +31,7 @@ pub mod uses;
 mod watch_state;
 mod workspace;
 
-pub use analysis::Analysis;
+pub use analysis::{Analysis, prepare_for_a_query};
 pub use api_error::{ApiError, ErrorBody};
 pub use build_activity::BuildActivity;
 pub use build_plan::{BuildPlan, EmbedderChoice, stored_embedder};

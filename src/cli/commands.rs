@@ -233,6 +233,7 @@ fn symbol(a: SymbolArgs) -> Result<ExitCode> {
 }
 
 fn search(a: SearchArgs) -> Result<ExitCode> {
+    crate::api::prepare_for_a_query();
     let query = read_task(&a.query, a.query_file.as_deref())?;
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
     let analysis = ws.analysis();

@@ -16,6 +16,7 @@ use crate::providers::RunBounds;
 use crate::search::RankedFile;
 
 pub fn context(a: ContextArgs) -> Result<ExitCode> {
+    crate::api::prepare_for_a_query();
     let task = read_task(&a.task, a.query_file.as_deref())?;
     let ws = open(a.repo.as_deref(), a.location.index_dir.clone())?;
     let r = ws

@@ -298,7 +298,8 @@ impl<'a> IndexBuilder<'a> {
             let limit = (end < sizes.len()).then_some(end);
             let mut stage = self.stage(&config, last.as_ref().map(|c| c.generation), limit);
             stage.lexical_merge = LexicalMerge::Deferred;
-            let report = stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
+            let report =
+                stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
             let stats = &report.manifest.stats;
             unmerged = lexical_unmerged(&report.manifest);
             last = Some(Checkpoints {
@@ -319,7 +320,8 @@ impl<'a> IndexBuilder<'a> {
             };
             let mut stage = self.stage(&config, last.as_ref().map(|c| c.generation), None);
             stage.lexical_merge = LexicalMerge::Whole;
-            let report = stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
+            let report =
+                stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
             let stats = &report.manifest.stats;
             last = Some(Checkpoints {
                 generation: report.manifest.generation,
@@ -1321,10 +1323,16 @@ mod tests {
                 let mut stage = builder.stage(&first, last, limit);
                 stage.lexical_merge = LexicalMerge::Deferred;
                 let dir = store.dir().to_path_buf();
-                let report = stage.build_locked(Instant::now(), registry, dir, &store, &lock).unwrap();
+                let report = stage
+                    .build_locked(Instant::now(), registry, dir, &store, &lock)
+                    .unwrap();
                 last = Some(report.manifest.generation);
                 if limit.is_none() {
-                    assert!(lexical_unmerged(&report.manifest), "{:?}", report.manifest.parts.lexical);
+                    assert!(
+                        lexical_unmerged(&report.manifest),
+                        "{:?}",
+                        report.manifest.parts.lexical
+                    );
                 }
             }
         }

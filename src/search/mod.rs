@@ -32,6 +32,7 @@ pub use rank_features::{FEATURE_NAMES, FileFacts, FileSignals, RankFeatures, pat
 pub use search_query::{QueryKind, SearchQuery};
 pub(crate) use search_query::{is_identifier, plain_text};
 pub use search_ranker::{
-    Ahead, Found, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchRanker, Signals, Weights, Why,
+    Ahead, Found, RankedFile, RankedSymbol, RankerKind, RankerParts, Ranking, SearchRanker, Signals, Weights,
+    Why,
 };
 pub use task_mentions::{MentionKind, PathMention, TaskMentions};

@@ -375,7 +375,11 @@ impl RankerKind {
 }
 
 /// The lexical search a ranking makes: without snippets (a ranking shows none).
-fn lexical_search<'s>(snapshot: &'s IndexSnapshot, root: &std::path::Path, lexical: LexicalIndex) -> CodeSearch<'s> {
+fn lexical_search<'s>(
+    snapshot: &'s IndexSnapshot,
+    root: &std::path::Path,
+    lexical: LexicalIndex,
+) -> CodeSearch<'s> {
     CodeSearch::with_lexical(snapshot, root, lexical).without_snippets()
 }
 

@@ -54,10 +54,31 @@ fn bert_wordpiece(bytes: &[u8]) -> Option<Tokenizer> {
     Some(tokenizer)
 }
 
+/// The built-in model being made in a thread of its own ([`StaticEmbedder::prepare_builtin`]),
+/// for the next [`StaticEmbedder::builtin`] to take.
+type Prepared = std::thread::JoinHandle<Result<StaticEmbedder, VectorError>>;
+static PREPARED: std::sync::Mutex<Option<Prepared>> = std::sync::Mutex::new(None);
+
 impl StaticEmbedder {
-    /// The model compiled into the binary.
+    /// The model compiled into the binary (the one [`Self::prepare_builtin`] made, if any).
     pub fn builtin() -> Result<StaticEmbedder, VectorError> {
+        let prepared = PREPARED.lock().ok().and_then(|mut p| p.take());
+        if let Some(Ok(Ok(model))) = prepared.map(|p| p.join()) {
+            return Ok(model);
+        }
         Self::from_bytes(BUILTIN_MODEL_ID, MODEL, TOKENIZER)
+    }
+
+    /// Starts making the built-in model in a thread of its own (its tokenizer is built from
+    /// JSON, 4 ms), for a one-shot query to do while it reads the index's file table.
+    pub fn prepare_builtin() {
+        if let Ok(mut p) = PREPARED.lock()
+            && p.is_none()
+        {
+            *p = Some(std::thread::spawn(|| {
+                Self::from_bytes(BUILTIN_MODEL_ID, MODEL, TOKENIZER)
+            }));
+        }
     }
 
     pub fn from_bytes(

@@ -1308,7 +1308,7 @@ mod tests {
         };
         let observer = super::super::NoProgress;
         let builder = IndexBuilder::new(repo.path(), &config, &observer).unwrap();
-        let store = IndexStore::new(&config.index_dir_for(repo.path()));
+        let store = IndexStore::new(config.index_dir_for(repo.path()));
         store.prepare().unwrap();
         let registry = LanguageRegistry::builtin().unwrap();
         let first = IndexConfig {

@@ -154,11 +154,10 @@ impl Analysis {
             false => self.graph_heads(),
         };
         let opened = std::time::Instant::now();
-        // The two big loads side by side: the semantic part and the code graph; the token
-        // counter the packing needs loads beside them, and the lexical search, which reads
-        // neither, runs beside them too.
-        // Each search whose part is open is made there and then (an error is left to the
-        // ranking to meet and report).
+        // The two big loads side by side, the semantic part and the code graph, with the token
+        // counter the packing needs; the lexical and semantic searches, which read no graph,
+        // run as soon as their part is open (an error is left to the ranking to meet and
+        // report).
         let ahead = std::thread::scope(|s| {
             if packing {
                 s.spawn(crate::context::warm_token_counter);

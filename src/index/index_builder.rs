@@ -95,6 +95,18 @@ struct Checkpoints {
     full: bool,
 }
 
+impl Checkpoints {
+    /// What the checkpoints did once `committed` (a stage after `before`) is committed.
+    fn after(before: Option<&Checkpoints>, committed: &Manifest) -> Checkpoints {
+        let stats = &committed.stats;
+        Checkpoints {
+            generation: committed.generation,
+            parsed: before.map_or(0, |c| c.parsed) + stats.parsed,
+            full: before.map_or(stats.full, |c| c.full),
+        }
+    }
+}
+
 /// Whether `p` is a generation of an unfinished first build whose lexical part is still in
 /// several segments: checkpoints that have not covered the tree, or the last one before its
 /// merge step.
@@ -300,13 +312,8 @@ impl<'a> IndexBuilder<'a> {
             stage.lexical_merge = LexicalMerge::Deferred;
             let report =
                 stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
-            let stats = &report.manifest.stats;
             unmerged = lexical_unmerged(&report.manifest);
-            last = Some(Checkpoints {
-                generation: report.manifest.generation,
-                parsed: last.as_ref().map_or(0, |c| c.parsed) + stats.parsed,
-                full: last.as_ref().map_or(stats.full, |c| c.full),
-            });
+            last = Some(Checkpoints::after(last.as_ref(), &report.manifest));
         }
         // The checkpoints' lexical segments merged into one, committed as a step of its own: a
         // build killed in the merge or after it does not read the last eighth of the tree
@@ -322,12 +329,7 @@ impl<'a> IndexBuilder<'a> {
             stage.lexical_merge = LexicalMerge::Whole;
             let report =
                 stage.build_locked(Instant::now(), registry, index_dir.to_path_buf(), store, lock)?;
-            let stats = &report.manifest.stats;
-            last = Some(Checkpoints {
-                generation: report.manifest.generation,
-                parsed: last.as_ref().map_or(0, |c| c.parsed) + stats.parsed,
-                full: last.as_ref().map_or(stats.full, |c| c.full),
-            });
+            last = Some(Checkpoints::after(last.as_ref(), &report.manifest));
         }
         Ok(last)
     }

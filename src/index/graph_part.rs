@@ -193,10 +193,20 @@ impl GraphPartWriter<'_> {
             .create_new(true)
             .open(&spill_path)
             .map_err(IndexError::io(&spill_path))?;
+        // Under a tight cap a batch is bounded by its references too: a few generated files
+        // with tens of thousands each, side by side in path order, made a batch of their own.
+        let refs: Vec<u64> = files.iter().map(|r| u64::from(r.references)).collect();
+        let max_refs = match self.bounded {
+            true => crate::graph::RESOLVE_REFS_TIGHT,
+            false => u64::MAX,
+        };
+        let batches =
+            crate::graph::resolve_batches(files.len(), Some(&refs), crate::graph::RESOLVE_BATCH, max_refs);
         let written = self.store.write_part_streamed(self.gen_dir, GRAPH_FILE, |w| {
             CodeGraph::write_resolved(
                 heads,
                 assembled.js_aliases.clone(),
+                &batches,
                 refs_of,
                 |r| count_references(&mut references, r),
                 &mut spill,

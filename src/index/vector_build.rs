@@ -33,6 +33,11 @@ const MAX_ROW_FILES: usize = 8;
 const MAX_DEAD_SHARE: f64 = 0.25;
 /// Records decoded and chunked at a time by a build.
 const RECORD_BATCH: usize = 1024;
+/// Files chunked and embedded at a time under a tight cap: at 1024, a batch of large
+/// generated files raised a capped first build's peak by about 20 MiB (2.8M-line tree).
+const RECORD_BATCH_TIGHT: usize = 256;
+/// Tokenized words a thread keeps under a tight cap (`StaticEmbedder::with_word_cache_cap`).
+const WORD_CACHE_TIGHT: usize = 20_000;
 /// Texts per call to a model other than the built-in one.
 const EXTERNAL_BATCH: usize = 256;
 
@@ -255,7 +260,7 @@ impl VectorBuild<'_> {
             };
             tokenized.reserve(changed.len());
             self.store
-                .visit_records(self.segments, self.files, changed, RECORD_BATCH, |batch| {
+                .visit_records(self.segments, self.files, changed, self.record_batch(), |batch| {
                     tokenized.extend(self.chunk_batch(&plan.chunker, batch, tokenizer));
                     Ok(())
                 })?;
@@ -300,6 +305,14 @@ impl VectorBuild<'_> {
             .collect()
     }
 
+    /// Files read, chunked and embedded at a time.
+    fn record_batch(&self) -> usize {
+        match self.bounded {
+            true => RECORD_BATCH_TIGHT,
+            false => RECORD_BATCH,
+        }
+    }
+
     /// The changed files' chunks with their vectors: cached ones reused, the rest embedded;
     /// with the built-in model and `stream`, each batch of the changed files as it is chunked.
     fn embed(
@@ -315,6 +328,11 @@ impl VectorBuild<'_> {
             stream,
         } = plan;
         let (base, known_idf) = match model {
+            // Under a tight cap each thread keeps fewer words tokenized: at the default,
+            // the two threads' caches were about 22 MiB of a capped first build's embedding.
+            Model::Builtin { base, known_idf } if self.bounded => {
+                ((*base).with_word_cache_cap(WORD_CACHE_TIGHT), known_idf)
+            }
             Model::Builtin { base, known_idf } => (*base, known_idf),
             Model::External(model) => return embed_external(model, tokenized, cache),
         };
@@ -332,13 +350,17 @@ impl VectorBuild<'_> {
         let embedded = AtomicUsize::new(0);
         let mut fresh: HashMap<usize, Vec<Embedded>> = HashMap::with_capacity(changed.len());
         match stream {
-            true => self
-                .store
-                .visit_records(self.segments, self.files, changed, RECORD_BATCH, |batch| {
+            true => self.store.visit_records(
+                self.segments,
+                self.files,
+                changed,
+                self.record_batch(),
+                |batch| {
                     let batch = self.chunk_batch(&chunker, batch, Some(&model));
                     fresh.extend(embed_ids(&model, batch, cache, &embedded));
                     Ok(())
-                })?,
+                },
+            )?,
             false => fresh.extend(embed_ids(&model, tokenized, cache, &embedded)),
         }
         Ok(Embedding {
@@ -358,7 +380,7 @@ impl VectorBuild<'_> {
     ) -> Result<Vec<f32>, IndexError> {
         let mut df = DocFreq::new(base.vocab_size());
         self.store
-            .visit_records(self.segments, self.files, changed, RECORD_BATCH, |batch| {
+            .visit_records(self.segments, self.files, changed, self.record_batch(), |batch| {
                 df.add(&self.chunk_batch(chunker, batch, Some(base)));
                 Ok(())
             })?;

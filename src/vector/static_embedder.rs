@@ -31,6 +31,8 @@ pub struct StaticEmbedder {
     /// Per-token weights (corpus IDF); `None` weighs every token 1.
     weights: Option<Vec<f32>>,
     unk: Option<u32>,
+    /// Words a thread keeps tokenized ([`StaticEmbedder::token_ids`]) before it starts over.
+    word_cache_cap: usize,
 }
 
 /// A BERT WordPiece `tokenizer.json`, read as those concrete types.
@@ -139,7 +141,15 @@ impl StaticEmbedder {
             dim,
             weights: None,
             unk,
+            word_cache_cap: WORD_CACHE_CAP,
         })
+    }
+
+    /// Keeps at most `words` tokenized words a thread (200,000 by default, about 20 MiB a
+    /// thread on code): a build under a tight memory cap keeps fewer and tokenizes more.
+    pub fn with_word_cache_cap(mut self, words: usize) -> StaticEmbedder {
+        self.word_cache_cap = words;
+        self
     }
 
     /// Weighs tokens by `weights[token id]` (a corpus IDF).
@@ -187,7 +197,7 @@ impl StaticEmbedder {
                     .filter(|&i| Some(i) != self.unk)
                     .collect();
                 ids.extend_from_slice(&word_ids);
-                if cache.1.len() > WORD_CACHE_CAP {
+                if cache.1.len() > self.word_cache_cap {
                     cache.1.clear();
                 }
                 cache.1.insert(word.to_string(), word_ids);

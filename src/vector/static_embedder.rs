@@ -424,6 +424,23 @@ mod tests {
         }
     }
 
+    /// A cache far smaller than a file's words (a tight memory cap keeps fewer) starts over
+    /// again and again and still gives the ids the uncached tokenizer gives.
+    #[test]
+    fn a_small_word_cache_gives_the_same_ids() {
+        let m = StaticEmbedder::builtin().unwrap().with_word_cache_cap(8);
+        let text = include_str!("../index/vector_build.rs").replace("[UNK]", "UNK");
+        assert!(
+            text.split_whitespace()
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+                > 100
+        );
+        for _ in 0..2 {
+            assert_eq!(m.token_ids(&text).unwrap(), m.token_ids_uncached(&text).unwrap());
+        }
+    }
+
     #[test]
     fn the_tokenizer_built_from_its_parts_equals_the_loaded_one() {
         let fast = bert_wordpiece(TOKENIZER).unwrap();

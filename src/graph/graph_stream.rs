@@ -31,26 +31,21 @@ pub const RESOLVE_BATCH: usize = 512;
 /// next to each other in path order) raised a capped first build's peak by 20 to 40 MiB.
 pub const RESOLVE_REFS_TIGHT: u64 = 16_384;
 
-/// The files in batches of at most `max_files`, and of at most `max_refs` references where
-/// `refs` (each file's count) is given; in order, each file once.
-pub fn resolve_batches(
-    files: usize,
-    refs: Option<&[u64]>,
-    max_files: usize,
-    max_refs: u64,
-) -> Vec<std::ops::Range<usize>> {
+/// The files, each with its number of references `refs`, in batches of at most `max_files`
+/// and of at most `max_refs` references (a file with more is a batch of its own); in order,
+/// each file once.
+pub fn resolve_batches(refs: &[u64], max_files: usize, max_refs: u64) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let (mut start, mut held) = (0, 0u64);
-    for i in 0..files {
-        let r = refs.and_then(|r| r.get(i)).copied().unwrap_or(0);
+    for (i, &r) in refs.iter().enumerate() {
         if i > start && (i - start >= max_files.max(1) || held + r > max_refs) {
             out.push(start..i);
             (start, held) = (i, 0);
         }
         held += r;
     }
-    if start < files {
-        out.push(start..files);
+    if start < refs.len() {
+        out.push(start..refs.len());
     }
     out
 }
@@ -91,15 +86,15 @@ impl CodeGraph {
             ..GraphUpdate::default()
         };
         let ids: Vec<usize> = (0..files.len()).collect();
-        if batches.iter().map(|b| b.len()).sum::<usize>() != ids.len()
-            || batches.windows(2).any(|w| w[0].end != w[1].start)
-            || batches.first().is_some_and(|b| b.start != 0)
-        {
+        let covered = batches
+            .iter()
+            .try_fold(0, |at, b| (b.start == at && b.end >= at).then_some(b.end));
+        if covered != Some(ids.len()) {
             return Err(std::io::Error::other(
                 "batches that do not cover the files once in order",
             ));
         }
-        for batch in batches.iter().filter_map(|b| ids.get(b.clone())) {
+        for batch in batches.iter().map(|b| &ids[b.clone()]) {
             let refs = refs_of(batch)?;
             if refs.len() != batch.len() {
                 return Err(std::io::Error::other(
@@ -229,7 +224,7 @@ mod tests {
         // By files alone (3 batches), and by references too (a tight cap: many more).
         let refs: Vec<u64> = files.iter().map(|f| f.refs.len() as u64).collect();
         for limit in [u64::MAX, 40] {
-            let batches = resolve_batches(files.len(), Some(&refs), RESOLVE_BATCH, limit);
+            let batches = resolve_batches(&refs, RESOLVE_BATCH, limit);
             assert_eq!(
                 batches.len() == 3,
                 limit == u64::MAX,
@@ -268,14 +263,14 @@ mod tests {
     #[test]
     fn batches_hold_their_bounds_and_cover_every_file_once_in_order() {
         let refs = [5, 0, 30, 2, 2, 100, 1, 1, 1, 1];
-        let b = resolve_batches(refs.len(), Some(&refs), 3, 10);
+        let b = resolve_batches(&refs, 3, 10);
         assert_eq!(b, vec![0..2, 2..3, 3..5, 5..6, 6..9, 9..10]);
         for r in &b {
             let held: u64 = refs[r.clone()].iter().sum();
             assert!(r.len() <= 3 && (held <= 10 || r.len() == 1), "{r:?}");
         }
-        assert_eq!(resolve_batches(7, None, 3, 0), vec![0..3, 3..6, 6..7]);
-        assert!(resolve_batches(0, None, 3, 10).is_empty());
+        assert_eq!(resolve_batches(&[0; 7], 3, 0), vec![0..3, 3..6, 6..7]);
+        assert!(resolve_batches(&[], 3, 10).is_empty());
     }
 
     #[test]
@@ -301,7 +296,7 @@ mod tests {
         let r = CodeGraph::write_resolved(
             files,
             Vec::new(),
-            &resolve_batches(3, None, RESOLVE_BATCH, u64::MAX),
+            &resolve_batches(&[0; 3], RESOLVE_BATCH, u64::MAX),
             |_| Ok(Vec::new()),
             |_| {},
             &mut spill,

@@ -200,8 +200,7 @@ impl GraphPartWriter<'_> {
             true => crate::graph::RESOLVE_REFS_TIGHT,
             false => u64::MAX,
         };
-        let batches =
-            crate::graph::resolve_batches(files.len(), Some(&refs), crate::graph::RESOLVE_BATCH, max_refs);
+        let batches = crate::graph::resolve_batches(&refs, crate::graph::RESOLVE_BATCH, max_refs);
         let written = self.store.write_part_streamed(self.gen_dir, GRAPH_FILE, |w| {
             CodeGraph::write_resolved(
                 heads,

@@ -145,8 +145,9 @@ impl StaticEmbedder {
         })
     }
 
-    /// Keeps at most `words` tokenized words a thread (200,000 by default, about 20 MiB a
-    /// thread on code): a build under a tight memory cap keeps fewer and tokenizes more.
+    /// Keeps at most `words` tokenized words a thread (200,000 by default: about 11 MiB a
+    /// thread more than 20,000 on the 2.8M-line tree): a build under a tight memory cap keeps
+    /// fewer and tokenizes more.
     pub fn with_word_cache_cap(mut self, words: usize) -> StaticEmbedder {
         self.word_cache_cap = words;
         self

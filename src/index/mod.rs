@@ -36,6 +36,7 @@ mod previous_generation;
 mod reader_lease;
 mod record_codec;
 mod repo_walker;
+mod row_spill;
 mod semantic_index;
 mod skip_reason;
 mod symbol_lookup;

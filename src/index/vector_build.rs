@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::VectorPartEntry;
 use super::part_links::{has_graph, link_dir, link_file};
+use super::row_spill::RowSpill;
 use super::semantic_index::SCAN_MAX_POINTS;
 use super::vector_rows::Rows;
 use super::vector_store::{
@@ -97,12 +98,28 @@ struct EmbedPlan<'a> {
 
 /// What the embed step made: the changed files' chunks with their vectors.
 struct Embedding {
-    fresh: HashMap<usize, Vec<Embedded>>,
+    made: Made,
     dim: usize,
     /// The IDF the built-in model used (empty for another model).
     idf: Vec<f32>,
     /// Chunks embedded, not taken from the cache.
     embedded: usize,
+}
+
+/// The changed files' chunks with their vectors: held by file, to be numbered with the
+/// previous part's, or (a first build that embeds as it goes) numbered and written already.
+enum Made {
+    Held(HashMap<usize, Vec<Embedded>>),
+    Written(RowSpill),
+}
+
+impl Made {
+    fn chunks(&self) -> usize {
+        match self {
+            Made::Held(fresh) => fresh.values().map(Vec::len).sum(),
+            Made::Written(spill) => spill.points(),
+        }
+    }
 }
 
 /// The previous generation's vectors by chunk hash: an unchanged chunk keeps its vector.
@@ -163,18 +180,22 @@ impl VectorBuild<'_> {
             .filter_map(|&i| prev_files.get(self.files[i].path.as_str()).copied())
             .collect();
         let cache = VectorCache::new(previous.as_ref(), &own);
-        let embedding = self.embed(plan, tokenized, &changed, &cache)?;
-        let fresh_chunks: usize = embedding.fresh.values().map(Vec::len).sum();
+        let first = previous.is_none();
+        let embedding = self.embed(plan, tokenized, &changed, &cache, first)?;
+        let fresh_chunks = embedding.made.chunks();
         let t_embed = t0.elapsed();
         let (dim, embedded) = (embedding.dim as u32, embedding.embedded);
-        let (store, rebuilt, rows_written) = self.assemble(
-            previous.as_ref(),
-            &prev_files,
-            embedding.fresh,
-            model_id,
-            dim,
-            embedding.idf,
-        )?;
+        let (store, rebuilt, rows_written) = match embedding.made {
+            Made::Held(fresh) => self.assemble(
+                previous.as_ref(),
+                &prev_files,
+                fresh,
+                model_id,
+                dim,
+                embedding.idf,
+            )?,
+            Made::Written(spill) => self.assemble_spilled(spill, model_id, dim, embedding.idf)?,
+        };
         let (bytes, hash) = self.write_store(&store)?;
         let v = entry(
             &store,
@@ -314,13 +335,15 @@ impl VectorBuild<'_> {
     }
 
     /// The changed files' chunks with their vectors: cached ones reused, the rest embedded;
-    /// with the built-in model and `stream`, each batch of the changed files as it is chunked.
+    /// with the built-in model and `stream`, each batch of the changed files as it is chunked
+    /// (and in a `first` build, with no previous part, numbered and written as it comes).
     fn embed(
         &self,
         plan: EmbedPlan,
         tokenized: ByFile<Tokenized>,
         changed: &[usize],
         cache: &VectorCache,
+        first: bool,
     ) -> Result<Embedding, IndexError> {
         let EmbedPlan {
             chunker,
@@ -348,7 +371,11 @@ impl VectorBuild<'_> {
         };
         let model = base.with_weights(idf.clone());
         let embedded = AtomicUsize::new(0);
-        let mut fresh: HashMap<usize, Vec<Embedded>> = HashMap::with_capacity(changed.len());
+        let mut fresh: HashMap<usize, Vec<Embedded>> = HashMap::new();
+        let mut spill = match stream && first {
+            true => Some(RowSpill::create(self.gen_dir, model.dim())?),
+            false => None,
+        };
         match stream {
             true => self.store.visit_records(
                 self.segments,
@@ -357,14 +384,20 @@ impl VectorBuild<'_> {
                 self.record_batch(),
                 |batch| {
                     let batch = self.chunk_batch(&chunker, batch, Some(&model));
-                    fresh.extend(embed_ids(&model, batch, cache, &embedded));
-                    Ok(())
+                    let batch = embed_ids(&model, batch, cache, &embedded);
+                    match &mut spill {
+                        Some(s) => s.add(batch),
+                        None => Ok(fresh.extend(batch)),
+                    }
                 },
             )?,
             false => fresh.extend(embed_ids(&model, tokenized, cache, &embedded)),
         }
         Ok(Embedding {
-            fresh,
+            made: match spill {
+                Some(s) => Made::Written(s),
+                None => Made::Held(fresh),
+            },
             dim: model.dim(),
             idf,
             embedded: embedded.into_inner(),
@@ -461,6 +494,45 @@ impl VectorBuild<'_> {
             center,
         };
         Ok((store, rebuilt, written))
+    }
+
+    /// A first build's part from its rows written as they were embedded ([`RowSpill`]):
+    /// what [`VectorBuild::assemble`] makes of the same vectors held, without holding them.
+    fn assemble_spilled(
+        &self,
+        spill: RowSpill,
+        model: String,
+        dim: u32,
+        idf: Vec<f32>,
+    ) -> Result<(VectorStore, bool, usize), IndexError> {
+        let d = dim as usize;
+        let mut done = spill.finish(self.store, self.gen_dir)?;
+        if let Some(row) = done.row.as_ref().filter(|r| keeps_graph(r.points as usize)) {
+            let path = self.gen_dir.join(&row.file);
+            let bytes = std::fs::read(&path).map_err(IndexError::io(&path))?;
+            self.write_graph(None, bytemuck::cast_slice(&bytes), d)?;
+        }
+        let files = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, r)| FileChunks {
+                path: r.path.to_string(),
+                content: r.hash,
+                chunks: done.chunks.remove(&i).unwrap_or_default(),
+            })
+            .collect();
+        let store = VectorStore {
+            version: VECTOR_VERSION,
+            model,
+            dim,
+            idf,
+            files,
+            rows: done.row.into_iter().collect(),
+            dead: Vec::new(),
+            center: done.center,
+        };
+        Ok((store, true, done.bytes))
     }
 
     /// Each file's chunks with their ids: a changed file's new chunks as new points, an
@@ -814,7 +886,7 @@ fn embed_external(
         fresh.insert(file, e);
     }
     Ok(Embedding {
-        fresh,
+        made: Made::Held(fresh),
         dim: model.dim(),
         idf: Vec::new(),
         embedded,

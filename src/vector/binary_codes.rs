@@ -23,28 +23,56 @@ pub fn code_len(dim: usize) -> usize {
 /// The mean of the unit vectors of `rows` (`dim` int8 values a point; a zero row is left
 /// out).
 pub fn center_of(rows: &[i8], dim: usize) -> Vec<f32> {
-    let mut sum = vec![0f64; dim];
-    let mut n = 0usize;
-    if dim == 0 {
-        return Vec::new();
+    let mut c = CenterSum::new(dim);
+    c.add(rows);
+    c.center()
+}
+
+/// [`center_of`] made a block of rows at a time (a build that writes its rows as they are
+/// embedded): the same sums in the same order, so the same center to the bit.
+pub struct CenterSum {
+    sum: Vec<f64>,
+    n: usize,
+}
+
+impl CenterSum {
+    pub fn new(dim: usize) -> CenterSum {
+        CenterSum {
+            sum: vec![0f64; dim],
+            n: 0,
+        }
     }
-    for row in rows.chunks_exact(dim) {
-        let norm = row
+
+    /// Adds the rows of `rows` (whole rows of the dimension given to [`CenterSum::new`]).
+    pub fn add(&mut self, rows: &[i8]) {
+        let dim = self.sum.len();
+        if dim == 0 {
+            return;
+        }
+        for row in rows.chunks_exact(dim) {
+            let norm = row
+                .iter()
+                .map(|&v| f64::from(v) * f64::from(v))
+                .sum::<f64>()
+                .sqrt();
+            if norm == 0.0 {
+                continue;
+            }
+            for (s, &v) in self.sum.iter_mut().zip(row) {
+                *s += f64::from(v) / norm;
+            }
+            self.n += 1;
+        }
+    }
+
+    /// The mean of the unit rows added so far.
+    pub fn center(&self) -> Vec<f32> {
+        let n = self.n;
+        self.sum
             .iter()
-            .map(|&v| f64::from(v) * f64::from(v))
-            .sum::<f64>()
-            .sqrt();
-        if norm == 0.0 {
-            continue;
-        }
-        for (s, &v) in sum.iter_mut().zip(row) {
-            *s += f64::from(v) / norm;
-        }
-        n += 1;
+            .map(|&s| if n == 0 { 0.0 } else { (s / n as f64) as f32 })
+            .collect()
     }
-    sum.into_iter()
-        .map(|s| if n == 0 { 0.0 } else { (s / n as f64) as f32 })
-        .collect()
 }
 
 /// The sign bits of each row of `rows` about `center`: [`code_len`] bytes a point, dimension

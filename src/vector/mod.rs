@@ -17,7 +17,7 @@ mod vector_error;
 mod vector_index;
 
 pub use binary_codes::{
-    CodeBlock, CodeQuery, ReadRows, center_of, code_len, encode_codes, rows_in, two_stage_top_k,
+    CenterSum, CodeBlock, CodeQuery, ReadRows, center_of, code_len, encode_codes, rows_in, two_stage_top_k,
 };
 pub use chunker::{Chunk, ChunkConfig, Chunker};
 pub use embedder::Embedder;

@@ -318,7 +318,10 @@ impl<'a> IndexBuilder<'a> {
         // The checkpoints' lexical segments merged into one, committed as a step of its own: a
         // build killed in the merge or after it does not read the last eighth of the tree
         // again (the merge is about a tenth of a first build).
-        if unmerged && self.config.lexical {
+        // Under a tight cap only: otherwise the whole tree's generation merges them beside
+        // its graph and semantic parts (the step's own walk and commit, and most of the
+        // merge's time, saved), and a build killed then merges again, reading nothing again.
+        if unmerged && self.config.lexical && self.config.cap_is_tight() {
             tracing::info!("checkpoint: merging the lexical part's segments");
             let config = IndexConfig {
                 first_stage: true,
@@ -483,14 +486,53 @@ impl<'a> IndexBuilder<'a> {
         clock: &mut BuildClock,
     ) -> Result<GenerationParts, IndexError> {
         let mut parts = GenerationParts::default();
-        if let Some(writer) = lexical {
-            parts.lexical = Some(self.commit_lexical(writer, assembled, w)?);
-            clock.mark("lexical");
-        }
-        let graph = self.config.graph && !w.first;
-        let vectors = self.config.vectors && !w.first;
         let parsed = std::mem::take(&mut assembled.skeletons);
         let assembled = &*assembled;
+        let derived = self.config.graph || self.config.vectors || history.is_some();
+        // The whole tree's generation after a first build's checkpoints merges their lexical
+        // segments (one thread, a tenth of the build) while the graph and semantic parts are
+        // written; not under a tight cap, where the peaks would add up.
+        let merge_beside = !w.first
+            && derived
+            && !self.config.cap_is_tight()
+            && lexical.as_ref().is_some_and(LexicalWriter::merges_whole);
+        match lexical {
+            Some(writer) if merge_beside => {
+                let (lexical, derived) = std::thread::scope(|s| {
+                    let l = s.spawn(|| {
+                        let t = Instant::now();
+                        (self.commit_lexical(writer, assembled, w), t.elapsed())
+                    });
+                    let derived = self.write_derived(w, assembled, parsed, history, clock, &mut parts);
+                    let l = l.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (l, derived)
+                });
+                parts.lexical = Some(lexical.0?);
+                derived?;
+                clock.record("lexical", lexical.1);
+            }
+            Some(writer) => {
+                parts.lexical = Some(self.commit_lexical(writer, assembled, w)?);
+                clock.mark("lexical");
+                self.write_derived(w, assembled, parsed, history, clock, &mut parts)?;
+            }
+            None => self.write_derived(w, assembled, parsed, history, clock, &mut parts)?,
+        }
+        Ok(parts)
+    }
+
+    /// The parts made from the parse: the graph, the semantic part and the history.
+    fn write_derived(
+        &self,
+        w: &PartsWriting<'_>,
+        assembled: &AssembledGeneration,
+        parsed: Vec<Option<FileSkeleton>>,
+        history: Option<HistoryPartWriter>,
+        clock: &mut BuildClock,
+        parts: &mut GenerationParts,
+    ) -> Result<(), IndexError> {
+        let graph = self.config.graph && !w.first;
+        let vectors = self.config.vectors && !w.first;
         let write_graph = |parsed| {
             let _span = tracing::info_span!("graph.resolve").entered();
             self.observer.phase("graph", 0);
@@ -547,7 +589,7 @@ impl<'a> IndexBuilder<'a> {
             parts.history = Some(h.write(w.store, w.gen_dir)?);
             clock.mark("history");
         }
-        Ok(parts)
+        Ok(())
     }
 
     /// The lexical part: the removed files deleted, the writer committed.
@@ -1291,9 +1333,16 @@ mod tests {
 
     /// The state a first build killed after its last checkpoint and before the merge step
     /// leaves (the whole tree read, its lexical part in one segment per checkpoint): the next
-    /// build merges them as a step of its own, then adds the rest.
+    /// build merges them beside its graph (under a tight cap, as a step of its own first),
+    /// reading no file again.
     #[test]
     fn a_build_killed_before_the_merge_step_merges_first() {
+        for cap in [None, Some(256)] {
+            killed_before_the_merge_step(cap);
+        }
+    }
+
+    fn killed_before_the_merge_step(cap: Option<u64>) {
         let repo = tempfile::tempdir().unwrap();
         for i in 0..30 {
             let dir = repo.path().join(format!("d{}", i % 5));
@@ -1306,8 +1355,11 @@ mod tests {
             index_dir: Some(index.path().join("idx")),
             checkpoint_min_bytes: Some(0),
             vectors: false,
+            max_memory_mib: cap,
+            max_memory_from: super::super::CapSource::Given,
             ..IndexConfig::default()
         };
+        assert_eq!(config.cap_is_tight(), cap.is_some());
         let observer = super::super::NoProgress;
         let builder = IndexBuilder::new(repo.path(), &config, &observer).unwrap();
         let store = IndexStore::new(config.index_dir_for(repo.path()));
@@ -1339,11 +1391,18 @@ mod tests {
             }
         }
         let done = builder.build().unwrap().manifest;
-        // The merge step (generation 3), then the graph (4).
-        assert_eq!(done.generation, 4);
-        let merged = store.read_manifest(3).unwrap();
-        assert_eq!(merged.parts.lexical.as_ref().map(|l| l.segments()), Some(1));
-        assert_eq!((merged.stats.parsed, merged.stats.pending), (0, 0));
+        match cap {
+            // The merge step (generation 3), then the graph (4).
+            Some(_) => {
+                assert_eq!(done.generation, 4);
+                let merged = store.read_manifest(3).unwrap();
+                assert_eq!(merged.parts.lexical.as_ref().map(|l| l.segments()), Some(1));
+                assert_eq!((merged.stats.parsed, merged.stats.pending), (0, 0));
+            }
+            // The merge beside the graph, in one generation.
+            None => assert_eq!(done.generation, 3),
+        }
+        assert_eq!(done.stats.parsed, 0, "{cap:?}");
         assert_eq!(done.parts.lexical.as_ref().map(|l| l.segments()), Some(1));
         assert!(done.stats.deferred.is_empty() && done.parts.graph.is_some());
         assert_eq!(done.summary.files, 30);

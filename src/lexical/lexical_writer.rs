@@ -111,6 +111,11 @@ impl LexicalWriter {
         self
     }
 
+    /// Whether the commit merges every segment into one ([`LexicalWriter::merged_at_commit`]).
+    pub fn merges_whole(&self) -> bool {
+        self.merge_at_commit
+    }
+
     /// Deletes every document of `path` (call before re-adding a changed file).
     pub fn remove_file(&self, path: &str) {
         self.writer

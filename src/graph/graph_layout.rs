@@ -377,10 +377,10 @@ struct HeadRef<'a> {
 
 /// A head read in place.
 #[derive(Deserialize)]
-struct HeadWire<'a> {
-    path: RepoPath,
-    language: Name,
-    module: Name,
+pub(super) struct HeadWire<'a> {
+    pub(super) path: RepoPath,
+    pub(super) language: Name,
+    pub(super) module: Name,
     #[serde(borrow)]
     names: &'a [u8],
     #[serde(borrow)]
@@ -456,6 +456,22 @@ impl HeadWire<'_> {
             language: self.language,
             module: self.module,
         })
+    }
+
+    /// The head decoded, the wire kept.
+    pub(super) fn head(&self) -> Result<Head, GraphDecodeError> {
+        Ok(Head {
+            defs: decode_defs(self.names, self.defs)?,
+            path: self.path.clone(),
+            language: self.language.clone(),
+            module: self.module.clone(),
+        })
+    }
+
+    /// The number of its definitions, read from its names' length alone.
+    pub(super) fn def_count(&self) -> Result<usize, GraphDecodeError> {
+        let (n, _) = postcard::take_from_bytes::<u64>(self.names)?;
+        usize::try_from(n).map_err(|_| GraphDecodeError::Layout("graph part heads: bad definition count".into()))
     }
 }
 
@@ -680,10 +696,11 @@ pub(super) fn encode_head(f: &FileSkeleton) -> std::io::Result<Vec<u8>> {
     .map_err(std::io::Error::other)
 }
 
-/// A heads section decoded file by file, with where each part lies in it, so that a writer
-/// can copy the heads that did not change instead of encoding them again.
-pub(super) struct HeadsAt {
-    pub(super) files: Vec<Head>,
+/// A heads section read file by file in place, with where each part lies in it, so that a
+/// writer can copy the heads that did not change instead of encoding them again; a head's
+/// definitions are decoded when asked for.
+pub(super) struct HeadsAt<'a> {
+    pub(super) files: Vec<HeadWire<'a>>,
     /// The files' count, each file's head, then the rank and the aliases: byte ranges of the
     /// section, back to back.
     pub(super) count: std::ops::Range<usize>,
@@ -693,17 +710,22 @@ pub(super) struct HeadsAt {
     pub(super) js_aliases: Vec<(String, String)>,
 }
 
-impl HeadsAt {
-    pub(super) fn decode(section: &[u8]) -> Result<HeadsAt, GraphDecodeError> {
+impl<'a> HeadsAt<'a> {
+    pub(super) fn index(section: &'a [u8]) -> Result<HeadsAt<'a>, GraphDecodeError> {
         let w = HeadsWire::parse(section)?;
         Ok(HeadsAt {
-            files: HeadsWire::decode_all(w.files)?,
+            files: w.files,
             count: w.count,
             each: w.each,
             tail: w.tail,
             ranks: w.rank.len(),
             js_aliases: w.js_aliases,
         })
+    }
+
+    /// Every head decoded, on every core.
+    pub(super) fn decode_all(&self) -> Result<Vec<Head>, GraphDecodeError> {
+        self.files.par_iter().map(HeadWire::head).collect()
     }
 }
 

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use super::code_graph::{NO_RESOLUTION, same_interface, same_rank_inputs};
 use super::graph_layout::{
-    Body, BodyInterface, BodyTable, Flows, FrameAt, GraphDecodeError, GraphWritten, Head, HeadsAt,
+    Body, BodyInterface, BodyTable, Flows, FrameAt, GraphDecodeError, GraphWritten, Head, HeadWire, HeadsAt,
     encode_body, encode_head, write_head,
 };
 use super::{
@@ -56,13 +56,13 @@ impl Fresh {
 pub struct GraphDiff<'a> {
     previous: &'a [u8],
     frame: FrameAt,
-    /// Every file's heads (the changed ones' new), with the table's imports, bindings and
-    /// base references.
-    files: Vec<FileSkeleton>,
+    /// The files' count, and their definitions'.
+    files: usize,
+    symbols: u64,
     /// The previous heads section and where its parts lie: unchanged heads, the rank and the
     /// aliases are copied from it.
     section: &'a [u8],
-    heads: HeadsAt,
+    heads: HeadsAt<'a>,
     fresh: Vec<Fresh>,
     /// Where the changed files changed edges: the flows with theirs replaced, and the ranks.
     ranked: Option<(Flows, Vec<Vec<f32>>)>,
@@ -86,19 +86,10 @@ impl<'a> GraphDiff<'a> {
         if frame.version != GRAPH_VERSION || frame.files != n || parsed.len() != n {
             return Ok(None);
         }
-        // The heads are one stream, what the table reads of the bodies one per file: decoded side
-        // by side.
+        // Read in place: a head's definitions are decoded only where a file changed, or where
+        // the symbol table is made (not when every changed file's lines only moved).
         let section = frame.heads(previous)?;
-        let (heads, body_heads) = rayon::join(
-            || HeadsAt::decode(section),
-            || -> Result<Vec<BodyInterface>, GraphDecodeError> {
-                (0..n)
-                    .into_par_iter()
-                    .map(|i| Ok(postcard::take_from_bytes::<BodyInterface>(frame.body(previous, i)?)?.0))
-                    .collect()
-            },
-        );
-        let (mut heads, body_heads) = (heads?, body_heads?);
+        let heads = HeadsAt::index(section)?;
         if heads.files.len() != n
             || heads.js_aliases != js_aliases
             || heads.ranks != n
@@ -109,21 +100,20 @@ impl<'a> GraphDiff<'a> {
         let Some(changed) = changed_files(&frame, previous, &heads, parsed)? else {
             return Ok(None);
         };
+        let symbols = heads
+            .files
+            .iter()
+            .map(HeadWire::def_count)
+            .sum::<Result<usize, _>>()? as u64;
         let heads_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let skeletons = table_skeletons(std::mem::take(&mut heads.files), body_heads, &changed);
         let moved = changed.iter().all(|c| c.moved);
-        let (fresh, same_edges) = match moved {
+        let (fresh, ranked, rank_ms) = match moved {
             // Nothing a resolution reads changed: each keeps its resolution, no table is made.
-            true => (changed.into_iter().map(Fresh::kept).collect(), true),
-            false => resolve(&skeletons, js_aliases, changed),
+            true => (changed.into_iter().map(Fresh::kept).collect(), None, 0),
+            false => Self::resolve_again(&frame, previous, &heads, js_aliases, changed)?,
         };
-        let resolve_ms = t0.elapsed().as_millis() as u64;
+        let resolve_ms = (t0.elapsed().as_millis() as u64).saturating_sub(rank_ms);
         tracing::debug!(heads_ms, resolve_ms, "graph update by difference");
-        let t1 = std::time::Instant::now();
-        let ranked = match same_edges {
-            true => None,
-            false => Some(Self::rank_again(&frame, previous, &skeletons, &fresh)?),
-        };
         let (files_resolved, refs_resolved, files_moved) = match moved {
             true => (0, 0, fresh.len() as u64),
             false => (
@@ -139,19 +129,53 @@ impl<'a> GraphDiff<'a> {
             files_moved,
             files_copied: (n - fresh.len()) as u64,
             resolve_ms,
-            rank_ms: t1.elapsed().as_millis() as u64,
+            rank_ms,
             rank_kept: ranked.is_none(),
         };
         Ok(Some(GraphDiff {
             previous,
             frame,
-            files: skeletons,
+            files: n,
+            symbols,
             section,
             heads,
             fresh,
             ranked,
             update,
         }))
+    }
+
+    /// The changed files resolved against the table of every file's heads and body
+    /// interface, and, where their edges changed, the graph ranked again (with the time that
+    /// took, in ms).
+    #[allow(clippy::type_complexity)]
+    fn resolve_again(
+        frame: &FrameAt,
+        previous: &[u8],
+        heads: &HeadsAt<'_>,
+        js_aliases: &[(String, String)],
+        changed: Vec<Changed>,
+    ) -> Result<(Vec<Fresh>, Option<(Flows, Vec<Vec<f32>>)>, u64), GraphDecodeError> {
+        let n = heads.files.len();
+        // The heads are one stream, what the table reads of the bodies one per file: decoded
+        // side by side.
+        let (all, body_heads) = rayon::join(
+            || heads.decode_all(),
+            || -> Result<Vec<BodyInterface>, GraphDecodeError> {
+                (0..n)
+                    .into_par_iter()
+                    .map(|i| Ok(postcard::take_from_bytes::<BodyInterface>(frame.body(previous, i)?)?.0))
+                    .collect()
+            },
+        );
+        let skeletons = table_skeletons(all?, body_heads?, &changed);
+        let (fresh, same_edges) = resolve(&skeletons, js_aliases, changed);
+        let t1 = std::time::Instant::now();
+        let ranked = match same_edges {
+            true => None,
+            false => Some(Self::rank_again(frame, previous, &skeletons, &fresh)?),
+        };
+        Ok((fresh, ranked, t1.elapsed().as_millis() as u64))
     }
 
     /// The stored flows with the changed files' replaced, and the ranks they give.
@@ -181,7 +205,7 @@ impl<'a> GraphDiff<'a> {
 
     /// The definitions of every file.
     pub fn symbols(&self) -> u64 {
-        self.files.iter().map(|f| f.defs.len() as u64).sum()
+        self.symbols
     }
 
     /// Each file resolved again: its resolution before and now.
@@ -225,7 +249,7 @@ impl<'a> GraphDiff<'a> {
     /// Writes the updated part to `w` (an empty file): the heads, then every body, the
     /// unchanged ones copied from the previous bytes with their digests.
     pub fn write<W: Write + Seek>(&self, w: &mut W) -> std::io::Result<GraphWritten> {
-        let n = self.files.len();
+        let n = self.files;
         let heads = self.heads_bytes()?;
         let start = w.stream_position()?;
         write_head(w, GRAPH_VERSION, &heads, n)?;
@@ -326,7 +350,7 @@ fn only_moved(old: &FileSkeleton, new: &FileSkeleton) -> bool {
 }
 
 /// Whether every file is where it was, an unchanged one in the module it was in.
-fn in_place(heads: &HeadsAt, files: &[(&str, &str)], parsed: &[Option<FileSkeleton>]) -> bool {
+fn in_place(heads: &HeadsAt<'_>, files: &[(&str, &str)], parsed: &[Option<FileSkeleton>]) -> bool {
     heads
         .files
         .iter()
@@ -346,7 +370,7 @@ fn in_place(heads: &HeadsAt, files: &[(&str, &str)], parsed: &[Option<FileSkelet
 fn changed_files(
     frame: &FrameAt,
     previous: &[u8],
-    heads: &HeadsAt,
+    heads: &HeadsAt<'_>,
     parsed: &[Option<FileSkeleton>],
 ) -> Result<Option<Vec<Changed>>, GraphDecodeError> {
     let mut changed = Vec::new();
@@ -354,13 +378,14 @@ fn changed_files(
         let (Some(sk), Some(h)) = (sk, heads.files.get(i)) else {
             continue;
         };
+        let h = h.head()?;
         let body = Body::decode(frame.body(previous, i)?)?;
         let (refs, imports, bindings, before) = body.parts();
         let old = FileSkeleton {
-            path: h.path.clone(),
-            language: h.language.clone(),
-            module: h.module.clone(),
-            defs: h.defs.clone(),
+            path: h.path,
+            language: h.language,
+            module: h.module,
+            defs: h.defs,
             refs,
             imports,
             bindings,

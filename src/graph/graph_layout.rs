@@ -471,7 +471,8 @@ impl HeadWire<'_> {
     /// The number of its definitions, read from its names' length alone.
     pub(super) fn def_count(&self) -> Result<usize, GraphDecodeError> {
         let (n, _) = postcard::take_from_bytes::<u64>(self.names)?;
-        usize::try_from(n).map_err(|_| GraphDecodeError::Layout("graph part heads: bad definition count".into()))
+        usize::try_from(n)
+            .map_err(|_| GraphDecodeError::Layout("graph part heads: bad definition count".into()))
     }
 }
 

@@ -23,7 +23,7 @@ use super::previous_generation::PreviousGeneration;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_build::{PreviousVectors, VectorBuild};
 use super::vector_rows::Rows;
-use super::vector_store::{VECTOR_VERSION, VECTORS_FILE, VectorStore};
+use super::vector_store::{ChunkTable, VECTOR_VERSION, VECTORS_FILE};
 use super::{
     BuildObserver, BuildStats, EncodedRecord, FORMAT_VERSION, FileRecord, FileTable, IndexConfig, IndexError,
     IndexStore, LanguageSummary, Manifest, RepoWalker, SegmentInfo, SkipReason, SkippedFile, Summary,
@@ -1135,10 +1135,10 @@ fn previous_vectors(store: &IndexStore, previous: Option<&PreviousGeneration>) -
     let bytes = store
         .read_part(p.generation, VECTORS_FILE, Some(&part.blake3))
         .ok()?;
-    let s = VectorStore::decode(&bytes).ok()?;
-    let rows = Rows::open(store, p.generation, (&s).into(), |_| false).ok()?;
+    let table = ChunkTable::open(bytes).ok()?;
+    let rows = Rows::open(store, p.generation, (&table).into(), |_| false).ok()?;
     Some(PreviousVectors {
-        store: s,
+        table,
         rows,
         gen_dir: store.generation_dir(p.generation),
     })

@@ -16,6 +16,9 @@ use super::vector_store::{ChunkMeta, RowFile};
 use super::{IndexError, IndexStore};
 use crate::vector::{CenterSum, Chunk, encode_codes};
 
+/// A chunk with its vector, by the index of its file.
+type Embedded = (Chunk, Vec<i8>);
+
 /// Beside the row file, in the generation being built, until the rows' digest names it.
 const SPILL: &str = "rows.spill.tmp";
 /// Rows read back at a time to encode their sign bits.
@@ -68,7 +71,7 @@ impl RowSpill {
     }
 
     /// A batch of files' chunks with their vectors, numbered after the points before them.
-    pub fn add(&mut self, batch: Vec<(usize, Vec<(Chunk, Vec<i8>)>)>) -> Result<(), IndexError> {
+    pub fn add(&mut self, batch: Vec<(usize, Vec<Embedded>)>) -> Result<(), IndexError> {
         for (file, embedded) in batch {
             let mut metas = Vec::with_capacity(embedded.len());
             for (c, v) in embedded {

@@ -19,7 +19,8 @@ use super::row_spill::RowSpill;
 use super::semantic_index::SCAN_MAX_POINTS;
 use super::vector_rows::Rows;
 use super::vector_store::{
-    ChunkMeta, FileChunks, RowFile, VECTOR_VERSION, VECTORS_DIR, VECTORS_FILE, VectorStore, model_error,
+    ChunkMeta, ChunkTable, ChunksOut, FileChunks, FileOut, RowFile, StoredHeader, VECTOR_VERSION,
+    VECTORS_DIR, VECTORS_FILE, VectorStore, model_error,
 };
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::symbols::FileSymbols;
@@ -49,9 +50,11 @@ type Embedded = (Chunk, Vec<i8>);
 /// Chunks by the index of their file in [`VectorBuild::files`].
 type ByFile<T> = Vec<(usize, Vec<T>)>;
 
-/// The previous generation's vector part, as a build reuses it.
+/// The previous generation's vector part, as a build reuses it: read in place, a file's
+/// chunks decoded only where a build needs them (a one-file update decodes the changed
+/// file's, and copies every other file's as stored).
 pub struct PreviousVectors {
-    pub store: VectorStore,
+    pub table: ChunkTable,
     pub rows: Rows,
     /// Its generation's folder: its row files are linked from there, its graph loaded.
     pub gen_dir: PathBuf,
@@ -110,7 +113,8 @@ struct Embedding {
 /// previous part's, or (a first build that embeds as it goes) numbered and written already.
 enum Made {
     Held(HashMap<usize, Vec<Embedded>>),
-    Written(RowSpill),
+    /// Boxed: a spill's hasher dwarfs the other variant.
+    Written(Box<RowSpill>),
 }
 
 impl Made {
@@ -132,11 +136,8 @@ struct VectorCache<'p> {
 }
 
 impl<'p> VectorCache<'p> {
-    fn new(previous: Option<&'p PreviousVectors>, own: &[&FileChunks]) -> VectorCache<'p> {
-        let ids = own
-            .iter()
-            .flat_map(|f| f.chunks.iter().map(|c| (c.hash, c.id)))
-            .collect();
+    fn new(previous: Option<&'p PreviousVectors>, own: &[Vec<ChunkMeta>]) -> VectorCache<'p> {
+        let ids = own.iter().flatten().map(|c| (c.hash, c.id)).collect();
         VectorCache { ids, previous }
     }
 
@@ -161,24 +162,33 @@ impl VectorBuild<'_> {
         let previous = self
             .previous
             .take()
-            .filter(|p| p.store.version == VECTOR_VERSION && p.store.model == model_id);
-        let prev_files: HashMap<&str, &FileChunks> = previous
+            .filter(|p| p.table.version == VECTOR_VERSION && p.table.model == model_id);
+        let prev_files: PrevFiles = previous
             .as_ref()
-            .map(|p| p.store.files.iter().map(|f| (f.path.as_str(), f)).collect())
+            .map(|p| {
+                (0..p.table.files())
+                    .filter_map(|j| Some((p.table.file(j)?.0, j)))
+                    .collect()
+            })
             .unwrap_or_default();
-        let changed = self.changed(&prev_files);
+        let changed = self.changed(previous.as_ref(), &prev_files);
         if let Some(p) = &previous
             && changed.is_empty()
-            && p.store.files.len() == self.files.len()
+            && p.table.files() == self.files.len()
         {
             return self.carry_over(p, t0);
         }
         let plan = self.plan(previous.as_ref())?;
         let tokenized = self.chunk(&plan, &changed)?;
-        let own: Vec<&FileChunks> = changed
-            .iter()
-            .filter_map(|&i| prev_files.get(self.files[i].path.as_str()).copied())
-            .collect();
+        let own: Vec<Vec<ChunkMeta>> = match &previous {
+            Some(p) => changed
+                .iter()
+                .filter_map(|&i| prev_files.get(self.files[i].path.as_str()))
+                .map(|&j| p.table.file_chunks(j))
+                .collect::<Result<_, _>>()
+                .map_err(|e| corrupt(&p.gen_dir, e))?,
+            None => Vec::new(),
+        };
         let cache = VectorCache::new(previous.as_ref(), &own);
         let first = previous.is_none();
         let embedding = self.embed(plan, tokenized, &changed, &cache, first)?;
@@ -194,11 +204,11 @@ impl VectorBuild<'_> {
                 dim,
                 embedding.idf,
             )?,
-            Made::Written(spill) => self.assemble_spilled(spill, model_id, dim, embedding.idf)?,
+            Made::Written(spill) => self.assemble_spilled(*spill, model_id, dim, embedding.idf)?,
         };
-        let (bytes, hash) = self.write_store(&store)?;
+        let (bytes, hash) = self.write_bytes(&store.bytes)?;
         let v = entry(
-            &store,
+            &store.shape,
             changed.len(),
             fresh_chunks,
             rebuilt,
@@ -216,12 +226,13 @@ impl VectorBuild<'_> {
 
     /// The files to chunk again: those whose content is not what the previous part chunked.
     /// Files whose content is unchanged keep their chunks and vectors as they are.
-    fn changed(&self, prev_files: &HashMap<&str, &FileChunks>) -> Vec<usize> {
+    fn changed(&self, previous: Option<&PreviousVectors>, prev_files: &PrevFiles) -> Vec<usize> {
         (0..self.files.len())
             .filter(|&i| {
                 prev_files
                     .get(self.files[i].path.as_str())
-                    .is_none_or(|f| f.content != self.files[i].hash)
+                    .and_then(|&j| previous?.table.file(j))
+                    .is_none_or(|(_, content)| *content != self.files[i].hash)
             })
             .collect()
     }
@@ -231,11 +242,13 @@ impl VectorBuild<'_> {
         if has_graph(&p.graph_dir()) {
             link_dir(&p.graph_dir(), &self.gen_dir.join(VECTORS_DIR))?;
         }
-        for file in p.store.rows.iter().flat_map(RowFile::files) {
+        for file in p.table.rows.iter().flat_map(RowFile::files) {
             link_file(&p.gen_dir.join(&file), &self.gen_dir.join(&file))?;
         }
-        let (bytes, hash) = self.write_store(&p.store)?;
-        let v = entry(&p.store, 0, 0, false, t0, bytes, 0);
+        // The same files with the same chunks: the same bytes.
+        let (bytes, hash) = self.write_bytes(p.table.bytes())?;
+        let shape = PartShape::of_table(&p.table).map_err(|e| corrupt(&p.gen_dir, e))?;
+        let v = entry(&shape, 0, 0, false, t0, bytes, 0);
         Ok(self.with_settings(VectorPartEntry { blake3: hash, ..v }))
     }
 
@@ -246,7 +259,7 @@ impl VectorBuild<'_> {
             None => {
                 let base = StaticEmbedder::builtin().map_err(model_error)?;
                 let known_idf = match previous {
-                    Some(p) if p.store.idf.len() == base.vocab_size() => Some(p.store.idf.clone()),
+                    Some(p) if p.table.idf.len() == base.vocab_size() => Some(p.table.idf.clone()),
                     _ => None,
                 };
                 Model::Builtin {
@@ -386,16 +399,17 @@ impl VectorBuild<'_> {
                     let batch = self.chunk_batch(&chunker, batch, Some(&model));
                     let batch = embed_ids(&model, batch, cache, &embedded);
                     match &mut spill {
-                        Some(s) => s.add(batch),
-                        None => Ok(fresh.extend(batch)),
+                        Some(s) => s.add(batch)?,
+                        None => fresh.extend(batch),
                     }
+                    Ok(())
                 },
             )?,
             false => fresh.extend(embed_ids(&model, tokenized, cache, &embedded)),
         }
         Ok(Embedding {
             made: match spill {
-                Some(s) => Made::Written(s),
+                Some(s) => Made::Written(Box::new(s)),
                 None => Made::Held(fresh),
             },
             dim: model.dim(),
@@ -420,11 +434,18 @@ impl VectorBuild<'_> {
         Ok(df.weights())
     }
 
-    /// Serializes `store` as this generation's `vectors.bin`; returns its size and blake3.
-    fn write_store(&self, store: &VectorStore) -> Result<(usize, String), IndexError> {
-        let bytes = store.encode().map_err(|e| corrupt(self.gen_dir, e))?;
-        let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, &bytes)?;
+    /// Writes `bytes` as this generation's `vectors.bin`; returns its size and blake3.
+    fn write_bytes(&self, bytes: &[u8]) -> Result<(usize, String), IndexError> {
+        let hash = self.store.write_part(self.gen_dir, VECTORS_FILE, bytes)?;
         Ok((bytes.len(), hash))
+    }
+
+    /// `store` encoded, with its shape.
+    fn encoded(&self, store: &VectorStore) -> Result<EncodedPart, IndexError> {
+        Ok(EncodedPart {
+            bytes: store.encode().map_err(|e| corrupt(self.gen_dir, e))?,
+            shape: PartShape::of_store(store),
+        })
     }
 
     /// Records how to make the model again (for queries and later builds).
@@ -438,41 +459,41 @@ impl VectorBuild<'_> {
     /// Gives ids and writes the rows and the graph: appends the new points after the previous
     /// ones (the previous row files linked, the new points in a file of their own) and
     /// tombstones the replaced ones, or rebuilds (renumbering every live chunk, one row file)
-    /// when there is no previous part or too much of it would be dead. Returns the store,
-    /// whether it was rebuilt, and the row bytes written.
+    /// when there is no previous part or too much of it would be dead. Returns the part
+    /// encoded, whether it was rebuilt, and the row bytes written.
     fn assemble(
         &self,
         previous: Option<&PreviousVectors>,
-        prev_files: &HashMap<&str, &FileChunks>,
+        prev_files: &PrevFiles,
         fresh: HashMap<usize, Vec<Embedded>>,
         model: String,
         dim: u32,
         idf: Vec<f32>,
-    ) -> Result<(VectorStore, bool, usize), IndexError> {
+    ) -> Result<(EncodedPart, bool, usize), IndexError> {
         let d = dim as usize;
-        let incremental = self.incremental(previous, &fresh);
+        let incremental = self.incremental(previous, &fresh)?;
         // Incremental: only the new points (appended after the previous ones); rebuild: all.
         let (mut points, dead) = match &incremental {
-            Some((p, dead)) => (Points::after(p.store.points() as u32), dead.clone()),
+            Some((p, dead)) => (Points::after(p.table.points() as u32), dead.clone()),
             None => (Points::after(0), Vec::new()),
         };
         // Sized once: grown by doubling, the rows of a whole tree (50 MB for 3M lines) were
         // held twice over while they moved, the peak of a capped build.
         let fresh_points: usize = fresh.values().map(Vec::len).sum();
         let kept_points = match (&incremental, previous) {
-            (None, Some(p)) => p.store.points(),
+            (None, Some(p)) => p.table.points(),
             _ => 0,
         };
         points.vectors.reserve_exact((fresh_points + kept_points) * d);
-        let files = self.number_files(previous, prev_files, incremental.is_some(), fresh, &mut points);
+        let files = self.number_files(previous, prev_files, incremental.is_some(), fresh, &mut points)?;
         let vectors = points.vectors;
         let base = incremental.as_ref().map(|(p, _)| *p);
-        if keeps_graph(base.map_or(0, |p| p.store.points()) + vectors.len() / d.max(1)) {
+        if keeps_graph(base.map_or(0, |p| p.table.points()) + vectors.len() / d.max(1)) {
             self.write_graph(base, &vectors, d)?;
         }
         // The sign bits of appended points are taken about the center their part has.
         let center = match base {
-            Some(p) if p.store.center.len() == d => p.store.center.clone(),
+            Some(p) if p.table.center.len() == d => p.table.center.clone(),
             _ => center_of(&vectors, d),
         };
         let (rows, written) = match base {
@@ -482,18 +503,23 @@ impl VectorBuild<'_> {
                 (rows, vectors.len())
             }
         };
-        let rebuilt = incremental.is_none();
-        let store = VectorStore {
+        let header = StoredHeader {
             version: VECTOR_VERSION,
             model,
             dim,
             idf,
-            files,
             rows,
             dead,
             center,
         };
-        Ok((store, rebuilt, written))
+        let part = match base {
+            // Every unchanged file's chunks copied as the previous part stored them.
+            Some(p) => {
+                EncodedPart::appended(&p.table, &files, header).map_err(|e| corrupt(self.gen_dir, e))?
+            }
+            None => self.encoded(&VectorStore::rebuilt(header, files))?,
+        };
+        Ok((part, incremental.is_none(), written))
     }
 
     /// A first build's part from its rows written as they were embedded ([`RowSpill`]):
@@ -504,7 +530,7 @@ impl VectorBuild<'_> {
         model: String,
         dim: u32,
         idf: Vec<f32>,
-    ) -> Result<(VectorStore, bool, usize), IndexError> {
+    ) -> Result<(EncodedPart, bool, usize), IndexError> {
         let d = dim as usize;
         let mut done = spill.finish(self.store, self.gen_dir)?;
         if let Some(row) = done.row.as_ref().filter(|r| keeps_graph(r.points as usize)) {
@@ -532,43 +558,39 @@ impl VectorBuild<'_> {
             dead: Vec::new(),
             center: done.center,
         };
-        Ok((store, true, done.bytes))
+        Ok((self.encoded(&store)?, true, done.bytes))
     }
 
     /// Each file's chunks with their ids: a changed file's new chunks as new points, an
-    /// unchanged file's kept as they are (`incremental`) or given new ids with their vectors
-    /// copied (a rebuild).
+    /// unchanged file's kept as the previous part stored them (`incremental`) or given new
+    /// ids with their vectors copied (a rebuild).
     fn number_files(
         &self,
         previous: Option<&PreviousVectors>,
-        prev_files: &HashMap<&str, &FileChunks>,
+        prev_files: &PrevFiles,
         incremental: bool,
         mut fresh: HashMap<usize, Vec<Embedded>>,
         points: &mut Points,
-    ) -> Vec<FileChunks> {
+    ) -> Result<Vec<FileOut>, IndexError> {
         let mut files = Vec::with_capacity(self.files.len());
         for (i, r) in self.files.iter().enumerate() {
-            let chunks = match fresh.remove(&i) {
-                Some(new) => points.add_fresh(new),
-                None => {
-                    let old = prev_files
-                        .get(r.path.as_str())
-                        .map(|f| f.chunks.clone())
-                        .unwrap_or_default();
-                    match (incremental, previous) {
-                        (true, _) => old,
-                        (false, Some(p)) => points.renumber(old, &p.rows),
-                        (false, None) => Vec::new(),
-                    }
+            let old = prev_files.get(r.path.as_str()).copied();
+            let chunks = match (fresh.remove(&i), previous, old) {
+                (Some(new), _, _) => ChunksOut::New(points.add_fresh(new)),
+                (None, Some(_), Some(j)) if incremental => ChunksOut::Kept(j),
+                (None, Some(p), Some(j)) => {
+                    let old = p.table.file_chunks(j).map_err(|e| corrupt(&p.gen_dir, e))?;
+                    ChunksOut::New(points.renumber(old, &p.rows))
                 }
+                (None, _, _) => ChunksOut::New(Vec::new()),
             };
-            files.push(FileChunks {
+            files.push(FileOut {
                 path: r.path.to_string(),
                 content: r.hash,
                 chunks,
             });
         }
-        files
+        Ok(files)
     }
 
     /// The previous part and its dead ids when the new points can be appended to it: its rows
@@ -578,26 +600,29 @@ impl VectorBuild<'_> {
         &self,
         previous: Option<&'p PreviousVectors>,
         fresh: &HashMap<usize, Vec<Embedded>>,
-    ) -> Option<(&'p PreviousVectors, Vec<u32>)> {
+    ) -> Result<Option<(&'p PreviousVectors, Vec<u32>)>, IndexError> {
+        let Some(p) = previous else { return Ok(None) };
         let changed_paths: HashSet<&str> = fresh
             .keys()
             .filter_map(|&i| self.files.get(i))
             .map(|r| r.path.as_str())
             .collect();
         let kept_paths: HashSet<&str> = self.files.iter().map(|r| r.path.as_str()).collect();
-        previous.and_then(|p| {
-            // Old points that stop being live: the chunks of changed and removed files.
-            let mut dead = p.store.dead.clone();
-            for f in &p.store.files {
-                if changed_paths.contains(f.path.as_str()) || !kept_paths.contains(f.path.as_str()) {
-                    dead.extend(f.chunks.iter().map(|c| c.id));
-                }
+        // Old points that stop being live: the chunks of changed and removed files.
+        let mut dead = p.table.dead.clone();
+        for j in 0..p.table.files() {
+            let Some((path, _)) = p.table.file(j) else {
+                continue;
+            };
+            if changed_paths.contains(path) || !kept_paths.contains(path) {
+                let gone = p.table.file_chunks(j).map_err(|e| corrupt(&p.gen_dir, e))?;
+                dead.extend(gone.iter().map(|c| c.id));
             }
-            let added: usize = fresh.values().map(Vec::len).sum();
-            let share = dead.len() as f64 / (p.store.points() + added).max(1) as f64;
-            let whole = p.rows.points() == p.store.points();
-            (share <= MAX_DEAD_SHARE && whole).then_some((p, dead))
-        })
+        }
+        let added: usize = fresh.values().map(Vec::len).sum();
+        let share = dead.len() as f64 / (p.table.points() + added).max(1) as f64;
+        let whole = p.rows.points() == p.table.points();
+        Ok((share <= MAX_DEAD_SHARE && whole).then_some((p, dead)))
     }
 
     /// Writes the HNSW graph of every point: the previous part's graph loaded with `vectors`
@@ -637,7 +662,7 @@ impl VectorBuild<'_> {
         dim: usize,
         center: &[f32],
     ) -> Result<(Vec<RowFile>, usize), IndexError> {
-        let old = &p.store.rows;
+        let old = &p.table.rows;
         let from = match added.is_empty() || old.len() < MAX_ROW_FILES {
             true => old.len(),
             false => {
@@ -744,8 +769,81 @@ impl DocFreq {
     }
 }
 
+/// Files of the previous part by path: their index there.
+type PrevFiles<'p> = HashMap<&'p str, usize>;
+
+/// What a part holds, as its manifest entry says it.
+struct PartShape {
+    model: String,
+    dim: u32,
+    chunks: usize,
+    points: usize,
+    dead: usize,
+    rows: Vec<RowFile>,
+}
+
+impl PartShape {
+    fn of_store(s: &VectorStore) -> PartShape {
+        PartShape {
+            model: s.model.clone(),
+            dim: s.dim,
+            chunks: s.files.iter().map(|f| f.chunks.len()).sum(),
+            points: s.points(),
+            dead: s.dead.len(),
+            rows: s.rows.clone(),
+        }
+    }
+
+    fn of_table(t: &ChunkTable) -> Result<PartShape, postcard::Error> {
+        Ok(PartShape {
+            model: t.model.clone(),
+            dim: t.dim,
+            chunks: (0..t.files())
+                .map(|j| t.chunk_count(j))
+                .sum::<Result<usize, _>>()?,
+            points: t.points(),
+            dead: t.dead.len(),
+            rows: t.rows.clone(),
+        })
+    }
+}
+
+/// A part's stored bytes, and what it holds.
+struct EncodedPart {
+    bytes: Vec<u8>,
+    shape: PartShape,
+}
+
+impl EncodedPart {
+    /// The previous part `table` with `files` and `header` ([`ChunkTable::encode_appended`]).
+    fn appended(
+        table: &ChunkTable,
+        files: &[FileOut],
+        header: StoredHeader,
+    ) -> Result<EncodedPart, postcard::Error> {
+        let chunks = files
+            .iter()
+            .map(|f| match &f.chunks {
+                ChunksOut::New(c) => Ok(c.len()),
+                ChunksOut::Kept(j) => table.chunk_count(*j),
+            })
+            .sum::<Result<usize, _>>()?;
+        Ok(EncodedPart {
+            bytes: table.encode_appended(files, &header)?,
+            shape: PartShape {
+                chunks,
+                points: header.rows.iter().map(|r| r.points as usize).sum(),
+                dead: header.dead.len(),
+                model: header.model,
+                dim: header.dim,
+                rows: header.rows,
+            },
+        })
+    }
+}
+
 fn entry(
-    s: &VectorStore,
+    s: &PartShape,
     files: usize,
     chunks: usize,
     rebuilt: bool,
@@ -753,18 +851,17 @@ fn entry(
     bytes: usize,
     rows_written: usize,
 ) -> VectorPartEntry {
-    let total: usize = s.files.iter().map(|f| f.chunks.len()).sum();
     VectorPartEntry {
         version: VECTOR_VERSION,
         file: VECTORS_FILE.to_string(),
         dir: VECTORS_DIR.to_string(),
         model: s.model.clone(),
         dim: s.dim,
-        chunks: total as u64,
-        graph_points: s.points() as u64,
-        dead: s.dead.len() as u64,
+        chunks: s.chunks as u64,
+        graph_points: s.points as u64,
+        dead: s.dead as u64,
         graph_rebuilt: rebuilt,
-        graph: keeps_graph(s.points()),
+        graph: keeps_graph(s.points),
         files_chunked: files as u64,
         chunks_embedded_or_cached: chunks as u64,
         bytes: bytes as u64,

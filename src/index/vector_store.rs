@@ -141,6 +141,41 @@ impl VectorStore {
         })
     }
 
+    /// A rebuilt part: `header` with `files`, every one's chunks numbered by the build.
+    pub fn rebuilt(header: StoredHeader, files: Vec<FileOut>) -> VectorStore {
+        let files = files
+            .into_iter()
+            .map(|f| FileChunks {
+                path: f.path,
+                content: f.content,
+                chunks: match f.chunks {
+                    ChunksOut::New(c) => c,
+                    // A rebuild keeps no file as stored; none is made so.
+                    ChunksOut::Kept(_) => Vec::new(),
+                },
+            })
+            .collect();
+        let StoredHeader {
+            version,
+            model,
+            dim,
+            idf,
+            rows,
+            dead,
+            center,
+        } = header;
+        VectorStore {
+            version,
+            model,
+            dim,
+            idf,
+            files,
+            rows,
+            dead,
+            center,
+        }
+    }
+
     /// The stored form decoded whole, each file's chunks on every core.
     pub fn decode(bytes: &[u8]) -> Result<VectorStore, postcard::Error> {
         use rayon::prelude::*;
@@ -216,6 +251,7 @@ struct StoredFileWire<'a> {
 /// chunks decoded when a hit first lands in it, each point's file read in place.
 pub struct ChunkTable {
     bytes: Vec<u8>,
+    pub version: u32,
     pub model: String,
     pub dim: u32,
     pub idf: Vec<f32>,
@@ -223,6 +259,8 @@ pub struct ChunkTable {
     pub dead: Vec<u32>,
     pub center: Vec<f32>,
     paths: Vec<String>,
+    /// Each file's content hash when it was chunked.
+    contents: Vec<[u8; 32]>,
     /// Where each file's chunks and the owners lie in `bytes`.
     chunks: Vec<std::ops::Range<usize>>,
     owners: std::ops::Range<usize>,
@@ -239,14 +277,17 @@ impl ChunkTable {
         };
         let w: StoredWire = postcard::from_bytes(&bytes)?;
         let owners = place(w.owners);
-        let (mut paths, mut chunks) = (
+        let (mut paths, mut contents, mut chunks) = (
+            Vec::with_capacity(w.files.len()),
             Vec::with_capacity(w.files.len()),
             Vec::with_capacity(w.files.len()),
         );
         for f in w.files {
             chunks.push(place(f.chunks));
             paths.push(f.path);
+            contents.push(f.content);
         }
+        let version = w.version;
         let (model, dim, idf, rows, dead, center) = (w.model, w.dim, w.idf, w.rows, w.dead, w.center);
         let points: usize = rows.iter().map(|r| r.points as usize).sum();
         if owners.len() != points * 4 {
@@ -255,6 +296,7 @@ impl ChunkTable {
         Ok(ChunkTable {
             decoded: (0..paths.len()).map(|_| std::sync::OnceLock::new()).collect(),
             bytes,
+            version,
             model,
             dim,
             idf,
@@ -262,8 +304,115 @@ impl ChunkTable {
             dead,
             center,
             paths,
+            contents,
             chunks,
             owners,
+        })
+    }
+
+    /// The stored bytes, as opened.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The number of files.
+    pub fn files(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// File `fi`'s path and its content hash when chunked.
+    pub fn file(&self, fi: usize) -> Option<(&str, &[u8; 32])> {
+        Some((self.paths.get(fi)?.as_str(), self.contents.get(fi)?))
+    }
+
+    /// File `fi`'s chunks as stored (postcard), never decoded.
+    fn chunk_bytes(&self, fi: usize) -> Result<&[u8], postcard::Error> {
+        self.chunks
+            .get(fi)
+            .and_then(|r| self.bytes.get(r.clone()))
+            .ok_or(postcard::Error::DeserializeUnexpectedEnd)
+    }
+
+    /// File `fi`'s chunks, decoded (not kept).
+    pub fn file_chunks(&self, fi: usize) -> Result<Vec<ChunkMeta>, postcard::Error> {
+        postcard::from_bytes(self.chunk_bytes(fi)?)
+    }
+
+    /// The number of file `fi`'s chunks, read from their length alone.
+    pub fn chunk_count(&self, fi: usize) -> Result<usize, postcard::Error> {
+        let (n, _) = postcard::take_from_bytes::<u64>(self.chunk_bytes(fi)?)?;
+        usize::try_from(n).map_err(|_| postcard::Error::DeserializeBadEncoding)
+    }
+
+    /// This part's stored form after an update that appended points: `files` in order, each
+    /// with its chunks numbered by the update or kept as this part stored them (copied, not
+    /// encoded again), each point's file mapped to its new index; the header as given. The
+    /// bytes [`VectorStore::encode`] gives for the same store decoded whole.
+    pub fn encode_appended(
+        &self,
+        files: &[FileOut],
+        header: &StoredHeader,
+    ) -> Result<Vec<u8>, postcard::Error> {
+        use rayon::prelude::*;
+        let encoded: Vec<Option<Vec<u8>>> = files
+            .par_iter()
+            .map(|f| match &f.chunks {
+                ChunksOut::New(c) => postcard::to_stdvec(c).map(Some),
+                ChunksOut::Kept(_) => Ok(None),
+            })
+            .collect::<Result<_, _>>()?;
+        let points: usize = header.rows.iter().map(|r| r.points as usize).sum();
+        let mut now = vec![u32::MAX; self.paths.len()];
+        for (fi, f) in files.iter().enumerate() {
+            if let ChunksOut::Kept(old) = f.chunks
+                && let Some(n) = now.get_mut(old)
+            {
+                *n = fi as u32;
+            }
+        }
+        let mut owners: Vec<u32> = (0..points)
+            .map(|id| {
+                self.owner(id)
+                    .and_then(|old| now.get(old).copied())
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        for (fi, f) in files.iter().enumerate() {
+            if let ChunksOut::New(chunks) = &f.chunks {
+                for c in chunks {
+                    if let Some(o) = owners.get_mut(c.id as usize) {
+                        *o = fi as u32;
+                    }
+                }
+            }
+        }
+        let owners: Vec<u8> = owners.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let stored = files
+            .iter()
+            .zip(&encoded)
+            .map(|(f, e)| {
+                let chunks = match (&f.chunks, e) {
+                    (ChunksOut::Kept(old), _) => self.chunk_bytes(*old)?,
+                    (ChunksOut::New(_), Some(e)) => e.as_slice(),
+                    (ChunksOut::New(_), None) => return Err(postcard::Error::SerializeBufferFull),
+                };
+                Ok(StoredFileRef {
+                    path: &f.path,
+                    content: &f.content,
+                    chunks: ByteString(chunks),
+                })
+            })
+            .collect::<Result<Vec<_>, postcard::Error>>()?;
+        postcard::to_stdvec(&StoredRef {
+            version: header.version,
+            model: &header.model,
+            dim: header.dim,
+            idf: &header.idf,
+            rows: &header.rows,
+            dead: &header.dead,
+            center: &header.center,
+            files: stored,
+            owners: ByteString(&owners),
         })
     }
 
@@ -297,6 +446,32 @@ impl ChunkTable {
         let c = chunks.iter().find(|c| c.id as usize == id)?;
         Some((self.paths.get(fi)?.as_str(), c))
     }
+}
+
+/// A file of a part an update writes ([`ChunkTable::encode_appended`]).
+pub struct FileOut {
+    pub path: String,
+    pub content: [u8; 32],
+    pub chunks: ChunksOut,
+}
+
+/// A file's chunks in a part an update writes.
+pub enum ChunksOut {
+    /// Numbered by the update.
+    New(Vec<ChunkMeta>),
+    /// As the previous part stored them: its file index there.
+    Kept(usize),
+}
+
+/// Everything of a part but its files.
+pub struct StoredHeader {
+    pub version: u32,
+    pub model: String,
+    pub dim: u32,
+    pub idf: Vec<f32>,
+    pub rows: Vec<RowFile>,
+    pub dead: Vec<u32>,
+    pub center: Vec<f32>,
 }
 
 /// A model or graph error as the index reports it.
@@ -381,5 +556,73 @@ mod tests {
         cut.truncate(cut.len() - 4);
         assert!(ChunkTable::open(cut).is_err());
         assert!(ChunkTable::open(bytes[..bytes.len() - 1].to_vec()).is_err());
+    }
+
+    #[test]
+    fn an_appended_part_is_the_part_encoded_whole() {
+        let before = store();
+        let table = ChunkTable::open(before.encode().unwrap()).unwrap();
+        assert_eq!(table.file(1), Some(("b.py", &[4u8; 32])));
+        assert_eq!(table.chunk_count(1).unwrap(), 2);
+        // An update: a.py kept, b.py changed (points 4 and 5 dead, 6 and 7 new), c.py
+        // removed (point 3 dead), aa.py added before b.py (point 8): indices move.
+        let header = |dead: Vec<u32>| StoredHeader {
+            version: VECTOR_VERSION,
+            model: "m".into(),
+            dim: 8,
+            idf: vec![1.0, 0.5],
+            rows: vec![RowFile {
+                file: "rows-00000000-n.i8".into(),
+                points: 9,
+                blake3: "n".into(),
+                codes: "c".into(),
+            }],
+            dead,
+            center: vec![0.25; 8],
+        };
+        let files = vec![
+            FileOut {
+                path: "a.py".into(),
+                content: [4; 32],
+                chunks: ChunksOut::Kept(0),
+            },
+            FileOut {
+                path: "aa.py".into(),
+                content: [5; 32],
+                chunks: ChunksOut::New(vec![chunk(8, 1)]),
+            },
+            FileOut {
+                path: "b.py".into(),
+                content: [9; 32],
+                chunks: ChunksOut::New(vec![chunk(6, 2), chunk(7, 30)]),
+            },
+        ];
+        let dead = vec![2, 4, 5, 3];
+        let appended = table.encode_appended(&files, &header(dead.clone())).unwrap();
+        let mut whole = VectorStore::rebuilt(header(dead), Vec::new());
+        whole.files = vec![
+            FileChunks {
+                path: "a.py".into(),
+                content: [4; 32],
+                chunks: before.files[0].chunks.clone(),
+            },
+            FileChunks {
+                path: "aa.py".into(),
+                content: [5; 32],
+                chunks: vec![chunk(8, 1)],
+            },
+            FileChunks {
+                path: "b.py".into(),
+                content: [9; 32],
+                chunks: vec![chunk(6, 2), chunk(7, 30)],
+            },
+        ];
+        assert_eq!(appended, whole.encode().unwrap());
+        let t = ChunkTable::open(appended).unwrap();
+        assert_eq!(t.live(), 5);
+        assert_eq!(t.chunk(1).map(|(p, _)| p), Some("a.py"));
+        assert_eq!(t.chunk(8).map(|(p, _)| p), Some("aa.py"));
+        assert_eq!(t.chunk(7).map(|(p, _)| p), Some("b.py"));
+        assert_eq!(t.chunk(5), None);
     }
 }

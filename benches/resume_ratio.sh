@@ -6,7 +6,8 @@
 # On ${KEN_THREADS:-2} threads, each from no index: a full first build with checkpoints off (T0)
 # and on (T), then a build killed (SIGKILL) at FRACTION x T, what the killed build left
 # (files committed, files not read yet), and the build that resumes from it (R), with what it
-# redid (checkpoints, the merge step of the lexical segments, or only the rest). Prints T/T0
+# redid (checkpoints, the merge step of the lexical segments under a tight cap, or only the
+# rest). Prints T/T0
 # (the checkpoints' cost) and R/T (the target: at most 0.40 for a kill at 0.7).
 set -euo pipefail
 KEN=${1:?usage: resume_ratio.sh KEN TREE [FRACTION]}
@@ -30,12 +31,13 @@ try:
     v=json.load(sys.stdin); s=v["last_build"]
     print(v["summary"]["files"], s.get("pending",0), ",".join(s.get("deferred",[])) or "-")
 except Exception: print("none")')
-# The resumed build's log says what it had to redo: checkpoints, the merge step, or neither.
+# The resumed build's log says what it had to redo: checkpoints, the merge step (a build under
+# a tight cap), or neither (the whole tree's generation, which merges beside its other parts).
 log=$(mktemp)
 s=$(date +%s.%N)
 KEN_LOG=info "$KEN" index build "$TREE" >/dev/null 2>"$log" || true
 r=$(echo "$(date +%s.%N) - $s" | bc)
-redo=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -o 'checkpoint [0-9]*/[0-9]*\|merging the lexical' | tr '\n' ',' | sed 's/,$//')
+redo=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | { grep -o 'checkpoint [0-9]*/[0-9]*\|merging the lexical' || true; } | tr '\n' ',' | sed 's/,$//')
 rm -f "$log"
 printf 'tree %s\nfull build, no checkpoints (T0): %.1f s\nfull build, checkpoints (T): %.1f s  (T/T0 %.2f)\n' "$TREE" "$t0" "$t" "$(echo "$t / $t0" | bc -l)"
 printf 'killed at %.1f s; left: files committed, files not read yet, parts deferred: %s\n' "$kill_at" "$left"

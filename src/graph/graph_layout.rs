@@ -449,15 +449,6 @@ pub(super) struct Head {
 }
 
 impl HeadWire<'_> {
-    fn decode(self) -> Result<Head, GraphDecodeError> {
-        Ok(Head {
-            defs: decode_defs(self.names, self.defs)?,
-            path: self.path,
-            language: self.language,
-            module: self.module,
-        })
-    }
-
     /// The head decoded, the wire kept.
     pub(super) fn head(&self) -> Result<Head, GraphDecodeError> {
         Ok(Head {
@@ -525,8 +516,8 @@ impl<'a> HeadsWire<'a> {
     }
 
     /// Every head decoded whole, on every core.
-    fn decode_all(files: Vec<HeadWire<'a>>) -> Result<Vec<Head>, GraphDecodeError> {
-        files.into_par_iter().map(HeadWire::decode).collect()
+    fn decode_all(files: &[HeadWire<'a>]) -> Result<Vec<Head>, GraphDecodeError> {
+        files.par_iter().map(HeadWire::head).collect()
     }
 }
 
@@ -726,7 +717,7 @@ impl<'a> HeadsAt<'a> {
 
     /// Every head decoded, on every core.
     pub(super) fn decode_all(&self) -> Result<Vec<Head>, GraphDecodeError> {
-        self.files.par_iter().map(HeadWire::head).collect()
+        HeadsWire::decode_all(&self.files)
     }
 }
 
@@ -929,7 +920,7 @@ impl CodeGraph {
         }
         let (rank, js_aliases) = (heads.rank, heads.js_aliases);
         let (heads, bodies) = rayon::join(
-            || HeadsWire::decode_all(heads.files),
+            || HeadsWire::decode_all(&heads.files),
             || {
                 (0..frame.files)
                     .into_par_iter()

@@ -52,6 +52,9 @@ impl Fresh {
     }
 }
 
+/// The flows with the changed files' replaced, and the ranks they give.
+type Ranked = (Flows, Vec<Vec<f32>>);
+
 /// An update made by difference, ready to write.
 pub struct GraphDiff<'a> {
     previous: &'a [u8],
@@ -65,7 +68,7 @@ pub struct GraphDiff<'a> {
     heads: HeadsAt<'a>,
     fresh: Vec<Fresh>,
     /// Where the changed files changed edges: the flows with theirs replaced, and the ranks.
-    ranked: Option<(Flows, Vec<Vec<f32>>)>,
+    ranked: Option<Ranked>,
     pub update: GraphUpdate,
 }
 
@@ -148,14 +151,13 @@ impl<'a> GraphDiff<'a> {
     /// The changed files resolved against the table of every file's heads and body
     /// interface, and, where their edges changed, the graph ranked again (with the time that
     /// took, in ms).
-    #[allow(clippy::type_complexity)]
     fn resolve_again(
         frame: &FrameAt,
         previous: &[u8],
         heads: &HeadsAt<'_>,
         js_aliases: &[(String, String)],
         changed: Vec<Changed>,
-    ) -> Result<(Vec<Fresh>, Option<(Flows, Vec<Vec<f32>>)>, u64), GraphDecodeError> {
+    ) -> Result<(Vec<Fresh>, Option<Ranked>, u64), GraphDecodeError> {
         let n = heads.files.len();
         // The heads are one stream, what the table reads of the bodies one per file: decoded
         // side by side.

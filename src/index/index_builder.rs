@@ -498,17 +498,17 @@ impl<'a> IndexBuilder<'a> {
             && lexical.as_ref().is_some_and(LexicalWriter::merges_whole);
         match lexical {
             Some(writer) if merge_beside => {
-                let (lexical, derived) = std::thread::scope(|s| {
+                let (lexical, rest) = std::thread::scope(|s| {
                     let l = s.spawn(|| {
                         let t = Instant::now();
                         (self.commit_lexical(writer, assembled, w), t.elapsed())
                     });
-                    let derived = self.write_derived(w, assembled, parsed, history, clock, &mut parts);
+                    let rest = self.write_derived(w, assembled, parsed, history, clock, &mut parts);
                     let l = l.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    (l, derived)
+                    (l, rest)
                 });
                 parts.lexical = Some(lexical.0?);
-                derived?;
+                rest?;
                 clock.record("lexical", lexical.1);
             }
             Some(writer) => {

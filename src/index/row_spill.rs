@@ -32,7 +32,7 @@ pub(super) struct RowSpill {
     dim: usize,
     next: u32,
     /// Each file's chunks with their ids, by file index.
-    pub chunks: HashMap<usize, Vec<ChunkMeta>>,
+    chunks: HashMap<usize, Vec<ChunkMeta>>,
 }
 
 /// What the rows spilled came to.
@@ -129,17 +129,7 @@ impl RowSpill {
             });
         }
         let codes = codes_of(&path, dim, &center)?;
-        let hash = hasher.finalize().to_hex().to_string();
-        let row = RowFile {
-            file: format!("rows-{:08}-{}.i8", 0, &hash[..16]),
-            points: next,
-            blake3: hash,
-            codes: blake3::Hasher::new()
-                .update_rayon(&codes)
-                .finalize()
-                .to_hex()
-                .to_string(),
-        };
+        let row = RowFile::new(0, next, hasher.finalize().to_hex().to_string(), &codes);
         let dest = gen_dir.join(&row.file);
         std::fs::rename(&path, &dest).map_err(IndexError::io(&dest))?;
         store.write_new_part(gen_dir, &row.codes_file(), &codes)?;

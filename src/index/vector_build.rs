@@ -19,8 +19,8 @@ use super::row_spill::RowSpill;
 use super::semantic_index::SCAN_MAX_POINTS;
 use super::vector_rows::Rows;
 use super::vector_store::{
-    ChunkMeta, ChunkTable, ChunksOut, FileChunks, FileOut, RowFile, StoredHeader, VECTOR_VERSION,
-    VECTORS_DIR, VECTORS_FILE, VectorStore, model_error,
+    ChunkMeta, ChunkTable, ChunksOut, FileOut, RowFile, StoredHeader, VECTOR_VERSION, VECTORS_DIR,
+    VECTORS_FILE, VectorStore, model_error,
 };
 use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::symbols::FileSymbols;
@@ -167,11 +167,11 @@ impl VectorBuild<'_> {
             .as_ref()
             .map(|p| {
                 (0..p.table.files())
-                    .filter_map(|j| Some((p.table.file(j)?.0, j)))
+                    .filter_map(|j| p.table.file(j).map(|(path, content)| (path, (j, content))))
                     .collect()
             })
             .unwrap_or_default();
-        let changed = self.changed(previous.as_ref(), &prev_files);
+        let changed = self.changed(&prev_files);
         if let Some(p) = &previous
             && changed.is_empty()
             && p.table.files() == self.files.len()
@@ -184,7 +184,7 @@ impl VectorBuild<'_> {
             Some(p) => changed
                 .iter()
                 .filter_map(|&i| prev_files.get(self.files[i].path.as_str()))
-                .map(|&j| p.table.file_chunks(j))
+                .map(|&(j, _)| p.table.file_chunks(j))
                 .collect::<Result<_, _>>()
                 .map_err(|e| corrupt(&p.gen_dir, e))?,
             None => Vec::new(),
@@ -226,13 +226,12 @@ impl VectorBuild<'_> {
 
     /// The files to chunk again: those whose content is not what the previous part chunked.
     /// Files whose content is unchanged keep their chunks and vectors as they are.
-    fn changed(&self, previous: Option<&PreviousVectors>, prev_files: &PrevFiles) -> Vec<usize> {
+    fn changed(&self, prev_files: &PrevFiles) -> Vec<usize> {
         (0..self.files.len())
             .filter(|&i| {
                 prev_files
                     .get(self.files[i].path.as_str())
-                    .and_then(|&j| previous?.table.file(j))
-                    .is_none_or(|(_, content)| *content != self.files[i].hash)
+                    .is_none_or(|(_, content)| **content != self.files[i].hash)
             })
             .collect()
     }
@@ -542,23 +541,26 @@ impl VectorBuild<'_> {
             .files
             .iter()
             .enumerate()
-            .map(|(i, r)| FileChunks {
+            .map(|(i, r)| FileOut {
                 path: r.path.to_string(),
                 content: r.hash,
-                chunks: done.chunks.remove(&i).unwrap_or_default(),
+                chunks: ChunksOut::New(done.chunks.remove(&i).unwrap_or_default()),
             })
             .collect();
-        let store = VectorStore {
+        let header = StoredHeader {
             version: VECTOR_VERSION,
             model,
             dim,
             idf,
-            files,
             rows: done.row.into_iter().collect(),
             dead: Vec::new(),
             center: done.center,
         };
-        Ok((self.encoded(&store)?, true, done.bytes))
+        Ok((
+            self.encoded(&VectorStore::rebuilt(header, files))?,
+            true,
+            done.bytes,
+        ))
     }
 
     /// Each file's chunks with their ids: a changed file's new chunks as new points, an
@@ -574,7 +576,7 @@ impl VectorBuild<'_> {
     ) -> Result<Vec<FileOut>, IndexError> {
         let mut files = Vec::with_capacity(self.files.len());
         for (i, r) in self.files.iter().enumerate() {
-            let old = prev_files.get(r.path.as_str()).copied();
+            let old = prev_files.get(r.path.as_str()).map(|&(j, _)| j);
             let chunks = match (fresh.remove(&i), previous, old) {
                 (Some(new), _, _) => ChunksOut::New(points.add_fresh(new)),
                 (None, Some(_), Some(j)) if incremental => ChunksOut::Kept(j),
@@ -711,20 +713,14 @@ impl VectorBuild<'_> {
         if vectors.is_empty() {
             return Ok(None);
         }
-        let hash_of = |bytes: &[u8]| {
-            let mut hasher = blake3::Hasher::new();
-            hasher.update_rayon(bytes);
-            hasher.finalize().to_hex().to_string()
-        };
         let bytes: &[u8] = bytemuck::cast_slice(vectors);
-        let hash = hash_of(bytes);
+        let hash = blake3::Hasher::new()
+            .update_rayon(bytes)
+            .finalize()
+            .to_hex()
+            .to_string();
         let codes = encode_codes(vectors, dim, center);
-        let row = RowFile {
-            file: format!("rows-{start:08}-{}.i8", &hash[..16]),
-            points: (vectors.len() / dim.max(1)) as u32,
-            blake3: hash,
-            codes: hash_of(&codes),
-        };
+        let row = RowFile::new(start, (vectors.len() / dim.max(1)) as u32, hash, &codes);
         self.store.write_new_part(self.gen_dir, &row.file, bytes)?;
         self.store
             .write_new_part(self.gen_dir, &row.codes_file(), &codes)?;
@@ -769,8 +765,8 @@ impl DocFreq {
     }
 }
 
-/// Files of the previous part by path: their index there.
-type PrevFiles<'p> = HashMap<&'p str, usize>;
+/// Files of the previous part by path: their index there, and their content hash when chunked.
+type PrevFiles<'p> = HashMap<&'p str, (usize, &'p [u8; 32])>;
 
 /// What a part holds, as its manifest entry says it.
 struct PartShape {

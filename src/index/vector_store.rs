@@ -85,6 +85,22 @@ pub struct RowFile {
 }
 
 impl RowFile {
+    /// The row file of `points` points from id `start`, whose rows have the blake3 `rows`
+    /// (hex), with their sign bits `codes`: named by its first id and content, so names never
+    /// repeat within a part and a file of a name is always the same bytes.
+    pub fn new(start: u32, points: u32, rows: String, codes: &[u8]) -> RowFile {
+        RowFile {
+            file: format!("rows-{start:08}-{}.i8", &rows[..16.min(rows.len())]),
+            points,
+            blake3: rows,
+            codes: blake3::Hasher::new()
+                .update_rayon(codes)
+                .finalize()
+                .to_hex()
+                .to_string(),
+        }
+    }
+
     /// The file of the rows' sign bits: the row file's name, `.b1` for `.i8`.
     pub fn codes_file(&self) -> String {
         let stem = self.file.strip_suffix(".i8").unwrap_or(&self.file);
@@ -354,11 +370,12 @@ impl ChunkTable {
         header: &StoredHeader,
     ) -> Result<Vec<u8>, postcard::Error> {
         use rayon::prelude::*;
-        let encoded: Vec<Option<Vec<u8>>> = files
+        use std::borrow::Cow;
+        let chunks: Vec<Cow<[u8]>> = files
             .par_iter()
             .map(|f| match &f.chunks {
-                ChunksOut::New(c) => postcard::to_stdvec(c).map(Some),
-                ChunksOut::Kept(_) => Ok(None),
+                ChunksOut::New(c) => postcard::to_stdvec(c).map(Cow::Owned),
+                ChunksOut::Kept(old) => self.chunk_bytes(*old).map(Cow::Borrowed),
             })
             .collect::<Result<_, _>>()?;
         let points: usize = header.rows.iter().map(|r| r.points as usize).sum();
@@ -389,20 +406,13 @@ impl ChunkTable {
         let owners: Vec<u8> = owners.iter().flat_map(|o| o.to_le_bytes()).collect();
         let stored = files
             .iter()
-            .zip(&encoded)
-            .map(|(f, e)| {
-                let chunks = match (&f.chunks, e) {
-                    (ChunksOut::Kept(old), _) => self.chunk_bytes(*old)?,
-                    (ChunksOut::New(_), Some(e)) => e.as_slice(),
-                    (ChunksOut::New(_), None) => return Err(postcard::Error::SerializeBufferFull),
-                };
-                Ok(StoredFileRef {
-                    path: &f.path,
-                    content: &f.content,
-                    chunks: ByteString(chunks),
-                })
+            .zip(&chunks)
+            .map(|(f, c)| StoredFileRef {
+                path: &f.path,
+                content: &f.content,
+                chunks: ByteString(c),
             })
-            .collect::<Result<Vec<_>, postcard::Error>>()?;
+            .collect();
         postcard::to_stdvec(&StoredRef {
             version: header.version,
             model: &header.model,

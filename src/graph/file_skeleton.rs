@@ -123,22 +123,95 @@ impl FileSkeleton {
     /// The references of a skeleton made from `symbols`, alone (a build that reads them a
     /// batch of files at a time).
     pub fn refs_of(symbols: &FileSymbols) -> Vec<RefNode> {
+        symbols.references.iter().map(ref_node).collect()
+    }
+
+    /// The typed local variables of a skeleton made from `symbols`, alone.
+    pub fn bindings_of(symbols: &FileSymbols) -> Vec<BindingNode> {
         symbols
-            .references
+            .bindings
             .iter()
-            .map(|r| RefNode {
-                kind: r.kind,
-                name: Name::from(r.name.as_str()),
-                receiver: r.receiver.as_deref().map(Name::from),
-                macro_call: r.callee.ends_with('!'),
-                line: r.name_span.start_line,
-                name_byte: r.name_span.start_byte,
-                enclosing: r.enclosing,
+            .map(|b| BindingNode {
+                name: Name::from(b.name.as_str()),
+                value: b.value.as_deref().map(Name::from),
+                type_name: b.type_name.as_deref().and_then(type_path).map(Name::from),
+                line: b.line,
+                enclosing: b.enclosing,
             })
             .collect()
     }
 
     pub fn new(path: RepoPath, language: &str, module: &str, symbols: &FileSymbols) -> FileSkeleton {
+        let mut sk = FileSkeleton::heads(path, language, module, symbols);
+        sk.refs = FileSkeleton::refs_of(symbols);
+        sk.bindings = FileSkeleton::bindings_of(symbols);
+        sk
+    }
+
+    /// What a build that resolves a batch of files at a time holds of every file: what other
+    /// files resolve against (the definitions, the imports, the references naming a type's
+    /// bases and [`FileSkeleton::interface_bindings`]). The other references and bindings,
+    /// which only the file's own resolution reads, come with its batch; references are
+    /// never made here, so that the heads of a whole tree are not scattered in memory among
+    /// what they dropped.
+    pub fn interface(path: RepoPath, language: &str, module: &str, symbols: &FileSymbols) -> FileSkeleton {
+        let mut sk = FileSkeleton::heads(path, language, module, symbols);
+        // Made one at a time and kept or dropped at once (a name fits inline: no allocation).
+        let refs: Vec<RefNode> = symbols
+            .references
+            .iter()
+            .map(ref_node)
+            .filter(|r| super::Resolver::is_base_ref(&sk, r))
+            .collect();
+        sk.refs = refs;
+        sk.bindings = FileSkeleton::bindings_of(symbols);
+        sk.bindings = sk.interface_bindings();
+        sk
+    }
+
+    /// The skeleton cut down to [`FileSkeleton::interface`].
+    pub fn keep_interface(&mut self) {
+        let refs = std::mem::take(&mut self.refs);
+        self.refs = refs
+            .into_iter()
+            .filter(|r| super::Resolver::is_base_ref(self, r))
+            .collect();
+        self.bindings = self.interface_bindings();
+    }
+
+    /// The bindings another file's resolution reads: a type's attributes assigned in its
+    /// methods (`self.x = Session()`, `this.repo = ...`, read when another file calls
+    /// through them), and every binding in scope where one is made (its value may name a
+    /// local: `self.x = s.open()`) or where a type names its bases (`class A(make_base())`,
+    /// resolved when another file asks for `A`'s bases), up to the module's.
+    pub fn interface_bindings(&self) -> Vec<BindingNode> {
+        let attributes = self
+            .bindings
+            .iter()
+            .filter(|b| b.name.starts_with("self.") || b.name.starts_with("this."))
+            .map(|b| b.enclosing);
+        let bases = self
+            .refs
+            .iter()
+            .filter(|r| super::Resolver::is_base_ref(self, r))
+            .map(|r| r.enclosing);
+        let mut scopes: Vec<Option<u32>> = Vec::new();
+        for mut at in attributes.chain(bases) {
+            while !scopes.contains(&at) {
+                scopes.push(at);
+                let Some(e) = at else { break };
+                at = self.defs.get(e as usize).and_then(|d| d.parent);
+            }
+        }
+        self.bindings
+            .iter()
+            .filter(|b| scopes.contains(&b.enclosing))
+            .cloned()
+            .collect()
+    }
+
+    /// Definitions and imports; no references, no bindings.
+    fn heads(path: RepoPath, language: &str, module: &str, symbols: &FileSymbols) -> FileSkeleton {
         let family = Family::of(language);
         let parents = parents(symbols);
         let defs = symbols
@@ -182,25 +255,14 @@ impl FileSkeleton {
                 .map(Name::from),
             })
             .collect();
-        let refs = FileSkeleton::refs_of(symbols);
         FileSkeleton {
             path,
             language: Name::from(language),
             module: Name::from(module),
             defs,
-            refs,
+            refs: Vec::new(),
             imports: symbols.imports.clone(),
-            bindings: symbols
-                .bindings
-                .iter()
-                .map(|b| BindingNode {
-                    name: Name::from(b.name.as_str()),
-                    value: b.value.as_deref().map(Name::from),
-                    type_name: b.type_name.as_deref().and_then(type_path).map(Name::from),
-                    line: b.line,
-                    enclosing: b.enclosing,
-                })
-                .collect(),
+            bindings: Vec::new(),
         }
     }
 
@@ -234,6 +296,18 @@ impl FileSkeleton {
             true => local,
             false => format!("{}{}{local}", self.module, self.family().separator()),
         }
+    }
+}
+
+fn ref_node(r: &crate::symbols::Reference) -> RefNode {
+    RefNode {
+        kind: r.kind,
+        name: Name::from(r.name.as_str()),
+        receiver: r.receiver.as_deref().map(Name::from),
+        macro_call: r.callee.ends_with('!'),
+        line: r.name_span.start_line,
+        name_byte: r.name_span.start_byte,
+        enclosing: r.enclosing,
     }
 }
 

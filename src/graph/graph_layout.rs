@@ -721,16 +721,17 @@ impl<'a> HeadsAt<'a> {
     }
 }
 
-/// One file's body: `refs` (the skeleton's, which may be held apart from it), its imports
-/// and bindings, and their resolution.
+/// One file's body: `refs` and `bindings` (the skeleton's, which may be held apart from it),
+/// its imports, and their resolution.
 pub(super) fn encode_body(
     f: &FileSkeleton,
     refs: &[RefNode],
+    bindings: &[BindingNode],
     resolution: &FileResolution,
 ) -> std::io::Result<Vec<u8>> {
     let mut body = postcard::to_stdvec(&BodyHeadRef {
         imports: &f.imports,
-        bindings: &f.bindings,
+        bindings,
         base_refs: refs.iter().filter(|r| Resolver::is_base_ref(f, r)).collect(),
         deps: &resolution.deps,
     })
@@ -906,7 +907,7 @@ impl CodeGraph {
         }) {
             return Ok(kept);
         }
-        encode_body(f, &f.refs, resolution).map(BodyBytes::Fresh)
+        encode_body(f, &f.refs, &f.bindings, resolution).map(BodyBytes::Fresh)
     }
 
     /// The whole graph, heads and bodies decoded on every core.

@@ -1,8 +1,9 @@
 //! `CodeGraph::write_resolved`: a graph built from nothing (no previous graph to reuse),
-//! written as it is resolved. The symbol table is made from every file's heads (definitions,
-//! imports, bindings) and the references that name a type's bases; the other references are
-//! read a batch of files at a time, resolved, encoded into their bodies (spilled to a file
-//! beside the part) and dropped. The build holds the table, the body table and 12 bytes an
+//! written as it is resolved. The symbol table is made from every file's interface
+//! (`FileSkeleton::interface`: definitions, imports, the references that name a type's
+//! bases, the bindings of a type's attributes); the other references and bindings, which
+//! only the file's own resolution reads, are read a batch of files at a time, resolved,
+//! encoded into their bodies (spilled to a file beside the part) and dropped. The build holds the table, the body table and 12 bytes an
 //! edge for the rank, not every reference and resolution of the tree: on a 2.8M-line tree,
 //! about 115 MB less at the peak of a first build.
 //!
@@ -19,8 +20,8 @@ use super::code_graph::NO_RESOLUTION;
 use super::graph_layout::{BodyTable, body_digest, encode_body, encode_heads, write_head};
 use super::symbol_graph::RankFlows;
 use super::{
-    ClassBases, CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, GraphWritten, RefNode,
-    Resolver, SymbolTable,
+    BindingNode, ClassBases, CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, GraphWritten,
+    RefNode, Resolver, SymbolTable,
 };
 use crate::symbols::FileId;
 
@@ -50,6 +51,9 @@ pub fn resolve_batches(refs: &[u64], max_files: usize, max_refs: u64) -> Vec<std
     out
 }
 
+/// A file's references and bindings, read with its batch.
+pub type FileRest = (Vec<RefNode>, Vec<BindingNode>);
+
 /// What [`CodeGraph::write_resolved`] did.
 #[derive(Debug, Clone)]
 pub struct ResolvedWrite {
@@ -60,22 +64,25 @@ pub struct ResolvedWrite {
 
 impl CodeGraph {
     /// Resolves every file and writes the stored graph to `w` (an empty file). `files` are
-    /// the skeletons in file id order; whatever references they hold are replaced by
-    /// `refs_of` a batch at a time (given the file ids, it returns each one's references as
-    /// its skeleton has them), a batch of `batches` at a time. `tally` sees each file's resolution
-    /// once; `spill` (empty) holds the bodies until the heads, which carry the rank, are known.
-    pub fn write_resolved<W: Write + Seek, S: Read + Write + Seek>(
+    /// the skeletons in file id order; whatever references and bindings they hold are
+    /// replaced by `rest_of` a batch at a time (given the file ids, it returns each one's
+    /// references and bindings as its skeleton has them), a batch of `batches` at a time. `tally` sees each file's resolution
+    /// once; `spill` (empty) holds the bodies until the heads, which carry the rank, are known,
+    /// and `flow_spill` (empty) the edges PageRank reads until the symbol table is let go.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_resolved<W: Write + Seek, S: Read + Write + Seek, F: Read + Write + Seek>(
         mut files: Vec<FileSkeleton>,
         js_aliases: Vec<(String, String)>,
         batches: &[std::ops::Range<usize>],
-        mut refs_of: impl FnMut(&[usize]) -> std::io::Result<Vec<Vec<RefNode>>>,
+        mut rest_of: impl FnMut(&[usize]) -> std::io::Result<Vec<FileRest>>,
         mut tally: impl FnMut(&FileResolution),
         spill: &mut S,
+        flow_spill: &mut F,
         w: &mut W,
     ) -> std::io::Result<ResolvedWrite> {
         let t0 = Instant::now();
         for f in &mut files {
-            keep_base_refs(f);
+            f.keep_interface();
         }
         let table = SymbolTable::new(&files, &js_aliases);
         let bases = ClassBases::made(&table);
@@ -95,8 +102,8 @@ impl CodeGraph {
             ));
         }
         for batch in batches.iter().map(|b| &ids[b.clone()]) {
-            let refs = refs_of(batch)?;
-            if refs.len() != batch.len() {
+            let rest = rest_of(batch)?;
+            if rest.len() != batch.len() {
                 return Err(std::io::Error::other(
                     "references read for another number of files",
                 ));
@@ -104,19 +111,20 @@ impl CodeGraph {
             type Done = (Option<FileResolution>, Vec<u8>, [u8; 8]);
             let done: Vec<Done> = batch
                 .par_iter()
-                .zip(refs.par_iter())
-                .map(|(&i, refs)| {
+                .zip(rest.par_iter())
+                .map(|(&i, (refs, bindings))| {
                     let res = Resolver::new(&table, &bases, FileId(i as u32)).map(|r| {
-                        let (refs, imports, deps) = r.resolve_file_with(refs);
+                        let (refs, imports, deps) = r.with_bindings(bindings).resolve_file_with(refs);
                         FileResolution { refs, imports, deps }
                     });
-                    let body = encode_body(&files[i], refs, res.as_ref().unwrap_or(&NO_RESOLUTION))?;
+                    let no = &NO_RESOLUTION;
+                    let body = encode_body(&files[i], refs, bindings, res.as_ref().unwrap_or(no))?;
                     let digest = body_digest(&body);
                     Ok((res, body, digest))
                 })
                 .collect::<std::io::Result<_>>()?;
             let mut out = Vec::with_capacity(done.iter().map(|d| d.1.len()).sum());
-            for ((&i, refs), (res, body, digest)) in batch.iter().zip(&refs).zip(done) {
+            for ((&i, (refs, _)), (res, body, digest)) in batch.iter().zip(&rest).zip(done) {
                 if let Some(r) = &res {
                     update.files_resolved += 1;
                     update.refs_resolved += r.refs.len() as u64;
@@ -128,6 +136,7 @@ impl CodeGraph {
                 out.extend_from_slice(&body);
             }
             spill.write_all(&out)?;
+            rank.spill(flow_spill)?;
         }
         // What the resolution needed goes before the rank and the heads are made (about
         // 20 MiB of a capped build's peak on the 2.8M-line tree).
@@ -135,7 +144,9 @@ impl CodeGraph {
         drop(table);
         update.resolve_ms = t0.elapsed().as_millis() as u64;
         let t1 = Instant::now();
-        let (rank, flows) = rank.finish_with_flows();
+        flow_spill.flush()?;
+        flow_spill.seek(SeekFrom::Start(0))?;
+        let (rank, flows) = rank.finish_spilled(flow_spill)?;
         update.rank_ms = t1.elapsed().as_millis() as u64;
         let heads = encode_heads(&files, &rank, &js_aliases)?;
         drop(rank);
@@ -232,6 +243,8 @@ mod tests {
                 batches.len()
             );
             let (mut spill, mut out) = (std::io::Cursor::new(Vec::new()), std::io::Cursor::new(Vec::new()));
+        let mut flow_spill = std::io::Cursor::new(Vec::new());
+            let mut flow_spill = std::io::Cursor::new(Vec::new());
             let mut tallied = 0;
             let mut asked = 0;
             let done = CodeGraph::write_resolved(
@@ -240,10 +253,11 @@ mod tests {
                 &batches,
                 |batch| {
                     asked += 1;
-                    Ok(batch.iter().map(|&i| files[i].refs.clone()).collect())
+                    Ok(batch.iter().map(|&i| (files[i].refs.clone(), files[i].bindings.clone())).collect())
                 },
                 |r| tallied += r.refs.len(),
                 &mut spill,
+                &mut flow_spill,
                 &mut out,
             )
             .unwrap();
@@ -277,13 +291,15 @@ mod tests {
     fn batches_that_miss_a_file_are_an_error() {
         let files = skeletons(4);
         let (mut spill, mut out) = (std::io::Cursor::new(Vec::new()), std::io::Cursor::new(Vec::new()));
+        let mut flow_spill = std::io::Cursor::new(Vec::new());
         let r = CodeGraph::write_resolved(
             files.clone(),
             Vec::new(),
             &[0..2, 3..4],
-            |b| Ok(b.iter().map(|&i| files[i].refs.clone()).collect()),
+            |b| Ok(b.iter().map(|&i| (files[i].refs.clone(), files[i].bindings.clone())).collect()),
             |_| {},
             &mut spill,
+            &mut flow_spill,
             &mut out,
         );
         assert!(r.is_err());
@@ -293,6 +309,7 @@ mod tests {
     fn references_read_for_another_number_of_files_are_an_error() {
         let files = skeletons(3);
         let (mut spill, mut out) = (std::io::Cursor::new(Vec::new()), std::io::Cursor::new(Vec::new()));
+        let mut flow_spill = std::io::Cursor::new(Vec::new());
         let r = CodeGraph::write_resolved(
             files,
             Vec::new(),
@@ -300,6 +317,7 @@ mod tests {
             |_| Ok(Vec::new()),
             |_| {},
             &mut spill,
+            &mut flow_spill,
             &mut out,
         );
         assert!(r.is_err());

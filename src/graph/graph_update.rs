@@ -275,7 +275,7 @@ impl<'a> GraphDiff<'a> {
                     if let Some(r) = run.take() {
                         w.write_all(self.run_bytes(r)?)?;
                     }
-                    let body = encode_body(&f.skeleton, &f.skeleton.refs, &f.now)?;
+                    let body = encode_body(&f.skeleton, &f.skeleton.refs, &f.skeleton.bindings, &f.now)?;
                     w.write_all(&body)?;
                     table.push(body.len(), super::graph_layout::body_digest(&body));
                 }

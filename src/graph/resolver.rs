@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::symbol_table::is_type_like;
 use super::{
-    ClassBases, DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, Space, SymbolId, SymbolTable,
+    BindingNode, ClassBases, DepSet, Deps, Family, FileSkeleton, Name, Provenance, RefNode, Space, SymbolId,
+    SymbolTable,
 };
 use crate::lang::{ImportsName, LanguageSpec, PathKind};
 use crate::symbols::{FileId, Import, ReferenceKind, SymbolKind};
@@ -117,6 +118,8 @@ pub struct Resolver<'t, 'a> {
     bases: &'t ClassBases<'t, 'a>,
     file: FileId,
     sk: &'a FileSkeleton,
+    /// The file's typed local variables: its skeleton's, or given apart from it.
+    bindings: &'a [BindingNode],
     fam: Family,
     /// The name space of this file's language (see `Space`).
     space: Space,
@@ -168,6 +171,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             bases,
             file,
             sk,
+            bindings: &sk.bindings,
             fam,
             space,
             spec,
@@ -196,6 +200,13 @@ impl<'t, 'a> Resolver<'t, 'a> {
         is_type_like(d.kind)
             && (r.kind == ReferenceKind::Implementation
                 || (r.kind == ReferenceKind::Class && d.line == r.line))
+    }
+
+    /// The file's bindings given apart from the skeleton the table holds (a build holding a
+    /// batch of files' bindings at a time).
+    pub fn with_bindings(mut self, bindings: &'a [BindingNode]) -> Resolver<'t, 'a> {
+        self.bindings = bindings;
+        self
     }
 
     /// Resolves every reference and import of the file.
@@ -428,10 +439,10 @@ impl<'t, 'a> Resolver<'t, 'a> {
         if self.binding_depth > 2 {
             return None;
         }
-        let sk = self.sk;
+        let (sk, bindings) = (self.sk, self.bindings);
         let mut at = enclosing;
         let found = loop {
-            let mut candidates = sk.bindings.iter().filter(|b| b.enclosing == at && b.name == h);
+            let mut candidates = bindings.iter().filter(|b| b.enclosing == at && b.name == h);
             let before = candidates.clone().rfind(|b| b.line <= self.at_line);
             if let Some(b) = before.or_else(|| candidates.next()) {
                 break b;

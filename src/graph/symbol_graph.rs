@@ -282,9 +282,14 @@ pub struct RankFlows {
     offsets: Vec<u32>,
     n: usize,
     flows: Vec<(u32, u32, f32)>,
-    /// Where each file added so far starts in `flows`.
+    /// Where each file added so far starts in `flows`, counting the spilled ones.
     starts: Vec<u32>,
+    /// Flows written out by [`RankFlows::spill`] and not read back yet: they come first.
+    spilled: u32,
 }
+
+/// Bytes of a spilled flow: source, target, weight, little-endian.
+const FLOW_BYTES: usize = 12;
 
 impl RankFlows {
     /// Nodes for `files`' definitions (their heads are enough).
@@ -295,7 +300,51 @@ impl RankFlows {
             n,
             flows: Vec::new(),
             starts: Vec::with_capacity(files.len() + 1),
+            spilled: 0,
         }
+    }
+
+    /// Writes the flows added since the last spill to `w` and lets them go: a build that
+    /// resolves a batch of files at a time does not hold every edge of the tree (nor a
+    /// growing vector's spare half) beside its symbol table.
+    pub fn spill<W: std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(FLOW_BYTES * self.flows.len());
+        for (s, t, weight) in &self.flows {
+            bytes.extend_from_slice(&s.to_le_bytes());
+            bytes.extend_from_slice(&t.to_le_bytes());
+            bytes.extend_from_slice(&weight.to_bits().to_le_bytes());
+        }
+        w.write_all(&bytes)?;
+        self.spilled += self.flows.len() as u32;
+        self.flows.clear();
+        Ok(())
+    }
+
+    /// [`RankFlows::finish_with_flows`] of flows spilled to `r` (positioned where the first
+    /// was written), read back first in a vector of their exact length.
+    pub fn finish_spilled<R: std::io::Read>(mut self, r: &mut R) -> std::io::Result<(Vec<Vec<f32>>, Flows)> {
+        self.unspill(r)?;
+        Ok(self.finish_with_flows())
+    }
+
+    fn unspill<R: std::io::Read>(&mut self, r: &mut R) -> std::io::Result<()> {
+        let mut all = Vec::with_capacity(self.spilled as usize + self.flows.len());
+        let mut buf = vec![0u8; FLOW_BYTES * 4096];
+        let mut left = self.spilled as usize;
+        while left > 0 {
+            let k = left.min(4096);
+            let chunk = &mut buf[..FLOW_BYTES * k];
+            r.read_exact(chunk)?;
+            for c in chunk.chunks_exact(FLOW_BYTES) {
+                let word = |i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+                all.push((word(0), word(4), f32::from_bits(word(8))));
+            }
+            left -= k;
+        }
+        all.append(&mut self.flows);
+        self.flows = all;
+        self.spilled = 0;
+        Ok(())
     }
 
     /// File `fi`'s edges; every file comes, in order.
@@ -305,8 +354,9 @@ impl RankFlows {
             n,
             flows,
             starts,
+            spilled,
         } = self;
-        starts.push(flows.len() as u32);
+        starts.push(*spilled + flows.len() as u32);
         file_edges(fi, f, refs, Some(res), offsets, *n, &mut |s, t, e| {
             flows.extend(flow(s, t, &e, false))
         });
@@ -315,7 +365,7 @@ impl RankFlows {
     /// The next file's edges as they were stored (`Flows::of`), for a file whose edges did
     /// not change; every file comes, in order.
     pub fn add_stored(&mut self, flows: &[(u32, u32, f32)]) {
-        self.starts.push(self.flows.len() as u32);
+        self.starts.push(self.spilled + self.flows.len() as u32);
         self.flows.extend_from_slice(flows);
     }
 
@@ -335,6 +385,7 @@ impl RankFlows {
 
     /// The ranks, and the flows they were ranked from, file by file (the graph part's
     /// flows section).
+    /// The ranks and the flows (none spilled: see [`RankFlows::finish_spilled`]).
     pub fn finish_with_flows(self) -> (Vec<Vec<f32>>, Flows) {
         let rank = per_symbol(&self.offsets, &page_rank_flows(self.n, &self.flows, None));
         (rank, self.into_flows())

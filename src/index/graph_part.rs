@@ -13,7 +13,7 @@ use super::index_store::GRAPH_FILE;
 use super::mapped_part::MappedPart;
 use super::previous_generation::PreviousGeneration;
 use super::{IndexError, IndexStore, Manifest};
-use crate::graph::{CodeGraph, FileSkeleton, GRAPH_VERSION, GraphDiff, GraphUpdate, RefNode, keep_base_refs};
+use crate::graph::{CodeGraph, FileRest, FileSkeleton, GRAPH_VERSION, GraphDiff, GraphUpdate};
 
 pub(super) struct GraphPartWriter<'a> {
     pub store: &'a IndexStore,
@@ -36,9 +36,11 @@ const DECODED_PER_STORED: u64 = 12;
 /// Files whose symbol records are decoded at a time to make their skeletons.
 const RECORDS_BATCH: usize = 1024;
 
-/// The bodies of a graph written as it is resolved, until its heads are known: beside the
-/// part, in the generation being built, removed once the part is written.
+/// The bodies of a graph written as it is resolved, until its heads are known, and its
+/// edges, until its symbol table is let go: beside the part, in the generation being built,
+/// removed once the part is written.
 const GRAPH_SPILL: &str = "graph.bodies.tmp";
+const FLOW_SPILL: &str = "graph.flows.tmp";
 
 impl GraphPartWriter<'_> {
     /// The previous part, reused, or a new one; `parsed` holds the skeleton of each file
@@ -179,20 +181,34 @@ impl GraphPartWriter<'_> {
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let t1 = Instant::now();
         let (store, files, segments) = (self.store, &assembled.table.files, &assembled.segments);
-        let refs_of = |batch: &[usize]| -> std::io::Result<Vec<Vec<RefNode>>> {
+        let rest_of = |batch: &[usize]| -> std::io::Result<Vec<FileRest>> {
             let records = store
                 .load_records(segments, files, batch)
                 .map_err(std::io::Error::other)?;
-            Ok(records.par_iter().map(FileSkeleton::refs_of).collect())
+            Ok(records
+                .par_iter()
+                .map(|r| (FileSkeleton::refs_of(r), FileSkeleton::bindings_of(r)))
+                .collect())
         };
         let mut references = ReferenceCounts::default();
         let spill_path = self.gen_dir.join(GRAPH_SPILL);
-        let mut spill = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&spill_path)
-            .map_err(IndexError::io(&spill_path))?;
+        let flow_path = self.gen_dir.join(FLOW_SPILL);
+        let new_file = |path: &std::path::Path| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(IndexError::io(path))
+        };
+        let mut spill = new_file(&spill_path)?;
+        let mut flow_spill = match new_file(&flow_path) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&spill_path);
+                return Err(e);
+            }
+        };
         // Under a tight cap a batch is bounded by its references too: a few generated files
         // with tens of thousands each, side by side in path order, made a batch of their own.
         let refs: Vec<u64> = files.iter().map(|r| u64::from(r.references)).collect();
@@ -206,15 +222,18 @@ impl GraphPartWriter<'_> {
                 heads,
                 assembled.js_aliases.clone(),
                 &batches,
-                refs_of,
+                rest_of,
                 |r| count_references(&mut references, r),
                 &mut spill,
+                &mut flow_spill,
                 w,
             )
         });
         drop(spill);
+        drop(flow_spill);
         // Gone whether or not the part was written (a failed build's folder goes too).
         let _ = std::fs::remove_file(&spill_path);
+        let _ = std::fs::remove_file(&flow_path);
         let (done, blake3) = written?;
         references.total =
             references.rules + references.name_matched + references.external + references.unresolved;
@@ -236,8 +255,8 @@ impl GraphPartWriter<'_> {
     }
 
     /// Every file's skeleton: the parsed files' from the parse, the others' from the previous
-    /// graph or, where it has none, from their symbol records (with only the references that
-    /// name bases when `heads` is asked for).
+    /// graph or, where it has none, from their symbol records (their interface only when
+    /// `heads` is asked for: `FileSkeleton::interface`).
     fn skeletons(
         &self,
         assembled: &AssembledGeneration,
@@ -247,7 +266,7 @@ impl GraphPartWriter<'_> {
     ) -> Result<Vec<FileSkeleton>, IndexError> {
         let files = &assembled.table.files;
         if heads {
-            skeletons.iter_mut().flatten().for_each(keep_base_refs);
+            skeletons.iter_mut().flatten().for_each(FileSkeleton::keep_interface);
         }
         if let Some(g) = prev_graph {
             for (r, sk) in files
@@ -269,11 +288,10 @@ impl GraphPartWriter<'_> {
             let records = self.store.load_records(&assembled.segments, files, batch)?;
             for (&i, symbols) in batch.iter().zip(records) {
                 let r = &files[i];
-                let mut sk = FileSkeleton::new(r.path.clone(), &r.language, &r.module, &symbols);
-                if heads {
-                    keep_base_refs(&mut sk);
-                }
-                skeletons[i] = Some(sk);
+                skeletons[i] = Some(match heads {
+                    true => FileSkeleton::interface(r.path.clone(), &r.language, &r.module, &symbols),
+                    false => FileSkeleton::new(r.path.clone(), &r.language, &r.module, &symbols),
+                });
             }
         }
         Ok(skeletons.into_iter().flatten().collect())

@@ -11,6 +11,9 @@ use std::collections::{HashMap, HashSet};
 /// (no untrusted peer picks them), and SipHash was a tenth of a one-file update's table.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
+/// What a key names: most qualified names, and many names, name one definition, held
+/// inline (a vector of one was an allocation of its own: about 200,000 on a 2.8M-line tree).
+type Ids = smallvec::SmallVec<[SymbolId; 1]>;
 
 use super::deps::{KEY_HASH_START, key_hash, key_hash_more};
 use super::{Family, FileSkeleton, SymbolId};
@@ -37,11 +40,11 @@ pub struct SymbolTable<'a> {
     spaces: Vec<Space>,
     /// Keyed by the hash of the qualified name (the strings themselves would double the
     /// table's memory); hits are checked against the definition's name.
-    qualified: Vec<FastMap<u64, Vec<SymbolId>>>,
-    by_name: Vec<FastMap<&'a str, Vec<SymbolId>>>,
+    qualified: Vec<FastMap<u64, Ids>>,
+    by_name: Vec<FastMap<&'a str, Ids>>,
     /// (type name, member name) -> members declared outside the type's body (Rust impls, Go
     /// methods, C++ out-of-line definitions).
-    members: Vec<FastMap<u64, Vec<SymbolId>>>,
+    members: Vec<FastMap<u64, Ids>>,
     modules: Vec<FastMap<&'a str, Vec<FileId>>>,
     /// First segments of every module path (Rust crate names, Python top-level packages).
     roots: Vec<FastSet<&'a str>>,
@@ -149,9 +152,9 @@ impl<'a> SymbolTable<'a> {
         spaces: &[Space],
         families: &[Family],
         n: usize,
-    ) -> (Vec<FastMap<u64, Vec<SymbolId>>>, Vec<FastMap<u64, Vec<SymbolId>>>) {
-        let mut qualified: Vec<FastMap<u64, Vec<SymbolId>>> = (0..n).map(|_| FastMap::default()).collect();
-        let mut members: Vec<FastMap<u64, Vec<SymbolId>>> = (0..n).map(|_| FastMap::default()).collect();
+    ) -> (Vec<FastMap<u64, Ids>>, Vec<FastMap<u64, Ids>>) {
+        let mut qualified: Vec<FastMap<u64, Ids>> = (0..n).map(|_| FastMap::default()).collect();
+        let mut members: Vec<FastMap<u64, Ids>> = (0..n).map(|_| FastMap::default()).collect();
         for (fi, sid, d) in Self::defs(files) {
             let fam = slot(spaces[fi]);
             let f = &files[fi];
@@ -177,8 +180,8 @@ impl<'a> SymbolTable<'a> {
     }
 
     /// Definitions by their name.
-    fn names(files: &'a [FileSkeleton], spaces: &[Space], n: usize) -> Vec<FastMap<&'a str, Vec<SymbolId>>> {
-        let mut by_name: Vec<FastMap<&'a str, Vec<SymbolId>>> = (0..n).map(|_| FastMap::default()).collect();
+    fn names(files: &'a [FileSkeleton], spaces: &[Space], n: usize) -> Vec<FastMap<&'a str, Ids>> {
+        let mut by_name: Vec<FastMap<&'a str, Ids>> = (0..n).map(|_| FastMap::default()).collect();
         for (fi, sid, d) in Self::defs(files) {
             by_name[slot(spaces[fi])]
                 .entry(d.name.as_str())
@@ -243,7 +246,7 @@ impl<'a> SymbolTable<'a> {
             .qualified
             .get(slot(fam))
             .and_then(|m| m.get(&key_hash(key)))
-            .map_or(&[][..], Vec::as_slice);
+            .map_or(&[][..], Ids::as_slice);
         // A name may hold its own dots (Elixir's `defmodule Shop.Inventory`): the key ends
         // with it after a separator.
         let named = |n: &str| {
@@ -260,7 +263,7 @@ impl<'a> SymbolTable<'a> {
         self.by_name
             .get(slot(fam))
             .and_then(|m| m.get(name))
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[], Ids::as_slice)
     }
 
     /// Members named `name` of types named `owner` declared outside the type's body.

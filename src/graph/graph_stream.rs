@@ -195,12 +195,23 @@ mod tests {
         let python = registry.by_name("python").unwrap();
         let mut parser = FileParser::new();
         let mut out = Vec::new();
-        let base = "class Base:\n    def helper(self):\n        return 1\n";
+        let base = "class Base:\n    def helper(self):\n        return 1\n\n    def fresh(self) -> Base:\n        return Base()\n";
         let symbols = parser.parse(python, base.as_bytes());
         out.push(FileSkeleton::new(
             RepoPath::parse("pkg/base.py").unwrap(),
             "python",
             "pkg.base",
+            &symbols,
+        ));
+        // A type whose attribute is typed through a local of the method that assigns it,
+        // read from the last file (another batch): `h.part.helper()`, where `helper` alone
+        // names two methods. `other`'s local is what no other file reads.
+        let attrs = "from pkg.base import Base\n\nclass Holder:\n    def __init__(self):\n        s = Base()\n        self.part = s.fresh()\n\nclass Other:\n    def helper(self):\n        return 2\n\ndef other():\n    t = Base()\n    return t\n";
+        let symbols = parser.parse(python, attrs.as_bytes());
+        out.push(FileSkeleton::new(
+            RepoPath::parse("pkg/attrs.py").unwrap(),
+            "python",
+            "pkg.attrs",
             &symbols,
         ));
         for i in 1..n {
@@ -212,6 +223,14 @@ mod tests {
             let path = RepoPath::parse(&format!("pkg/m{i}.py")).unwrap();
             out.push(FileSkeleton::new(path, "python", &format!("pkg.m{i}"), &symbols));
         }
+        let user = "from pkg.attrs import Holder\n\ndef use():\n    h = Holder()\n    return h.part.helper()\n";
+        let symbols = parser.parse(python, user.as_bytes());
+        out.push(FileSkeleton::new(
+            RepoPath::parse("pkg/user.py").unwrap(),
+            "python",
+            "pkg.user",
+            &symbols,
+        ));
         out
     }
 
@@ -231,6 +250,19 @@ mod tests {
                 .any(|e| e.kind == EdgeKind::Calls && e.file.index() > RESOLVE_BATCH)
         );
         let whole = graph.encode().unwrap();
+        // The attribute's type is found through bindings another file holds: those of its
+        // scope are in that file's interface, the others are not.
+        let user = files.len() - 1;
+        let helper = files[user].refs.iter().position(|r| r.name == "helper").unwrap();
+        let res = &graph.resolved[user].refs[helper];
+        assert!(
+            res.targets.len() == 1 && res.targets[0].file == FileId(0),
+            "h.part.helper() resolved through Holder's attribute: {res:?}"
+        );
+        let attrs = &files[1];
+        let kept = attrs.interface_bindings();
+        assert!(kept.iter().any(|b| b.name == "s") && kept.iter().any(|b| b.name == "self.part"));
+        assert!(!kept.iter().any(|b| b.name == "t") && attrs.bindings.iter().any(|b| b.name == "t"));
 
         // By files alone (3 batches), and by references too (a tight cap: many more).
         let refs: Vec<u64> = files.iter().map(|f| f.refs.len() as u64).collect();
@@ -243,7 +275,6 @@ mod tests {
                 batches.len()
             );
             let (mut spill, mut out) = (std::io::Cursor::new(Vec::new()), std::io::Cursor::new(Vec::new()));
-        let mut flow_spill = std::io::Cursor::new(Vec::new());
             let mut flow_spill = std::io::Cursor::new(Vec::new());
             let mut tallied = 0;
             let mut asked = 0;

@@ -20,8 +20,8 @@ use super::code_graph::NO_RESOLUTION;
 use super::graph_layout::{BodyTable, body_digest, encode_body, encode_heads, write_head};
 use super::symbol_graph::RankFlows;
 use super::{
-    BindingNode, ClassBases, CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate, GraphWritten,
-    RefNode, Resolver, SymbolTable,
+    BindingNode, ClassBases, CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate,
+    GraphWritten, RefNode, Resolver, SymbolTable,
 };
 use crate::symbols::FileId;
 
@@ -223,7 +223,8 @@ mod tests {
             let path = RepoPath::parse(&format!("pkg/m{i}.py")).unwrap();
             out.push(FileSkeleton::new(path, "python", &format!("pkg.m{i}"), &symbols));
         }
-        let user = "from pkg.attrs import Holder\n\ndef use():\n    h = Holder()\n    return h.part.helper()\n";
+        let user =
+            "from pkg.attrs import Holder\n\ndef use():\n    h = Holder()\n    return h.part.helper()\n";
         let symbols = parser.parse(python, user.as_bytes());
         out.push(FileSkeleton::new(
             RepoPath::parse("pkg/user.py").unwrap(),
@@ -284,7 +285,10 @@ mod tests {
                 &batches,
                 |batch| {
                     asked += 1;
-                    Ok(batch.iter().map(|&i| (files[i].refs.clone(), files[i].bindings.clone())).collect())
+                    Ok(batch
+                        .iter()
+                        .map(|&i| (files[i].refs.clone(), files[i].bindings.clone()))
+                        .collect())
                 },
                 |r| tallied += r.refs.len(),
                 &mut spill,
@@ -327,7 +331,11 @@ mod tests {
             files.clone(),
             Vec::new(),
             &[0..2, 3..4],
-            |b| Ok(b.iter().map(|&i| (files[i].refs.clone(), files[i].bindings.clone())).collect()),
+            |b| {
+                Ok(b.iter()
+                    .map(|&i| (files[i].refs.clone(), files[i].bindings.clone()))
+                    .collect())
+            },
             |_| {},
             &mut spill,
             &mut flow_spill,

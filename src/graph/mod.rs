@@ -32,7 +32,9 @@ pub use graph_query::{
     FileDeps, GraphQuery, GraphStats, ImportInfo, LanguageRefs, Lookup, MAX_DEPTH, Reached, Site, SymbolInfo,
     Traversal,
 };
-pub use graph_stream::{FileRest, RESOLVE_BATCH, RESOLVE_REFS_TIGHT, ResolvedWrite, keep_base_refs, resolve_batches};
+pub use graph_stream::{
+    FileRest, RESOLVE_BATCH, RESOLVE_REFS_TIGHT, ResolvedWrite, keep_base_refs, resolve_batches,
+};
 pub use graph_update::GraphDiff;
 pub use provenance::Provenance;
 pub use resolver::{

@@ -266,7 +266,10 @@ impl GraphPartWriter<'_> {
     ) -> Result<Vec<FileSkeleton>, IndexError> {
         let files = &assembled.table.files;
         if heads {
-            skeletons.iter_mut().flatten().for_each(FileSkeleton::keep_interface);
+            skeletons
+                .iter_mut()
+                .flatten()
+                .for_each(FileSkeleton::keep_interface);
         }
         if let Some(g) = prev_graph {
             for (r, sk) in files

@@ -195,43 +195,33 @@ mod tests {
         let python = registry.by_name("python").unwrap();
         let mut parser = FileParser::new();
         let mut out = Vec::new();
-        let base = "class Base:\n    def helper(self):\n        return 1\n\n    def fresh(self) -> Base:\n        return Base()\n";
-        let symbols = parser.parse(python, base.as_bytes());
-        out.push(FileSkeleton::new(
-            RepoPath::parse("pkg/base.py").unwrap(),
-            "python",
+        let mut add = |module: &str, text: &str| {
+            let symbols = parser.parse(python, text.as_bytes());
+            let path = RepoPath::parse(&format!("{}.py", module.replace('.', "/"))).unwrap();
+            out.push(FileSkeleton::new(path, "python", module, &symbols));
+        };
+        add(
             "pkg.base",
-            &symbols,
-        ));
+            "class Base:\n    def helper(self):\n        return 1\n\n    def fresh(self) -> Base:\n        return Base()\n",
+        );
         // A type whose attribute is typed through a local of the method that assigns it,
         // read from the last file (another batch): `h.part.helper()`, where `helper` alone
         // names two methods. `other`'s local is what no other file reads.
-        let attrs = "from pkg.base import Base\n\nclass Holder:\n    def __init__(self):\n        s = Base()\n        self.part = s.fresh()\n\nclass Other:\n    def helper(self):\n        return 2\n\ndef other():\n    t = Base()\n    return t\n";
-        let symbols = parser.parse(python, attrs.as_bytes());
-        out.push(FileSkeleton::new(
-            RepoPath::parse("pkg/attrs.py").unwrap(),
-            "python",
+        add(
             "pkg.attrs",
-            &symbols,
-        ));
+            "from pkg.base import Base\n\nclass Holder:\n    def __init__(self):\n        s = Base()\n        self.part = s.fresh()\n\nclass Other:\n    def helper(self):\n        return 2\n\ndef other():\n    t = Base()\n    return t\n",
+        );
         for i in 1..n {
             let text = format!(
                 "from pkg.base import Base\nfrom pkg.m{prev} import f{prev}\n\nclass C{i}(Base):\n    def run(self):\n        return self.helper() + f{prev}()\n\ndef f{i}():\n    return C{i}().run()\n",
                 prev = i.saturating_sub(1).max(1),
             );
-            let symbols = parser.parse(python, text.as_bytes());
-            let path = RepoPath::parse(&format!("pkg/m{i}.py")).unwrap();
-            out.push(FileSkeleton::new(path, "python", &format!("pkg.m{i}"), &symbols));
+            add(&format!("pkg.m{i}"), &text);
         }
-        let user =
-            "from pkg.attrs import Holder\n\ndef use():\n    h = Holder()\n    return h.part.helper()\n";
-        let symbols = parser.parse(python, user.as_bytes());
-        out.push(FileSkeleton::new(
-            RepoPath::parse("pkg/user.py").unwrap(),
-            "python",
+        add(
             "pkg.user",
-            &symbols,
-        ));
+            "from pkg.attrs import Holder\n\ndef use():\n    h = Holder()\n    return h.part.helper()\n",
+        );
         out
     }
 

@@ -1,10 +1,11 @@
 //! `CodeGraph::write_resolved`: a graph built from nothing (no previous graph to reuse),
 //! written as it is resolved. The symbol table is made from every file's interface
 //! (`FileSkeleton::interface`: definitions, imports, the references that name a type's
-//! bases, the bindings of a type's attributes); the other references and bindings, which
-//! only the file's own resolution reads, are read a batch of files at a time, resolved,
-//! encoded into their bodies (spilled to a file beside the part) and dropped. The build holds the table, the body table and 12 bytes an
-//! edge for the rank, not every reference and resolution of the tree: on a 2.8M-line tree,
+//! bases, the bindings other files read); the other references and bindings, which only the
+//! file's own resolution reads, are read a batch of files at a time, resolved, encoded into
+//! their bodies (spilled to a file beside the part) and dropped. The edges the rank reads
+//! (12 bytes each) are spilled too, until the table is let go. The build holds the table and
+//! the body table, not every reference and resolution of the tree: on a 2.8M-line tree,
 //! about 115 MB less at the peak of a first build.
 //!
 //! Invariant: the bytes are those `CodeGraph::build` then `CodeGraph::write_stored` give for
@@ -64,11 +65,12 @@ pub struct ResolvedWrite {
 
 impl CodeGraph {
     /// Resolves every file and writes the stored graph to `w` (an empty file). `files` are
-    /// the skeletons in file id order; whatever references and bindings they hold are
-    /// replaced by `rest_of` a batch at a time (given the file ids, it returns each one's
-    /// references and bindings as its skeleton has them), a batch of `batches` at a time. `tally` sees each file's resolution
-    /// once; `spill` (empty) holds the bodies until the heads, which carry the rank, are known,
-    /// and `flow_spill` (empty) the edges PageRank reads until the symbol table is let go.
+    /// the skeletons in file id order, cut down to their interface here; their other
+    /// references and bindings come from `rest_of` (given the file ids, each one's as its
+    /// skeleton has them), a batch of `batches` at a time. `tally` sees each file's
+    /// resolution once; `spill` (empty) holds the bodies until the heads, which carry the
+    /// rank, are known, and `flow_spill` (empty) the edges PageRank reads until the symbol
+    /// table is let go.
     #[allow(clippy::too_many_arguments)]
     pub fn write_resolved<W: Write + Seek, S: Read + Write + Seek, F: Read + Write + Seek>(
         mut files: Vec<FileSkeleton>,

@@ -384,8 +384,7 @@ impl RankFlows {
     }
 
     /// The ranks, and the flows they were ranked from, file by file (the graph part's
-    /// flows section).
-    /// The ranks and the flows (none spilled: see [`RankFlows::finish_spilled`]).
+    /// flows section), when none was spilled (else [`RankFlows::finish_spilled`]).
     pub fn finish_with_flows(self) -> (Vec<Vec<f32>>, Flows) {
         let rank = per_symbol(&self.offsets, &page_rank_flows(self.n, &self.flows, None));
         (rank, self.into_flows())

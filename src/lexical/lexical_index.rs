@@ -344,9 +344,7 @@ impl LexicalIndex {
             opts.limit.max(1)
         };
         let keep = if verify { fetch } else { opts.limit };
-        let top: Vec<(f32, tantivy::DocAddress)> = searcher
-            .search(&query, &TopDocs::with_limit(fetch).order_by_score())
-            .map_err(LexicalError::tantivy(&self.dir))?;
+        let top = self.top_docs(&searcher, &query, fetch)?;
         // Where every document fetched is kept (no path filter stops the reading early), the
         // stored documents are read in document order: the store is compressed in blocks, and
         // in score order a block was decompressed again for each hit it holds (the block cache
@@ -357,8 +355,15 @@ impl LexicalIndex {
         }
         let mut fetched: Vec<Option<LexicalHit>> = vec![None; top.len()];
         let mut kept = 0;
+        let mut last_kept = f32::NAN;
         for i in order {
             let (score, addr) = top[i];
+            // Past `keep` (the order is the score order whenever fewer than all are kept), only
+            // the hits tied with the last one kept are read: which of them are kept is settled
+            // below by what they hold, not by which came first.
+            if kept >= keep && score != last_kept {
+                break;
+            }
             let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
             let hit = self.hit(&doc, score);
             if !keep_path(&hit.path, &include, &exclude) {
@@ -366,17 +371,46 @@ impl LexicalIndex {
             }
             fetched[i] = Some(hit);
             kept += 1;
-            if kept >= keep {
-                break;
-            }
+            last_kept = score;
         }
-        let hits: Vec<LexicalHit> = fetched.into_iter().flatten().collect();
+        let mut hits: Vec<LexicalHit> = fetched.into_iter().flatten().collect();
+        hits.sort_by(tie_order);
+        hits.truncate(keep);
         let terms = terms.into_iter().map(|(t, _)| t).collect();
         Ok(SearchOutcome {
             hits,
             terms,
             phrase_patterns,
         })
+    }
+
+    /// The best `limit` documents for `query`, and past them every document tied with the
+    /// last: tantivy breaks ties by document id, and a merged segment's document order differs
+    /// from one build to the next (documents are indexed on several threads), so the caller
+    /// settles ties by what the documents hold ([`tie_order`]). Fetches again, twice as many,
+    /// while the tie runs on past what was fetched.
+    fn top_docs(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &dyn Query,
+        limit: usize,
+    ) -> Result<Vec<(f32, tantivy::DocAddress)>, LexicalError> {
+        let mut fetch = limit + 1;
+        loop {
+            let mut top: Vec<(f32, tantivy::DocAddress)> = searcher
+                .search(query, &TopDocs::with_limit(fetch).order_by_score())
+                .map_err(LexicalError::tantivy(&self.dir))?;
+            let Some(&(last, _)) = top.get(limit.saturating_sub(1)) else {
+                return Ok(top);
+            };
+            let ties_past = top.len() == fetch && top[fetch - 1].0 == last;
+            if !ties_past {
+                let end = top[limit..].iter().take_while(|t| t.0 == last).count();
+                top.truncate(limit + end);
+                return Ok(top);
+            }
+            fetch = fetch.saturating_mul(2);
+        }
     }
 
     /// Paths of the files defining something whose name starts with `prefix` (lowercase).
@@ -611,6 +645,18 @@ fn strip_noise_lines(text: &str) -> String {
     text.lines().filter(|l| !noise(l)).collect::<Vec<_>>().join("\n")
 }
 
+/// Best score first; hits of one score by path, line, grain and name, so that which of them
+/// are kept, and in what order, does not hang on the index's document order.
+fn tie_order(a: &LexicalHit, b: &LexicalHit) -> std::cmp::Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| a.path.cmp(&b.path))
+        .then_with(|| a.line.cmp(&b.line))
+        .then_with(|| a.end_line.cmp(&b.end_line))
+        .then_with(|| (a.grain as u8).cmp(&(b.grain as u8)))
+        .then_with(|| a.local_name.cmp(&b.local_name))
+}
+
 fn keep_path(path: &str, include: &[PathFilter], exclude: &[PathFilter]) -> bool {
     (include.is_empty() || include.iter().any(|f| f.matches(path)))
         && !exclude.iter().any(|f| f.matches(path))
@@ -686,6 +732,45 @@ pub fn rank_files(hits: &[LexicalHit]) -> Vec<(String, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two files of the same text score the same; which one a search keeps must not hang on
+    /// the order they were indexed in (a merged segment's order differs between builds).
+    #[test]
+    fn ties_are_settled_by_path_not_by_document_order() {
+        let symbols = crate::symbols::FileSymbols::default();
+        let text = b"frobnicate the widget twice\n";
+        let mut answers = Vec::new();
+        for order in [["b.py", "a.py", "c.py"], ["c.py", "a.py", "b.py"]] {
+            let dir = tempfile::tempdir().unwrap();
+            let writer = crate::lexical::LexicalWriter::open(dir.path(), None, 1, None).unwrap();
+            for path in order {
+                let doc = crate::lexical::FileDoc {
+                    path,
+                    language: "python",
+                    separator: ".",
+                    bytes: text,
+                    lines: 1,
+                    symbols: &symbols,
+                };
+                writer.add_file(&doc).unwrap();
+            }
+            writer.commit().unwrap();
+            let index = LexicalIndex::open(dir.path()).unwrap();
+            let query = LexicalQuery::parse("frobnicate widget");
+            let mut paths = Vec::new();
+            for limit in [1, 2] {
+                let opts = SearchOptions {
+                    limit,
+                    ..Default::default()
+                };
+                let hits = index.search(&query, &opts).unwrap().hits;
+                paths.push(hits.iter().map(|h| h.path.clone()).collect::<Vec<_>>());
+            }
+            answers.push(paths);
+        }
+        assert_eq!(answers[0], vec![vec!["a.py"], vec!["a.py", "b.py"]]);
+        assert_eq!(answers[0], answers[1]);
+    }
 
     #[test]
     fn tests_docs_and_examples_rank_below_code() {

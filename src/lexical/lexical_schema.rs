@@ -2,15 +2,15 @@
 //! (path, content) and one per definition (name, qualified name, signature, doc, body).
 
 use tantivy::Index;
-use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
-};
+use tantivy::schema::{Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
 
 use super::CodeTokenizer;
 
 /// Bump when the schema or the tokenizer changes: documents are then rebuilt.
-pub const LEXICAL_VERSION: u32 = 5;
+/// 6: no field norms for the untokenized fields (one token each: BM25 reads the same
+/// length for every document that has one), `line` stored only, the store in zstd.
+pub const LEXICAL_VERSION: u32 = 6;
 const TOKENIZER: &str = "code";
 
 #[derive(Debug, Clone)]
@@ -51,16 +51,28 @@ fn text(positions: bool, stored: bool) -> TextOptions {
     if stored { opts.set_stored() } else { opts }
 }
 
+/// An untokenized field: deletes, filters and exact matches. Without field norms: a byte a
+/// document for a length that is always one.
+fn raw(stored: bool) -> TextOptions {
+    let opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_index_option(IndexRecordOption::Basic)
+            .set_fieldnorms(false),
+    );
+    if stored { opts.set_stored() } else { opts }
+}
+
 impl LexicalSchema {
     pub fn new() -> LexicalSchema {
         let mut b = Schema::builder();
-        let grain = b.add_text_field("grain", STRING | STORED);
-        let path = b.add_text_field("path", STRING | STORED);
+        let grain = b.add_text_field("grain", raw(true));
+        let path = b.add_text_field("path", raw(true));
         let path_text = b.add_text_field("path_text", text(false, false));
-        let lang = b.add_text_field("lang", STRING | STORED);
-        let kind = b.add_text_field("kind", STRING | STORED);
+        let lang = b.add_text_field("lang", raw(true));
+        let kind = b.add_text_field("kind", raw(true));
         let name = b.add_text_field("name", text(false, true));
-        let name_exact = b.add_text_field("name_exact", STRING);
+        let name_exact = b.add_text_field("name_exact", raw(false));
         let qualified = b.add_text_field("qualified", text(false, true));
         let signature = b.add_text_field("signature", text(true, true));
         let doc = b.add_text_field("doc", text(true, false));
@@ -68,7 +80,8 @@ impl LexicalSchema {
         // No positions: phrases are matched as conjunctions here and verified against the
         // text by the caller (`SearchOutcome::phrase_patterns`), which keeps the index small.
         let content = b.add_text_field("content", text(false, false));
-        let line = b.add_u64_field("line", STORED | INDEXED);
+        // Read from hits, never searched.
+        let line = b.add_u64_field("line", STORED);
         let end_line = b.add_u64_field("end_line", STORED);
         LexicalSchema {
             schema: b.build(),

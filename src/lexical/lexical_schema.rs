@@ -9,7 +9,7 @@ use super::CodeTokenizer;
 
 /// Bump when the schema or the tokenizer changes: documents are then rebuilt.
 /// 6: no field norms for the untokenized fields (one token each: BM25 reads the same
-/// length for every document that has one), `line` stored only, the store in zstd.
+/// length for every document that has one), `line` stored only.
 pub const LEXICAL_VERSION: u32 = 6;
 const TOKENIZER: &str = "code";
 

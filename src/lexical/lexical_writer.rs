@@ -45,19 +45,6 @@ pub struct LexicalWriter {
     merge_at_commit: bool,
 }
 
-/// The settings of a new index: its stored fields (the path, name and signature of every
-/// definition) in zstd blocks of 32 KiB, 0.54x of lz4's 16 KiB blocks on date-fns + Django;
-/// a search reads a block once for all of its hits (in document order).
-fn store_settings() -> tantivy::IndexSettings {
-    tantivy::IndexSettings {
-        docstore_compression: tantivy::store::Compressor::Zstd(tantivy::store::ZstdCompressor {
-            compression_level: Some(7),
-        }),
-        docstore_blocksize: 32 * 1024,
-        ..Default::default()
-    }
-}
-
 impl LexicalWriter {
     /// Opens a writer in `dir` (created), starting from a copy of `base` when given. The
     /// writer's indexing heap is `budget` bytes in all when given (at least 16 MiB a thread;
@@ -78,11 +65,9 @@ impl LexicalWriter {
                 link_files(base, dir)?;
                 Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?
             }
-            None => Index::builder()
-                .schema(LexicalSchema::new().schema)
-                .settings(store_settings())
-                .create_in_dir(dir)
-                .map_err(LexicalError::tantivy(dir))?,
+            None => {
+                Index::create_in_dir(dir, LexicalSchema::new().schema).map_err(LexicalError::tantivy(dir))?
+            }
         };
         LexicalSchema::register_tokenizer(&index);
         let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;

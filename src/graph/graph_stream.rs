@@ -158,7 +158,7 @@ impl CodeGraph {
         spill.flush()?;
         spill.seek(SeekFrom::Start(0))?;
         std::io::copy(spill, w)?;
-        w.write_all(&flows.encode())?;
+        w.write_all(&flows.encode()?)?;
         let end = w.stream_position()?;
         Ok(ResolvedWrite {
             written: GraphWritten {

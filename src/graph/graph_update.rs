@@ -298,7 +298,7 @@ impl<'a> GraphDiff<'a> {
             w.write_all(self.run_bytes(r)?)?;
         }
         match &self.ranked {
-            Some((flows, _)) => w.write_all(&flows.encode())?,
+            Some((flows, _)) => w.write_all(&flows.encode()?)?,
             None => w.write_all(
                 self.frame
                     .flows_bytes(self.previous)

@@ -292,7 +292,7 @@ impl FrameAt {
         // The digest held, so the lengths are the writer's; still, no allocation a damaged
         // or crafted part names: the offsets and whole flows, within zstd's largest ratio.
         if unpacked < offsets
-            || (unpacked - offsets) % FLOW != 0
+            || !(unpacked - offsets).is_multiple_of(FLOW)
             || unpacked / 1024 > packed.len().max(1) * 64
         {
             return Err(bad("its length unpacked does not fit its offsets and flows"));

@@ -178,38 +178,6 @@ impl GraphPartWriter<'_> {
         t0: Instant,
     ) -> Result<GraphPartEntry, IndexError> {
         let heads = self.skeletons(assembled, parsed, None, true)?;
-        if std::env::var_os("KEN_PROBE").is_some() {
-            let (mut d, mut p, mut pv, mut r, mut c, mut cv, mut im, mut b, mut rf) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0);
-            let mut scoped = 0;
-            for h in &heads {
-                d += h.defs.len();
-                for x in &h.defs {
-                    p += x.params.len();
-                    pv += usize::from(!x.params.is_empty());
-                    r += usize::from(x.returns.is_some());
-                    c += x.container.len();
-                    cv += usize::from(!x.container.is_empty());
-                }
-                let sc: std::collections::HashSet<Option<u32>> =
-                    h.bindings.iter().map(|b| b.enclosing).collect();
-                scoped += h
-                    .defs
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, x)| !x.params.is_empty() && sc.contains(&Some(*i as u32)))
-                    .count();
-                im += h.imports.len();
-                b += h.bindings.len();
-                rf += h.refs.len();
-            }
-            eprintln!(
-                "PROBE files {} defs {d} size {} params {p} in {pv} defs (scoped {scoped}) returns {r} containers {c} in {cv} imports {im} size {} bindings {b} refs {rf}",
-                heads.len(),
-                std::mem::size_of::<crate::graph::DefNode>(),
-                std::mem::size_of::<crate::symbols::Import>()
-            );
-        }
         let prepare_ms = t0.elapsed().as_millis() as u64;
         let t1 = Instant::now();
         let (store, files, segments) = (self.store, &assembled.table.files, &assembled.segments);

@@ -171,11 +171,7 @@ impl FileSkeleton {
 
     /// The skeleton cut down to [`FileSkeleton::interface`].
     pub fn keep_interface(&mut self) {
-        let refs = std::mem::take(&mut self.refs);
-        self.refs = refs
-            .into_iter()
-            .filter(|r| super::Resolver::is_base_ref(self, r))
-            .collect();
+        super::keep_base_refs(self);
         self.bindings = self.interface_bindings();
     }
 

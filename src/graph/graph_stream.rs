@@ -174,13 +174,9 @@ impl CodeGraph {
 /// Drops a skeleton's references but those naming a type's bases (which the table's bases
 /// are resolved from, over every file, before any file is).
 pub fn keep_base_refs(f: &mut FileSkeleton) {
-    let keep: Vec<RefNode> = f
-        .refs
-        .iter()
-        .filter(|r| Resolver::is_base_ref(f, r))
-        .cloned()
-        .collect();
-    f.refs = keep;
+    // `is_base_ref` reads the definitions only: the references are moved out, not cloned.
+    let refs = std::mem::take(&mut f.refs);
+    f.refs = refs.into_iter().filter(|r| Resolver::is_base_ref(f, r)).collect();
 }
 
 #[cfg(test)]

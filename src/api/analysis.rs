@@ -107,7 +107,9 @@ impl Analysis {
     pub(super) fn with_coverage<T>(&self, work: impl FnOnce() -> T) -> (T, Coverage) {
         std::thread::scope(|s| {
             let scan = match &self.staleness {
-                Staleness::Scan => Some(s.spawn(|| WorkingTreeDiff::quick(&self.root, &self.snapshot))),
+                Staleness::Scan => Some(s.spawn(|| {
+                    super::timed("staleness scan", || WorkingTreeDiff::quick(&self.root, &self.snapshot))
+                })),
                 Staleness::Watched(_) => None,
             };
             let out = work();

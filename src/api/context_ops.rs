@@ -160,27 +160,31 @@ impl Analysis {
         // report).
         let ahead = std::thread::scope(|s| {
             if packing {
-                s.spawn(crate::context::warm_token_counter);
+                s.spawn(|| super::timed("token counter", crate::context::warm_token_counter));
             }
             // The learned model is read from its JSON on first use.
             if kind == RankerKind::Learned {
                 s.spawn(|| {
-                    let _ = crate::search::LearnedRanker::embedded();
+                    super::timed("learned model", || {
+                        let _ = crate::search::LearnedRanker::embedded();
+                    })
                 });
             }
             let semantic = (signals.semantic && self.has_semantic()).then(|| {
                 s.spawn(|| {
-                    let sem = self.semantic().ok()?;
-                    SearchRanker::semantic_ahead(sem, task).ok()
+                    let sem = super::timed("semantic part", || self.semantic().ok())?;
+                    super::timed("semantic search", || SearchRanker::semantic_ahead(sem, task).ok())
                 })
             });
             let lexical = signals.lexical.then(|| {
                 s.spawn(|| {
-                    let index = self.lexical().ok()?.clone();
-                    SearchRanker::lexical_ahead(self.snapshot(), self.root(), index, task).ok()
+                    let index = super::timed("lexical part", || self.lexical().ok())?.clone();
+                    super::timed("lexical search", || {
+                        SearchRanker::lexical_ahead(self.snapshot(), self.root(), index, task).ok()
+                    })
                 })
             });
-            let _ = graph();
+            let _ = super::timed("graph part", graph);
             Ahead {
                 lexical: lexical.and_then(|h| h.join().ok()).flatten(),
                 semantic: semantic.and_then(|h| h.join().ok()).flatten(),

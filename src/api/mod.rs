@@ -60,3 +60,21 @@ pub use workspace::{ReindexRequest, ReindexResponse, Workspace};
 // a reindex reports through (and, for a first build behind a server, the two it reports to).
 pub use crate::context::count_tokens;
 pub use crate::index::{BothObservers, BuildObserver, NoProgress};
+
+/// Runs `work`, its time at debug level (`KEN_LOG=kenning::api=debug`).
+pub(crate) fn timed<T>(what: &str, work: impl FnOnce() -> T) -> T {
+    let cpu = || {
+        nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+            .map(|t| t.tv_sec() as f64 * 1000.0 + t.tv_nsec() as f64 / 1e6)
+            .unwrap_or(0.0)
+    };
+    let (start, cpu0) = (std::time::Instant::now(), cpu());
+    let out = work();
+    tracing::debug!(
+        what,
+        ms = start.elapsed().as_secs_f64() * 1000.0,
+        cpu_ms = cpu() - cpu0,
+        "cold query step"
+    );
+    out
+}

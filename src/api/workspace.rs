@@ -79,7 +79,7 @@ impl Workspace {
     }
 
     pub fn open_at(root: PathBuf, index_dir: PathBuf, staleness: Staleness) -> Result<Workspace, ApiError> {
-        let snapshot = IndexSnapshot::open(&index_dir)?;
+        let snapshot = super::timed("snapshot", || IndexSnapshot::open(&index_dir))?;
         let activity = Arc::new(BuildActivity::default());
         let analysis = Analysis::new(root.clone(), snapshot, staleness.clone(), activity.clone());
         Ok(Workspace {

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption, TantivyDocument, Value};
+use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use super::ReadOnlyDirectory;
+use super::hit_reader::HitReader;
 use super::lexical_query::PathFilter;
 use super::{LexicalError, LexicalQuery, LexicalSchema, is_stop_word, tokenize};
 use crate::lang::{PathKind, PathRole};
@@ -354,6 +355,7 @@ impl LexicalIndex {
             order.sort_unstable_by_key(|&i| top[i].1);
         }
         let mut fetched: Vec<Option<LexicalHit>> = vec![None; top.len()];
+        let mut reader = HitReader::new(&searcher, &self.fields);
         let mut kept = 0;
         let mut last_kept = f32::NAN;
         for i in order {
@@ -364,8 +366,7 @@ impl LexicalIndex {
             if kept >= keep && score != last_kept {
                 break;
             }
-            let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
-            let hit = self.hit(&doc, score);
+            let hit = reader.hit(addr, score).map_err(LexicalError::tantivy(&self.dir))?;
             if !keep_path(&hit.path, &include, &exclude) {
                 continue;
             }
@@ -444,10 +445,10 @@ impl LexicalIndex {
             .search(query, &tantivy::collector::DocSetCollector)
             .map_err(LexicalError::tantivy(&self.dir))?;
         let mut paths = Vec::with_capacity(docs.len());
+        let mut reader = HitReader::new(&searcher, &self.fields);
         for addr in docs {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(LexicalError::tantivy(&self.dir))?;
-            if let Some(p) = doc.get_first(self.fields.path).and_then(|v| v.as_str()) {
-                paths.push(p.to_string());
+            if let Some(p) = reader.path(addr).map_err(LexicalError::tantivy(&self.dir))? {
+                paths.push(p);
             }
         }
         paths.sort();
@@ -596,28 +597,6 @@ impl LexicalIndex {
         }
     }
 
-    fn hit(&self, doc: &TantivyDocument, score: f32) -> LexicalHit {
-        let s = &self.fields;
-        let text = |f: Field| doc.get_first(f).and_then(|v| v.as_str()).map(str::to_string);
-        let num = |f: Field| doc.get_first(f).and_then(|v| v.as_u64()).unwrap_or(0) as u32;
-        let grain = if text(s.grain).as_deref() == Some("symbol") {
-            Grain::Symbol
-        } else {
-            Grain::File
-        };
-        LexicalHit {
-            grain,
-            path: text(s.path).unwrap_or_default(),
-            language: text(s.lang).unwrap_or_default(),
-            kind: text(s.kind),
-            name: text(s.name),
-            local_name: text(s.qualified),
-            signature: text(s.signature),
-            line: num(s.line),
-            end_line: num(s.end_line),
-            score,
-        }
-    }
 }
 
 /// Drops lines of pasted environment reports (`numpy: 1.18.1`, `pandas==1.0.3`, `python:

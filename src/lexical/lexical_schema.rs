@@ -2,7 +2,7 @@
 //! (path, content) and one per definition (name, qualified name, signature, doc, body).
 
 use tantivy::Index;
-use tantivy::schema::{Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
 
 use super::CodeTokenizer;
@@ -10,7 +10,9 @@ use super::CodeTokenizer;
 /// Bump when the schema or the tokenizer changes: documents are then rebuilt.
 /// 6: no field norms for the untokenized fields (one token each: BM25 reads the same
 /// length for every document that has one), `line` stored only.
-pub const LEXICAL_VERSION: u32 = 6;
+/// 7: grain, path, language, kind and lines in columns, not stored: a hit of a file's
+/// document is read without a store block ([`super::hit_reader`]).
+pub const LEXICAL_VERSION: u32 = 7;
 const TOKENIZER: &str = "code";
 
 #[derive(Debug, Clone)]
@@ -52,15 +54,16 @@ fn text(positions: bool, stored: bool) -> TextOptions {
 }
 
 /// An untokenized field: deletes, filters and exact matches. Without field norms: a byte a
-/// document for a length that is always one.
-fn raw(stored: bool) -> TextOptions {
+/// document for a length that is always one. A `column` field is also read from hits, as a
+/// column (a hit reads it without decompressing a store block).
+fn raw(column: bool) -> TextOptions {
     let opts = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer("raw")
             .set_index_option(IndexRecordOption::Basic)
             .set_fieldnorms(false),
     );
-    if stored { opts.set_stored() } else { opts }
+    if column { opts.set_fast("raw") } else { opts }
 }
 
 impl LexicalSchema {
@@ -81,8 +84,8 @@ impl LexicalSchema {
         // text by the caller (`SearchOutcome::phrase_patterns`), which keeps the index small.
         let content = b.add_text_field("content", text(false, false));
         // Read from hits, never searched.
-        let line = b.add_u64_field("line", STORED);
-        let end_line = b.add_u64_field("end_line", STORED);
+        let line = b.add_u64_field("line", FAST);
+        let end_line = b.add_u64_field("end_line", FAST);
         LexicalSchema {
             schema: b.build(),
             grain,

@@ -6,6 +6,7 @@
 //! the `index` layer decides where the tantivy folder lives and which files to (re)add.
 
 mod code_tokenizer;
+mod hit_reader;
 mod lexical_error;
 mod lexical_index;
 mod lexical_query;

@@ -23,7 +23,13 @@ pub struct StaticEmbedder {
     id: String,
     /// Distinguishes this model's entries in the per-thread word cache.
     tag: u64,
-    tokenizer: Tokenizer,
+    /// The WordPiece vocabulary read in place from the tokenizer's JSON: ASCII words (nearly
+    /// every word of code and of an issue) are tokenized with it.
+    ascii: Option<AsciiWordPiece>,
+    /// The whole tokenizer, built on the first word `ascii` does not take (its JSON is read
+    /// into owned maps: 9 ms of a cold query's CPU on the built-in model).
+    full: std::sync::OnceLock<Result<Tokenizer, String>>,
+    tokenizer_bytes: &'static [u8],
     /// Read in place in the model's bytes (embedded in the binary): no copy at start.
     rows: &'static [i8],
     scales: Vec<f32>,
@@ -56,6 +62,115 @@ fn bert_wordpiece(bytes: &[u8]) -> Option<Tokenizer> {
     Some(tokenizer)
 }
 
+/// The tokenizer of `bytes`: built from its BERT parts where it has them, else loaded whole.
+fn full_tokenizer(bytes: &[u8]) -> Result<Tokenizer, String> {
+    match bert_wordpiece(bytes) {
+        Some(t) => Ok(t),
+        None => Tokenizer::from_bytes(bytes).map_err(|e| e.to_string()),
+    }
+}
+
+/// `tokenizer.json`'s parts that say how an ASCII word is tokenized, the vocabulary's keys
+/// borrowed from the JSON's bytes.
+#[derive(serde::Deserialize)]
+struct WordPieceShape<'a> {
+    normalizer: NormalizerShape,
+    pre_tokenizer: TypeTag,
+    #[serde(borrow)]
+    model: WordPieceModel<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct TypeTag {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(serde::Deserialize)]
+struct NormalizerShape {
+    #[serde(rename = "type")]
+    kind: String,
+    lowercase: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct WordPieceModel<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    unk_token: String,
+    continuing_subword_prefix: String,
+    max_input_chars_per_word: usize,
+    #[serde(borrow)]
+    vocab: HashMap<std::borrow::Cow<'a, str>, u32, foldhash::fast::RandomState>,
+}
+
+/// WordPiece over ASCII words, as the BERT tokenizer gives it: on ASCII the BERT normalizer
+/// only lowercases (its cleaning, accent stripping and CJK spacing change nothing), and a word
+/// [`bert_words`] gives is already split as its pre-tokenizer splits. Greedy longest match
+/// from the left, the continuing pieces prefixed (`##`), and one `[UNK]` for a word that
+/// cannot be split or is longer than the longest word read.
+struct AsciiWordPiece {
+    vocab: HashMap<std::borrow::Cow<'static, str>, u32, foldhash::fast::RandomState>,
+    unk: Option<u32>,
+    prefix: String,
+    max_chars: usize,
+    lowercase: bool,
+}
+
+impl AsciiWordPiece {
+    /// `None` for any tokenizer but a BERT WordPiece one.
+    fn parse(bytes: &'static [u8]) -> Option<AsciiWordPiece> {
+        let file: WordPieceShape<'static> = serde_json::from_slice(bytes).ok()?;
+        let bert = file.normalizer.kind == "BertNormalizer"
+            && file.pre_tokenizer.kind == "BertPreTokenizer"
+            && file.model.kind == "WordPiece";
+        bert.then(|| AsciiWordPiece {
+            unk: file.model.vocab.get(file.model.unk_token.as_str()).copied(),
+            vocab: file.model.vocab,
+            prefix: file.model.continuing_subword_prefix,
+            max_chars: file.model.max_input_chars_per_word,
+            lowercase: file.normalizer.lowercase,
+        })
+    }
+
+    /// Appends the ids of `word` (ASCII) to `out`; `piece` is scratch space.
+    fn word_ids(&self, word: &str, piece: &mut String, out: &mut Vec<u32>) {
+        let word = match self.lowercase {
+            true => std::borrow::Cow::Owned(word.to_ascii_lowercase()),
+            false => std::borrow::Cow::Borrowed(word),
+        };
+        let unknown = |out: &mut Vec<u32>| out.extend(self.unk);
+        if word.len() > self.max_chars {
+            return unknown(out);
+        }
+        let first = out.len();
+        let mut start = 0;
+        while start < word.len() {
+            let mut end = word.len();
+            let found = loop {
+                if start >= end {
+                    break None;
+                }
+                piece.clear();
+                if start > 0 {
+                    piece.push_str(&self.prefix);
+                }
+                piece.push_str(&word[start..end]);
+                if let Some(&id) = self.vocab.get(piece.as_str()) {
+                    break Some(id);
+                }
+                end -= 1;
+            };
+            let Some(id) = found else {
+                out.truncate(first);
+                return unknown(out);
+            };
+            out.push(id);
+            start = end;
+        }
+    }
+}
+
 /// The built-in model being made in a thread of its own ([`StaticEmbedder::prepare_builtin`]),
 /// for the next [`StaticEmbedder::builtin`] to take.
 type Prepared = std::thread::JoinHandle<Result<StaticEmbedder, VectorError>>;
@@ -71,8 +186,8 @@ impl StaticEmbedder {
         Self::from_bytes(BUILTIN_MODEL_ID, MODEL, TOKENIZER)
     }
 
-    /// Starts making the built-in model in a thread of its own (its tokenizer is built from
-    /// JSON, 4 ms), for a one-shot query to do while it reads the index's file table.
+    /// Starts making the built-in model in a thread of its own (its vocabulary is read from
+    /// JSON, about 2 ms), for a one-shot query to do while it reads the index's file table.
     pub fn prepare_builtin() {
         if let Ok(mut p) = PREPARED.lock()
             && p.is_none()
@@ -86,16 +201,22 @@ impl StaticEmbedder {
     pub fn from_bytes(
         id: &str,
         model: &'static [u8],
-        tokenizer_bytes: &[u8],
+        tokenizer_bytes: &'static [u8],
     ) -> Result<StaticEmbedder, VectorError> {
         let err = |detail: String| VectorError::Model {
             model: id.to_string(),
             detail,
         };
-        let tokenizer = match bert_wordpiece(tokenizer_bytes) {
-            Some(t) => t,
+        let ascii = AsciiWordPiece::parse(tokenizer_bytes);
+        let full = std::sync::OnceLock::new();
+        // Any other tokenizer is built now, so that a broken one is an error here.
+        let unk = match &ascii {
+            Some(a) => a.unk,
             None => {
-                Tokenizer::from_bytes(tokenizer_bytes).map_err(|e| err(format!("tokenizer.json: {e}")))?
+                let t = full_tokenizer(tokenizer_bytes).map_err(|e| err(format!("tokenizer.json: {e}")))?;
+                let unk = t.token_to_id("[UNK]");
+                let _ = full.set(Ok(t));
+                unk
             }
         };
         let st = SafeTensors::deserialize(model).map_err(|e| err(e.to_string()))?;
@@ -124,7 +245,6 @@ impl StaticEmbedder {
                 scales.len()
             )));
         }
-        let unk = tokenizer.token_to_id("[UNK]");
         let tag = u64::from_le_bytes(
             blake3::hash(tokenizer_bytes)
                 .as_bytes()
@@ -135,7 +255,9 @@ impl StaticEmbedder {
         Ok(StaticEmbedder {
             id: id.to_string(),
             tag,
-            tokenizer,
+            ascii,
+            full,
+            tokenizer_bytes,
             rows,
             scales,
             dim,
@@ -176,6 +298,7 @@ impl StaticEmbedder {
             if cache.0 != self.tag {
                 *cache = (self.tag, WordMap::default());
             }
+            let mut piece = String::new();
             for word in bert_words(&prepared) {
                 if ids.len() >= MAX_TOKENS {
                     break;
@@ -184,19 +307,23 @@ impl StaticEmbedder {
                     ids.extend_from_slice(hit);
                     continue;
                 }
-                let enc = self
-                    .tokenizer
-                    .encode(word, false)
-                    .map_err(|e| VectorError::Tokenizer {
-                        model: self.id.clone(),
-                        detail: e.to_string(),
-                    })?;
-                let word_ids: Vec<u32> = enc
-                    .get_ids()
-                    .iter()
-                    .copied()
-                    .filter(|&i| Some(i) != self.unk)
-                    .collect();
+                let mut word_ids: Vec<u32> = match &self.ascii {
+                    Some(ascii) if word.is_ascii() => {
+                        let mut out = Vec::new();
+                        ascii.word_ids(word, &mut piece, &mut out);
+                        out
+                    }
+                    _ => self
+                        .tokenizer()?
+                        .encode(word, false)
+                        .map_err(|e| VectorError::Tokenizer {
+                            model: self.id.clone(),
+                            detail: e.to_string(),
+                        })?
+                        .get_ids()
+                        .to_vec(),
+                };
+                word_ids.retain(|&i| Some(i) != self.unk);
                 ids.extend_from_slice(&word_ids);
                 if cache.1.len() > self.word_cache_cap {
                     cache.1.clear();
@@ -213,7 +340,7 @@ impl StaticEmbedder {
     pub fn token_ids_uncached(&self, text: &str) -> Result<Vec<u32>, VectorError> {
         let prepared = split_case(text);
         let enc = self
-            .tokenizer
+            .tokenizer()?
             .encode(prepared.as_str(), false)
             .map_err(|e| VectorError::Tokenizer {
                 model: self.id.clone(),
@@ -227,6 +354,17 @@ impl StaticEmbedder {
             .collect();
         ids.truncate(MAX_TOKENS);
         Ok(ids)
+    }
+
+    /// The whole tokenizer, built on first use.
+    fn tokenizer(&self) -> Result<&Tokenizer, VectorError> {
+        self.full
+            .get_or_init(|| full_tokenizer(self.tokenizer_bytes))
+            .as_ref()
+            .map_err(|detail| VectorError::Tokenizer {
+                model: self.id.clone(),
+                detail: detail.clone(),
+            })
     }
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, VectorError> {
@@ -470,6 +608,42 @@ mod tests {
         assert!(bert_wordpiece(br#"{"model": {"type": "BPE"}}"#).is_none());
     }
 
+    /// Every ASCII word gets from the vocabulary read in place the ids the whole tokenizer
+    /// gives it: words of real code and prose, every case, digits, a word too long to
+    /// split, pieces no vocabulary entry starts (`##`-only splits) and a single mark.
+    #[test]
+    fn ascii_words_tokenize_as_the_whole_tokenizer_does() {
+        let m = StaticEmbedder::builtin().unwrap();
+        let ascii = m.ascii.as_ref().expect("the built-in tokenizer is BERT WordPiece");
+        let full = m.tokenizer().unwrap();
+        let long_word = "abc".repeat(40);
+        let samples = [
+            include_str!("static_embedder.rs"),
+            include_str!("../index/index_builder.rs"),
+            include_str!("../../README.md"),
+            "XMLHttpRequest getHTTPResponseCode __init__ utf8 0x7fff 3.14159e-10 qqqqzzzx",
+            long_word.as_str(),
+            "! ? ~ ` ^ | \\ \" ' Ok",
+        ];
+        let mut piece = String::new();
+        let mut words = 0;
+        for s in samples {
+            let prepared = split_case(s);
+            for word in bert_words(&prepared).filter(|w| w.is_ascii()) {
+                let mut got = Vec::new();
+                ascii.word_ids(word, &mut piece, &mut got);
+                let want = full.encode(word, false).unwrap().get_ids().to_vec();
+                assert_eq!(got, want, "{word}");
+                words += 1;
+            }
+        }
+        assert!(words > 5_000, "{words}");
+        // The long word is one unknown token, as the whole tokenizer makes it.
+        let mut got = Vec::new();
+        ascii.word_ids(&long_word, &mut piece, &mut got);
+        assert_eq!(got, vec![ascii.unk.unwrap()]);
+    }
+
     #[test]
     fn identifiers_are_split_at_case_changes() {
         assert_eq!(
@@ -482,7 +656,7 @@ mod tests {
             m.token_ids("register_hook")
                 .unwrap()
                 .into_iter()
-                .filter(|&t| Some(t) != m.tokenizer.token_to_id("_"))
+                .filter(|&t| Some(t) != m.tokenizer().unwrap().token_to_id("_"))
                 .collect::<Vec<_>>()
         );
     }

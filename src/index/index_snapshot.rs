@@ -254,8 +254,8 @@ impl IndexSnapshot {
         // than the manifest) says it is as committed: any bytes of the right length are
         // vectors a scan can read, and `ken index verify` hashes every row file.
         let open = || -> Result<(ChunkTable, Rows), IndexError> {
-            let bytes = self.store.read_part(self.generation, file, blake3)?;
-            let store = ChunkTable::open(bytes).map_err(|e| IndexError::Corrupt {
+            let map = self.store.map_part_checked(self.generation, file, blake3)?;
+            let store = ChunkTable::open_mapped(map).map_err(|e| IndexError::Corrupt {
                 path: self.generation_dir().join(file),
                 detail: e.to_string(),
             })?;

@@ -364,7 +364,8 @@ impl IndexStore {
     /// Reads the generation's file table, checked against the hash `manifest` records for it.
     pub fn read_file_table(&self, generation: u64, manifest: &Manifest) -> Result<FileTable, IndexError> {
         let path = self.generation_dir(generation).join("files.bin");
-        let bytes = fs::read(&path).map_err(IndexError::io(&path))?;
+        // Mapped, not read: decoded in place, without a copy of the whole table first.
+        let bytes = self.map_part(generation, "files.bin")?;
         if let Some(want) = &manifest.files_blake3
             && blake3::hash(&bytes).to_hex().as_str() != want
         {

@@ -266,7 +266,7 @@ struct StoredFileWire<'a> {
 /// The chunk table as a query reads it: the header and the files' paths decoded, each file's
 /// chunks decoded when a hit first lands in it, each point's file read in place.
 pub struct ChunkTable {
-    bytes: Vec<u8>,
+    bytes: TableBytes,
     pub version: u32,
     pub model: String,
     pub dim: u32,
@@ -283,9 +283,36 @@ pub struct ChunkTable {
     decoded: Vec<std::sync::OnceLock<Vec<ChunkMeta>>>,
 }
 
+/// A chunk table's bytes: the committed file mapped (a cold query: no copy, and the pages of
+/// its files' chunks only read when a hit lands there), or bytes held in memory.
+enum TableBytes {
+    Owned(Vec<u8>),
+    Mapped(super::mapped_part::MappedPart),
+}
+
+impl std::ops::Deref for TableBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            TableBytes::Owned(v) => v,
+            TableBytes::Mapped(m) => m,
+        }
+    }
+}
+
 impl ChunkTable {
     /// `bytes`, a stored chunk table (already checked against its blake3).
     pub fn open(bytes: Vec<u8>) -> Result<ChunkTable, postcard::Error> {
+        Self::open_bytes(TableBytes::Owned(bytes))
+    }
+
+    /// A committed chunk table, mapped (and checked against its blake3 by the caller).
+    pub(super) fn open_mapped(map: super::mapped_part::MappedPart) -> Result<ChunkTable, postcard::Error> {
+        Self::open_bytes(TableBytes::Mapped(map))
+    }
+
+    fn open_bytes(bytes: TableBytes) -> Result<ChunkTable, postcard::Error> {
         let base = bytes.as_ptr() as usize;
         let place = |blob: &[u8]| {
             let at = (blob.as_ptr() as usize).saturating_sub(base);

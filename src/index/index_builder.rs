@@ -1132,10 +1132,10 @@ fn previous_vectors(store: &IndexStore, previous: Option<&PreviousGeneration>) -
     if part.version != VECTOR_VERSION {
         return None;
     }
-    let bytes = store
-        .read_part(p.generation, VECTORS_FILE, Some(&part.blake3))
+    let map = store
+        .map_part_checked(p.generation, VECTORS_FILE, Some(&part.blake3))
         .ok()?;
-    let table = ChunkTable::open(bytes).ok()?;
+    let table = ChunkTable::open_mapped(map).ok()?;
     let rows = Rows::open(store, p.generation, (&table).into(), |_| false).ok()?;
     Some(PreviousVectors {
         table,

@@ -280,6 +280,57 @@ fn a_graph_part_of_an_older_layout_is_named_as_such_and_rebuilt() {
     assert_eq!(callers(repo.path()), before);
 }
 
+/// A lexical part of an older schema (`LEXICAL_VERSION` 7 made grain, path, language, kind
+/// and lines columns; tantivy reads an older part's missing column as an invalid argument) is
+/// named as old by readers, not as damage, and the next build makes it again.
+#[test]
+fn a_lexical_part_of_an_older_schema_is_named_as_such_and_rebuilt() {
+    let repo = materialize(REPO);
+    let dir = index_dir(repo.path(), &kenning::IndexConfig::default());
+    assert!(ken(&["index", "build", "."], repo.path()).status.success());
+    let search = |repo: &Path| ken(&["search", "--lexical", "apply_discount", "--json"], repo);
+    let before = search(repo.path());
+    assert!(before.status.success(), "{}", stderr(&before));
+    let paths = |out: &std::process::Output| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(&stdout(out)).unwrap();
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!paths(&before).is_empty());
+    let manifest_path = current_gen(&dir).join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    let reads = manifest["parts"]["lexical"]["version"].as_u64().unwrap();
+    manifest["parts"]["lexical"]["version"] = serde_json::json!(reads - 1);
+    // As the older ken wrote it: its extractor named its own schema, and no manifest digest.
+    let extractor = manifest["extractor"].as_str().unwrap().to_string();
+    manifest["extractor"] = serde_json::json!(extractor.replace(
+        &format!("lexical{reads}"),
+        &format!("lexical{}", reads - 1)
+    ));
+    manifest.as_object_mut().unwrap().remove("digest");
+    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let out = search(repo.path());
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("lexical part of the index at {}", dir.display()))
+            && err.contains(&format!("layout version {}, this ken reads {reads}", reads - 1))
+            && err.contains("ken index build")
+            && !err.contains("damaged"),
+        "{err}"
+    );
+    let b = ken(&["index", "build", "."], repo.path());
+    assert!(b.status.success(), "{}", stderr(&b));
+    let after = search(repo.path());
+    assert!(after.status.success(), "{}", stderr(&after));
+    assert_eq!(paths(&after), paths(&before));
+}
+
 /// A build trusts the files of the generation it reuses whose size, mtime and inode are as
 /// committed (a `stat` each, not a read of the whole index), and reads and hashes any other:
 /// bytes changed behind a restored mtime pass the build's check (only `ken index verify`,

@@ -12,7 +12,7 @@ use super::vector_rows::Rows;
 use super::vector_store::{ChunkTable, VECTOR_VERSION};
 use super::{FileTable, IndexError, IndexStore, Manifest};
 use crate::graph::{CodeGraph, GRAPH_VERSION};
-use crate::lexical::LexicalIndex;
+use crate::lexical::{LEXICAL_VERSION, LexicalIndex};
 use crate::symbols::{FileId, FileSymbols};
 
 #[derive(Debug)]
@@ -125,6 +125,25 @@ impl IndexSnapshot {
             });
         };
         let dir = self.generation_dir().join(&part.dir);
+        // Another schema reads as damage to tantivy (a field that is not a column): named here
+        // by its version instead.
+        match part.version {
+            v if v == LEXICAL_VERSION => {}
+            v if v < LEXICAL_VERSION => {
+                return Err(IndexError::OldPart {
+                    dir: self.index_dir().to_path_buf(),
+                    part: "lexical",
+                    found: u64::from(v),
+                    reads: LEXICAL_VERSION,
+                });
+            }
+            v => {
+                return Err(IndexError::Corrupt {
+                    path: dir,
+                    detail: format!("lexical version {v}, this ken reads {LEXICAL_VERSION}"),
+                });
+            }
+        }
         // Cheap: a missing or truncated file is refused before tantivy reads it.
         if part.files.is_empty() {
             return Ok(LexicalIndex::open(&dir)?);

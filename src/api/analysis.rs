@@ -108,7 +108,9 @@ impl Analysis {
         std::thread::scope(|s| {
             let scan = match &self.staleness {
                 Staleness::Scan => Some(s.spawn(|| {
-                    super::timed("staleness scan", || WorkingTreeDiff::quick(&self.root, &self.snapshot))
+                    super::timed("staleness scan", || {
+                        WorkingTreeDiff::quick(&self.root, &self.snapshot)
+                    })
                 })),
                 Staleness::Watched(_) => None,
             };

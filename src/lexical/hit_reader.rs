@@ -10,8 +10,8 @@ use tantivy::columnar::{Column, StrColumn};
 use tantivy::schema::{Field, TantivyDocument, Value};
 use tantivy::{DocAddress, Searcher};
 
-use super::lexical_index::{Grain, LexicalHit};
 use super::LexicalSchema;
+use super::lexical_index::{Grain, LexicalHit};
 
 /// One segment's columns; a text column is absent where no document of the segment has the
 /// field (`kind` on a segment of code files alone).

@@ -366,7 +366,9 @@ impl LexicalIndex {
             if kept >= keep && score != last_kept {
                 break;
             }
-            let hit = reader.hit(addr, score).map_err(LexicalError::tantivy(&self.dir))?;
+            let hit = reader
+                .hit(addr, score)
+                .map_err(LexicalError::tantivy(&self.dir))?;
             if !keep_path(&hit.path, &include, &exclude) {
                 continue;
             }
@@ -596,7 +598,6 @@ impl LexicalIndex {
             clauses.push((Occur::Must, any_of(s.grain, &[v.to_string()])));
         }
     }
-
 }
 
 /// Drops lines of pasted environment reports (`numpy: 1.18.1`, `pandas==1.0.3`, `python:

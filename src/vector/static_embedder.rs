@@ -614,7 +614,10 @@ mod tests {
     #[test]
     fn ascii_words_tokenize_as_the_whole_tokenizer_does() {
         let m = StaticEmbedder::builtin().unwrap();
-        let ascii = m.ascii.as_ref().expect("the built-in tokenizer is BERT WordPiece");
+        let ascii = m
+            .ascii
+            .as_ref()
+            .expect("the built-in tokenizer is BERT WordPiece");
         let full = m.tokenizer().unwrap();
         let long_word = "abc".repeat(40);
         let samples = [

@@ -1133,7 +1133,7 @@ fn previous_vectors(store: &IndexStore, previous: Option<&PreviousGeneration>) -
         return None;
     }
     let map = store
-        .map_part_checked(p.generation, VECTORS_FILE, Some(&part.blake3))
+        .map_part_hashed(p.generation, VECTORS_FILE, Some(&part.blake3))
         .ok()?;
     let table = ChunkTable::open_mapped(map).ok()?;
     let rows = Rows::open(store, p.generation, (&table).into(), |_| false).ok()?;

@@ -273,7 +273,7 @@ impl IndexSnapshot {
         // than the manifest) says it is as committed: any bytes of the right length are
         // vectors a scan can read, and `ken index verify` hashes every row file.
         let open = || -> Result<(ChunkTable, Rows), IndexError> {
-            let map = self.store.map_part_checked(self.generation, file, blake3)?;
+            let map = self.store.map_part_hashed(self.generation, file, blake3)?;
             let store = ChunkTable::open_mapped(map).map_err(|e| IndexError::Corrupt {
                 path: self.generation_dir().join(file),
                 detail: e.to_string(),

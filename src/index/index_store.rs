@@ -774,25 +774,25 @@ impl IndexStore {
         super::mapped_part::MappedPart::open(&self.generation_dir(generation).join(file))
     }
 
-    /// Maps a part file of a committed generation and checks it whole against `blake3` (on
-    /// every core): for a part whose reader reads every page anyway (the vectors a scan
-    /// reads), the check costs no extra page and saves the copy a read makes.
-    pub fn map_part_checked(
+    /// Maps a part file of a committed generation and checks it whole against `blake3`: a
+    /// read without the copy (for a part whose reader reads every page anyway, the check
+    /// costs no extra page). Hashed on this thread, never on the pool: a reader opens parts
+    /// inside a `OnceLock` that another task of the pool may wait on, and a worker that
+    /// stole that task while hashing waited on itself (a fleet shard hung so).
+    pub fn map_part_hashed(
         &self,
         generation: u64,
         file: &str,
         blake3: Option<&str>,
     ) -> Result<super::mapped_part::MappedPart, IndexError> {
         let map = self.map_part(generation, file)?;
-        if let Some(expected) = blake3 {
-            let mut hasher = blake3::Hasher::new();
-            hasher.update_rayon(&map);
-            if hasher.finalize().to_hex().as_str() != expected {
-                return Err(IndexError::Corrupt {
-                    path: self.generation_dir(generation).join(file),
-                    detail: "checksum mismatch".to_string(),
-                });
-            }
+        if let Some(expected) = blake3
+            && blake3::hash(&map).to_hex().as_str() != expected
+        {
+            return Err(IndexError::Corrupt {
+                path: self.generation_dir(generation).join(file),
+                detail: "checksum mismatch".to_string(),
+            });
         }
         Ok(map)
     }

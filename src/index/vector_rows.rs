@@ -95,7 +95,7 @@ impl Rows {
         let mut codes = Vec::with_capacity(files.len());
         let map = |file: &str, blake3: &str, len: usize, what: &str| {
             let map = match hash(file) {
-                true => index.map_part_checked(generation, file, Some(blake3))?,
+                true => index.map_part_hashed(generation, file, Some(blake3))?,
                 false => index.map_part(generation, file)?,
             };
             match map.len() == len {

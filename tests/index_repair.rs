@@ -308,10 +308,8 @@ fn a_lexical_part_of_an_older_schema_is_named_as_such_and_rebuilt() {
     manifest["parts"]["lexical"]["version"] = serde_json::json!(reads - 1);
     // As the older ken wrote it: its extractor named its own schema, and no manifest digest.
     let extractor = manifest["extractor"].as_str().unwrap().to_string();
-    manifest["extractor"] = serde_json::json!(extractor.replace(
-        &format!("lexical{reads}"),
-        &format!("lexical{}", reads - 1)
-    ));
+    manifest["extractor"] =
+        serde_json::json!(extractor.replace(&format!("lexical{reads}"), &format!("lexical{}", reads - 1)));
     manifest.as_object_mut().unwrap().remove("digest");
     std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
     let out = search(repo.path());

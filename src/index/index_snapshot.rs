@@ -116,6 +116,24 @@ impl IndexSnapshot {
             .collect()
     }
 
+    /// Whether this ken reads a part of layout `version`: an older one is named as old (the
+    /// next build makes it again), a newer one as damage of `path`.
+    fn readable(&self, part: &'static str, version: u32, reads: u32, path: &Path) -> Result<(), IndexError> {
+        match version {
+            v if v == reads => Ok(()),
+            v if v < reads => Err(IndexError::OldPart {
+                dir: self.index_dir().to_path_buf(),
+                part,
+                found: u64::from(v),
+                reads,
+            }),
+            v => Err(IndexError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("{part} version {v}, this ken reads {reads}"),
+            }),
+        }
+    }
+
     /// Opens the lexical (tantivy) part of this generation.
     pub fn lexical(&self) -> Result<LexicalIndex, IndexError> {
         let Some(part) = &self.manifest.parts.lexical else {
@@ -127,23 +145,7 @@ impl IndexSnapshot {
         let dir = self.generation_dir().join(&part.dir);
         // Another schema reads as damage to tantivy (a field that is not a column): named here
         // by its version instead.
-        match part.version {
-            v if v == LEXICAL_VERSION => {}
-            v if v < LEXICAL_VERSION => {
-                return Err(IndexError::OldPart {
-                    dir: self.index_dir().to_path_buf(),
-                    part: "lexical",
-                    found: u64::from(v),
-                    reads: LEXICAL_VERSION,
-                });
-            }
-            v => {
-                return Err(IndexError::Corrupt {
-                    path: dir,
-                    detail: format!("lexical version {v}, this ken reads {LEXICAL_VERSION}"),
-                });
-            }
-        }
+        self.readable("lexical", part.version, LEXICAL_VERSION, &dir)?;
         // Cheap: a missing or truncated file is refused before tantivy reads it.
         if part.files.is_empty() {
             return Ok(LexicalIndex::open(&dir)?);
@@ -198,23 +200,7 @@ impl IndexSnapshot {
         };
         let file = part.file.as_str();
         let path = self.generation_dir().join(file);
-        match part.version {
-            v if v == GRAPH_VERSION => {}
-            v if v < GRAPH_VERSION => {
-                return Err(IndexError::OldPart {
-                    dir: self.index_dir().to_path_buf(),
-                    part: "graph",
-                    found: u64::from(v),
-                    reads: GRAPH_VERSION,
-                });
-            }
-            v => {
-                return Err(IndexError::Corrupt {
-                    path,
-                    detail: format!("graph version {v}, this ken reads {GRAPH_VERSION}"),
-                });
-            }
-        }
+        self.readable("graph", part.version, GRAPH_VERSION, &path)?;
         let map = self.store.map_part(self.generation, file)?;
         Ok((path, map))
     }

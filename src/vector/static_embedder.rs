@@ -108,7 +108,7 @@ struct WordPieceModel<'a> {
 /// only lowercases (its cleaning, accent stripping and CJK spacing change nothing), and a word
 /// [`bert_words`] gives is already split as its pre-tokenizer splits. Greedy longest match
 /// from the left, the continuing pieces prefixed (`##`), and one `[UNK]` for a word that
-/// cannot be split or is longer than the longest word read.
+/// cannot be split or is longer than `max_input_chars_per_word` (100 here).
 struct AsciiWordPiece {
     vocab: HashMap<std::borrow::Cow<'static, str>, u32, foldhash::fast::RandomState>,
     unk: Option<u32>,

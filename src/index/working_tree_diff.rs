@@ -114,9 +114,14 @@ fn stat_all(root: &Path, files: &[FileRecord]) -> Vec<Option<(u64, i64)>> {
     runs.par_iter()
         .flat_map_iter(|run| {
             let parent = files[run.start].path.parent();
+            // A path-only descriptor: enough to stat relative to, and cheaper to open than a
+            // readable one (no read permission checked, no file state set up).
+            let flags =
+                nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC;
+            let open = |dir: &Path| nix::fcntl::open(dir, flags, nix::sys::stat::Mode::empty());
             let dir = match parent.is_empty() {
-                true => std::fs::File::open(root),
-                false => std::fs::File::open(root.join(parent)),
+                true => open(root),
+                false => open(&root.join(parent)),
             };
             files[run.clone()].iter().map(move |r| match dir.as_ref() {
                 Ok(dir) => {

@@ -365,15 +365,7 @@ impl IndexStore {
     pub fn read_file_table(&self, generation: u64, manifest: &Manifest) -> Result<FileTable, IndexError> {
         let path = self.generation_dir(generation).join("files.bin");
         // Mapped, not read: decoded in place, without a copy of the whole table first.
-        let bytes = self.map_part(generation, "files.bin")?;
-        if let Some(want) = &manifest.files_blake3
-            && blake3::hash(&bytes).to_hex().as_str() != want
-        {
-            return Err(IndexError::Corrupt {
-                path,
-                detail: "checksum mismatch".to_string(),
-            });
-        }
+        let bytes = self.map_part_hashed(generation, "files.bin", manifest.files_blake3.as_deref())?;
         postcard::from_bytes(&bytes).map_err(|e| IndexError::Corrupt {
             path,
             detail: e.to_string(),

@@ -25,6 +25,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::IndexError;
+use crate::graph::StoredBytes;
 use crate::util::ByteString;
 use crate::vector::VectorError;
 
@@ -266,7 +267,9 @@ struct StoredFileWire<'a> {
 /// The chunk table as a query reads it: the header and the files' paths decoded, each file's
 /// chunks decoded when a hit first lands in it, each point's file read in place.
 pub struct ChunkTable {
-    bytes: TableBytes,
+    /// The stored table: bytes held in memory, or the committed file mapped (a cold query
+    /// decodes it there, without copying it first).
+    bytes: Box<dyn StoredBytes>,
     pub version: u32,
     pub model: String,
     pub dim: u32,
@@ -283,42 +286,24 @@ pub struct ChunkTable {
     decoded: Vec<std::sync::OnceLock<Vec<ChunkMeta>>>,
 }
 
-/// A chunk table's bytes: the committed file mapped (a cold query: no copy, and the pages of
-/// its files' chunks only read when a hit lands there), or bytes held in memory.
-enum TableBytes {
-    Owned(Vec<u8>),
-    Mapped(super::mapped_part::MappedPart),
-}
-
-impl std::ops::Deref for TableBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            TableBytes::Owned(v) => v,
-            TableBytes::Mapped(m) => m,
-        }
-    }
-}
-
 impl ChunkTable {
     /// `bytes`, a stored chunk table (already checked against its blake3).
     pub fn open(bytes: Vec<u8>) -> Result<ChunkTable, postcard::Error> {
-        Self::open_bytes(TableBytes::Owned(bytes))
+        Self::open_bytes(Box::new(bytes))
     }
 
     /// A committed chunk table, mapped (and checked against its blake3 by the caller).
     pub(super) fn open_mapped(map: super::mapped_part::MappedPart) -> Result<ChunkTable, postcard::Error> {
-        Self::open_bytes(TableBytes::Mapped(map))
+        Self::open_bytes(Box::new(map))
     }
 
-    fn open_bytes(bytes: TableBytes) -> Result<ChunkTable, postcard::Error> {
-        let base = bytes.as_ptr() as usize;
+    fn open_bytes(bytes: Box<dyn StoredBytes>) -> Result<ChunkTable, postcard::Error> {
+        let base = bytes.bytes().as_ptr() as usize;
         let place = |blob: &[u8]| {
             let at = (blob.as_ptr() as usize).saturating_sub(base);
             at..at + blob.len()
         };
-        let w: StoredWire = postcard::from_bytes(&bytes)?;
+        let w: StoredWire = postcard::from_bytes(bytes.bytes())?;
         let owners = place(w.owners);
         let (mut paths, mut contents, mut chunks) = (
             Vec::with_capacity(w.files.len()),
@@ -355,7 +340,7 @@ impl ChunkTable {
 
     /// The stored bytes, as opened.
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.bytes.bytes()
     }
 
     /// The number of files.
@@ -372,7 +357,7 @@ impl ChunkTable {
     fn chunk_bytes(&self, fi: usize) -> Result<&[u8], postcard::Error> {
         self.chunks
             .get(fi)
-            .and_then(|r| self.bytes.get(r.clone()))
+            .and_then(|r| self.bytes.bytes().get(r.clone()))
             .ok_or(postcard::Error::DeserializeUnexpectedEnd)
     }
 
@@ -460,7 +445,7 @@ impl ChunkTable {
     /// The file point `id` belongs to (`None` for a dead point or past the end).
     fn owner(&self, id: usize) -> Option<usize> {
         let at = self.owners.start.checked_add(id.checked_mul(4)?)?;
-        let b: [u8; 4] = self.bytes.get(at..at + 4)?.try_into().ok()?;
+        let b: [u8; 4] = self.bytes.bytes().get(at..at + 4)?.try_into().ok()?;
         let fi = u32::from_le_bytes(b);
         (fi != u32::MAX).then_some(fi as usize)
     }
@@ -476,7 +461,7 @@ impl ChunkTable {
         let chunks = self.decoded.get(fi)?.get_or_init(|| {
             self.chunks
                 .get(fi)
-                .and_then(|r| self.bytes.get(r.clone()))
+                .and_then(|r| self.bytes.bytes().get(r.clone()))
                 .and_then(|b| postcard::from_bytes(b).ok())
                 .unwrap_or_default()
         });

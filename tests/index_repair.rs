@@ -33,6 +33,19 @@ fn current_gen(dir: &Path) -> PathBuf {
     dir.join(name.trim())
 }
 
+/// Edits the current generation's manifest with `edit` and writes it back as an older ken
+/// wrote it: without the manifest's own digest (an edit with the digest kept is damage,
+/// tested in tests/index_damage.rs). Returns what `edit` returns.
+fn as_older_ken_wrote_it<T>(dir: &Path, edit: impl FnOnce(&mut serde_json::Value) -> T) -> T {
+    let manifest_path = current_gen(dir).join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    let out = edit(&mut manifest);
+    manifest.as_object_mut().unwrap().remove("digest");
+    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    out
+}
+
 fn overwrite_middle(path: &Path) {
     let mut bytes = std::fs::read(path).unwrap();
     let mid = bytes.len() / 2;
@@ -250,15 +263,11 @@ fn a_graph_part_of_an_older_layout_is_named_as_such_and_rebuilt() {
         v["reached"].clone()
     };
     let before = callers(repo.path());
-    let manifest_path = current_gen(&dir).join("manifest.json");
-    let mut manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
-    let reads = manifest["parts"]["graph"]["version"].as_u64().unwrap();
-    manifest["parts"]["graph"]["version"] = serde_json::json!(reads - 1);
-    // As an older ken wrote it: without the manifest's own digest (an edit with the digest
-    // kept is damage, tested in tests/index_damage.rs).
-    manifest.as_object_mut().unwrap().remove("digest");
-    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let reads = as_older_ken_wrote_it(&dir, |manifest| {
+        let reads = manifest["parts"]["graph"]["version"].as_u64().unwrap();
+        manifest["parts"]["graph"]["version"] = serde_json::json!(reads - 1);
+        reads
+    });
     let out = ken(&["callers", "apply_discount", "--json"], repo.path());
     assert!(!out.status.success());
     let err = stderr(&out);
@@ -301,17 +310,16 @@ fn a_lexical_part_of_an_older_schema_is_named_as_such_and_rebuilt() {
             .collect()
     };
     assert!(!paths(&before).is_empty());
-    let manifest_path = current_gen(&dir).join("manifest.json");
-    let mut manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
-    let reads = manifest["parts"]["lexical"]["version"].as_u64().unwrap();
-    manifest["parts"]["lexical"]["version"] = serde_json::json!(reads - 1);
-    // As the older ken wrote it: its extractor named its own schema, and no manifest digest.
-    let extractor = manifest["extractor"].as_str().unwrap().to_string();
-    manifest["extractor"] =
-        serde_json::json!(extractor.replace(&format!("lexical{reads}"), &format!("lexical{}", reads - 1)));
-    manifest.as_object_mut().unwrap().remove("digest");
-    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let reads = as_older_ken_wrote_it(&dir, |manifest| {
+        let reads = manifest["parts"]["lexical"]["version"].as_u64().unwrap();
+        manifest["parts"]["lexical"]["version"] = serde_json::json!(reads - 1);
+        // The older ken's extractor named its own schema.
+        let extractor = manifest["extractor"].as_str().unwrap().to_string();
+        manifest["extractor"] = serde_json::json!(
+            extractor.replace(&format!("lexical{reads}"), &format!("lexical{}", reads - 1))
+        );
+        reads
+    });
     let out = search(repo.path());
     assert!(!out.status.success());
     let err = stderr(&out);

@@ -298,7 +298,7 @@ impl FrameAt {
         {
             return Err(bad("its length unpacked does not fit its offsets and flows"));
         }
-        let raw = zstd::bulk::decompress(packed, unpacked)
+        let raw = crate::util::zstd_decompress(packed, unpacked)
             .map_err(|e| bad(&format!("its frame does not unpack: {e}")))?;
         if raw.len() != unpacked {
             return Err(bad("its frame unpacks to another length"));
@@ -663,7 +663,7 @@ impl Flows {
             raw.extend_from_slice(&t.to_le_bytes());
             raw.extend_from_slice(&w.to_bits().to_le_bytes());
         }
-        let packed = zstd::bulk::compress(&raw, FLOWS_LEVEL)?;
+        let packed = crate::util::zstd_compress(&raw, FLOWS_LEVEL).map_err(std::io::Error::other)?;
         let mut out = Vec::with_capacity(FLOWS_LENGTHS + packed.len() + FLOWS_DIGEST);
         out.extend_from_slice(&(raw.len() as u64).to_le_bytes());
         out.extend_from_slice(&(packed.len() as u64).to_le_bytes());

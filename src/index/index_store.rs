@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use super::file_stamp::FileStamp;
 use super::manifest::FORMAT_NAME;
-use super::record_codec::{MAGIC_ZSTD, RecordCodec};
+use super::record_codec::{MAGIC_COLUMNS, RecordCodec};
 use super::{FileRecord, FileTable, IndexError, Manifest, SegmentInfo};
 use crate::symbols::FileSymbols;
 use crate::util::{fsync_dir, write_atomic};
@@ -380,16 +380,16 @@ impl IndexStore {
     ///
     /// Layout: magic, record count (u32 LE), `count + 1` record offsets (u64 LE, relative to
     /// the body), one 8-byte digest per record (the start of its blake3), then the records
-    /// back to back, each postcard compressed with zstd on its own (`RecordCodec`), so one
+    /// back to back, each its columns compressed with zstd on its own (`RecordCodec`), so one
     /// record can be read and checked without the others.
     /// Writes a segment of records encoded beforehand (by the parse workers, in parallel):
     /// the file is assembled in one buffer of its exact size.
     pub fn write_segment(&self, id: u32, records: &[&EncodedRecord]) -> Result<SegmentInfo, IndexError> {
         let path = self.segment_path(id);
         let body_len: usize = records.iter().map(|r| r.bytes.len()).sum();
-        let head_len = MAGIC_ZSTD.len() + 4 + 8 * (records.len() + 1) + RECORD_DIGEST * records.len();
+        let head_len = MAGIC_COLUMNS.len() + 4 + 8 * (records.len() + 1) + RECORD_DIGEST * records.len();
         let mut bytes = Vec::with_capacity(head_len + body_len);
-        bytes.extend_from_slice(MAGIC_ZSTD.as_slice());
+        bytes.extend_from_slice(MAGIC_COLUMNS.as_slice());
         bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
         let mut offset = 0u64;
         for r in records {
@@ -576,7 +576,7 @@ impl IndexStore {
                     .get(RECORD_DIGEST * i..RECORD_DIGEST * (i + 1))
                     .ok_or_else(|| corrupt(format!("no digest for slot {i}")))?;
                 digest.copy_from_slice(d);
-                // A format 3 segment's raw records are compressed on the way.
+                // An older segment's records are encoded again on the way.
                 match codec.to_current(&body[a..b]).map_err(&corrupt)? {
                     None => Ok(EncodedRecord {
                         bytes: body[a..b].to_vec(),
@@ -1026,7 +1026,7 @@ impl EncodedRecord {
 
 /// Bytes before a segment's first record: magic, record count, offset table, digests.
 fn header_len(info: &SegmentInfo) -> usize {
-    MAGIC_ZSTD.len() + 4 + 8 * (info.slots as usize + 1) + RECORD_DIGEST * info.slots as usize
+    MAGIC_COLUMNS.len() + 4 + 8 * (info.slots as usize + 1) + RECORD_DIGEST * info.slots as usize
 }
 
 fn record_digest(record: &[u8]) -> [u8; RECORD_DIGEST] {
@@ -1120,12 +1120,18 @@ mod tests {
         (store, want, info)
     }
 
-    /// A segment as format 3 wrote it: the records' postcard bytes raw, under its magic.
-    fn write_raw_segment(store: &IndexStore, id: u32, records: &[FileSymbols]) -> SegmentInfo {
+    /// A segment as an older format wrote it: the records' postcard bytes raw (format 3) or
+    /// compressed (format 4), under its magic.
+    fn write_older_segment(store: &IndexStore, id: u32, records: &[FileSymbols], format: u8) -> SegmentInfo {
+        use super::super::record_codec::{MAGIC_RAW, MAGIC_ZSTD};
         let raw: Vec<EncodedRecord> = records
             .iter()
             .map(|r| {
                 let bytes = postcard::to_stdvec(r).expect("postcard");
+                let bytes = match format {
+                    3 => bytes,
+                    _ => crate::util::zstd_compress(&bytes, 3).expect("zstd"),
+                };
                 EncodedRecord {
                     digest: record_digest(&bytes),
                     bytes,
@@ -1137,7 +1143,7 @@ mod tests {
             .expect("write");
         let path = store.segment_path(id);
         let mut bytes = fs::read(&path).expect("read");
-        bytes[..8].copy_from_slice(super::super::record_codec::MAGIC_RAW);
+        bytes[..8].copy_from_slice(if format == 3 { MAGIC_RAW } else { MAGIC_ZSTD });
         fs::write(&path, &bytes).expect("write");
         SegmentInfo {
             id,
@@ -1169,13 +1175,20 @@ mod tests {
     }
 
     /// Every way a segment is read gives the records back, from a segment written now
-    /// (compressed) and from one written by format 3 (raw); a compaction of the old one
-    /// writes records the new format reads.
+    /// (columns), from one written by format 4 (postcard, compressed) and from one written by
+    /// format 3 (raw); a compaction of an old one writes the current format.
     #[test]
-    fn compressed_and_raw_segments_read_alike_on_every_path() {
+    fn current_and_older_segments_read_alike_on_every_path() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (store, want, new) = written(dir.path(), 20);
-        let old = write_raw_segment(&store, 2, &want);
+        let old = write_older_segment(&store, 2, &want, 3);
+        let format4 = write_older_segment(&store, 3, &want, 4);
+        assert!(
+            new.bytes < format4.bytes,
+            "columns {} bytes, format 4 {}",
+            new.bytes,
+            format4.bytes
+        );
         let raw_len: usize = want
             .iter()
             .map(|r| postcard::to_stdvec(r).expect("postcard").len())
@@ -1186,7 +1199,7 @@ mod tests {
             new.bytes,
             old.bytes
         );
-        for info in [&new, &old] {
+        for info in [&new, &old, &format4] {
             assert_eq!(
                 store.read_segment(info).expect("whole"),
                 want,

@@ -35,6 +35,7 @@ mod part_links;
 mod previous_generation;
 mod reader_lease;
 mod record_codec;
+mod record_columns;
 mod repo_walker;
 mod row_spill;
 mod semantic_index;

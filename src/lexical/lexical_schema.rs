@@ -12,7 +12,9 @@ use super::CodeTokenizer;
 /// length for every document that has one), `line` stored only.
 /// 7: grain, path, language, kind and lines in columns, not stored: a hit of a file's
 /// document is read without a store block ([`super::hit_reader`]).
-pub const LEXICAL_VERSION: u32 = 7;
+/// 8: no positions for `signature` and `doc` (no query reads positions: a phrase is a
+/// conjunction checked against the text), 2.8 MB of 56 on the 2.8M-line tree.
+pub const LEXICAL_VERSION: u32 = 8;
 const TOKENIZER: &str = "code";
 
 #[derive(Debug, Clone)]
@@ -39,16 +41,14 @@ pub struct LexicalSchema {
     pub end_line: Field,
 }
 
-fn text(positions: bool, stored: bool) -> TextOptions {
-    let record = if positions {
-        IndexRecordOption::WithFreqsAndPositions
-    } else {
-        IndexRecordOption::WithFreqs
-    };
+/// A tokenized field, with term frequencies for BM25 and no positions: phrases are matched
+/// as conjunctions and verified against the text by the caller
+/// (`SearchOutcome::phrase_patterns`), which keeps the index small.
+fn text(stored: bool) -> TextOptions {
     let opts = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer(TOKENIZER)
-            .set_index_option(record),
+            .set_index_option(IndexRecordOption::WithFreqs),
     );
     if stored { opts.set_stored() } else { opts }
 }
@@ -71,18 +71,16 @@ impl LexicalSchema {
         let mut b = Schema::builder();
         let grain = b.add_text_field("grain", raw(true));
         let path = b.add_text_field("path", raw(true));
-        let path_text = b.add_text_field("path_text", text(false, false));
+        let path_text = b.add_text_field("path_text", text(false));
         let lang = b.add_text_field("lang", raw(true));
         let kind = b.add_text_field("kind", raw(true));
-        let name = b.add_text_field("name", text(false, true));
+        let name = b.add_text_field("name", text(true));
         let name_exact = b.add_text_field("name_exact", raw(false));
-        let qualified = b.add_text_field("qualified", text(false, true));
-        let signature = b.add_text_field("signature", text(true, true));
-        let doc = b.add_text_field("doc", text(true, false));
-        let body = b.add_text_field("body", text(false, false));
-        // No positions: phrases are matched as conjunctions here and verified against the
-        // text by the caller (`SearchOutcome::phrase_patterns`), which keeps the index small.
-        let content = b.add_text_field("content", text(false, false));
+        let qualified = b.add_text_field("qualified", text(true));
+        let signature = b.add_text_field("signature", text(true));
+        let doc = b.add_text_field("doc", text(false));
+        let body = b.add_text_field("body", text(false));
+        let content = b.add_text_field("content", text(false));
         // Read from hits, never searched.
         let line = b.add_u64_field("line", FAST);
         let end_line = b.add_u64_field("end_line", FAST);

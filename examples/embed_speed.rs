@@ -49,7 +49,7 @@ fn main() {
         .map(|t| model.embed(&[t.as_str()]).unwrap().remove(0))
         .collect();
     let t_embed = t1.elapsed();
-    let flat: Vec<i8> = vectors.iter().flat_map(|v| quantize(v)).collect();
+    let flat: Vec<u8> = vectors.iter().flat_map(|v| quantize(v)).collect();
     let t2 = Instant::now();
     let index = VectorIndex::build(model.dim(), flat).unwrap();
     let t_hnsw = t2.elapsed();

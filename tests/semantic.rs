@@ -560,7 +560,7 @@ fn an_update_appends_its_rows_and_answers_as_a_full_build() {
     let d = store.dim as usize;
     for row in &store.rows {
         let read = |f: &str| std::fs::read(gen_dir(generation).join(f)).unwrap();
-        let values: Vec<i8> = read(&row.file).into_iter().map(|b| b as i8).collect();
+        let values = read(&row.file);
         let codes = read(&row.codes_file());
         assert_eq!(codes.len(), row.points as usize * d.div_ceil(8));
         assert_eq!(

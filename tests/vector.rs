@@ -129,7 +129,7 @@ proptest! {
     fn hnsw_top10_agrees_with_brute_force_on_random_vectors(seed in any::<u64>()) {
         let dim = 64;
         let data = random_vectors(seed, 2000, dim);
-        let flat: Vec<i8> = data.iter().flat_map(|v| quantize(v)).collect();
+        let flat: Vec<u8> = data.iter().flat_map(|v| quantize(v)).collect();
         let index = VectorIndex::build(dim, flat).unwrap();
         let queries = random_vectors(seed.wrapping_add(1), 50, dim);
         let r = recall_at_10(&index, &queries);
@@ -140,9 +140,10 @@ proptest! {
     fn inserted_points_are_found_and_tombstones_are_never_returned(seed in any::<u64>()) {
         let dim = 64;
         let data = random_vectors(seed, 2000, dim);
-        let flat: Vec<i8> = data.iter().flat_map(|v| quantize(v)).collect();
-        let mut index = VectorIndex::build(dim, flat[..1500 * dim].to_vec()).unwrap();
-        index.insert(&flat[1500 * dim..]).unwrap();
+        let flat: Vec<u8> = data.iter().flat_map(|v| quantize(v)).collect();
+        let width = kenning::vector::row_len(dim);
+        let mut index = VectorIndex::build(dim, flat[..1500 * width].to_vec()).unwrap();
+        index.insert(&flat[1500 * width..]).unwrap();
         let dead: Vec<usize> = (0..2000).filter(|i| i % 7 == 0).collect();
         index.set_dead(dead.clone());
         let queries = random_vectors(seed.wrapping_add(1), 50, dim);
@@ -181,7 +182,7 @@ fn hnsw_top10_agrees_with_brute_force_on_real_code_and_survives_a_reload() {
     assert!(texts.len() > 300, "{}", texts.len());
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = model.embed(&refs).unwrap();
-    let flat: Vec<i8> = vectors.iter().flat_map(|v| quantize(v)).collect();
+    let flat: Vec<u8> = vectors.iter().flat_map(|v| quantize(v)).collect();
     let index = VectorIndex::build(model.dim(), flat.clone()).unwrap();
     let queries = model
         .embed(&[
@@ -222,15 +223,16 @@ fn an_empty_graph_dumps_reloads_and_takes_inserts() {
 
 #[test]
 fn quantization_keeps_direction_for_high_dimensional_vectors() {
-    // 1536 dimensions: components near 1/40, which a fixed x127 scale would crush to a few
-    // levels; each vector's own scale keeps cosine within a small error.
+    // 1536 dimensions: components near 1/40, which a fixed scale would crush to a few
+    // levels; each vector's own scale (after the rotation) keeps cosine within a small
+    // error. Four bits (15 levels) leave a vector about 0.985 of the way to its own copy.
     let vs = random_vectors(7, 50, 1536);
     for pair in vs.windows(2) {
         let exact: f32 = pair[0].iter().zip(&pair[1]).map(|(a, b)| a * b).sum();
         let approx = kenning::vector::score(&pair[0], &quantize(&pair[1]));
-        assert!((exact - approx).abs() < 0.01, "{exact} vs {approx}");
+        assert!((exact - approx).abs() < 0.02, "{exact} vs {approx}");
         let own = kenning::vector::score(&pair[0], &quantize(&pair[0]));
-        assert!(own > 0.995, "a vector against its own quantized copy: {own}");
+        assert!(own > 0.98, "a vector against its own quantized copy: {own}");
     }
 }
 
@@ -242,7 +244,7 @@ fn the_integer_scan_scores_as_the_float_cosine_does_at_every_dimension() {
     for dim in [256, 384, 3072] {
         let vs = random_vectors(dim as u64, 40, dim);
         let mut signs = vs.clone();
-        // Vectors with extreme components too: all at the int8 limits.
+        // Vectors with extreme components too: every component of one size.
         for v in signs.iter_mut() {
             for x in v.iter_mut() {
                 *x = if *x >= 0.0 { 1.0 } else { -1.0 };

@@ -272,7 +272,12 @@ impl IndexVerifier {
             .flat_map(|r| {
                 let n = r.points as usize;
                 [
-                    (r.file.clone(), r.blake3.as_str(), n * dim, r.points),
+                    (
+                        r.file.clone(),
+                        r.blake3.as_str(),
+                        n * crate::vector::row_len(dim),
+                        r.points,
+                    ),
                     (
                         r.codes_file(),
                         r.codes.as_str(),

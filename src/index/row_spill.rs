@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 
 use super::vector_store::{ChunkMeta, RowFile};
 use super::{IndexError, IndexStore};
-use crate::vector::{CenterSum, Chunk, encode_codes};
+use crate::vector::{CenterSum, Chunk, encode_codes, row_len};
 
 /// A chunk with its vector, by the index of its file.
-type Embedded = (Chunk, Vec<i8>);
+type Embedded = (Chunk, Vec<u8>);
 
 /// Beside the row file, in the generation being built, until the rows' digest names it.
 const SPILL: &str = "rows.spill.tmp";
@@ -75,14 +75,15 @@ impl RowSpill {
         for (file, embedded) in batch {
             let mut metas = Vec::with_capacity(embedded.len());
             for (c, v) in embedded {
-                if v.len() != self.dim {
+                if v.len() != row_len(self.dim) {
                     return Err(IndexError::Vector(format!(
-                        "a vector of {} values where the model gives {}",
+                        "a packed row of {} bytes where the model's {} dimensions take {}",
                         v.len(),
-                        self.dim
+                        self.dim,
+                        row_len(self.dim)
                     )));
                 }
-                let bytes: &[u8] = bytemuck::cast_slice(&v);
+                let bytes: &[u8] = &v;
                 self.out.write_all(bytes).map_err(IndexError::io(&self.path))?;
                 self.hasher.update(bytes);
                 self.center.add(&v);
@@ -118,7 +119,7 @@ impl RowSpill {
         f.sync_all().map_err(IndexError::io(&path))?;
         drop(f);
         let center = center.center();
-        let bytes = next as usize * dim;
+        let bytes = next as usize * row_len(dim);
         if next == 0 {
             std::fs::remove_file(&path).map_err(IndexError::io(&path))?;
             return Ok(SpilledRows {
@@ -146,7 +147,8 @@ impl RowSpill {
 fn codes_of(path: &Path, dim: usize, center: &[f32]) -> Result<Vec<u8>, IndexError> {
     let mut f = File::open(path).map_err(IndexError::io(path))?;
     let mut codes = Vec::new();
-    let mut block = vec![0u8; READ_ROWS * dim];
+    let width = row_len(dim).max(1);
+    let mut block = vec![0u8; READ_ROWS * width];
     loop {
         let mut got = 0;
         while got < block.len() {
@@ -155,8 +157,8 @@ fn codes_of(path: &Path, dim: usize, center: &[f32]) -> Result<Vec<u8>, IndexErr
                 n => got += n,
             }
         }
-        let whole = got - got % dim.max(1);
-        codes.extend(encode_codes(bytemuck::cast_slice(&block[..whole]), dim, center));
+        let whole = got - got % width;
+        codes.extend(encode_codes(&block[..whole], dim, center));
         if got < block.len() {
             return Ok(codes);
         }
@@ -184,16 +186,16 @@ mod tests {
         let dim = 24;
         // More rows than are read back at a time, a zero row (left out of the center), and
         // files with no chunks between others.
-        let vector = |k: usize| -> Vec<i8> {
-            (0..dim)
+        let vector = |k: usize| -> Vec<u8> {
+            (0..row_len(dim))
                 .map(|j| match k {
                     7 => 0,
-                    _ => ((k * 31 + j * 17) % 255) as i8,
+                    _ => ((k * 31 + j * 17) % 255) as u8,
                 })
                 .collect()
         };
         let mut spill = RowSpill::create(dir.path(), dim).unwrap();
-        let mut all: Vec<i8> = Vec::new();
+        let mut all: Vec<u8> = Vec::new();
         let mut k = 0;
         for batch in 0..3 {
             let mut files = Vec::new();
@@ -203,7 +205,7 @@ mod tests {
                 } else {
                     1 + (f * (batch + 1)) % 150
                 };
-                let chunks: Vec<(Chunk, Vec<i8>)> = (0..n)
+                let chunks: Vec<(Chunk, Vec<u8>)> = (0..n)
                     .map(|_| {
                         k += 1;
                         all.extend(vector(k));
@@ -217,7 +219,7 @@ mod tests {
         assert!(k > READ_ROWS, "{k} rows");
         let done = spill.finish(&store, dir.path()).unwrap();
         let row = done.row.unwrap();
-        let bytes: &[u8] = bytemuck::cast_slice(&all);
+        let bytes: &[u8] = &all;
         assert_eq!(std::fs::read(dir.path().join(&row.file)).unwrap(), bytes);
         assert_eq!(row.points as usize, k);
         assert_eq!(row.blake3, blake3::hash(bytes).to_hex().to_string());
@@ -249,6 +251,6 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
         let mut spill = RowSpill::create(dir.path(), 8).unwrap();
-        assert!(spill.add(vec![(0, vec![(chunk(1), vec![1i8; 9])])]).is_err());
+        assert!(spill.add(vec![(0, vec![(chunk(1), vec![1u8; 5])])]).is_err());
     }
 }

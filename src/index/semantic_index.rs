@@ -1,7 +1,7 @@
 //! `SemanticIndex`: the vector part opened for queries. A query is embedded with the model
 //! the chunks were embedded with (another model is refused) and its neighbours found by a
 //! scan or, above [`SCAN_MAX_POINTS`], the HNSW graph. The scan reads every point's sign bits
-//! and re-scores the best [`rescored`] on their int8 rows; a part smaller than a few times
+//! and re-scores the best [`rescored`] on their packed rows; a part smaller than a few times
 //! that is scanned on its rows alone, exactly.
 
 use std::path::Path;
@@ -25,7 +25,7 @@ pub struct SemanticHit {
     pub score: f32,
 }
 
-/// Below this many points a one-shot query scans the int8 vectors exactly: faster than
+/// Below this many points a one-shot query scans the packed rows exactly: faster than
 /// reloading the HNSW graph (`hnsw_rs` rebuilds its structure on load: 0.4 s for 43k points,
 /// 2.5 s for 223k, while a scan of 223k takes milliseconds). `KEN_VECTOR_SEARCH=graph`
 /// forces the graph, `scan` the scan.
@@ -114,7 +114,7 @@ impl SemanticIndex {
                     // Scanned exactly below 4 times the candidates kept (or as asked).
                     Some(codes) if rows.points() > depth * 4 && !exact_scan() => {
                         let read =
-                            |ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])| rows.read_rows(ids, visit);
+                            |ids: &[usize], visit: &mut dyn FnMut(usize, &[u8])| rows.read_rows(ids, visit);
                         crate::vector::two_stage_top_k(&codes, *dim, dead, q, k, depth, &read)
                     }
                     _ => crate::vector::exact_top_k_in(&rows.slices(), *dim, dead, q, k),
@@ -171,7 +171,7 @@ fn query_model(
     }
 }
 
-/// `KEN_VECTOR_SEARCH=exact`: every int8 row scanned, not the sign bits first.
+/// `KEN_VECTOR_SEARCH=exact`: every packed row scanned, not the sign bits first.
 fn exact_scan() -> bool {
     std::env::var("KEN_VECTOR_SEARCH").is_ok_and(|m| m == "exact")
 }

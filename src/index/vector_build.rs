@@ -26,7 +26,7 @@ use super::{FileRecord, IndexError, IndexStore, SegmentInfo};
 use crate::symbols::FileSymbols;
 use crate::vector::{
     Chunk, ChunkConfig, Chunker, Embedder, StaticEmbedder, VectorIndex, center_of, encode_codes, idf_weights,
-    quantize,
+    quantize, row_len,
 };
 
 /// Row files a part may list before the small ones are concatenated.
@@ -46,7 +46,7 @@ const EXTERNAL_BATCH: usize = 256;
 /// A chunk with its token ids (tokenized once: for the IDF and for the embedding).
 type Tokenized = (Chunk, Vec<u32>);
 /// A chunk with its vector.
-type Embedded = (Chunk, Vec<i8>);
+type Embedded = (Chunk, Vec<u8>);
 /// Chunks by the index of their file in [`VectorBuild::files`].
 type ByFile<T> = Vec<(usize, Vec<T>)>;
 
@@ -145,7 +145,7 @@ impl<'p> VectorCache<'p> {
         self.ids.contains_key(&c.hash)
     }
 
-    fn get(&self, c: &Chunk) -> Option<Vec<i8>> {
+    fn get(&self, c: &Chunk) -> Option<Vec<u8>> {
         let (id, p) = (self.ids.get(&c.hash)?, self.previous?);
         Some(p.rows.vector(*id).to_vec()).filter(|v| !v.is_empty())
     }
@@ -483,11 +483,13 @@ impl VectorBuild<'_> {
             (None, Some(p)) => p.table.points(),
             _ => 0,
         };
-        points.vectors.reserve_exact((fresh_points + kept_points) * d);
+        points
+            .vectors
+            .reserve_exact((fresh_points + kept_points) * row_len(d));
         let files = self.number_files(previous, prev_files, incremental.is_some(), fresh, &mut points)?;
         let vectors = points.vectors;
         let base = incremental.as_ref().map(|(p, _)| *p);
-        if keeps_graph(base.map_or(0, |p| p.table.points()) + vectors.len() / d.max(1)) {
+        if keeps_graph(base.map_or(0, |p| p.table.points()) + vectors.len() / row_len(d).max(1)) {
             self.write_graph(base, &vectors, d)?;
         }
         // The sign bits of appended points are taken about the center their part has.
@@ -535,7 +537,7 @@ impl VectorBuild<'_> {
         if let Some(row) = done.row.as_ref().filter(|r| keeps_graph(r.points as usize)) {
             let path = self.gen_dir.join(&row.file);
             let bytes = std::fs::read(&path).map_err(IndexError::io(&path))?;
-            self.write_graph(None, bytemuck::cast_slice(&bytes), d)?;
+            self.write_graph(None, &bytes, d)?;
         }
         let files = self
             .files
@@ -633,7 +635,7 @@ impl VectorBuild<'_> {
     fn write_graph(
         &self,
         base: Option<&PreviousVectors>,
-        vectors: &[i8],
+        vectors: &[u8],
         d: usize,
     ) -> Result<(), IndexError> {
         let dir = self.gen_dir.join(VECTORS_DIR);
@@ -660,7 +662,7 @@ impl VectorBuild<'_> {
     fn append_rows(
         &self,
         p: &PreviousVectors,
-        added: &[i8],
+        added: &[u8],
         dim: usize,
         center: &[f32],
     ) -> Result<(Vec<RowFile>, usize), IndexError> {
@@ -670,7 +672,7 @@ impl VectorBuild<'_> {
             false => {
                 let first = old.first().map_or(0, |r| r.points as usize);
                 let tail: usize = old.iter().skip(1).map(|r| r.points as usize).sum();
-                match (tail + added.len() / dim.max(1)) * 2 > first {
+                match (tail + added.len() / row_len(dim).max(1)) * 2 > first {
                     true => 0,
                     false => 1,
                 }
@@ -683,7 +685,7 @@ impl VectorBuild<'_> {
             }
             rows.push(r.clone());
         }
-        let mut merged: Vec<i8> = Vec::new();
+        let mut merged: Vec<u8> = Vec::new();
         let bytes = match from == old.len() {
             true => added,
             false => {
@@ -706,21 +708,21 @@ impl VectorBuild<'_> {
     fn write_rows(
         &self,
         start: u32,
-        vectors: &[i8],
+        vectors: &[u8],
         dim: usize,
         center: &[f32],
     ) -> Result<Option<RowFile>, IndexError> {
         if vectors.is_empty() {
             return Ok(None);
         }
-        let bytes: &[u8] = bytemuck::cast_slice(vectors);
+        let bytes = vectors;
         let hash = blake3::Hasher::new()
             .update_rayon(bytes)
             .finalize()
             .to_hex()
             .to_string();
         let codes = encode_codes(vectors, dim, center);
-        let row = RowFile::new(start, (vectors.len() / dim.max(1)) as u32, hash, &codes);
+        let row = RowFile::new(start, (vectors.len() / row_len(dim).max(1)) as u32, hash, &codes);
         self.store.write_new_part(self.gen_dir, &row.file, bytes)?;
         self.store
             .write_new_part(self.gen_dir, &row.codes_file(), &codes)?;
@@ -988,7 +990,7 @@ fn embed_external(
 
 /// `texts` embedded by `model` in batches of [`EXTERNAL_BATCH`] and quantized; a batch
 /// answered with the wrong number or size of vectors is an error.
-fn embed_texts(model: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<i8>>, IndexError> {
+fn embed_texts(model: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<u8>>, IndexError> {
     let mut vectors = Vec::with_capacity(texts.len());
     for batch in texts.chunks(EXTERNAL_BATCH) {
         let got = model.embed(batch).map_err(model_error)?;
@@ -1009,7 +1011,7 @@ fn embed_texts(model: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<i8>>, Ind
 /// The points a build adds, in id order: each one's vector appended to `vectors`, its id the
 /// next after the last.
 struct Points {
-    vectors: Vec<i8>,
+    vectors: Vec<u8>,
     next: u32,
 }
 
@@ -1022,7 +1024,7 @@ impl Points {
         }
     }
 
-    fn add(&mut self, vector: &[i8]) -> u32 {
+    fn add(&mut self, vector: &[u8]) -> u32 {
         self.vectors.extend_from_slice(vector);
         self.next += 1;
         self.next - 1

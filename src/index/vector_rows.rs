@@ -1,5 +1,5 @@
-//! `Rows`: a vector part's int8 vectors, `dim` values a point in id order, either its row
-//! files mapped in place or rows held in memory, with the sign bits of each row file where
+//! `Rows`: a vector part's packed rows (four bits a dimension, [`crate::vector::quantize`]),
+//! in id order, either its row files mapped in place or rows held in memory, with the sign bits of each row file where
 //! the part has them. A build reads the previous generation's vectors through it, a query
 //! scans them there.
 
@@ -33,7 +33,7 @@ impl<'a> From<&'a ChunkTable> for RowsOf<'a> {
     }
 }
 use super::{IndexError, IndexStore};
-use crate::vector::{CodeBlock, code_len};
+use crate::vector::{CodeBlock, code_len, row_len};
 
 /// A store's vectors: its row files mapped in place (a scan reads them there: no copy, and
 /// nothing but the pages it reads), or rows held in memory.
@@ -47,21 +47,21 @@ pub struct Rows {
 }
 
 enum RowBlock {
-    Owned(Vec<i8>),
+    Owned(Vec<u8>),
     Mapped(MappedPart),
 }
 
 impl RowBlock {
-    fn as_slice(&self) -> &[i8] {
+    fn as_slice(&self) -> &[u8] {
         match self {
             RowBlock::Owned(v) => v,
-            RowBlock::Mapped(m) => bytemuck::cast_slice(m),
+            RowBlock::Mapped(m) => m,
         }
     }
 }
 
 impl Rows {
-    pub fn owned(dim: usize, vectors: Vec<i8>) -> Rows {
+    pub fn owned(dim: usize, vectors: Vec<u8>) -> Rows {
         Rows {
             dim,
             starts: vec![0],
@@ -110,8 +110,12 @@ impl Rows {
         for r in files {
             let n = r.points as usize;
             let points = format!("the vector part says {n} points of {dim}");
-            rows.blocks
-                .push(RowBlock::Mapped(map(&r.file, &r.blake3, n * dim, &points)?));
+            rows.blocks.push(RowBlock::Mapped(map(
+                &r.file,
+                &r.blake3,
+                n * row_len(dim),
+                &points,
+            )?));
             codes.push(map(&r.codes_file(), &r.codes, n * code_len(dim), &points)?);
             rows.starts.push(next);
             next += n;
@@ -130,10 +134,10 @@ impl Rows {
     /// from there, mapped ones with positioned reads of the file, runs of nearby rows in one
     /// read, so that the pages around each row are not mapped into the process (a scattered
     /// read of 4,000 rows through the map held 47 MB of a 50 MB file).
-    pub(super) fn read_rows(&self, ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])) {
+    pub(super) fn read_rows(&self, ids: &[usize], visit: &mut dyn FnMut(usize, &[u8])) {
         /// A run of rows read at once spans at most this many bytes.
         const RUN: usize = 16 * 1024;
-        let d = self.dim.max(1);
+        let d = row_len(self.dim).max(1);
         let mut at = 0;
         while let Some(&id) = ids.get(at) {
             let k = self.starts.partition_point(|&s| s <= id).saturating_sub(1);
@@ -160,7 +164,7 @@ impl Rows {
                 RowBlock::Mapped(m) => {
                     let mut buf = vec![0u8; (last - id + 1) * d];
                     if m.read_at(((id - start) * d) as u64, &mut buf).is_ok() {
-                        let rows: &[i8] = bytemuck::cast_slice(&buf);
+                        let rows: &[u8] = &buf;
                         for &i in &ids[at..at + run] {
                             if let Some(row) = rows.get((i - id) * d..(i - id + 1) * d) {
                                 visit(i, row);
@@ -174,11 +178,11 @@ impl Rows {
     }
 
     pub fn points(&self) -> usize {
-        self.blocks.iter().map(|b| b.as_slice().len()).sum::<usize>() / self.dim.max(1)
+        self.blocks.iter().map(|b| b.as_slice().len()).sum::<usize>() / row_len(self.dim).max(1)
     }
 
     /// Each block's first id and rows.
-    pub(super) fn slices(&self) -> Vec<(usize, &[i8])> {
+    pub(super) fn slices(&self) -> Vec<(usize, &[u8])> {
         self.starts
             .iter()
             .zip(&self.blocks)
@@ -187,17 +191,17 @@ impl Rows {
     }
 
     /// Block `k`'s rows (a row file's, when mapped).
-    pub(super) fn block(&self, k: usize) -> &[i8] {
+    pub(super) fn block(&self, k: usize) -> &[u8] {
         self.blocks.get(k).map_or(&[], RowBlock::as_slice)
     }
 
-    pub fn vector(&self, id: u32) -> &[i8] {
+    pub fn vector(&self, id: u32) -> &[u8] {
         let id = id as usize;
         let k = self.starts.partition_point(|&s| s <= id).saturating_sub(1);
         let (Some(&start), Some(block)) = (self.starts.get(k), self.blocks.get(k)) else {
             return &[];
         };
-        let d = self.dim;
+        let d = row_len(self.dim);
         block
             .as_slice()
             .get((id - start) * d..(id - start + 1) * d)
@@ -205,8 +209,8 @@ impl Rows {
     }
 
     /// Every row in one owned buffer, for the HNSW graph (which keeps its vectors itself).
-    pub(super) fn to_vec(&self) -> Vec<i8> {
-        let mut out = Vec::with_capacity(self.points() * self.dim);
+    pub(super) fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.points() * row_len(self.dim));
         for b in &self.blocks {
             out.extend_from_slice(b.as_slice());
         }
@@ -222,11 +226,12 @@ mod tests {
     fn scattered_reads_give_the_rows_the_map_holds() {
         let dim = 16;
         // Two blocks: one mapped from a file (read with positioned reads), one in memory.
-        let first: Vec<i8> = (0..3000 * dim).map(|i| (i % 251) as i8).collect();
-        let second: Vec<i8> = (0..500 * dim).map(|i| (i % 13) as i8 - 6).collect();
+        let width = row_len(dim);
+        let first: Vec<u8> = (0..3000 * width).map(|i| (i % 251) as u8).collect();
+        let second: Vec<u8> = (0..500 * width).map(|i| (i % 13) as u8).collect();
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rows.i8");
-        std::fs::write(&path, bytemuck::cast_slice::<i8, u8>(&first)).unwrap();
+        let path = dir.path().join("rows.q4");
+        std::fs::write(&path, &first).unwrap();
         let rows = Rows {
             dim,
             starts: vec![0, 3000],

@@ -1,17 +1,19 @@
 //! The vector part's on-disk format: every indexed file cut into chunks, each embedded with
-//! the built-in model (IDF-weighted) and stored as int8, plus the HNSW graph over them.
+//! the built-in model (IDF-weighted) and stored as packed rows, four bits a dimension, plus
+//! the HNSW graph over them.
 //!
 //! `vectors.bin` holds the model id, the IDF table, per file its chunks (lines, owning
 //! definition, content hash, point id) and the list of row files; the vectors themselves are
-//! in `rows-<first id>-<digest>.i8` files beside it, `dim` int8 values a point in id order. A row file is
+//! in `rows-<first id>-<digest>.q4` files beside it, a packed row a point in id order
+//! ([`crate::vector::quantize`]: rotated, then four bits a dimension). A row file is
 //! never written again: an update hard-links the previous generation's row files and writes
 //! one with only its new points (past 8 files, the small ones are concatenated into one;
-//! ids never move), so a one-file change writes kilobytes, not the 50 MB of every vector.
+//! ids never move), so a one-file change writes kilobytes, not the 25 MB of every vector.
 //! Beside each row file, `rows-<first id>-<digest>.b1` holds one bit a dimension a point: the
-//! sign of the unit vector less the part's `center` (the mean unit vector when the rows were
-//! first written). A query scores every point by those bits against its float vector
-//! (a 32-byte read a point, not 256) and re-scores the best few thousand on their int8 rows:
-//! [`crate::vector::two_stage_top_k`].
+//! sign of the unit (rotated) vector less the part's `center` (the mean unit vector when the
+//! rows were first written). A query scores every point by those bits against its float
+//! vector (a 32-byte read a point, not 128) and re-scores the best few thousand on their
+//! packed rows: [`crate::vector::two_stage_top_k`].
 //! `vectors/` holds the HNSW graph where one is kept. The build is
 //! [`super::vector_build::VectorBuild`], the query side [`super::semantic_index::SemanticIndex`].
 //!
@@ -34,7 +36,9 @@ pub const VECTORS_DIR: &str = "vectors";
 /// 3: vectors quantized each on its own scale. 4: the vectors in row files of their own.
 /// 5: a file of sign bits beside each row file, and the center they are taken about.
 /// 6: each file's chunks one byte string, and each point's file, for reads in place.
-pub const VECTOR_VERSION: u32 = 6;
+/// 7: rows rotated and packed four bits a dimension (`crate::vector::quantize`), in `.q4`
+/// files.
+pub const VECTOR_VERSION: u32 = 7;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChunkMeta {
@@ -64,7 +68,7 @@ pub struct VectorStore {
     pub idf: Vec<f32>,
     pub files: Vec<FileChunks>,
     /// The files holding every point of the graph, in id order (dead ones included): the
-    /// first holds ids `0..points`, the next the ids after, each `dim` int8 values a point.
+    /// first holds ids `0..points`, the next the ids after, each a packed row a point.
     pub rows: Vec<RowFile>,
     /// Ids of deleted chunks, still in the graph until the next rebuild.
     pub dead: Vec<u32>,
@@ -91,7 +95,7 @@ impl RowFile {
     /// repeat within a part and a file of a name is always the same bytes.
     pub fn new(start: u32, points: u32, rows: String, codes: &[u8]) -> RowFile {
         RowFile {
-            file: format!("rows-{start:08}-{}.i8", &rows[..16.min(rows.len())]),
+            file: format!("rows-{start:08}-{}.q4", &rows[..16.min(rows.len())]),
             points,
             blake3: rows,
             codes: blake3::Hasher::new()
@@ -102,9 +106,14 @@ impl RowFile {
         }
     }
 
-    /// The file of the rows' sign bits: the row file's name, `.b1` for `.i8`.
+    /// The file of the rows' sign bits: the row file's name, `.b1` for `.q4` (`.i8` before
+    /// `VECTOR_VERSION` 7).
     pub fn codes_file(&self) -> String {
-        let stem = self.file.strip_suffix(".i8").unwrap_or(&self.file);
+        let stem = self
+            .file
+            .strip_suffix(".q4")
+            .or_else(|| self.file.strip_suffix(".i8"))
+            .unwrap_or(&self.file);
         format!("{stem}.b1")
     }
 
@@ -534,13 +543,13 @@ mod tests {
             ],
             rows: vec![
                 RowFile {
-                    file: "rows-00000000-x.i8".into(),
+                    file: "rows-00000000-x.q4".into(),
                     points: 4,
                     blake3: "x".into(),
                     codes: "y".into(),
                 },
                 RowFile {
-                    file: "rows-00000004-z.i8".into(),
+                    file: "rows-00000004-z.q4".into(),
                     points: 2,
                     blake3: "z".into(),
                     codes: "w".into(),
@@ -594,7 +603,7 @@ mod tests {
             dim: 8,
             idf: vec![1.0, 0.5],
             rows: vec![RowFile {
-                file: "rows-00000000-n.i8".into(),
+                file: "rows-00000000-n.q4".into(),
                 points: 9,
                 blake3: "n".into(),
                 codes: "c".into(),

@@ -1,11 +1,13 @@
-//! Binary codes: one bit a dimension a point, for a first pass over every point that reads an
-//! eighth of the int8 rows, then an exact pass over the few thousand it keeps.
+//! Binary codes: one bit a dimension a point, for a first pass over every point that reads a
+//! quarter of the packed rows' bytes, then an exact pass over the few thousand it keeps.
 //!
 //! A point's bit `k` is whether its unit vector's component `k` lies above `center[k]` (the
 //! mean unit vector of the part: about a mean of zero, the signs split evenly and carry the
 //! most). The first pass scores each point as the float query's dot product with the point's
 //! signs (+1 above the center, -1 below), by lookup tables of 256 sums a byte of code; the
-//! second scores the candidates it kept exactly on their int8 rows ([`IntQuery`]).
+//! second scores the candidates it kept exactly on their packed rows ([`IntQuery`]). Codes,
+//! center and rows are all in the rotated space of [`super::packed_rows`]; the query is
+//! rotated where it comes in.
 //!
 //! Measured on the 2.8M-line tree of `benches/scale_curve.sh` (194,587 chunks of the built-in
 //! model, 256 dimensions) with 200 comment lines of that tree as queries: keeping 4,000
@@ -14,15 +16,16 @@
 //! taken about zero, 84 % about the center.
 
 use super::IntQuery;
+use super::packed_rows::{rotate, row_len};
 
 /// Bytes of code a point of `dim` dimensions.
 pub fn code_len(dim: usize) -> usize {
     dim.div_ceil(8)
 }
 
-/// The mean of the unit vectors of `rows` (`dim` int8 values a point; a zero row is left
-/// out).
-pub fn center_of(rows: &[i8], dim: usize) -> Vec<f32> {
+/// The mean of the unit vectors of `rows` (packed rows of `dim` dimensions; a zero row is
+/// left out).
+pub fn center_of(rows: &[u8], dim: usize) -> Vec<f32> {
     let mut c = CenterSum::new(dim);
     c.add(rows);
     c.center()
@@ -43,14 +46,16 @@ impl CenterSum {
         }
     }
 
-    /// Adds the rows of `rows` (whole rows of the dimension given to [`CenterSum::new`]).
-    pub fn add(&mut self, rows: &[i8]) {
+    /// Adds the rows of `rows` (whole packed rows of the dimension given to
+    /// [`CenterSum::new`]).
+    pub fn add(&mut self, rows: &[u8]) {
         let dim = self.sum.len();
         if dim == 0 {
             return;
         }
-        for row in rows.chunks_exact(dim) {
-            let norm = row
+        for row in rows.chunks_exact(row_len(dim)) {
+            let values = super::packed_rows::unpack(row, dim);
+            let norm = values
                 .iter()
                 .map(|&v| f64::from(v) * f64::from(v))
                 .sum::<f64>()
@@ -58,7 +63,7 @@ impl CenterSum {
             if norm == 0.0 {
                 continue;
             }
-            for (s, &v) in self.sum.iter_mut().zip(row) {
+            for (s, &v) in self.sum.iter_mut().zip(&values) {
                 *s += f64::from(v) / norm;
             }
             self.n += 1;
@@ -77,19 +82,21 @@ impl CenterSum {
 
 /// The sign bits of each row of `rows` about `center`: [`code_len`] bytes a point, dimension
 /// `8 * j + b` in bit `b` of byte `j`.
-pub fn encode_codes(rows: &[i8], dim: usize, center: &[f32]) -> Vec<u8> {
+pub fn encode_codes(rows: &[u8], dim: usize, center: &[f32]) -> Vec<u8> {
     let len = code_len(dim);
     if dim == 0 {
         return Vec::new();
     }
-    let mut out = vec![0u8; rows.len() / dim * len];
-    for (row, code) in rows.chunks_exact(dim).zip(out.chunks_exact_mut(len)) {
-        let norm = row
+    let width = row_len(dim);
+    let mut out = vec![0u8; rows.len() / width * len];
+    for (row, code) in rows.chunks_exact(width).zip(out.chunks_exact_mut(len)) {
+        let values = super::packed_rows::unpack(row, dim);
+        let norm = values
             .iter()
             .map(|&v| f32::from(v) * f32::from(v))
             .sum::<f32>()
             .sqrt();
-        for (k, &v) in row.iter().enumerate() {
+        for (k, &v) in values.iter().enumerate() {
             // v / norm > c  <=>  v > c * norm
             let c = center.get(k).copied().unwrap_or(0.0);
             if f32::from(v) > c * norm {
@@ -107,8 +114,9 @@ pub struct CodeQuery {
 }
 
 impl CodeQuery {
+    /// The tables of `query`, rotated as the rows are.
     pub fn new(query: &[f32]) -> CodeQuery {
-        let tables = query
+        let tables = rotate(query)
             .chunks(8)
             .map(|q| {
                 let mut t = [0f32; 256];
@@ -139,9 +147,9 @@ impl CodeQuery {
 /// One block of points' codes: its first id and their bytes.
 pub type CodeBlock<'a> = (usize, &'a [u8]);
 
-/// Reads the int8 rows of some points (`ids`, ascending), handing each to `visit`; a point it
-/// cannot read is left out.
-pub type ReadRows<'a> = dyn Fn(&[usize], &mut dyn FnMut(usize, &[i8])) + 'a;
+/// Reads the packed rows of some points (`ids`, ascending), handing each to `visit`; a point
+/// it cannot read is left out.
+pub type ReadRows<'a> = dyn Fn(&[usize], &mut dyn FnMut(usize, &[u8])) + 'a;
 
 /// The `k` points nearest `query` (cosine, best first): every live point scored by its code,
 /// the best `depth` of those re-scored on their rows, which `rows` reads. Ids in `dead`
@@ -178,13 +186,14 @@ pub fn two_stage_top_k(
 }
 
 /// [`ReadRows`] over rows in memory: blocks of (first id, rows).
-pub fn rows_in(blocks: &[(usize, &[i8])], dim: usize, ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])) {
+pub fn rows_in(blocks: &[(usize, &[u8])], dim: usize, ids: &[usize], visit: &mut dyn FnMut(usize, &[u8])) {
+    let width = row_len(dim);
     for &id in ids {
         let Some(b) = blocks.partition_point(|&(first, _)| first <= id).checked_sub(1) else {
             continue;
         };
         if let Some((first, rows)) = blocks.get(b)
-            && let Some(row) = rows.get((id - first) * dim..(id - first + 1) * dim)
+            && let Some(row) = rows.get((id - first) * width..(id - first + 1) * width)
         {
             visit(id, row);
         }
@@ -195,6 +204,14 @@ pub fn rows_in(blocks: &[(usize, &[i8])], dim: usize, ids: &[usize], visit: &mut
 mod tests {
     use super::*;
     use crate::vector::{exact_top_k_in, quantize};
+
+    /// Values of -8..=7 packed two a byte, as [`quantize`] packs them.
+    fn pack(values: &[i8]) -> Vec<u8> {
+        values
+            .chunks(2)
+            .map(|p| (p[0] as u8 & 0x0f) | ((p.get(1).copied().unwrap_or(0) as u8) << 4))
+            .collect()
+    }
 
     /// A deterministic stream of numbers in -0.5..0.5.
     fn noise(seed: u64) -> impl FnMut() -> f32 {
@@ -209,7 +226,7 @@ mod tests {
 
     /// `topics` directions, all on one side of the origin (as a model's vectors are: their
     /// mean is far from zero), and `per` points close to each, quantized as a build stores them.
-    fn topics(topics: usize, per: usize, dim: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<i8>) {
+    fn topics(topics: usize, per: usize, dim: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<u8>) {
         let mut next = noise(seed);
         let centers: Vec<Vec<f32>> = (0..topics)
             .map(|_| (0..dim).map(|_| next() * 2.0 + 0.8).collect())
@@ -225,24 +242,29 @@ mod tests {
 
     #[test]
     fn codes_are_the_signs_about_the_center() {
-        let rows: Vec<i8> = vec![10, -10, 3, 0, /* */ 0, 0, 0, 0];
+        let rows = pack(&[7, -7, 2, 0, /* */ 0, 0, 0, 0]);
         let center = [0.0, 0.0, 0.5, -0.1];
-        // 10/|v| > 0, -10 < 0, 3/14.4 = 0.21 < 0.5, 0 > -0.1 * 14.4: bits 0 and 3; a zero row
+        // 7/|v| > 0, -7 < 0, 2/10.1 = 0.2 < 0.5, 0 > -0.1 * 10.1: bits 0 and 3; a zero row
         // lies on no side.
         let codes = encode_codes(&rows, 4, &center);
         assert_eq!(codes, vec![0b1001, 0]);
         // A zero row has no direction: it leaves the mean alone.
         let mean = center_of(&rows, 4);
-        assert!((mean[0] - 10.0 / (209f32).sqrt()).abs() < 1e-6, "{mean:?}");
+        assert!((mean[0] - 7.0 / (102f32).sqrt()).abs() < 1e-6, "{mean:?}");
     }
 
     #[test]
     fn the_lookup_score_is_the_dot_product_with_the_signs() {
         let dim = 20;
         let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.37).sin()).collect();
-        let rows: Vec<i8> = (0..dim).map(|i| if i % 3 == 0 { 5 } else { -5 }).collect();
+        let rows = pack(
+            &(0..dim)
+                .map(|i| if i % 3 == 0 { 5 } else { -5 })
+                .collect::<Vec<i8>>(),
+        );
         let code = encode_codes(&rows, dim, &vec![0.0; dim]);
-        let signs: f32 = q
+        // The query is turned as the rows were.
+        let signs: f32 = rotate(&q)
             .iter()
             .enumerate()
             .map(|(i, v)| if i % 3 == 0 { *v } else { -v })
@@ -254,7 +276,8 @@ mod tests {
     fn two_stages_find_what_the_exact_scan_finds() {
         let (dim, per) = (64, 30);
         let (centers, rows) = topics(200, per, dim, 7);
-        let n = rows.len() / dim;
+        let width = row_len(dim);
+        let n = rows.len() / width;
         let center = center_of(&rows, dim);
         let codes = encode_codes(&rows, dim, &center);
         // Two blocks, as an updated part has; a dead point never comes back.
@@ -263,9 +286,9 @@ mod tests {
             (0, &codes[..split * code_len(dim)]),
             (split, &codes[split * code_len(dim)..]),
         ];
-        let exact_blocks = [(0, &rows[..split * dim]), (split, &rows[split * dim..])];
+        let exact_blocks = [(0, &rows[..split * width]), (split, &rows[split * width..])];
         let read =
-            |ids: &[usize], visit: &mut dyn FnMut(usize, &[i8])| rows_in(&exact_blocks, dim, ids, visit);
+            |ids: &[usize], visit: &mut dyn FnMut(usize, &[u8])| rows_in(&exact_blocks, dim, ids, visit);
         let mut next = noise(99);
         let (mut found, mut asked) = (0, 0);
         for t in (0..centers.len()).step_by(10) {
@@ -280,7 +303,7 @@ mod tests {
             assert!(got.iter().all(|(id, _)| *id != dead[0] && *id < n));
             // Scores are the exact ones, best first.
             for (id, s) in &got {
-                let row = &rows[id * dim..(id + 1) * dim];
+                let row = &rows[id * width..(id + 1) * width];
                 assert!((IntQuery::new(&q).score(row) - s).abs() < 1e-6);
             }
             assert!(got.windows(2).all(|w| w[0].1 >= w[1].1));
@@ -295,15 +318,28 @@ mod tests {
 
     #[test]
     fn signs_about_the_center_split_evenly() {
-        // Most components of most points are positive: about zero, most bits are set.
-        let (_, rows) = topics(20, 10, 16, 3);
-        let ones = |codes: &[u8]| {
-            let set: u32 = codes.iter().map(|b| b.count_ones()).sum();
-            f64::from(set) / (codes.len() * 8) as f64
+        // The points share a direction far from zero: about zero, a dimension's bit is the
+        // same for most points (the sign of that direction there), which tells them apart
+        // little; about the center, each dimension splits the points about evenly.
+        let (dim, points) = (16, 200);
+        let (_, rows) = topics(20, 10, dim, 3);
+        let lean = |codes: &[u8]| {
+            let set = |k: usize| {
+                codes
+                    .iter()
+                    .skip(k / 8)
+                    .step_by(2)
+                    .filter(|&&b| b & (1 << (k % 8)) != 0)
+                    .count()
+            };
+            (0..dim)
+                .map(|k| (set(k) as f64 / points as f64 - 0.5).abs())
+                .sum::<f64>()
+                / dim as f64
         };
-        let zero = ones(&encode_codes(&rows, 16, &[0.0; 16]));
-        let centered = ones(&encode_codes(&rows, 16, &center_of(&rows, 16)));
-        assert!(zero > 0.75, "{zero}");
-        assert!((0.35..0.65).contains(&centered), "{centered}");
+        let zero = lean(&encode_codes(&rows, dim, &[0.0; 16]));
+        let centered = lean(&encode_codes(&rows, dim, &center_of(&rows, dim)));
+        assert!(zero > 0.3, "{zero}");
+        assert!(centered < 0.15, "{centered}");
     }
 }

@@ -1,10 +1,10 @@
-//! `VectorIndex`: approximate nearest neighbours (HNSW, `hnsw_rs`) over int8 vectors, with
-//! the top candidates re-scored exactly against the float query.
+//! `VectorIndex`: approximate nearest neighbours (HNSW, `hnsw_rs`) over packed rows (four bits
+//! a dimension, [`super::packed_rows`]), with the top candidates re-scored exactly against the
+//! float query.
 //!
-//! Vectors are quantized each on its own scale, `round(x * 127 / max|x|)` (one byte per
-//! dimension: the largest component uses the whole int8 range, whatever the model's
-//! dimension); the graph searches by int8 cosine, then `RESCORE` times more candidates than asked
-//! are re-scored with the float query and cut to `k`. Ids are positions in the vector list.
+//! The graph searches by the cosine of packed rows, then `RESCORE` times more candidates than
+//! asked are re-scored with the float query and cut to `k`. Ids are positions in the vector
+//! list.
 
 use std::path::Path;
 
@@ -13,6 +13,7 @@ use hnsw_rs::hnswio::HnswIo;
 use hnsw_rs::prelude::{Distance, Hnsw};
 
 use super::VectorError;
+use super::packed_rows::{pair, quantize, rotate, row_len, unpack};
 
 /// Candidates fetched per result for exact re-scoring.
 const RESCORE: usize = 4;
@@ -23,18 +24,20 @@ const BASENAME: &str = "vectors";
 /// Candidates explored per query (more than returned: the graph is built with a small ef).
 const EF_SEARCH: usize = 320;
 
-/// Distance between int8 vectors: 1 - cosine, from integer dot products.
+/// Distance between packed rows ([`super::packed_rows`]): 1 - cosine, from integer dot
+/// products.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct DistI8;
+pub struct DistPacked;
 
-impl Distance<i8> for DistI8 {
-    fn eval(&self, a: &[i8], b: &[i8]) -> f32 {
+impl Distance<u8> for DistPacked {
+    fn eval(&self, a: &[u8], b: &[u8]) -> f32 {
         let (mut dot, mut na, mut nb) = (0i32, 0i32, 0i32);
-        for (x, y) in a.iter().zip(b) {
-            let (x, y) = (i32::from(*x), i32::from(*y));
-            dot += x * y;
-            na += x * x;
-            nb += y * y;
+        for (&x, &y) in a.iter().zip(b) {
+            let ((x0, x1), (y0, y1)) = (pair(x), pair(y));
+            let (x0, x1, y0, y1) = (i32::from(x0), i32::from(x1), i32::from(y0), i32::from(y1));
+            dot += x0 * y0 + x1 * y1;
+            na += x0 * x0 + x1 * x1;
+            nb += y0 * y0 + y1 * y1;
         }
         if na == 0 || nb == 0 {
             return 1.0;
@@ -43,80 +46,65 @@ impl Distance<i8> for DistI8 {
     }
 }
 
-/// One byte per dimension, scaled so the largest component is +-127 (direction is what
-/// cosine compares; the scale is not kept).
-pub fn quantize(v: &[f32]) -> Vec<i8> {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 || !max.is_finite() {
-        return vec![0; v.len()];
-    }
-    let s = 127.0 / max;
-    v.iter()
-        .map(|x| (x * s).round().clamp(-127.0, 127.0) as i8)
-        .collect()
-}
-
-/// Cosine of a float unit query and a quantized vector.
-pub fn score(query: &[f32], q: &[i8]) -> f32 {
-    // Eight independent sums, so the compiler can keep them in one vector register (a single
-    // running sum has to be added in order and stays scalar): the scan is this loop.
-    const LANES: usize = 8;
-    let (mut dot, mut norm) = ([0f32; LANES], [0f32; LANES]);
-    let mut qa = query.chunks_exact(LANES);
-    let mut qb = q.chunks_exact(LANES);
-    for (a, b) in (&mut qa).zip(&mut qb) {
-        for i in 0..LANES {
-            let b = f32::from(b[i]);
-            dot[i] += a[i] * b;
-            norm[i] += b * b;
-        }
-    }
-    let (mut d, mut n) = (dot.iter().sum::<f32>(), norm.iter().sum::<f32>());
-    for (a, b) in qa.remainder().iter().zip(qb.remainder()) {
-        let b = f32::from(*b);
-        d += a * b;
-        n += b * b;
+/// Cosine of a float unit query and a packed row.
+pub fn score(query: &[f32], row: &[u8]) -> f32 {
+    let q = rotate(query);
+    let (mut d, mut n) = (0f32, 0f32);
+    for (k, v) in unpack(row, q.len()).into_iter().enumerate() {
+        let v = f32::from(v);
+        d += q[k] * v;
+        n += v * v;
     }
     if n == 0.0 { 0.0 } else { d / n.sqrt() }
 }
 
-/// A unit query made integer once for a scan: each int8 vector is then scored with integer
-/// multiply-adds, which the compiler vectorizes on any x86-64 or ARM (integer sums may be
-/// reordered; float lanes over widened int8 stayed scalar and were most of a cold semantic
-/// query). The query keeps up to 15 bits: scores differ from the float ones by about 1e-5.
+/// A unit query rotated as rows are and made integer once for a scan: each packed row is then
+/// scored with integer multiply-adds, the query's even and odd dimensions against a byte's
+/// low and high values. The query keeps up to 15 bits: scores differ from the float ones by
+/// about 1e-5.
 pub struct IntQuery {
-    values: Vec<i16>,
+    /// The query's values of dimensions 0, 2, 4... and 1, 3, 5... (0 past the end).
+    even: Vec<i16>,
+    odd: Vec<i16>,
     /// 1 / the scale the query was multiplied by.
     unscale: f64,
 }
 
 impl IntQuery {
     pub fn new(query: &[f32]) -> IntQuery {
+        let query = rotate(query);
         let max = query.iter().fold(0f32, |m, v| m.max(v.abs()));
-        // A dot product sums len products of at most 128 * top: keep it in an i32.
-        let top = (f64::from(i32::MAX) / (128.0 * query.len().max(1) as f64))
+        // A dot product sums len products of at most 8 * top: keep it in an i32.
+        let top = (f64::from(i32::MAX) / (8.0 * query.len().max(1) as f64))
             .min(f64::from(i16::MAX))
             .floor();
         let scale = if max > 0.0 { top / f64::from(max) } else { 0.0 };
+        let int = |v: f32| (f64::from(v) * scale).round() as i16;
+        let even = query.iter().step_by(2).map(|&v| int(v)).collect();
+        let odd = query
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&v| int(v))
+            .chain([0])
+            .take(row_len(query.len()))
+            .collect();
         IntQuery {
-            values: query
-                .iter()
-                .map(|&v| (f64::from(v) * scale).round() as i16)
-                .collect(),
+            even,
+            odd,
             unscale: if scale > 0.0 { 1.0 / scale } else { 0.0 },
         }
     }
 
-    /// Cosine of the query and a quantized vector.
-    pub fn score(&self, v: &[i8]) -> f32 {
-        let dot: i32 = self
-            .values
-            .iter()
-            .zip(v)
-            .map(|(&a, &b)| i32::from(a) * i32::from(b))
-            .sum();
-        // At most 127^2 per value: exact in an i32 up to 133k dimensions.
-        let norm: i32 = v.iter().map(|&b| i32::from(b) * i32::from(b)).sum();
+    /// Cosine of the query and a packed row.
+    pub fn score(&self, row: &[u8]) -> f32 {
+        let (mut dot, mut norm) = (0i32, 0i32);
+        for ((&e, &o), &b) in self.even.iter().zip(&self.odd).zip(row) {
+            let (lo, hi) = pair(b);
+            let (lo, hi) = (i32::from(lo), i32::from(hi));
+            dot += i32::from(e) * lo + i32::from(o) * hi;
+            norm += lo * lo + hi * hi;
+        }
         if norm == 0 {
             0.0
         } else {
@@ -130,32 +118,35 @@ const SEQUENTIAL_BELOW: usize = 10_000;
 
 pub struct VectorIndex {
     dim: usize,
-    vectors: Vec<i8>,
-    hnsw: Hnsw<'static, i8, DistI8>,
+    /// Packed rows, [`row_len`] bytes each.
+    vectors: Vec<u8>,
+    hnsw: Hnsw<'static, u8, DistPacked>,
     /// Tombstoned ids (sorted): still in the graph, never returned.
     dead: Vec<usize>,
 }
 
 impl VectorIndex {
-    /// Builds the graph over `vectors` (`dim` values each), inserting in parallel.
-    pub fn build(dim: usize, vectors: Vec<i8>) -> Result<VectorIndex, VectorError> {
-        if dim == 0 || !vectors.len().is_multiple_of(dim) {
+    /// Builds the graph over `vectors` (packed rows of `dim` dimensions), inserting in
+    /// parallel.
+    pub fn build(dim: usize, vectors: Vec<u8>) -> Result<VectorIndex, VectorError> {
+        let width = row_len(dim);
+        if dim == 0 || !vectors.len().is_multiple_of(width) {
             return Err(VectorError::Index(format!(
-                "{} values are not vectors of {dim}",
+                "{} bytes are not packed rows of {dim} dimensions",
                 vectors.len()
             )));
         }
-        let n = vectors.len() / dim;
+        let n = vectors.len() / width;
         // Room to grow: incremental builds insert into this graph.
-        let hnsw = Hnsw::<i8, DistI8>::new(
+        let hnsw = Hnsw::<u8, DistPacked>::new(
             MAX_CONNECTIONS,
             (n * 2).max(1024),
             MAX_LAYERS,
             EF_CONSTRUCTION,
-            DistI8,
+            DistPacked,
         );
-        let items: Vec<(&[i8], usize)> = vectors
-            .chunks_exact(dim)
+        let items: Vec<(&[u8], usize)> = vectors
+            .chunks_exact(width)
             .enumerate()
             .map(|(i, v)| (v, i))
             .collect();
@@ -176,10 +167,11 @@ impl VectorIndex {
     }
 
     /// Adds vectors after the existing ones (their ids continue the numbering).
-    pub fn insert(&mut self, more: &[i8]) -> Result<(), VectorError> {
-        if !more.len().is_multiple_of(self.dim) {
+    pub fn insert(&mut self, more: &[u8]) -> Result<(), VectorError> {
+        let width = row_len(self.dim);
+        if !more.len().is_multiple_of(width) {
             return Err(VectorError::Index(format!(
-                "{} values are not vectors of {}",
+                "{} bytes are not packed rows of {} dimensions",
                 more.len(),
                 self.dim
             )));
@@ -187,8 +179,8 @@ impl VectorIndex {
         let first = self.len();
         self.vectors.extend_from_slice(more);
         self.hnsw.set_searching_mode(false);
-        let items: Vec<(&[i8], usize)> = more
-            .chunks_exact(self.dim)
+        let items: Vec<(&[u8], usize)> = more
+            .chunks_exact(width)
             .enumerate()
             .map(|(i, v)| (v, first + i))
             .collect();
@@ -216,23 +208,23 @@ impl VectorIndex {
     }
 
     /// Reloads a graph written by [`VectorIndex::dump`]; `vectors` are the same vectors.
-    pub fn load(dir: &Path, dim: usize, vectors: Vec<i8>) -> Result<VectorIndex, VectorError> {
+    pub fn load(dir: &Path, dim: usize, vectors: Vec<u8>) -> Result<VectorIndex, VectorError> {
         if vectors.is_empty() {
             return VectorIndex::build(dim, vectors);
         }
         // The reload descriptor must outlive the graph it loads: it is small and leaked once
         // per load (a query process loads one index).
         let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
-        let mut hnsw: Hnsw<'static, i8, DistI8> = io
+        let mut hnsw: Hnsw<'static, u8, DistPacked> = io
             .load_hnsw()
             .map_err(|e| VectorError::Index(format!("reading the graph in {}: {e}", dir.display())))?;
         hnsw.set_searching_mode(true);
-        if hnsw.get_nb_point() * dim != vectors.len() {
+        if hnsw.get_nb_point() * row_len(dim) != vectors.len() {
             return Err(VectorError::Index(format!(
                 "the graph in {} has {} points, the store {} vectors",
                 dir.display(),
                 hnsw.get_nb_point(),
-                vectors.len() / dim.max(1)
+                vectors.len() / row_len(dim).max(1)
             )));
         }
         Ok(VectorIndex {
@@ -244,22 +236,21 @@ impl VectorIndex {
     }
 
     /// Every vector, in id order.
-    pub fn into_vectors(self) -> Vec<i8> {
+    pub fn into_vectors(self) -> Vec<u8> {
         self.vectors
     }
 
     pub fn len(&self) -> usize {
-        self.vectors.len() / self.dim
+        self.vectors.len() / row_len(self.dim).max(1)
     }
 
     pub fn is_empty(&self) -> bool {
         self.vectors.is_empty()
     }
 
-    pub fn vector(&self, id: usize) -> &[i8] {
-        self.vectors
-            .get(id * self.dim..(id + 1) * self.dim)
-            .unwrap_or(&[])
+    pub fn vector(&self, id: usize) -> &[u8] {
+        let width = row_len(self.dim);
+        self.vectors.get(id * width..(id + 1) * width).unwrap_or(&[])
     }
 
     /// The `k` nearest ids to a unit `query`, best first, with cosine scores.
@@ -299,14 +290,14 @@ impl VectorIndex {
 
 /// The `k` best live vectors for a unit `query` by exact cosine, best first (ties by id),
 /// scanned in parallel. `dead` is sorted.
-pub fn exact_top_k(vectors: &[i8], dim: usize, dead: &[usize], query: &[f32], k: usize) -> Vec<(usize, f32)> {
+pub fn exact_top_k(vectors: &[u8], dim: usize, dead: &[usize], query: &[f32], k: usize) -> Vec<(usize, f32)> {
     exact_top_k_in(&[(0, vectors)], dim, dead, query, k)
 }
 
 /// [`exact_top_k`] over vectors held in blocks, each with the id of its first row (the row
 /// files of a vector part): the same answer as over the blocks concatenated.
 pub fn exact_top_k_in(
-    blocks: &[(usize, &[i8])],
+    blocks: &[(usize, &[u8])],
     dim: usize,
     dead: &[usize],
     query: &[f32],
@@ -317,7 +308,7 @@ pub fn exact_top_k_in(
     }
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let int = IntQuery::new(query);
-    let mut best = best_in_spans(blocks, dim, dead, k, |v| int.score(v));
+    let mut best = best_in_spans(blocks, row_len(dim), dead, k, |v| int.score(v));
     best.sort_by(order);
     best.truncate(k);
     best

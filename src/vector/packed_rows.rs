@@ -3,8 +3,9 @@
 //! A vector is first turned by a fixed random rotation (signs flipped by a seeded sequence,
 //! then a Walsh-Hadamard transform over each power-of-two block of the dimensions): cosines
 //! are unchanged, and the weight of a few large components is spread over all of them, so
-//! that each component is as good a bet as any other. Then it is scaled so its largest
-//! component is 7 and rounded to -7..=7, two values a byte (dimension `2j` in the low four
+//! that each component is as good a bet as any other. Then it is scaled (the largest
+//! component at 7 or a little past it, whichever rounds closest: [`quantize`]) and rounded
+//! to -7..=7, two values a byte (dimension `2j` in the low four
 //! bits of byte `j`, `2j + 1` in the high four, two's complement).
 //!
 //! Why: the rows were int8 (a byte a dimension), half of a semantic part and a quarter of the
@@ -72,8 +73,15 @@ fn walsh_hadamard(x: &mut [f32]) {
     }
 }
 
-/// A vector as it is stored: rotated, scaled so its largest component is 7, rounded, packed
-/// ([`row_len`] bytes; a zero or non-finite vector packs to zeros).
+/// The scales tried for a row, as shares of the one that maps its largest component to 7:
+/// rounding more of the middle components finely can be worth clipping the largest few.
+const SCALES: [f32; 10] = [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55];
+
+/// A vector as it is stored: rotated, scaled, rounded to -7..=7 and packed ([`row_len`]
+/// bytes; a zero or non-finite vector packs to zeros). Of the [`SCALES`], the one whose
+/// rounded row lies closest in direction to the rotated vector is kept (on 256 Gaussian
+/// components, a mean cosine of 0.9939 to the vector against 0.9920 for the largest
+/// component at 7 alone; int8 rows had 0.99998).
 pub fn quantize(v: &[f32]) -> Vec<u8> {
     let r = rotate(v);
     let max = r.iter().fold(0f32, |m, x| m.max(x.abs()));
@@ -81,10 +89,28 @@ pub fn quantize(v: &[f32]) -> Vec<u8> {
     if max == 0.0 || !max.is_finite() {
         return out;
     }
-    let s = LEVELS / max;
-    for (k, x) in r.iter().enumerate() {
-        let level = (x * s).round().clamp(-LEVELS, LEVELS) as i8;
-        out[k / 2] |= ((level as u8) & 0x0f) << (4 * (k % 2));
+    let level = |x: f32, s: f32| (x * s).round().clamp(-LEVELS, LEVELS);
+    // The cosine of the rounded row and the vector, but for the vector's norm (the same for
+    // every scale).
+    let fit = |s: f32| {
+        let (dot, norm) = r.iter().fold((0f32, 0f32), |(d, n), &x| {
+            let l = level(x, s);
+            (d + l * x, n + l * l)
+        });
+        if norm > 0.0 { dot / norm.sqrt() } else { f32::MIN }
+    };
+    let s = SCALES
+        .iter()
+        .map(|f| LEVELS / (max * f))
+        .map(|s| (s, fit(s)))
+        .fold(
+            (LEVELS / max, f32::MIN),
+            |best, c| if c.1 > best.1 { c } else { best },
+        )
+        .0;
+    for (k, &x) in r.iter().enumerate() {
+        let l = level(x, s) as i8;
+        out[k / 2] |= ((l as u8) & 0x0f) << (4 * (k % 2));
     }
     out
 }
@@ -156,12 +182,17 @@ mod tests {
             let values = unpack(&row, dim);
             assert_eq!(values.len(), dim);
             assert_eq!(values.iter().map(|x| x.abs()).max(), Some(7), "dim {dim}");
-            // The values are the rotated vector's, scaled and rounded.
+            // The values are the rotated vector's, scaled by one of the scales and rounded:
+            // in the same order, the largest at 7.
             let r = rotate(&v);
-            let max = r.iter().fold(0f32, |m, x| m.max(x.abs()));
-            for (x, &q) in r.iter().zip(&values) {
-                assert_eq!((x * 7.0 / max).round() as i8, q);
+            for (a, b) in (0..dim).flat_map(|a| (0..dim).map(move |b| (a, b))) {
+                if r[a] < r[b] {
+                    assert!(values[a] <= values[b], "dim {dim}: {a} {b}");
+                }
             }
+            let top = r.iter().map(|x| x.abs()).fold(0f32, f32::max);
+            let at = r.iter().position(|x| x.abs() == top).unwrap();
+            assert_eq!(values[at].abs(), 7);
         }
         for b in 0..=255u8 {
             let (lo, hi) = pair(b);

@@ -5,13 +5,14 @@
 //! are unchanged, and the weight of a few large components is spread over all of them, so
 //! that each component is as good a bet as any other. Then it is scaled (the largest
 //! component at 7 or a little past it, whichever rounds closest: [`quantize`]) and rounded
-//! to -7..=7, two values a byte (dimension `2j` in the low four
-//! bits of byte `j`, `2j + 1` in the high four, two's complement).
+//! to -7..=7, two values a byte (dimension `2j` in the low four bits of byte `j`, `2j + 1`
+//! in the high four, two's complement).
 //!
 //! Why: the rows were int8 (a byte a dimension), half of a semantic part and a quarter of the
-//! index. On the 402 queries of `benches/search_set` (8 languages, 24 repositories), four
-//! bits without the rotation lost 0.012 of the semantic ranking's NDCG@10 against int8; with
-//! it, 0.002 (0.639 against 0.641), and the default ranking's NDCG@10 moved 0.836 to 0.837.
+//! index. On the 402 queries of `benches/search_set` (8 languages, 24 repositories), four bits
+//! without the rotation lost 0.012 of the semantic ranking's NDCG@10 against int8; with it,
+//! 0.001 to 0.008 by the scaling, and the default ranking's NDCG@10 0.836 became 0.836 to
+//! 0.834 (`BENCHMARKS.md`, speed targets, 2026-12-07 night).
 //!
 //! A query is turned by the same rotation ([`rotate`]) and kept in floats or in 15 bits
 //! ([`IntQuery`](super::IntQuery)); every scan rotates the query it is given.

@@ -49,7 +49,8 @@ pub enum IndexError {
     MissingPart { dir: PathBuf, part: &'static str },
     #[error(
         "the {part} part of the index at {dir} has layout version {found}, this ken reads {reads}; \
-         run `ken index build` to rebuild that part (the rest is reused)"
+         run `ken index build` to {rebuild}",
+        rebuild = rebuild_of(part)
     )]
     OldPart {
         dir: PathBuf,
@@ -92,5 +93,15 @@ impl IndexError {
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IndexError {
         let path = path.into();
         move |source| IndexError::Io { path, source }
+    }
+}
+
+/// What `ken index build` does about a part of an older layout: the lexical layout is part of
+/// the extractor fingerprint (its documents are made as files are parsed), so every file is
+/// read again; the other parts are made again from the records.
+fn rebuild_of(part: &str) -> &'static str {
+    match part {
+        "lexical" => "rebuild the index (a new lexical layout reads every file again)",
+        _ => "rebuild that part (the rest is reused)",
     }
 }

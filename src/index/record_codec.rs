@@ -7,7 +7,7 @@
 //! On the 2.8M-line tree of `benches/scale_curve.sh` the records take 18.6 MB as columns,
 //! 29.9 MB in format 4 and 77.3 MB raw.
 
-use super::record_columns::RecordColumns;
+use super::record_columns::{self, RecordColumns};
 use crate::symbols::FileSymbols;
 use crate::util::{zstd_compress, zstd_decompress};
 
@@ -45,7 +45,7 @@ impl RecordCodec {
 
     /// A record as segments are written now: its columns in postcard, then zstd.
     pub(super) fn encode(symbols: &FileSymbols) -> Result<Vec<u8>, String> {
-        let raw = postcard::to_stdvec(&RecordColumns::of(symbols)).map_err(|e| e.to_string())?;
+        let raw = record_columns::encode(symbols).map_err(|e| e.to_string())?;
         zstd_compress(&raw, LEVEL)
     }
 

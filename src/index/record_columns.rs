@@ -42,21 +42,32 @@ impl Separator {
     }
 }
 
-impl Callee {
-    fn of(r: &Reference) -> Callee {
+/// [`Callee`] as it is written: the same variants in the same order (postcard names a
+/// variant by its position), the callee borrowed.
+#[derive(Serialize)]
+enum CalleeRef<'a> {
+    Name,
+    Joined(Separator),
+    Written(&'a str),
+}
+
+impl<'a> CalleeRef<'a> {
+    fn of(r: &'a Reference) -> CalleeRef<'a> {
         if r.callee == r.name {
-            return Callee::Name;
+            return CalleeRef::Name;
         }
         let joined = r.receiver.as_deref().and_then(|receiver| {
             let between = r.callee.strip_prefix(receiver)?.strip_suffix(r.name.as_str())?;
             Separator::ALL.into_iter().find(|s| s.text() == between)
         });
         match joined {
-            Some(s) => Callee::Joined(s),
-            None => Callee::Written(r.callee.clone()),
+            Some(s) => CalleeRef::Joined(s),
+            None => CalleeRef::Written(&r.callee),
         }
     }
+}
 
+impl Callee {
     fn written(self, name: &str, receiver: Option<&str>) -> Result<String, String> {
         match self {
             Callee::Name => Ok(name.to_string()),
@@ -68,8 +79,31 @@ impl Callee {
     }
 }
 
+/// [`RecordColumns`] as it is written: the same fields in the same order, the record's strings
+/// borrowed (postcard writes a borrowed string or list as it writes an owned one), so that
+/// encoding a record copies none of them.
+#[derive(Serialize)]
+struct ColumnsRef<'a> {
+    def_kind: Vec<SymbolKind>,
+    def_name: Vec<&'a str>,
+    def_container: Vec<&'a [String]>,
+    def_span: Vec<i64>,
+    def_signature: Vec<&'a str>,
+    def_doc: Vec<Option<&'a str>>,
+    ref_kind: Vec<ReferenceKind>,
+    ref_name: Vec<&'a str>,
+    ref_receiver: Vec<Option<&'a str>>,
+    ref_callee: Vec<CalleeRef<'a>>,
+    ref_span: Vec<i64>,
+    ref_enclosing: Vec<Option<u32>>,
+    imports: &'a [Import],
+    bindings: &'a [Binding],
+    package: Option<&'a str>,
+    diagnostics: &'a [Diagnostic],
+}
+
 /// A file's symbols, column by column.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub(super) struct RecordColumns {
     def_kind: Vec<SymbolKind>,
     def_name: Vec<String>,
@@ -148,36 +182,39 @@ impl SpanDeltas {
     }
 }
 
-impl RecordColumns {
-    pub(super) fn of(s: &FileSymbols) -> RecordColumns {
-        let mut c = RecordColumns {
-            imports: s.imports.clone(),
-            bindings: s.bindings.clone(),
-            package: s.package.clone(),
-            diagnostics: s.diagnostics.clone(),
-            ..RecordColumns::default()
-        };
-        let mut spans = SpanDeltas::new();
-        for d in &s.definitions {
-            c.def_kind.push(d.kind);
-            c.def_name.push(d.name.clone());
-            c.def_container.push(d.container.clone());
-            spans.put(&mut c.def_span, &d.span, &d.name_span);
-            c.def_signature.push(d.signature.clone());
-            c.def_doc.push(d.doc.clone());
-        }
-        let mut spans = SpanDeltas::new();
-        for r in &s.references {
-            c.ref_kind.push(r.kind);
-            c.ref_callee.push(Callee::of(r));
-            c.ref_name.push(r.name.clone());
-            c.ref_receiver.push(r.receiver.clone());
-            spans.put(&mut c.ref_span, &r.span, &r.name_span);
-            c.ref_enclosing.push(r.enclosing);
-        }
-        c
+/// A record's columns in postcard: what [`RecordColumns`] decodes.
+pub(super) fn encode(s: &FileSymbols) -> Result<Vec<u8>, postcard::Error> {
+    let (defs, refs) = (&s.definitions, &s.references);
+    let mut c = ColumnsRef {
+        def_kind: defs.iter().map(|d| d.kind).collect(),
+        def_name: defs.iter().map(|d| d.name.as_str()).collect(),
+        def_container: defs.iter().map(|d| d.container.as_slice()).collect(),
+        def_span: Vec::with_capacity(8 * defs.len()),
+        def_signature: defs.iter().map(|d| d.signature.as_str()).collect(),
+        def_doc: defs.iter().map(|d| d.doc.as_deref()).collect(),
+        ref_kind: refs.iter().map(|r| r.kind).collect(),
+        ref_name: refs.iter().map(|r| r.name.as_str()).collect(),
+        ref_receiver: refs.iter().map(|r| r.receiver.as_deref()).collect(),
+        ref_callee: refs.iter().map(CalleeRef::of).collect(),
+        ref_span: Vec::with_capacity(8 * refs.len()),
+        ref_enclosing: refs.iter().map(|r| r.enclosing).collect(),
+        imports: &s.imports,
+        bindings: &s.bindings,
+        package: s.package.as_deref(),
+        diagnostics: &s.diagnostics,
+    };
+    let mut spans = SpanDeltas::new();
+    for d in defs {
+        spans.put(&mut c.def_span, &d.span, &d.name_span);
     }
+    let mut spans = SpanDeltas::new();
+    for r in refs {
+        spans.put(&mut c.ref_span, &r.span, &r.name_span);
+    }
+    postcard::to_stdvec(&c)
+}
 
+impl RecordColumns {
     /// The record back, or why the columns do not make one (lists of unequal lengths, a
     /// span out of range: damage that passed the record's digest, or a crafted record).
     pub(super) fn into_symbols(self) -> Result<FileSymbols, String> {
@@ -285,12 +322,13 @@ mod tests {
         }
     }
 
+    /// The columns a record is written as, read back.
+    fn columns(s: &FileSymbols) -> RecordColumns {
+        postcard::from_bytes(&encode(s).expect("encode")).expect("decode")
+    }
+
     fn round_trip(s: &FileSymbols) -> FileSymbols {
-        let bytes = postcard::to_stdvec(&RecordColumns::of(s)).expect("encode");
-        postcard::from_bytes::<RecordColumns>(&bytes)
-            .expect("decode")
-            .into_symbols()
-            .expect("columns")
+        columns(s).into_symbols().expect("columns")
     }
 
     #[test]
@@ -306,7 +344,7 @@ mod tests {
             reference("get", "x.get", None, [80, 85, 7, 7]),
             reference("get", "other.get", Some("self"), [90, 99, 8, 8]),
         ];
-        let c = RecordColumns::of(&FileSymbols {
+        let c = columns(&FileSymbols {
             references: refs.clone(),
             ..FileSymbols::default()
         });
@@ -324,16 +362,16 @@ mod tests {
             references: vec![reference("f", "f", None, [0, 1, 1, 1])],
             ..FileSymbols::default()
         };
-        let mut c = RecordColumns::of(&s);
+        let mut c = columns(&s);
         c.ref_name.clear();
         assert!(c.into_symbols().is_err());
-        let mut c = RecordColumns::of(&s);
+        let mut c = columns(&s);
         c.ref_span.pop();
         assert!(c.into_symbols().is_err());
-        let mut c = RecordColumns::of(&s);
+        let mut c = columns(&s);
         c.ref_callee[0] = Callee::Joined(Separator::Dot);
         assert!(c.into_symbols().is_err(), "a joined callee needs a receiver");
-        let mut c = RecordColumns::of(&s);
+        let mut c = columns(&s);
         c.ref_span[0] = -1;
         assert!(c.into_symbols().is_err(), "a span before the file's start");
     }

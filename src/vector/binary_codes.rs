@@ -16,7 +16,7 @@
 //! taken about zero, 84 % about the center.
 
 use super::IntQuery;
-use super::packed_rows::{rotate, row_len};
+use super::packed_rows::{rotate, row_len, unpack_into};
 
 /// Bytes of code a point of `dim` dimensions.
 pub fn code_len(dim: usize) -> usize {
@@ -53,8 +53,9 @@ impl CenterSum {
         if dim == 0 {
             return;
         }
+        let mut values = Vec::with_capacity(dim);
         for row in rows.chunks_exact(row_len(dim)) {
-            let values = super::packed_rows::unpack(row, dim);
+            unpack_into(row, dim, &mut values);
             let norm = values
                 .iter()
                 .map(|&v| f64::from(v) * f64::from(v))
@@ -89,8 +90,9 @@ pub fn encode_codes(rows: &[u8], dim: usize, center: &[f32]) -> Vec<u8> {
     }
     let width = row_len(dim);
     let mut out = vec![0u8; rows.len() / width * len];
+    let mut values = Vec::with_capacity(dim);
     for (row, code) in rows.chunks_exact(width).zip(out.chunks_exact_mut(len)) {
-        let values = super::packed_rows::unpack(row, dim);
+        unpack_into(row, dim, &mut values);
         let norm = values
             .iter()
             .map(|&v| f32::from(v) * f32::from(v))

@@ -142,13 +142,22 @@ pub fn pair(b: u8) -> (i8, i8) {
 
 /// A packed row's `dim` values.
 pub fn unpack(row: &[u8], dim: usize) -> Vec<i8> {
-    row.iter()
-        .flat_map(|&b| {
-            let (lo, hi) = pair(b);
-            [lo, hi]
-        })
-        .take(dim)
-        .collect()
+    let mut out = Vec::with_capacity(dim);
+    unpack_into(row, dim, &mut out);
+    out
+}
+
+/// [`unpack`] into `out` (cleared first), for a loop over many rows.
+pub fn unpack_into(row: &[u8], dim: usize, out: &mut Vec<i8>) {
+    out.clear();
+    out.extend(
+        row.iter()
+            .flat_map(|&b| {
+                let (lo, hi) = pair(b);
+                [lo, hi]
+            })
+            .take(dim),
+    );
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::symbols::{
 };
 
 /// How a reference's callee is stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 enum Callee {
     /// The callee is the name alone (`register_hook(..)`).
     Name,
@@ -103,7 +103,7 @@ struct ColumnsRef<'a> {
 }
 
 /// A file's symbols, column by column.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 pub(super) struct RecordColumns {
     def_kind: Vec<SymbolKind>,
     def_name: Vec<String>,

@@ -715,15 +715,14 @@ impl VectorBuild<'_> {
         if vectors.is_empty() {
             return Ok(None);
         }
-        let bytes = vectors;
         let hash = blake3::Hasher::new()
-            .update_rayon(bytes)
+            .update_rayon(vectors)
             .finalize()
             .to_hex()
             .to_string();
         let codes = encode_codes(vectors, dim, center);
         let row = RowFile::new(start, (vectors.len() / row_len(dim).max(1)) as u32, hash, &codes);
-        self.store.write_new_part(self.gen_dir, &row.file, bytes)?;
+        self.store.write_new_part(self.gen_dir, &row.file, vectors)?;
         self.store
             .write_new_part(self.gen_dir, &row.codes_file(), &codes)?;
         Ok(Some(row))

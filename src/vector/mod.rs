@@ -25,7 +25,7 @@ pub use embedder::Embedder;
 pub use embedder_settings::{EmbedApi, EmbedderSettings, StoredEmbedder};
 #[cfg(feature = "minilm")]
 pub use minilm_embedder::{MINILM_MODEL, MINILM_TOKENS, MiniLmEmbedder};
-pub use packed_rows::{quantize, rotate, row_len, unpack};
+pub use packed_rows::{quantize, row_len};
 pub use static_embedder::{BUILTIN_MODEL_ID, StaticEmbedder, idf_weights};
 pub use vector_error::VectorError;
 pub use vector_index::{DistPacked, IntQuery, VectorIndex, exact_top_k, exact_top_k_in, score};

@@ -350,8 +350,7 @@ pub(super) fn same_interface(a: &FileSkeleton, b: &FileSkeleton) -> bool {
                 && x.kind == y.kind
                 && x.container == y.container
                 && x.parent == y.parent
-                && x.params == y.params
-                && x.returns == y.returns
+                && x.typing == y.typing
         });
     let imports = a.imports.len() == b.imports.len()
         && a.imports

@@ -418,7 +418,7 @@ struct DefRestRef<'a> {
     end_line: u32,
     name_byte: u32,
     params: &'a [(Name, Name)],
-    returns: &'a Option<Name>,
+    returns: Option<&'a Name>,
 }
 
 #[derive(Deserialize)]
@@ -490,13 +490,12 @@ fn decode_defs(names: &[u8], rest: &[u8]) -> Result<Vec<DefNode>, GraphDecodeErr
         .map(|(name, r)| DefNode {
             name: Name::from(name),
             kind: r.kind,
-            container: r.container,
+            container: r.container.into_boxed_slice(),
             parent: r.parent,
             line: r.line,
             end_line: r.end_line,
             name_byte: r.name_byte,
-            params: r.params,
-            returns: r.returns,
+            typing: super::DefTypes::boxed(r.params.into_boxed_slice(), r.returns),
         })
         .collect())
 }
@@ -738,8 +737,8 @@ pub(super) fn encode_head(f: &FileSkeleton) -> std::io::Result<Vec<u8>> {
             line: d.line,
             end_line: d.end_line,
             name_byte: d.name_byte,
-            params: &d.params,
-            returns: &d.returns,
+            params: d.params(),
+            returns: d.returns(),
         })
         .collect();
     let names = postcard::to_stdvec(&names).map_err(std::io::Error::other)?;
@@ -830,6 +829,60 @@ pub(super) fn write_head<W: std::io::Write>(
     w.write_all(&(files as u64).to_le_bytes())?;
     w.write_all(&digest::<HEADS_DIGEST>(heads))?;
     w.write_all(heads)
+}
+
+/// [`write_head`] for the heads [`encode_heads`] would give, encoded a few files at a time
+/// and written as they come (the length and digest filled in after them): a first build
+/// writing its graph under a memory cap never holds every head, let alone twice (10.7 MB
+/// each on the 2.8M-line tree).
+pub(super) fn write_heads_streamed<W: std::io::Write + std::io::Seek>(
+    w: &mut W,
+    version: u32,
+    files: &[FileSkeleton],
+    rank: &[Vec<f32>],
+    js_aliases: &[(String, String)],
+) -> std::io::Result<()> {
+    use std::io::SeekFrom;
+    const FILES_AT_ONCE: usize = 256;
+    w.write_all(MAGIC)?;
+    w.write_all(&version.to_le_bytes())?;
+    w.write_all(&[0u8; 4])?;
+    let len_at = w.stream_position()?;
+    w.write_all(&0u64.to_le_bytes())?;
+    w.write_all(&(files.len() as u64).to_le_bytes())?;
+    w.write_all(&[0u8; HEADS_DIGEST])?;
+    let (mut hasher, mut len) = (blake3::Hasher::new(), 0u64);
+    let mut put = |w: &mut W, bytes: &[u8]| -> std::io::Result<()> {
+        hasher.update(bytes);
+        len += bytes.len() as u64;
+        w.write_all(bytes)
+    };
+    put(
+        w,
+        &postcard::to_stdvec(&(files.len() as u64)).map_err(std::io::Error::other)?,
+    )?;
+    for chunk in files.chunks(FILES_AT_ONCE) {
+        let heads: Vec<Vec<u8>> = chunk
+            .par_iter()
+            .map(encode_head)
+            .collect::<std::io::Result<_>>()?;
+        for h in heads {
+            put(w, &h)?;
+        }
+    }
+    put(
+        w,
+        &postcard::to_stdvec(&(rank, js_aliases)).map_err(std::io::Error::other)?,
+    )?;
+    let end = w.stream_position()?;
+    let mut digest = [0u8; HEADS_DIGEST];
+    digest.copy_from_slice(&hasher.finalize().as_bytes()[..HEADS_DIGEST]);
+    w.seek(SeekFrom::Start(len_at))?;
+    w.write_all(&len.to_le_bytes())?;
+    w.seek(SeekFrom::Current(8))?;
+    w.write_all(&digest)?;
+    w.seek(SeekFrom::Start(end))?;
+    Ok(())
 }
 
 /// The body offsets and digests of a frame, as its bodies are laid down one after another.

@@ -18,7 +18,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::code_graph::NO_RESOLUTION;
-use super::graph_layout::{BodyTable, body_digest, encode_body, encode_heads, write_head};
+use super::graph_layout::{BodyTable, body_digest, encode_body, write_heads_streamed};
 use super::symbol_graph::RankFlows;
 use super::{
     BindingNode, ClassBases, CodeGraph, FileResolution, FileSkeleton, GRAPH_VERSION, GraphUpdate,
@@ -31,7 +31,7 @@ pub const RESOLVE_BATCH: usize = 512;
 /// References a batch reads at most under a tight memory cap (a file with more is a batch
 /// of its own): by files alone, one batch of generated C++ headers (numpy's SIMD headers,
 /// next to each other in path order) raised a capped first build's peak by 20 to 40 MiB.
-pub const RESOLVE_REFS_TIGHT: u64 = 16_384;
+pub const RESOLVE_REFS_TIGHT: u64 = 4_096;
 
 /// The files, each with its number of references `refs`, in batches of at most `max_files`
 /// and of at most `max_refs` references (a file with more is a batch of its own); in order,
@@ -150,10 +150,12 @@ impl CodeGraph {
         flow_spill.seek(SeekFrom::Start(0))?;
         let (rank, flows) = rank.finish_spilled(flow_spill)?;
         update.rank_ms = t1.elapsed().as_millis() as u64;
-        let heads = encode_heads(&files, &rank, &js_aliases)?;
-        drop(rank);
+        let symbols = files.iter().map(|f| f.defs.len() as u64).sum();
         let start = w.stream_position()?;
-        write_head(w, GRAPH_VERSION, &heads, files.len())?;
+        write_heads_streamed(w, GRAPH_VERSION, &files, &rank, &js_aliases)?;
+        // The skeletons are not read again: gone before the bodies are copied.
+        drop(rank);
+        drop(files);
         bodies.write(w)?;
         spill.flush()?;
         spill.seek(SeekFrom::Start(0))?;
@@ -166,7 +168,7 @@ impl CodeGraph {
                 kept: 0,
             },
             update,
-            symbols: files.iter().map(|f| f.defs.len() as u64).sum(),
+            symbols,
         })
     }
 }

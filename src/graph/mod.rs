@@ -26,7 +26,7 @@ mod symbol_table;
 pub use class_bases::ClassBases;
 pub use code_graph::{CodeGraph, FileResolution, GRAPH_VERSION, GraphUpdate};
 pub use deps::{DepSet, Deps};
-pub use file_skeleton::{BindingNode, DefNode, Family, FileSkeleton, Name, RefNode};
+pub use file_skeleton::{BindingNode, DefNode, DefTypes, Family, FileSkeleton, Name, RefNode};
 pub use graph_layout::{Flows, GraphBodies, GraphBytes, GraphDecodeError, GraphWritten, StoredBytes};
 pub use graph_query::{
     FileDeps, GraphQuery, GraphStats, ImportInfo, LanguageRefs, Lookup, MAX_DEPTH, Reached, Site, SymbolInfo,

@@ -520,7 +520,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
             if is_type_like(d.kind) {
                 return Entity::Instance(s);
             }
-            let Some(ret) = &d.returns else { continue };
+            let Some(ret) = d.returns() else { continue };
             let Some(fsk) = t.file(s.file) else { continue };
             let owner = d.parent.and_then(|p| fsk.defs.get(p as usize).map(|pd| (p, pd)));
             if let Some((p, pd)) = owner
@@ -706,7 +706,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         let mut at = enclosing;
         for _ in 0..64 {
             let d = self.sk.defs.get(at? as usize)?;
-            if let Some((_, ty)) = d.params.iter().find(|(n, _)| n == h) {
+            if let Some((_, ty)) = d.params().iter().find(|(n, _)| n == h) {
                 return Some(ty.to_string());
             }
             at = d.parent;
@@ -841,7 +841,7 @@ impl<'t, 'a> Resolver<'t, 'a> {
         ) {
             return None;
         }
-        let ty = d.returns.as_deref()?;
+        let ty = d.returns()?.as_str();
         self.in_file(s.file, ty, |r| r.type_entity(ty))
     }
 

@@ -11,10 +11,10 @@ use std::collections::{HashMap, HashSet};
 /// (no untrusted peer picks them), and SipHash was a tenth of a one-file update's table.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
-/// What a key names: most qualified names, and many names, name one definition, held
+/// What a key names: most qualified names, and many names, name one or two definitions, held
 /// inline (a vector of one was an allocation of its own, about one a definition: 207,570 on
-/// a 2.8M-line tree).
-type Ids = smallvec::SmallVec<[SymbolId; 1]>;
+/// a 2.8M-line tree; two fit in the same 24 bytes).
+type Ids = smallvec::SmallVec<[SymbolId; 2]>;
 
 use super::deps::{KEY_HASH_START, key_hash, key_hash_more};
 use super::{Family, FileSkeleton, SymbolId};

@@ -117,7 +117,7 @@ impl<'g> ImpactAnalysis<'g> {
         f.defs
             .iter()
             .enumerate()
-            .filter(|(_, g)| g.name == d.name && g.kind == d.kind && g.container == d.container)
+            .filter(|(_, g)| g.name == d.name && g.kind == d.kind && g.container[..] == d.container[..])
             .min_by_key(|(_, g)| g.line.abs_diff(d.span.start_line))
             .map(|(i, _)| SymbolId::new(fi as u32, i as u32))
     }

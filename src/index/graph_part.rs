@@ -5,8 +5,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::assembled_generation::AssembledGeneration;
 use super::generation_parts::{GraphPartEntry, ReferenceCounts};
 use super::index_store::GRAPH_FILE;
@@ -32,9 +30,6 @@ pub(super) struct GraphPartWriter<'a> {
 /// with raw bodies, which is 12.2x of the part with its bodies' references compressed (59.4
 /// MB then, 40.0 MB now).
 const DECODED_PER_STORED: u64 = 12;
-
-/// Files whose symbol records are decoded at a time to make their skeletons.
-const RECORDS_BATCH: usize = 1024;
 
 /// The bodies of a graph written as it is resolved, until its heads are known, and its
 /// edges, until its symbol table is let go: beside the part, in the generation being built,
@@ -182,13 +177,11 @@ impl GraphPartWriter<'_> {
         let t1 = Instant::now();
         let (store, files, segments) = (self.store, &assembled.table.files, &assembled.segments);
         let rest_of = |batch: &[usize]| -> std::io::Result<Vec<FileRest>> {
-            let records = store
-                .load_records(segments, files, batch)
-                .map_err(std::io::Error::other)?;
-            Ok(records
-                .par_iter()
-                .map(|r| (FileSkeleton::refs_of(r), FileSkeleton::bindings_of(r)))
-                .collect())
+            store
+                .map_records(segments, files, batch, |_, r| {
+                    (FileSkeleton::refs_of(&r), FileSkeleton::bindings_of(&r))
+                })
+                .map_err(std::io::Error::other)
         };
         let mut references = ReferenceCounts::default();
         let spill_path = self.gen_dir.join(GRAPH_SPILL);
@@ -285,17 +278,19 @@ impl GraphPartWriter<'_> {
             }
         }
         let missing: Vec<usize> = (0..files.len()).filter(|&i| skeletons[i].is_none()).collect();
-        // A batch of records at a time: the records of a whole tree are larger than the
-        // skeletons made from them, and both at once set a first build's peak.
-        for batch in missing.chunks(RECORDS_BATCH) {
-            let records = self.store.load_records(&assembled.segments, files, batch)?;
-            for (&i, symbols) in batch.iter().zip(records) {
+        // Each record is made into its skeleton where it is decoded and dropped there: the
+        // records of a whole tree are larger than the skeletons made from them.
+        let made = self
+            .store
+            .map_records(&assembled.segments, files, &missing, |i, symbols| {
                 let r = &files[i];
-                skeletons[i] = Some(match heads {
+                match heads {
                     true => FileSkeleton::interface(r.path.clone(), &r.language, &r.module, &symbols),
                     false => FileSkeleton::new(r.path.clone(), &r.language, &r.module, &symbols),
-                });
-            }
+                }
+            })?;
+        for (i, sk) in missing.into_iter().zip(made) {
+            skeletons[i] = Some(sk);
         }
         Ok(skeletons.into_iter().flatten().collect())
     }

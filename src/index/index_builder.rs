@@ -19,6 +19,7 @@ use super::graph_part::GraphPartWriter;
 use super::history_part_writer::HistoryPartWriter;
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
+use super::parse_budget::ParseBudget;
 use super::previous_generation::PreviousGeneration;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_build::{PreviousVectors, VectorBuild};
@@ -737,11 +738,12 @@ impl<'a> IndexBuilder<'a> {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        // Under a cap the writer's heap takes at most a sixth of it.
+        // Under a cap the writer's heap takes at most a sixth of what the process's own
+        // pages leave of it (the binary's code and tables: 27 MiB resident after a parse).
         let budget = self
             .config
             .max_memory_mib
-            .map(|m| (m as usize) << 20)
+            .map(|m| (m.saturating_sub(super::memory_cap::PROCESS_FLOOR_MIB) as usize) << 20)
             .map(|b| b / 6);
         Ok(LexicalWriter::open(
             &gen_dir.join(LEXICAL_DIR),
@@ -769,10 +771,16 @@ impl<'a> IndexBuilder<'a> {
             .map_err(|e| IndexError::ThreadPool(e.to_string()))?;
         self.observer.phase("parse", candidates.len() as u64);
         let lexical_error: Mutex<Option<LexicalError>> = Mutex::new(None);
+        // Under a tight cap, large files are parsed a few at a time (`ParseBudget`).
+        let budget = match self.config.cap_is_tight() {
+            true => self.config.max_memory_mib.map(ParseBudget::under_cap),
+            false => None,
+        };
         let outcomes: Vec<Ready> = pool.install(|| {
             candidates
                 .par_iter()
                 .map_init(FileParser::new, |parser, c| {
+                    let _permit = budget.as_ref().map(|b| b.admit(c.size));
                     let prev = previous.and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
                     let (out, bytes) = self.classify(c, prev, registry, parser);
                     if let (Some(w), Outcome::Parsed(r, s), Some(bytes)) = (lexical, &out, bytes) {

@@ -11,6 +11,11 @@ const DEFAULT_QUARTERS: u64 = 3;
 /// The smallest cap a build is given: below it the build still runs, as slowly as it must.
 pub const MIN_CAP_MIB: u64 = 128;
 
+/// What a build's process holds before its work does: the binary's own pages once a parse
+/// has run them (code and the grammars' tables, 27 MiB resident on x86-64) and the
+/// allocator's first pages. Buffers sized to a cap are sized to what this leaves of it.
+pub const PROCESS_FLOOR_MIB: u64 = 32;
+
 /// Below this derived cap, freed memory is given back at once (`main.rs`): on a machine with
 /// room to spare the allocator's one-second delay costs nothing worth a second exec.
 pub const TIGHT_CAP_MIB: u64 = 2048;

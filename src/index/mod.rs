@@ -31,6 +31,7 @@ mod index_verifier;
 mod manifest;
 mod mapped_part;
 mod memory_cap;
+mod parse_budget;
 mod part_links;
 mod previous_generation;
 mod reader_lease;

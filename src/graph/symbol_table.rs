@@ -11,10 +11,53 @@ use std::collections::{HashMap, HashSet};
 /// (no untrusted peer picks them), and SipHash was a tenth of a one-file update's table.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
-/// What a key names: most qualified names, and many names, name one or two definitions, held
-/// inline (a vector of one was an allocation of its own, about one a definition: 207,570 on
-/// a 2.8M-line tree; two fit in the same 24 bytes).
-type Ids = smallvec::SmallVec<[SymbolId; 2]>;
+/// Each key's definitions as one run of a shared array (`ids[start..start + len]`), the map
+/// holding only where the run lies: a qualified name's entry is 16 bytes and a name's 24,
+/// where an inline small vector made them 32 and 40, and no key's list is an allocation of
+/// its own. A capped first build holds the table while it resolves (207,570 definitions on
+/// 2.8M lines).
+struct IdRuns<K> {
+    runs: FastMap<K, (u32, u32)>,
+    ids: Vec<SymbolId>,
+}
+
+impl<K: std::hash::Hash + Eq> IdRuns<K> {
+    /// The runs of `items` (each key's ids in the order given): counted, then laid out, so
+    /// `items` is gone over twice.
+    fn new<I: Iterator<Item = (K, SymbolId)>>(items: impl Fn() -> I) -> IdRuns<K> {
+        let mut runs: FastMap<K, (u32, u32)> = FastMap::default();
+        for (k, _) in items() {
+            runs.entry(k).or_insert((0, 0)).1 += 1;
+        }
+        let mut at = 0u32;
+        for run in runs.values_mut() {
+            let len = run.1;
+            *run = (at, 0);
+            at += len;
+        }
+        let mut ids = vec![SymbolId::new(0, 0); at as usize];
+        for (k, id) in items() {
+            if let Some(run) = runs.get_mut(&k) {
+                if let Some(slot) = ids.get_mut((run.0 + run.1) as usize) {
+                    *slot = id;
+                }
+                run.1 += 1;
+            }
+        }
+        IdRuns { runs, ids }
+    }
+
+    fn get<Q>(&self, key: &Q) -> &[SymbolId]
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        self.runs
+            .get(key)
+            .and_then(|&(start, len)| self.ids.get(start as usize..(start + len) as usize))
+            .unwrap_or(&[])
+    }
+}
 
 use super::deps::{KEY_HASH_START, key_hash, key_hash_more};
 use super::{Family, FileSkeleton, SymbolId};
@@ -41,11 +84,11 @@ pub struct SymbolTable<'a> {
     spaces: Vec<Space>,
     /// Keyed by the hash of the qualified name (the strings themselves would double the
     /// table's memory); hits are checked against the definition's name.
-    qualified: Vec<FastMap<u64, Ids>>,
-    by_name: Vec<FastMap<&'a str, Ids>>,
+    qualified: Vec<IdRuns<u64>>,
+    by_name: Vec<IdRuns<&'a str>>,
     /// (type name, member name) -> members declared outside the type's body (Rust impls, Go
     /// methods, C++ out-of-line definitions).
-    members: Vec<FastMap<u64, Ids>>,
+    members: Vec<IdRuns<u64>>,
     modules: Vec<FastMap<&'a str, Vec<FileId>>>,
     /// First segments of every module path (Rust crate names, Python top-level packages).
     roots: Vec<FastSet<&'a str>>,
@@ -134,10 +177,25 @@ impl<'a> SymbolTable<'a> {
         }
     }
 
-    /// Definitions (not impl blocks) of every file, in file and definition order.
-    fn defs(files: &'a [FileSkeleton]) -> impl Iterator<Item = (usize, SymbolId, &'a super::DefNode)> {
-        files.iter().enumerate().flat_map(|(fi, f)| {
-            f.defs
+    /// The files of each name space, in file order.
+    fn files_by_space(spaces: &[Space], n: usize) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); n];
+        for (fi, s) in spaces.iter().enumerate() {
+            if let Some(of) = out.get_mut(slot(*s)) {
+                of.push(fi);
+            }
+        }
+        out
+    }
+
+    /// Definitions (not impl blocks) of the files `which`, in that order.
+    fn defs_of<'w>(
+        files: &'a [FileSkeleton],
+        which: &'w [usize],
+    ) -> impl Iterator<Item = (usize, SymbolId, &'a super::DefNode)> + use<'a, 'w> {
+        which.iter().flat_map(move |&fi| {
+            files[fi]
+                .defs
                 .iter()
                 .enumerate()
                 .filter(|(_, d)| d.kind != SymbolKind::Impl)
@@ -153,43 +211,42 @@ impl<'a> SymbolTable<'a> {
         spaces: &[Space],
         families: &[Family],
         n: usize,
-    ) -> (Vec<FastMap<u64, Ids>>, Vec<FastMap<u64, Ids>>) {
-        let mut qualified: Vec<FastMap<u64, Ids>> = (0..n).map(|_| FastMap::default()).collect();
-        let mut members: Vec<FastMap<u64, Ids>> = (0..n).map(|_| FastMap::default()).collect();
-        for (fi, sid, d) in Self::defs(files) {
-            let fam = slot(spaces[fi]);
-            let f = &files[fi];
-            qualified[fam]
-                .entry(qualified_hash(f, families[fi], d))
-                .or_default()
-                .push(sid);
-            if let Some(owner) = d.container.last() {
-                let outside = d.parent.is_none_or(|p| {
-                    f.defs
-                        .get(p as usize)
-                        .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
-                });
-                if outside {
-                    members[fam]
-                        .entry(member_key(owner, &d.name))
-                        .or_default()
-                        .push(sid);
-                }
-            }
-        }
+    ) -> (Vec<IdRuns<u64>>, Vec<IdRuns<u64>>) {
+        let by_space = Self::files_by_space(spaces, n);
+        let in_space = |fam: usize| Self::defs_of(files, &by_space[fam]);
+        let qualified = (0..n)
+            .map(|fam| {
+                IdRuns::new(|| {
+                    in_space(fam).map(|(fi, sid, d)| (qualified_hash(&files[fi], families[fi], d), sid))
+                })
+            })
+            .collect();
+        let members = (0..n)
+            .map(|fam| {
+                IdRuns::new(|| {
+                    in_space(fam).filter_map(|(fi, sid, d)| {
+                        let owner = d.container.last()?;
+                        let f = &files[fi];
+                        let outside = d.parent.is_none_or(|p| {
+                            f.defs
+                                .get(p as usize)
+                                .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
+                        });
+                        outside.then(|| (member_key(owner, &d.name), sid))
+                    })
+                })
+            })
+            .collect();
         (qualified, members)
     }
 
     /// Definitions by their name.
-    fn names(files: &'a [FileSkeleton], spaces: &[Space], n: usize) -> Vec<FastMap<&'a str, Ids>> {
-        let mut by_name: Vec<FastMap<&'a str, Ids>> = (0..n).map(|_| FastMap::default()).collect();
-        for (fi, sid, d) in Self::defs(files) {
-            by_name[slot(spaces[fi])]
-                .entry(d.name.as_str())
-                .or_default()
-                .push(sid);
-        }
-        by_name
+    fn names(files: &'a [FileSkeleton], spaces: &[Space], n: usize) -> Vec<IdRuns<&'a str>> {
+        let by_space = Self::files_by_space(spaces, n);
+        by_space
+            .iter()
+            .map(|of| IdRuns::new(|| Self::defs_of(files, of).map(|(_, sid, d)| (d.name.as_str(), sid))))
+            .collect()
     }
 
     /// Files by module, the modules' first segments, files by path and by file name.
@@ -246,8 +303,7 @@ impl<'a> SymbolTable<'a> {
         let hits = self
             .qualified
             .get(slot(fam))
-            .and_then(|m| m.get(&key_hash(key)))
-            .map_or(&[][..], Ids::as_slice);
+            .map_or(&[][..], |m| m.get(&key_hash(key)));
         // A name may hold its own dots (Elixir's `defmodule Shop.Inventory`): the key ends
         // with it after a separator.
         let named = |n: &str| {
@@ -261,22 +317,16 @@ impl<'a> SymbolTable<'a> {
     }
 
     pub fn by_name(&self, fam: Space, name: &str) -> &[SymbolId] {
-        self.by_name
-            .get(slot(fam))
-            .and_then(|m| m.get(name))
-            .map_or(&[], Ids::as_slice)
+        self.by_name.get(slot(fam)).map_or(&[], |m| m.get(name))
     }
 
     /// Members named `name` of types named `owner` declared outside the type's body.
     pub fn members(&self, fam: Space, owner: &str, name: &str) -> Vec<SymbolId> {
-        let Some(v) = self
-            .members
-            .get(slot(fam))
-            .and_then(|m| m.get(&member_key(owner, name)))
-        else {
+        let Some(m) = self.members.get(slot(fam)) else {
             return Vec::new();
         };
-        v.iter()
+        m.get(&member_key(owner, name))
+            .iter()
             .copied()
             .filter(|s| {
                 self.def(*s)

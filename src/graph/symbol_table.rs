@@ -22,27 +22,46 @@ struct IdRuns<K> {
 }
 
 impl<K: std::hash::Hash + Eq> IdRuns<K> {
-    /// The runs of `items` (each key's ids in the order given): counted, then laid out, so
-    /// `items` is gone over twice.
-    fn new<I: Iterator<Item = (K, SymbolId)>>(items: impl Fn() -> I) -> IdRuns<K> {
+    /// The runs of `items`, each key's ids in the order given. Each key is hashed once: it
+    /// is numbered as it first comes, the runs are laid out by those numbers, then each
+    /// key's number is replaced by where its run lies.
+    fn new(items: impl Iterator<Item = (K, SymbolId)>) -> IdRuns<K> {
         let mut runs: FastMap<K, (u32, u32)> = FastMap::default();
-        for (k, _) in items() {
-            runs.entry(k).or_insert((0, 0)).1 += 1;
+        let mut numbered: Vec<(u32, SymbolId)> = Vec::new();
+        let mut lens: Vec<u32> = Vec::new();
+        for (k, id) in items {
+            let next = lens.len() as u32;
+            let n = runs.entry(k).or_insert((next, 0)).0;
+            if n == next {
+                lens.push(0);
+            }
+            if let Some(l) = lens.get_mut(n as usize) {
+                *l += 1;
+            }
+            numbered.push((n, id));
         }
+        let mut starts = Vec::with_capacity(lens.len());
         let mut at = 0u32;
-        for run in runs.values_mut() {
-            let len = run.1;
-            *run = (at, 0);
-            at += len;
+        for &l in &lens {
+            starts.push(at);
+            at += l;
         }
         let mut ids = vec![SymbolId::new(0, 0); at as usize];
-        for (k, id) in items() {
-            if let Some(run) = runs.get_mut(&k) {
-                if let Some(slot) = ids.get_mut((run.0 + run.1) as usize) {
+        let mut fill = starts.clone();
+        for (n, id) in numbered {
+            if let Some(f) = fill.get_mut(n as usize) {
+                if let Some(slot) = ids.get_mut(*f as usize) {
                     *slot = id;
                 }
-                run.1 += 1;
+                *f += 1;
             }
+        }
+        for run in runs.values_mut() {
+            let n = run.0 as usize;
+            *run = (
+                starts.get(n).copied().unwrap_or(0),
+                lens.get(n).copied().unwrap_or(0),
+            );
         }
         IdRuns { runs, ids }
     }
@@ -216,25 +235,23 @@ impl<'a> SymbolTable<'a> {
         let in_space = |fam: usize| Self::defs_of(files, &by_space[fam]);
         let qualified = (0..n)
             .map(|fam| {
-                IdRuns::new(|| {
-                    in_space(fam).map(|(fi, sid, d)| (qualified_hash(&files[fi], families[fi], d), sid))
-                })
+                IdRuns::new(
+                    in_space(fam).map(|(fi, sid, d)| (qualified_hash(&files[fi], families[fi], d), sid)),
+                )
             })
             .collect();
         let members = (0..n)
             .map(|fam| {
-                IdRuns::new(|| {
-                    in_space(fam).filter_map(|(fi, sid, d)| {
-                        let owner = d.container.last()?;
-                        let f = &files[fi];
-                        let outside = d.parent.is_none_or(|p| {
-                            f.defs
-                                .get(p as usize)
-                                .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
-                        });
-                        outside.then(|| (member_key(owner, &d.name), sid))
-                    })
-                })
+                IdRuns::new(in_space(fam).filter_map(|(fi, sid, d)| {
+                    let owner = d.container.last()?;
+                    let f = &files[fi];
+                    let outside = d.parent.is_none_or(|p| {
+                        f.defs
+                            .get(p as usize)
+                            .is_some_and(|pd| pd.kind == SymbolKind::Impl || !is_type_like(pd.kind))
+                    });
+                    outside.then(|| (member_key(owner, &d.name), sid))
+                }))
             })
             .collect();
         (qualified, members)
@@ -245,7 +262,7 @@ impl<'a> SymbolTable<'a> {
         let by_space = Self::files_by_space(spaces, n);
         by_space
             .iter()
-            .map(|of| IdRuns::new(|| Self::defs_of(files, of).map(|(_, sid, d)| (d.name.as_str(), sid))))
+            .map(|of| IdRuns::new(Self::defs_of(files, of).map(|(_, sid, d)| (d.name.as_str(), sid))))
             .collect()
     }
 

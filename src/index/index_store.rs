@@ -439,22 +439,9 @@ impl IndexStore {
         F: Fn(usize, FileSymbols) -> T + Sync + Send,
     {
         // (position in `which`, slot) by segment.
-        let mut by_segment: BTreeMap<u32, Vec<(usize, u32)>> = BTreeMap::new();
-        for (at, &i) in which.iter().enumerate() {
-            by_segment
-                .entry(files[i].segment)
-                .or_default()
-                .push((at, files[i].slot));
-        }
         let mut out: Vec<Option<T>> = which.iter().map(|_| None).collect();
-        for (seg, items) in by_segment {
-            let info = segments
-                .iter()
-                .find(|s| s.id == seg)
-                .ok_or_else(|| IndexError::Corrupt {
-                    path: self.dir().join("segments"),
-                    detail: format!("segment {seg} is not listed"),
-                })?;
+        for (seg, items) in by_segment(files, which.iter().copied().enumerate()) {
+            let info = self.listed(segments, seg)?;
             let made: Vec<(usize, T)> = if items.len().saturating_mul(SPARSE_READ_RATIO) < info.slots as usize
             {
                 let slots: Vec<u32> = items.iter().map(|(_, s)| *s).collect();
@@ -468,16 +455,10 @@ impl IndexStore {
                 let (bytes, corrupt) = self.read_whole_segment(info)?;
                 let (codec, table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
                 let body = bytes.get(header_len(info)..).unwrap_or(&[]);
-                let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
                 items
                     .par_iter()
                     .map(|&(at, slot)| {
-                        let s = slot as usize;
-                        let (a, b) = offset(s)
-                            .zip(offset(s + 1))
-                            .filter(|(a, b)| a <= b && *b <= body.len())
-                            .ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
-                        let record = codec.decode(&body[a..b]).map_err(&corrupt)?;
+                        let record = decode_slot(codec, table, body, slot).map_err(&corrupt)?;
                         Ok((at, make(which[at], record)))
                     })
                     .collect::<Result<_, IndexError>>()?
@@ -513,21 +494,8 @@ impl IndexStore {
         F: FnMut(Vec<(usize, FileSymbols)>) -> Result<(), IndexError>,
     {
         let batch = batch.max(1);
-        let mut by_segment: BTreeMap<u32, Vec<(usize, u32)>> = BTreeMap::new();
-        for &i in which {
-            by_segment
-                .entry(files[i].segment)
-                .or_default()
-                .push((i, files[i].slot));
-        }
-        for (seg, items) in by_segment {
-            let info = segments
-                .iter()
-                .find(|s| s.id == seg)
-                .ok_or_else(|| IndexError::Corrupt {
-                    path: self.dir().join("segments"),
-                    detail: format!("segment {seg} is not listed"),
-                })?;
+        for (seg, items) in by_segment(files, which.iter().map(|&i| (i, i))) {
+            let info = self.listed(segments, seg)?;
             if items.len().saturating_mul(SPARSE_READ_RATIO) < info.slots as usize {
                 for part in items.chunks(batch) {
                     let slots: Vec<u32> = part.iter().map(|(_, s)| *s).collect();
@@ -544,24 +512,26 @@ impl IndexStore {
             let (bytes, corrupt) = self.read_whole_segment(info)?;
             let (codec, table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
             let body = bytes.get(header_len(info)..).unwrap_or(&[]);
-            let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
             for part in items.chunks(batch) {
                 let decoded = part
                     .par_iter()
-                    .map(|&(i, slot)| {
-                        let s = slot as usize;
-                        let (a, b) = offset(s)
-                            .zip(offset(s + 1))
-                            .filter(|(a, b)| a <= b && *b <= body.len())
-                            .ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
-                        let record = codec.decode(&body[a..b]).map_err(&corrupt)?;
-                        Ok((i, record))
-                    })
+                    .map(|&(i, slot)| Ok((i, decode_slot(codec, table, body, slot).map_err(&corrupt)?)))
                     .collect::<Result<Vec<_>, IndexError>>()?;
                 visit(decoded)?;
             }
         }
         Ok(())
+    }
+
+    /// The manifest's entry for segment `seg`.
+    fn listed<'s>(&self, segments: &'s [SegmentInfo], seg: u32) -> Result<&'s SegmentInfo, IndexError> {
+        segments
+            .iter()
+            .find(|s| s.id == seg)
+            .ok_or_else(|| IndexError::Corrupt {
+                path: self.dir().join("segments"),
+                detail: format!("segment {seg} is not listed"),
+            })
     }
 
     /// Checks a segment file's size and blake3 against its manifest entry.
@@ -653,18 +623,9 @@ impl IndexStore {
         let (bytes, corrupt) = self.read_whole_segment(info)?;
         let (codec, table, _) = segment_table(&bytes, info).map_err(&corrupt)?;
         let body = bytes.get(header_len(info)..).unwrap_or(&[]);
-        let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
         slots
             .iter()
-            .map(|&slot| {
-                let i = slot as usize;
-                let range = offset(i)
-                    .zip(offset(i + 1))
-                    .filter(|(a, b)| a <= b && *b <= body.len());
-                let (a, b) = range.ok_or_else(|| corrupt(format!("no record at slot {slot}")))?;
-                let record = codec.decode(&body[a..b]).map_err(&corrupt)?;
-                Ok((slot, record))
-            })
+            .map(|&slot| Ok((slot, decode_slot(codec, table, body, slot).map_err(&corrupt)?)))
             .collect()
     }
 
@@ -1103,6 +1064,32 @@ fn table_offset(table: &[u8], i: usize) -> Option<u64> {
         .get(8 * i..8 * i + 8)
         .and_then(|b| b.try_into().ok())
         .map(u64::from_le_bytes)
+}
+
+/// The record at `slot` of a segment's records `body`, found by its offset table.
+fn decode_slot(codec: RecordCodec, table: &[u8], body: &[u8], slot: u32) -> Result<FileSymbols, String> {
+    let s = slot as usize;
+    let offset = |i: usize| table_offset(table, i).map(|o| o as usize);
+    let (a, b) = offset(s)
+        .zip(offset(s + 1))
+        .filter(|(a, b)| a <= b && *b <= body.len())
+        .ok_or_else(|| format!("no record at slot {slot}"))?;
+    codec.decode(&body[a..b])
+}
+
+/// The items' (key, slot) grouped by segment, in the order given within each: `key` is what a
+/// caller places each record by.
+fn by_segment(
+    files: &[FileRecord],
+    items: impl Iterator<Item = (usize, usize)>,
+) -> BTreeMap<u32, Vec<(usize, u32)>> {
+    let mut out: BTreeMap<u32, Vec<(usize, u32)>> = BTreeMap::new();
+    for (key, i) in items {
+        out.entry(files[i].segment)
+            .or_default()
+            .push((key, files[i].slot));
+    }
+    out
 }
 
 /// A segment's key in a manifest's stamps.

@@ -670,18 +670,34 @@ pub(super) fn encode_heads(
     rank: &[Vec<f32>],
     js_aliases: &[(String, String)],
 ) -> std::io::Result<Vec<u8>> {
-    let heads: Vec<Vec<u8>> = files
-        .par_iter()
-        .map(encode_head)
-        .collect::<std::io::Result<_>>()?;
-    let mut out = postcard::to_stdvec(&(files.len() as u64)).map_err(std::io::Error::other)?;
-    out.reserve(heads.iter().map(Vec::len).sum());
-    for h in heads {
-        out.extend_from_slice(&h);
-    }
-    let tail = postcard::to_stdvec(&(rank, js_aliases)).map_err(std::io::Error::other)?;
-    out.extend_from_slice(&tail);
+    let mut out = Vec::new();
+    heads_pieces(files, rank, js_aliases, |bytes| {
+        out.extend_from_slice(bytes);
+        Ok(())
+    })?;
     Ok(out)
+}
+
+/// The heads section's bytes in order, each piece handed to `put`: the files' count, each
+/// file's head (256 files encoded at a time, on every core), the ranks and the aliases.
+fn heads_pieces(
+    files: &[FileSkeleton],
+    rank: &[Vec<f32>],
+    js_aliases: &[(String, String)],
+    mut put: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    const FILES_AT_ONCE: usize = 256;
+    put(&postcard::to_stdvec(&(files.len() as u64)).map_err(std::io::Error::other)?)?;
+    for chunk in files.chunks(FILES_AT_ONCE) {
+        let heads: Vec<Vec<u8>> = chunk
+            .par_iter()
+            .map(encode_head)
+            .collect::<std::io::Result<_>>()?;
+        for h in heads {
+            put(&h)?;
+        }
+    }
+    put(&postcard::to_stdvec(&(rank, js_aliases)).map_err(std::io::Error::other)?)
 }
 
 /// The edges PageRank reads, file by file: `flows[starts[i]..starts[i + 1]]` are file `i`'s.
@@ -822,17 +838,35 @@ pub(super) fn write_head<W: std::io::Write>(
     heads: &[u8],
     files: usize,
 ) -> std::io::Result<()> {
-    w.write_all(MAGIC)?;
-    w.write_all(&version.to_le_bytes())?;
-    w.write_all(&[0u8; 4])?;
-    w.write_all(&(heads.len() as u64).to_le_bytes())?;
-    w.write_all(&(files as u64).to_le_bytes())?;
-    w.write_all(&digest::<HEADS_DIGEST>(heads))?;
+    write_head_fields(
+        w,
+        version,
+        heads.len() as u64,
+        files,
+        &digest::<HEADS_DIGEST>(heads),
+    )?;
     w.write_all(heads)
 }
 
-/// [`write_head`] for the heads [`encode_heads`] would give, encoded a few files at a time
-/// and written as they come (the length and digest filled in after them): a first build
+/// The fixed header before the heads: magic, version, the heads' length, the files' count
+/// and the heads' digest.
+fn write_head_fields<W: std::io::Write>(
+    w: &mut W,
+    version: u32,
+    heads_len: u64,
+    files: usize,
+    digest: &[u8; HEADS_DIGEST],
+) -> std::io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(&version.to_le_bytes())?;
+    w.write_all(&[0u8; 4])?;
+    w.write_all(&heads_len.to_le_bytes())?;
+    w.write_all(&(files as u64).to_le_bytes())?;
+    w.write_all(digest)
+}
+
+/// [`write_head`] for the heads [`encode_heads`] would give, written as they are encoded
+/// (the header written again after them, with their length and digest): a first build
 /// writing its graph under a memory cap never holds every head, let alone twice (10.7 MB
 /// each on the 2.8M-line tree).
 pub(super) fn write_heads_streamed<W: std::io::Write + std::io::Seek>(
@@ -843,44 +877,19 @@ pub(super) fn write_heads_streamed<W: std::io::Write + std::io::Seek>(
     js_aliases: &[(String, String)],
 ) -> std::io::Result<()> {
     use std::io::SeekFrom;
-    const FILES_AT_ONCE: usize = 256;
-    w.write_all(MAGIC)?;
-    w.write_all(&version.to_le_bytes())?;
-    w.write_all(&[0u8; 4])?;
-    let len_at = w.stream_position()?;
-    w.write_all(&0u64.to_le_bytes())?;
-    w.write_all(&(files.len() as u64).to_le_bytes())?;
-    w.write_all(&[0u8; HEADS_DIGEST])?;
+    let start = w.stream_position()?;
+    write_head_fields(w, version, 0, files.len(), &[0u8; HEADS_DIGEST])?;
     let (mut hasher, mut len) = (blake3::Hasher::new(), 0u64);
-    let mut put = |w: &mut W, bytes: &[u8]| -> std::io::Result<()> {
+    heads_pieces(files, rank, js_aliases, |bytes| {
         hasher.update(bytes);
         len += bytes.len() as u64;
         w.write_all(bytes)
-    };
-    put(
-        w,
-        &postcard::to_stdvec(&(files.len() as u64)).map_err(std::io::Error::other)?,
-    )?;
-    for chunk in files.chunks(FILES_AT_ONCE) {
-        let heads: Vec<Vec<u8>> = chunk
-            .par_iter()
-            .map(encode_head)
-            .collect::<std::io::Result<_>>()?;
-        for h in heads {
-            put(w, &h)?;
-        }
-    }
-    put(
-        w,
-        &postcard::to_stdvec(&(rank, js_aliases)).map_err(std::io::Error::other)?,
-    )?;
+    })?;
     let end = w.stream_position()?;
     let mut digest = [0u8; HEADS_DIGEST];
     digest.copy_from_slice(&hasher.finalize().as_bytes()[..HEADS_DIGEST]);
-    w.seek(SeekFrom::Start(len_at))?;
-    w.write_all(&len.to_le_bytes())?;
-    w.seek(SeekFrom::Current(8))?;
-    w.write_all(&digest)?;
+    w.seek(SeekFrom::Start(start))?;
+    write_head_fields(w, version, len, files.len(), &digest)?;
     w.seek(SeekFrom::Start(end))?;
     Ok(())
 }

@@ -40,14 +40,15 @@ impl<K: std::hash::Hash + Eq> IdRuns<K> {
             }
             numbered.push((n, id));
         }
-        let mut starts = Vec::with_capacity(lens.len());
+        // Where each run starts; each is moved along as its ids are laid down, so it ends
+        // where the run ends.
+        let mut fill = Vec::with_capacity(lens.len());
         let mut at = 0u32;
         for &l in &lens {
-            starts.push(at);
+            fill.push(at);
             at += l;
         }
         let mut ids = vec![SymbolId::new(0, 0); at as usize];
-        let mut fill = starts.clone();
         for (n, id) in numbered {
             if let Some(f) = fill.get_mut(n as usize) {
                 if let Some(slot) = ids.get_mut(*f as usize) {
@@ -58,10 +59,11 @@ impl<K: std::hash::Hash + Eq> IdRuns<K> {
         }
         for run in runs.values_mut() {
             let n = run.0 as usize;
-            *run = (
-                starts.get(n).copied().unwrap_or(0),
+            let (end, len) = (
+                fill.get(n).copied().unwrap_or(0),
                 lens.get(n).copied().unwrap_or(0),
             );
+            *run = (end.saturating_sub(len), len);
         }
         IdRuns { runs, ids }
     }

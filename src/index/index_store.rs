@@ -412,20 +412,10 @@ impl IndexStore {
         })
     }
 
-    /// The symbol records of `files[i]` for each `i` in `which`, in that order.
-    pub fn load_records(
-        &self,
-        segments: &[SegmentInfo],
-        files: &[FileRecord],
-        which: &[usize],
-    ) -> Result<Vec<FileSymbols>, IndexError> {
-        self.map_records(segments, files, which, |_, r| r)
-    }
-
     /// `make(i, record)` for the record of `files[i]`, each `i` in `which`, in that order.
     /// A record is decoded, handed to `make` and dropped on the same thread: a record freed
     /// on another thread than the one that decoded it stays in that thread's heap until the
-    /// thread allocates again, and idle worker threads held 28 MiB of a capped build's
+    /// thread allocates again, and idle worker threads held 27 MiB of a capped build's
     /// graph phase that way (the allocator's per-thread heaps, measured on 2.8M lines).
     pub fn map_records<T, F>(
         &self,
@@ -1237,7 +1227,7 @@ mod tests {
             let table = files(info);
             let which: Vec<usize> = (0..want.len()).rev().collect();
             let loaded = store
-                .load_records(std::slice::from_ref(info), &table, &which)
+                .map_records(std::slice::from_ref(info), &table, &which, |_, r| r)
                 .expect("load");
             assert_eq!(loaded, which.iter().map(|&i| want[i].clone()).collect::<Vec<_>>());
             let mut visited = Vec::new();

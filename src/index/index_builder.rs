@@ -745,11 +745,14 @@ impl<'a> IndexBuilder<'a> {
             .max_memory_mib
             .map(|m| (m.saturating_sub(super::memory_cap::PROCESS_FLOOR_MIB) as usize) << 20)
             .map(|b| b / 6);
+        // Under a tight cap a merge reads segments through, not mapped: the merge of the
+        // checkpoints' segments otherwise holds every page of every segment it read.
         Ok(LexicalWriter::open(
             &gen_dir.join(LEXICAL_DIR),
             base.as_deref(),
             threads,
             budget,
+            self.config.cap_is_tight(),
         )?)
     }
 

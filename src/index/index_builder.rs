@@ -392,7 +392,10 @@ impl<'a> IndexBuilder<'a> {
         };
         let lexical = match self.config.lexical {
             true => {
-                let writer = self.open_lexical(store, previous.as_ref(), &gen_dir)?;
+                // Under a tight cap a whole merge reads the segments through, not mapped:
+                // mapped, it holds every page of every segment it read until it ends.
+                let through = merge == LexicalMerge::Whole && self.config.cap_is_tight();
+                let writer = self.open_lexical(store, previous.as_ref(), &gen_dir, through)?;
                 // No merge of the policy's own may start on the way to a whole merge (a small
                 // cap flushes segments while the tree is read, and a merge running at the
                 // commit took segments the whole merge then did not find).
@@ -730,6 +733,7 @@ impl<'a> IndexBuilder<'a> {
         store: &IndexStore,
         previous: Option<&PreviousGeneration>,
         gen_dir: &Path,
+        read_through: bool,
     ) -> Result<LexicalWriter, IndexError> {
         let base = previous
             .filter(|p| p.manifest.parts.lexical.is_some())
@@ -745,14 +749,12 @@ impl<'a> IndexBuilder<'a> {
             .max_memory_mib
             .map(|m| (m.saturating_sub(super::memory_cap::PROCESS_FLOOR_MIB) as usize) << 20)
             .map(|b| b / 6);
-        // Under a tight cap a merge reads segments through, not mapped: the merge of the
-        // checkpoints' segments otherwise holds every page of every segment it read.
         Ok(LexicalWriter::open(
             &gen_dir.join(LEXICAL_DIR),
             base.as_deref(),
             threads,
             budget,
-            self.config.cap_is_tight(),
+            read_through,
         )?)
     }
 

@@ -259,8 +259,12 @@ impl LexicalWriter {
         self.writer
             .wait_merging_threads()
             .map_err(LexicalError::tantivy(&self.dir))?;
-        let reader = index.reader().map_err(LexicalError::tantivy(&self.dir))?;
-        Ok(reader.searcher().num_docs())
+        // Counted from the segments' metadata: a reader would open every segment (through a
+        // `ReadThroughDirectory`, reading each one's term dictionaries whole).
+        let metas = index
+            .searchable_segment_metas()
+            .map_err(LexicalError::tantivy(&self.dir))?;
+        Ok(metas.iter().map(|m| u64::from(m.num_docs())).sum())
     }
 }
 

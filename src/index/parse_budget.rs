@@ -150,8 +150,8 @@ mod tests {
     #[test]
     fn large_files_wait_while_the_process_holds_too_much_for_them() {
         let most_side_by_side = |resident_mib: u64| {
-            let budget = ParseBudget::new(1 << 30)
-                .against(128 << 20, Box::new(move || Some(resident_mib << 20)));
+            let budget =
+                ParseBudget::new(1 << 30).against(128 << 20, Box::new(move || Some(resident_mib << 20)));
             let (in_flight, most) = (AtomicU64::new(0), AtomicU64::new(0));
             std::thread::scope(|s| {
                 for _ in 0..4 {

@@ -9,8 +9,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use tantivy::schema::TantivyDocument;
 use tantivy::directory::{Directory, MmapDirectory};
+use tantivy::schema::TantivyDocument;
 use tantivy::{Index, IndexSettings, IndexWriter, Term};
 
 use super::{LexicalError, LexicalSchema, ReadThroughDirectory};

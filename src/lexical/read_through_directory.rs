@@ -143,7 +143,10 @@ impl FileHandle for ReadThroughFile {
         if range.len() >= WINDOW {
             return self.read(range);
         }
-        let mut window = self.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut window = self
+            .window
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((start, bytes)) = window.as_ref()
             && range.start >= *start
             && range.end <= start + bytes.len()
@@ -187,7 +190,11 @@ mod tests {
             5..5,
         ];
         for r in ranges {
-            assert_eq!(h.read_bytes(r.clone()).unwrap().as_slice(), &bytes[r.clone()], "{r:?}");
+            assert_eq!(
+                h.read_bytes(r.clone()).unwrap().as_slice(),
+                &bytes[r.clone()],
+                "{r:?}"
+            );
         }
     }
 
@@ -197,7 +204,9 @@ mod tests {
         let err = h.read_bytes(1..9).unwrap_err().to_string();
         assert!(err.contains(&dir.path().join("f").display().to_string()), "{err}");
         assert!(matches!(
-            ReadThroughDirectory::open(dir.path()).unwrap().get_file_handle(Path::new("none")),
+            ReadThroughDirectory::open(dir.path())
+                .unwrap()
+                .get_file_handle(Path::new("none")),
             Err(OpenReadError::FileDoesNotExist(_))
         ));
     }

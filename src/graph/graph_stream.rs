@@ -31,10 +31,8 @@ pub const RESOLVE_BATCH: usize = 512;
 /// References a batch reads at most under a tight memory cap (a file with more is a batch
 /// of its own): by files alone, one batch of generated C++ headers (numpy's SIMD headers,
 /// next to each other in path order) raised a capped first build's peak by 20 to 40 MiB;
-/// 4,096 rather than 16,384 took 3 MiB more off a 128 MiB cap's peak (145 to 142), and
-/// 2,048 rather than 4,096 the graph phase's highest resident anonymous memory from 94 to 92
-/// MiB.
-pub const RESOLVE_REFS_TIGHT: u64 = 2_048;
+/// 4,096 rather than 16,384 took 3 MiB more off a 128 MiB cap's peak (145 to 142).
+pub const RESOLVE_REFS_TIGHT: u64 = 4_096;
 
 /// The files, each with its number of references `refs`, in batches of at most `max_files`
 /// and of at most `max_refs` references (a file with more is a batch of its own); in order,

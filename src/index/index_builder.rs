@@ -392,10 +392,7 @@ impl<'a> IndexBuilder<'a> {
         };
         let lexical = match self.config.lexical {
             true => {
-                // Under a tight cap a whole merge reads the segments through, not mapped:
-                // mapped, it holds every page of every segment it read until it ends.
-                let through = merge == LexicalMerge::Whole && self.config.cap_is_tight();
-                let writer = self.open_lexical(store, previous.as_ref(), &gen_dir, through)?;
+                let writer = self.open_lexical(store, previous.as_ref(), &gen_dir)?;
                 // No merge of the policy's own may start on the way to a whole merge (a small
                 // cap flushes segments while the tree is read, and a merge running at the
                 // commit took segments the whole merge then did not find).
@@ -733,7 +730,6 @@ impl<'a> IndexBuilder<'a> {
         store: &IndexStore,
         previous: Option<&PreviousGeneration>,
         gen_dir: &Path,
-        read_through: bool,
     ) -> Result<LexicalWriter, IndexError> {
         let base = previous
             .filter(|p| p.manifest.parts.lexical.is_some())
@@ -754,7 +750,6 @@ impl<'a> IndexBuilder<'a> {
             base.as_deref(),
             threads,
             budget,
-            read_through,
         )?)
     }
 

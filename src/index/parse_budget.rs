@@ -2,9 +2,7 @@
 //! its syntax tree, its symbols and its lexical documents, 30 to 90 times its size at the
 //! peak (a 275 KB header of numpy took 21 MiB, an 861 KB C file 27), so two workers parsing two of the tree's
 //! large files side by side went over a 128 MiB cap by themselves. Under a cap, a large file
-//! waits while the files being parsed already take the budget, or while what the process
-//! holds now (measured, not estimated: the lexical writer's heap and what the build has
-//! gathered so far vary) leaves no room for it under the cap; one is always let through
+//! waits while the files being parsed already take the budget; one is always let through
 //! alone (never a deadlock, never a file refused), and small files never wait.
 
 use std::sync::{Condvar, Mutex};
@@ -14,15 +12,9 @@ pub const PARSE_BYTES_FACTOR: u64 = 64;
 /// Files below this many bytes never wait (their parse is a few MiB at most).
 pub const SMALL_FILE_BYTES: u64 = 64 * 1024;
 
-/// Reads what the process holds now, in bytes (`None` where it cannot be read).
-type Resident = Box<dyn Fn() -> Option<u64> + Send + Sync>;
-
-/// The memory the files being parsed are taken to hold, against a budget, and what the
-/// process holds, against its cap.
+/// The memory the files being parsed are taken to hold, against a budget.
 pub struct ParseBudget {
     budget: u64,
-    /// The cap, and how to read what the process holds against it.
-    cap: Option<(u64, Resident)>,
     held: Mutex<u64>,
     freed: Condvar,
 }
@@ -38,39 +30,16 @@ impl ParseBudget {
     pub fn new(budget: u64) -> ParseBudget {
         ParseBudget {
             budget,
-            cap: None,
             held: Mutex::new(0),
             freed: Condvar::new(),
         }
     }
 
     /// The budget a build under a cap of `cap_mib` gives its parses: a third of what the
-    /// process's own pages leave of the cap; and a large file waits while what the process
-    /// holds now and its share would pass the cap. (Keeping the lexical writer's heap free
-    /// as well, which fills while files are parsed, made a 128 MiB build of the 2.8M-line
-    /// tree a fifth slower for no lower peak.)
+    /// process's own pages leave of the cap.
     pub fn under_cap(cap_mib: u64) -> ParseBudget {
         let free = cap_mib.saturating_sub(super::memory_cap::PROCESS_FLOOR_MIB) << 20;
-        ParseBudget::new(free / 3).against(
-            cap_mib << 20,
-            Box::new(|| crate::util::ResidentMemory::current_mib().map(|m| m << 20)),
-        )
-    }
-
-    /// This budget, with a large file also waiting while `resident()` and its share would
-    /// pass `cap` bytes.
-    fn against(mut self, cap: u64, resident: Resident) -> ParseBudget {
-        self.cap = Some((cap, resident));
-        self
-    }
-
-    /// Whether a share of `need` bytes fits beside `held` and what the process holds.
-    fn fits(&self, held: u64, need: u64) -> bool {
-        let room = match &self.cap {
-            Some((cap, resident)) => resident().is_none_or(|r| r.saturating_add(need) <= *cap),
-            None => true,
-        };
-        room && held.saturating_add(need) <= self.budget
+        ParseBudget::new(free / 3)
     }
 
     /// Waits until a file of `size` bytes may be parsed: at once for a small file, else when
@@ -84,7 +53,7 @@ impl ParseBudget {
         let Ok(mut held) = self.held.lock() else {
             return ParsePermit { of: self, bytes: 0 };
         };
-        while *held > 0 && !self.fits(*held, need) {
+        while *held > 0 && held.saturating_add(need) > self.budget {
             held = match self.freed.wait(held) {
                 Ok(h) => h,
                 Err(_) => return ParsePermit { of: self, bytes: 0 },
@@ -143,33 +112,6 @@ mod tests {
             "one file at a time, the largest alone"
         );
         assert_eq!(*budget.held.lock().unwrap(), 0, "every share given back");
-    }
-
-    /// Two large files that fit the budget together still go one at a time while what the
-    /// process holds leaves room for one only; with room for both, they go side by side.
-    #[test]
-    fn large_files_wait_while_the_process_holds_too_much_for_them() {
-        let most_side_by_side = |resident_mib: u64| {
-            let budget =
-                ParseBudget::new(1 << 30).against(128 << 20, Box::new(move || Some(resident_mib << 20)));
-            let (in_flight, most) = (AtomicU64::new(0), AtomicU64::new(0));
-            std::thread::scope(|s| {
-                for _ in 0..4 {
-                    let (budget, in_flight, most) = (&budget, &in_flight, &most);
-                    s.spawn(move || {
-                        // 100 KiB: a share of 6.25 MiB.
-                        let _permit = budget.admit(100 * 1024);
-                        let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        std::thread::sleep(Duration::from_millis(30));
-                        in_flight.fetch_sub(1, Ordering::SeqCst);
-                    });
-                }
-            });
-            most.load(Ordering::SeqCst)
-        };
-        assert_eq!(most_side_by_side(125), 1, "no room beside 125 MiB: one at a time");
-        assert!(most_side_by_side(40) > 1, "room to spare: side by side");
     }
 
     #[test]

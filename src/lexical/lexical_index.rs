@@ -722,7 +722,7 @@ mod tests {
         let mut answers = Vec::new();
         for order in [["b.py", "a.py", "c.py"], ["c.py", "a.py", "b.py"]] {
             let dir = tempfile::tempdir().unwrap();
-            let writer = crate::lexical::LexicalWriter::open(dir.path(), None, 1, None, false).unwrap();
+            let writer = crate::lexical::LexicalWriter::open(dir.path(), None, 1, None).unwrap();
             for path in order {
                 let doc = crate::lexical::FileDoc {
                     path,

@@ -9,11 +9,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::schema::TantivyDocument;
-use tantivy::{Index, IndexSettings, IndexWriter, Term};
+use tantivy::{Index, IndexWriter, Term};
 
-use super::{LexicalError, LexicalSchema, ReadThroughDirectory};
+use super::{LexicalError, LexicalSchema};
 use crate::symbols::{Definition, FileSymbols, SymbolKind};
 
 /// Longest definition body indexed, in bytes (generated tables can be huge).
@@ -49,34 +48,27 @@ pub struct LexicalWriter {
 impl LexicalWriter {
     /// Opens a writer in `dir` (created), starting from a copy of `base` when given. The
     /// writer's indexing heap is `budget` bytes in all when given (at least 16 MiB a thread;
-    /// a smaller heap flushes segments more often), else 48 MiB a thread. With `read_through`
-    /// its merges read segments with `pread` rather than mapped ([`ReadThroughDirectory`]):
-    /// slower, but the pages a merge read do not stay resident until it ends.
+    /// a smaller heap flushes segments more often), else 48 MiB a thread.
     pub fn open(
         dir: &Path,
         base: Option<&Path>,
         threads: usize,
         budget: Option<usize>,
-        read_through: bool,
     ) -> Result<LexicalWriter, LexicalError> {
         let io = |source| LexicalError::Io {
             path: dir.to_path_buf(),
             source,
         };
         fs::create_dir_all(dir).map_err(io)?;
-        if let Some(base) = base {
-            link_files(base, dir)?;
-        }
-        let directory: Box<dyn Directory> = match read_through {
-            true => ReadThroughDirectory::open(dir).map(|d| Box::new(d) as Box<dyn Directory>),
-            false => MmapDirectory::open(dir).map(|d| Box::new(d) as Box<dyn Directory>),
-        }
-        .map_err(|e| LexicalError::tantivy(dir)(tantivy::TantivyError::from(e)))?;
         let index = match base {
-            Some(_) => Index::open(directory),
-            None => Index::create(directory, LexicalSchema::new().schema, IndexSettings::default()),
-        }
-        .map_err(LexicalError::tantivy(dir))?;
+            Some(base) => {
+                link_files(base, dir)?;
+                Index::open_in_dir(dir).map_err(LexicalError::tantivy(dir))?
+            }
+            None => {
+                Index::create_in_dir(dir, LexicalSchema::new().schema).map_err(LexicalError::tantivy(dir))?
+            }
+        };
         LexicalSchema::register_tokenizer(&index);
         let fields = LexicalSchema::of(&index).map_err(LexicalError::tantivy(dir))?;
         let mut threads = threads.clamp(1, 4);
@@ -259,12 +251,8 @@ impl LexicalWriter {
         self.writer
             .wait_merging_threads()
             .map_err(LexicalError::tantivy(&self.dir))?;
-        // Counted from the segments' metadata: a reader would open every segment (through a
-        // `ReadThroughDirectory`, reading each one's term dictionaries whole).
-        let metas = index
-            .searchable_segment_metas()
-            .map_err(LexicalError::tantivy(&self.dir))?;
-        Ok(metas.iter().map(|m| u64::from(m.num_docs())).sum())
+        let reader = index.reader().map_err(LexicalError::tantivy(&self.dir))?;
+        Ok(reader.searcher().num_docs())
     }
 }
 

@@ -15,7 +15,6 @@ mod lexical_writer;
 mod line_search;
 mod path_evidence;
 mod read_only_directory;
-mod read_through_directory;
 mod snippet;
 
 pub use code_tokenizer::{CodeTokenizer, MAX_TOKEN_LEN, is_stop_word, split_word, tokenize};
@@ -29,5 +28,4 @@ pub use lexical_writer::{FileDoc, LexicalWriter};
 pub use line_search::{LineMatch, LineSearch, LineSearchMode};
 pub use path_evidence::{NAME_WEIGHT, PathEvidence};
 pub use read_only_directory::ReadOnlyDirectory;
-pub use read_through_directory::ReadThroughDirectory;
 pub use snippet::Snippet;

@@ -173,11 +173,12 @@ impl<'a> SymbolTable<'a> {
         let spaces: Vec<Space> = files.iter().map(|f| Space::of(&f.language)).collect();
         let families: Vec<Family> = files.iter().map(FileSkeleton::family).collect();
         let n = spaces.iter().map(|s| s.0 + 1).max().unwrap_or(1);
+        let by_space = Self::files_by_space(&spaces, n);
         let ((qualified, members), (by_name, by_module)) = rayon::join(
-            || Self::by_key(files, &spaces, &families, n),
+            || Self::by_key(files, &by_space, &families),
             || {
                 rayon::join(
-                    || Self::names(files, &spaces, n),
+                    || Self::names(files, &by_space),
                     || Self::by_module(files, &spaces, &families, n),
                 )
             },
@@ -229,11 +230,10 @@ impl<'a> SymbolTable<'a> {
     #[allow(clippy::type_complexity)]
     fn by_key(
         files: &'a [FileSkeleton],
-        spaces: &[Space],
+        by_space: &[Vec<usize>],
         families: &[Family],
-        n: usize,
     ) -> (Vec<IdRuns<u64>>, Vec<IdRuns<u64>>) {
-        let by_space = Self::files_by_space(spaces, n);
+        let n = by_space.len();
         let in_space = |fam: usize| Self::defs_of(files, &by_space[fam]);
         let qualified = (0..n)
             .map(|fam| {
@@ -260,8 +260,7 @@ impl<'a> SymbolTable<'a> {
     }
 
     /// Definitions by their name.
-    fn names(files: &'a [FileSkeleton], spaces: &[Space], n: usize) -> Vec<IdRuns<&'a str>> {
-        let by_space = Self::files_by_space(spaces, n);
+    fn names(files: &'a [FileSkeleton], by_space: &[Vec<usize>]) -> Vec<IdRuns<&'a str>> {
         by_space
             .iter()
             .map(|of| IdRuns::new(Self::defs_of(files, of).map(|(_, sid, d)| (d.name.as_str(), sid))))

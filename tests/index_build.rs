@@ -951,3 +951,49 @@ fn a_killed_first_build_resumes_from_its_last_checkpoint_and_answers_meanwhile()
     let verify = ken(&["index", "verify"], repo.path());
     assert!(verify.status.success(), "{}", stderr(&verify));
 }
+
+#[test]
+fn a_large_file_whose_parse_would_pass_the_cap_is_indexed_as_text_and_parsed_again_later() {
+    if !cfg!(target_os = "linux") {
+        return; // the bound reads the resident set from /proc
+    }
+    // A 1 MiB cap is under what the process holds: a large file's parse reaches its bound
+    // beside other parses, again alone, and the file is indexed as text; small files are
+    // parsed as ever.
+    let mut big = String::new();
+    for i in 0..3000 {
+        big.push_str(&format!(
+            "function quillwort{i}(a, b) {{ return [a + {i}, b * {i}]; }}\n"
+        ));
+    }
+    assert!(big.len() > 64 * 1024);
+    let tree = format!("{REPO}//- web/bundle.js\n{big}");
+    let repo = materialize(&tree);
+    let capped = IndexConfig {
+        max_memory_mib: Some(1),
+        ..cfg()
+    };
+    build(repo.path(), &capped);
+    let dir = index_dir(repo.path(), &cfg());
+    let snap = IndexSnapshot::open(&dir).unwrap();
+    let bundle = snap.table.find("web/bundle.js").expect("indexed, not skipped");
+    assert!(bundle.symbol_counts.is_empty(), "{:?}", bundle.symbol_counts);
+    let why = &bundle.diagnostics[0];
+    assert!(why.message.contains("memory cap of 1 MiB"), "{}", why.message);
+    let core = snap.table.find("pkg/core.py").unwrap();
+    assert!(!core.symbol_counts.is_empty(), "small files are parsed");
+    drop(snap);
+    let found = ken(&["search", "--lexical", "quillwort2999", "--json"], repo.path());
+    assert!(
+        String::from_utf8_lossy(&found.stdout).contains("web/bundle.js"),
+        "its text is searched: {}",
+        stderr(&found)
+    );
+    // The file has not changed, but the next build, with no cap, parses it.
+    let second = build(repo.path(), &cfg()).manifest;
+    assert_eq!(second.stats.parsed, 1);
+    let snap = IndexSnapshot::open(&dir).unwrap();
+    let bundle = snap.table.find("web/bundle.js").unwrap();
+    assert!(bundle.diagnostics.is_empty(), "{:?}", bundle.diagnostics);
+    assert!(bundle.symbol_counts.values().sum::<u32>() >= 3000);
+}

@@ -19,7 +19,7 @@ use super::graph_part::GraphPartWriter;
 use super::history_part_writer::HistoryPartWriter;
 use super::index_verifier::{Damage, IndexVerifier};
 use super::manifest::FORMAT_NAME;
-use super::parse_budget::ParseBudget;
+use super::parse_budget::{ParseBudget, SMALL_FILE_BYTES};
 use super::previous_generation::PreviousGeneration;
 use super::repo_walker::{Candidate, Reader};
 use super::vector_build::{PreviousVectors, VectorBuild};
@@ -33,7 +33,7 @@ use super::{
 use crate::graph::FileSkeleton;
 use crate::lang::{LanguageRegistry, TextFormats};
 use crate::lexical::{FileDoc, LEXICAL_VERSION, LexicalError, LexicalWriter};
-use crate::parse::{FileParser, ModulePaths};
+use crate::parse::{FileParser, ModulePaths, ParseLimitHit};
 use crate::symbols::{FileSymbols, SymbolKind};
 use crate::util::ResidentMemory;
 
@@ -133,6 +133,23 @@ enum Outcome {
     Reused(FileRecord),
     Parsed(FileRecord, FileSymbols),
     Skipped(SkippedFile),
+    /// The parse stopped at the memory cap's bound: tried again alone.
+    OverCap(SkippedFile),
+}
+
+/// How a file's parse is bounded by the resident set under a cap.
+#[derive(Clone, Copy)]
+enum MemoryBound {
+    None,
+    /// Stopped at `bound` MiB, the file is tried again alone.
+    First {
+        bound: u64,
+    },
+    /// Stopped at `bound` MiB alone, the file is indexed as text under the cap of `cap`.
+    Last {
+        bound: u64,
+        cap: u64,
+    },
 }
 
 impl<'a> IndexBuilder<'a> {
@@ -780,9 +797,30 @@ impl<'a> IndexBuilder<'a> {
             candidates
                 .par_iter()
                 .map_init(FileParser::new, |parser, c| {
-                    let _permit = budget.as_ref().map(|b| b.admit(c.size));
+                    let mut permit = budget.as_ref().map(|b| b.admit(c.size));
                     let prev = previous.and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
-                    let (out, bytes) = self.classify(c, prev, registry, parser);
+                    let cap = self.config.max_memory_mib.filter(|_| budget.is_some());
+                    let bound = match cap {
+                        Some(cap) if c.size >= SMALL_FILE_BYTES => MemoryBound::First {
+                            bound: ParseBudget::resident_bound_mib(cap),
+                        },
+                        _ => MemoryBound::None,
+                    };
+                    let (mut out, mut bytes) = self.classify(c, prev, registry, parser, bound);
+                    // Stopped at the cap's bound beside other parses: once more with the
+                    // process to itself, and as text if even that reaches it.
+                    if let (Outcome::OverCap(s), Some(b), Some(cap)) = (&out, &budget, cap) {
+                        tracing::debug!(
+                            "{}: {}; parsed again alone",
+                            s.path,
+                            s.detail.as_deref().unwrap_or("")
+                        );
+                        drop(permit.take());
+                        permit = Some(b.admit_alone());
+                        let bound = ParseBudget::resident_bound_mib(cap);
+                        (out, bytes) =
+                            self.classify(c, prev, registry, parser, MemoryBound::Last { bound, cap });
+                    }
                     if let (Some(w), Outcome::Parsed(r, s), Some(bytes)) = (lexical, &out, bytes) {
                         if prev.is_some() {
                             w.remove_file(r.path.as_str());
@@ -809,14 +847,16 @@ impl<'a> IndexBuilder<'a> {
                     // dropped as soon as its worker is done with it: what a build holds
                     // between the parse and the segment is bytes and skeletons, not every
                     // file's symbols at once.
-                    match out {
+                    let ready = match out {
                         Outcome::Parsed(r, s) => {
                             let (enc, sk) = self.fresh(&s, &r);
                             Ready::Fresh(r, enc, sk)
                         }
                         Outcome::Reused(r) => Ready::Reused(r),
-                        Outcome::Skipped(s) => Ready::Skipped(s),
-                    }
+                        Outcome::Skipped(s) | Outcome::OverCap(s) => Ready::Skipped(s),
+                    };
+                    drop(permit);
+                    ready
                 })
                 .collect()
         });
@@ -922,7 +962,15 @@ impl<'a> IndexBuilder<'a> {
         prev: Option<(&FileRecord, &PreviousGeneration)>,
         registry: &LanguageRegistry,
         parser: &mut FileParser,
+        bound: MemoryBound,
     ) -> (Outcome, Option<Vec<u8>>) {
+        // A file indexed as text because its parse reached a cap's bound is parsed again:
+        // this build's cap may leave it room.
+        let prev = prev.filter(|(r, _)| {
+            !r.diagnostics
+                .iter()
+                .any(|d| d.message.starts_with(crate::parse::OVER_CAP_DIAGNOSTIC))
+        });
         if let Some((r, p)) = prev {
             let racy = c.mtime_ns >= p.manifest.build_started_unix_ns;
             if r.size == c.size && r.mtime_ns == c.mtime_ns && !racy {
@@ -976,9 +1024,22 @@ impl<'a> IndexBuilder<'a> {
                         None,
                     );
                 };
-                match parser.parse_within(spec, &bytes, Some(&self.config.walk.parse_limits())) {
-                    Ok(s) => (spec.name.clone(), s),
-                    Err(hit) => return (skip(c, SkipReason::ParseLimit, hit.to_string()), None),
+                let mut limits = self.config.walk.parse_limits();
+                limits.max_resident_mib = match bound {
+                    MemoryBound::None => None,
+                    MemoryBound::First { bound } | MemoryBound::Last { bound, .. } => Some(bound),
+                };
+                match (parser.parse_within(spec, &bytes, Some(&limits)), bound) {
+                    (Ok(s), _) => (spec.name.clone(), s),
+                    (Err(hit @ ParseLimitHit::Memory { .. }), MemoryBound::Last { cap, .. }) => {
+                        tracing::warn!("{}: {hit}, parsed alone; indexed as text", c.path);
+                        (spec.name.clone(), hit.over_cap_symbols(cap))
+                    }
+                    (Err(hit @ ParseLimitHit::Memory { .. }), _) => {
+                        let s = skipped(c, SkipReason::ParseLimit, hit.to_string());
+                        return (Outcome::OverCap(s), None);
+                    }
+                    (Err(hit), _) => return (skip(c, SkipReason::ParseLimit, hit.to_string()), None),
                 }
             }
         };
@@ -1232,11 +1293,15 @@ impl BuildClock {
 }
 
 fn skip(c: &Candidate, reason: SkipReason, detail: String) -> Outcome {
-    Outcome::Skipped(SkippedFile {
+    Outcome::Skipped(skipped(c, reason, detail))
+}
+
+fn skipped(c: &Candidate, reason: SkipReason, detail: String) -> SkippedFile {
+    SkippedFile {
         path: c.path.to_string(),
         reason,
         detail: Some(detail),
-    })
+    }
 }
 
 /// `Some(reason)` when the content looks minified or generated: a very long line, or long

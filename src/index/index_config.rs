@@ -50,6 +50,7 @@ impl WalkConfig {
         crate::parse::ParseLimits {
             max_time: std::time::Duration::from_millis(self.max_parse_ms),
             max_nodes: self.max_tree_nodes,
+            max_resident_mib: None,
         }
     }
 }

@@ -23,11 +23,24 @@ pub struct FileParser {
 
 /// Bounds on one file's parse: its wall-clock time (tree-sitter and the query pass) and the
 /// nodes of its tree (the tree's memory grows with them). A file past either is not indexed.
+/// Under a memory cap a large file's parse also stops when the process's resident set
+/// reaches `max_resident_mib` while its tree grows (a 1 MB generated bundle's tree alone is
+/// 30 MiB): the caller decides what then ([`ParseLimitHit::Memory`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ParseLimits {
     pub max_time: Duration,
     pub max_nodes: u64,
+    pub max_resident_mib: Option<u64>,
 }
+
+/// How many of tree-sitter's progress calls (one per hundred parse steps) pass between two
+/// readings of the resident set: about every 100 KB of a tree's growth, at a few
+/// microseconds a reading.
+const RESIDENT_CHECK_EVERY: u32 = 16;
+
+/// The start of the diagnostic of a file indexed as text because its parse would have taken
+/// the build past its memory cap: the next build parses such a file again.
+pub const OVER_CAP_DIAGNOSTIC: &str = "not parsed under the memory cap";
 
 /// The bound a file's parse ran past, as a skip's detail names it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,6 +49,23 @@ pub enum ParseLimitHit {
     Time { limit_ms: u64 },
     #[error("its syntax tree has {nodes} nodes, over the {limit} bound (--max-tree-nodes)")]
     Nodes { nodes: u64, limit: u64 },
+    #[error(
+        "the process reached {resident_mib} MiB while its syntax tree grew, at the {limit_mib} MiB bound the memory cap leaves"
+    )]
+    Memory { resident_mib: u64, limit_mib: u64 },
+}
+
+impl ParseLimitHit {
+    /// A file's record when its parse stopped at the memory bound for good: no symbols, one
+    /// diagnostic saying why, and the text still indexed lexically.
+    pub fn over_cap_symbols(&self, cap_mib: u64) -> FileSymbols {
+        failed(
+            Vec::new(),
+            format!(
+                "{OVER_CAP_DIAGNOSTIC} of {cap_mib} MiB ({self}); indexed as text, parsed again by the next build"
+            ),
+        )
+    }
 }
 
 impl FileParser {
@@ -68,7 +98,11 @@ impl FileParser {
             _ => source,
         };
         let mut diagnostics: Vec<Diagnostic> = utf8_diagnostic(source).into_iter().collect();
-        let Some(tree) = self.tree(spec, source, started, limits) else {
+        let mut over_memory = None;
+        let Some(tree) = self.tree(spec, source, started, limits, &mut over_memory) else {
+            if let Some(hit) = over_memory {
+                return Err(hit);
+            }
             if let Some(l) = limits.filter(|l| over_time(started, l)) {
                 return Err(time_hit(l));
             }
@@ -108,24 +142,41 @@ impl FileParser {
         })
     }
 
-    /// The syntax tree, or `None` when tree-sitter gives up or the time bound cancels it (the
-    /// parser is then reset: a cancelled parse would otherwise resume on the next call).
+    /// The syntax tree, or `None` when tree-sitter gives up or a bound cancels it (the parser
+    /// is then reset: a cancelled parse would otherwise resume on the next call); a stop at
+    /// the memory bound is put in `over_memory`.
     fn tree(
         &mut self,
         spec: &LanguageSpec,
         source: &[u8],
         started: Instant,
         limits: Option<&ParseLimits>,
+        over_memory: &mut Option<ParseLimitHit>,
     ) -> Option<Tree> {
         self.parser.set_language(&spec.grammar).ok()?;
         let Some(l) = limits else {
             return self.parser.parse(source, None);
         };
-        let mut in_time = |_: &ParseState| match started.elapsed() > l.max_time {
-            true => ControlFlow::Break(()),
-            false => ControlFlow::Continue(()),
+        let mut calls = 0u32;
+        let mut within = |_: &ParseState| {
+            if started.elapsed() > l.max_time {
+                return ControlFlow::Break(());
+            }
+            calls = calls.wrapping_add(1);
+            if let Some(limit_mib) = l.max_resident_mib
+                && calls.is_multiple_of(RESIDENT_CHECK_EVERY)
+                && let Some(resident_mib) = crate::util::ResidentMemory::current_mib()
+                && resident_mib >= limit_mib
+            {
+                *over_memory = Some(ParseLimitHit::Memory {
+                    resident_mib,
+                    limit_mib,
+                });
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
         };
-        let options = ParseOptions::new().progress_callback(&mut in_time);
+        let options = ParseOptions::new().progress_callback(&mut within);
         let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or(&[]);
         let tree = self.parser.parse_with_options(&mut read, None, Some(options));
         if tree.is_none() {
@@ -263,6 +314,49 @@ fn syntax_diagnostic(root: Node) -> Diagnostic {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A large file's parse stops once the process's resident set reaches the bound (here
+    /// one below what the process already holds), says so, and leaves the parser fit for the
+    /// next file; without the bound the same file parses whole.
+    #[test]
+    fn a_parse_stops_at_the_resident_memory_bound() {
+        let Some(now) = crate::util::ResidentMemory::current_mib() else {
+            return; // not Linux: nothing to read
+        };
+        let registry = crate::lang::LanguageRegistry::builtin().unwrap();
+        let js = registry.by_name("javascript").unwrap();
+        let source: String = (0..4000)
+            .map(|i| format!("function f{i}(a, b) {{ return [a + {i}, b * {i}, {{ k{i}: a }}]; }}\n"))
+            .collect();
+        let mut parser = FileParser::new();
+        let bounded = ParseLimits {
+            max_time: Duration::from_secs(60),
+            max_nodes: u64::MAX,
+            max_resident_mib: Some(now.saturating_sub(1).max(1)),
+        };
+        let hit = parser
+            .parse_within(js, source.as_bytes(), Some(&bounded))
+            .unwrap_err();
+        assert!(
+            matches!(hit, ParseLimitHit::Memory { resident_mib, limit_mib } if resident_mib >= limit_mib),
+            "{hit}"
+        );
+        let record = hit.over_cap_symbols(128);
+        assert!(record.definitions.is_empty());
+        assert!(record.diagnostics[0].message.starts_with(OVER_CAP_DIAGNOSTIC));
+        assert_eq!(record.diagnostics[0].kind, DiagnosticKind::ParseFailed);
+        let free = ParseLimits {
+            max_resident_mib: None,
+            ..bounded
+        };
+        let whole = parser.parse_within(js, source.as_bytes(), Some(&free)).unwrap();
+        assert!(
+            whole.definitions.len() >= 4000,
+            "every function, after the stopped parse"
+        );
+    }
+
     #[test]
     fn export_macros_are_blanked_in_place() {
         let src = b"class YAML_CPP_API Node : public Base {};\nstruct Plain {};\nclass API X;\n";

@@ -13,5 +13,5 @@ mod module_paths;
 mod node_text;
 mod tags;
 
-pub use file_parser::{FileParser, ParseLimitHit, ParseLimits};
+pub use file_parser::{FileParser, OVER_CAP_DIAGNOSTIC, ParseLimitHit, ParseLimits};
 pub use module_paths::{LayoutFile, ModulePaths};

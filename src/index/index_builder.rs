@@ -1032,7 +1032,9 @@ impl<'a> IndexBuilder<'a> {
                 match (parser.parse_within(spec, &bytes, Some(&limits)), bound) {
                     (Ok(s), _) => (spec.name.clone(), s),
                     (Err(hit @ ParseLimitHit::Memory { .. }), MemoryBound::Last { cap, .. }) => {
-                        tracing::warn!("{}: {hit}, parsed alone; indexed as text", c.path);
+                        // Said by the diagnostic: after a first build's checkpoints, the
+                        // generation of the whole tree parses such a file again.
+                        tracing::debug!("{}: {hit}, parsed alone; indexed as text", c.path);
                         (spec.name.clone(), hit.over_cap_symbols(cap))
                     }
                     (Err(hit @ ParseLimitHit::Memory { .. }), _) => {

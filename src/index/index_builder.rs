@@ -129,6 +129,9 @@ enum Ready {
     Skipped(SkippedFile),
 }
 
+/// The most files one parse job takes (a job makes its own tree-sitter parser).
+const PARSE_JOB_FILES: usize = 4;
+
 enum Outcome {
     Reused(FileRecord),
     Parsed(FileRecord, FileSymbols),
@@ -796,6 +799,10 @@ impl<'a> IndexBuilder<'a> {
         let outcomes: Vec<Ready> = pool.install(|| {
             candidates
                 .par_iter()
+                // Jobs of a few files: rayon splits a range only when a worker steals from
+                // it, and a leaf of hundreds of large headers (numpy's highway) otherwise
+                // kept one worker busy for seconds while the other had nothing to take.
+                .with_max_len(PARSE_JOB_FILES)
                 .map_init(FileParser::new, |parser, c| {
                     let mut permit = budget.as_ref().map(|b| b.admit(c.size));
                     let prev = previous.and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));

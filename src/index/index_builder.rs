@@ -140,17 +140,17 @@ enum Outcome {
     OverCap(SkippedFile),
 }
 
-/// How a file's parse is bounded by the resident set under a cap.
+/// How a file's parse is bounded by the resident set under a cap of `cap` MiB (stopped at
+/// [`ParseBudget::resident_bound_mib`]).
 #[derive(Clone, Copy)]
 enum MemoryBound {
     None,
-    /// Stopped at `bound` MiB, the file is tried again alone.
+    /// Stopped at the bound, the file is tried again alone.
     First {
-        bound: u64,
+        cap: u64,
     },
-    /// Stopped at `bound` MiB alone, the file is indexed as text under the cap of `cap`.
+    /// Stopped at the bound alone, the file is indexed as text.
     Last {
-        bound: u64,
         cap: u64,
     },
 }
@@ -796,6 +796,8 @@ impl<'a> IndexBuilder<'a> {
             true => self.config.max_memory_mib.map(ParseBudget::under_cap),
             false => None,
         };
+        // The cap a large file's parse is bounded under: the budget's.
+        let cap = self.config.max_memory_mib.filter(|_| budget.is_some());
         let outcomes: Vec<Ready> = pool.install(|| {
             candidates
                 .par_iter()
@@ -806,11 +808,8 @@ impl<'a> IndexBuilder<'a> {
                 .map_init(FileParser::new, |parser, c| {
                     let mut permit = budget.as_ref().map(|b| b.admit(c.size));
                     let prev = previous.and_then(|p| p.table.find(c.path.as_str()).map(|r| (r, p)));
-                    let cap = self.config.max_memory_mib.filter(|_| budget.is_some());
                     let bound = match cap {
-                        Some(cap) if c.size >= SMALL_FILE_BYTES => MemoryBound::First {
-                            bound: ParseBudget::resident_bound_mib(cap),
-                        },
+                        Some(cap) if c.size >= SMALL_FILE_BYTES => MemoryBound::First { cap },
                         _ => MemoryBound::None,
                     };
                     let (mut out, mut bytes) = self.classify(c, prev, registry, parser, bound);
@@ -824,9 +823,7 @@ impl<'a> IndexBuilder<'a> {
                         );
                         drop(permit.take());
                         permit = Some(b.admit_alone());
-                        let bound = ParseBudget::resident_bound_mib(cap);
-                        (out, bytes) =
-                            self.classify(c, prev, registry, parser, MemoryBound::Last { bound, cap });
+                        (out, bytes) = self.classify(c, prev, registry, parser, MemoryBound::Last { cap });
                     }
                     if let (Some(w), Outcome::Parsed(r, s), Some(bytes)) = (lexical, &out, bytes) {
                         if prev.is_some() {
@@ -862,6 +859,7 @@ impl<'a> IndexBuilder<'a> {
                         Outcome::Reused(r) => Ready::Reused(r),
                         Outcome::Skipped(s) | Outcome::OverCap(s) => Ready::Skipped(s),
                     };
+                    // Held until the file's lexical documents and skeleton are made.
                     drop(permit);
                     ready
                 })
@@ -1034,11 +1032,13 @@ impl<'a> IndexBuilder<'a> {
                 let mut limits = self.config.walk.parse_limits();
                 limits.max_resident_mib = match bound {
                     MemoryBound::None => None,
-                    MemoryBound::First { bound } | MemoryBound::Last { bound, .. } => Some(bound),
+                    MemoryBound::First { cap } | MemoryBound::Last { cap } => {
+                        Some(ParseBudget::resident_bound_mib(cap))
+                    }
                 };
                 match (parser.parse_within(spec, &bytes, Some(&limits)), bound) {
                     (Ok(s), _) => (spec.name.clone(), s),
-                    (Err(hit @ ParseLimitHit::Memory { .. }), MemoryBound::Last { cap, .. }) => {
+                    (Err(hit @ ParseLimitHit::Memory { .. }), MemoryBound::Last { cap }) => {
                         // Said by the diagnostic: after a first build's checkpoints, the
                         // generation of the whole tree parses such a file again.
                         tracing::debug!("{}: {hit}, parsed alone; indexed as text", c.path);

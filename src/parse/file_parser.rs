@@ -33,9 +33,8 @@ pub struct ParseLimits {
     pub max_resident_mib: Option<u64>,
 }
 
-/// How many of tree-sitter's progress calls (one per hundred parse steps) pass between two
-/// readings of the resident set: about every 100 KB of a tree's growth, at a few
-/// microseconds a reading.
+/// How many of tree-sitter's progress calls pass between two readings of the resident set
+/// (each a read of `/proc/self/status`).
 const RESIDENT_CHECK_EVERY: u32 = 16;
 
 /// The start of the diagnostic of a file indexed as text because its parse would have taken
